@@ -1,0 +1,1 @@
+"""Model Context Protocol server exposing hermes-memory to any MCP client."""

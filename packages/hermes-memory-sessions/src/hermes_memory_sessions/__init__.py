@@ -1,0 +1,1 @@
+"""SQLite FTS5 session archive and the session_search tool for hermes-memory."""

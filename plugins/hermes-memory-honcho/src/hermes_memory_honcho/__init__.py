@@ -1,0 +1,1 @@
+"""Honcho adapter for hermes-memory (workspace, peers and sessions)."""

@@ -1,0 +1,1 @@
+"""mem0 adapter for hermes-memory (platform, self-hosted and OSS modes)."""
