@@ -1,0 +1,62 @@
+"""Small filesystem primitives shared by the packages: atomic text writes."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = ["atomic_write_text"]
+
+
+def atomic_write_text(
+    path: str | os.PathLike[str],
+    text: str,
+    *,
+    tmp_prefix: str = ".tmp_",
+    mode: int | None = None,
+) -> None:
+    """Replace ``path`` with ``text`` so that readers see the old or the new file, never half.
+
+    The text goes to a temporary file in the same directory, is flushed and fsynced, and is
+    then renamed over the target; the directory is fsynced too so the rename survives a
+    crash. ``mode`` sets the permissions of the new file (default: keep the old file's mode,
+    or 0600 for a new file). The temporary file is removed on any failure.
+    """
+    target = Path(path)
+    directory = target.parent
+    directory.mkdir(parents=True, exist_ok=True)
+    if mode is None:
+        try:
+            mode = target.stat().st_mode & 0o777
+        except FileNotFoundError:
+            mode = 0o600
+    fd, tmp_name = tempfile.mkstemp(prefix=tmp_prefix, suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp_name, mode)
+        os.replace(tmp_name, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise
+    _fsync_directory(directory)
+
+
+def _fsync_directory(directory: Path) -> None:
+    # Not every platform lets a directory be opened for fsync (Windows); the rename is
+    # still atomic there, only its durability across power loss is weaker.
+    try:
+        dir_fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
