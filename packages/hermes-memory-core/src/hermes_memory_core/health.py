@@ -8,6 +8,7 @@ one reads as "no news".
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -45,10 +46,8 @@ def write_provider_status(
         "updated_at": time.time(),
         **extra,
     }
-    try:
+    with contextlib.suppress(OSError):
         atomic_write_text(status_path(home, name), json.dumps(record, ensure_ascii=False))
-    except OSError:
-        pass
 
 
 def read_provider_status(home: str | os.PathLike[str], name: str) -> dict[str, Any] | None:
