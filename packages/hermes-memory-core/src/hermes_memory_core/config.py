@@ -1,0 +1,223 @@
+"""Reading ``<home>/config.yaml``: the Hermes ``memory:`` keys plus our ``sessions:`` section.
+
+Hermes' own config file holds many other sections (model, toolsets, …); those are kept in
+`HermesConfig.raw` untouched. Inside the sections we own, an unknown key logs a warning and a
+value of the wrong type raises `ConfigError` naming the key.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+__all__ = [
+    "ConfigError",
+    "HermesConfig",
+    "MemoryConfig",
+    "SessionsConfig",
+    "load_config",
+    "resolve_home",
+]
+
+logger = logging.getLogger(__name__)
+
+_TRUE = {"1", "true", "yes", "on", "y"}
+_FALSE = {"0", "false", "no", "off", "n", ""}
+
+
+class ConfigError(ValueError):
+    """``config.yaml`` cannot be used as it is; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class MemoryConfig:
+    """The ``memory:`` section (Hermes keys plus ``prefetch_timeout``)."""
+
+    memory_enabled: bool = True
+    user_profile_enabled: bool = True
+    memory_char_limit: int = 2200
+    user_char_limit: int = 1375
+    nudge_interval: int = 10
+    provider: str = ""
+    prefetch_timeout: float = 8.0
+    write_approval: bool = False
+
+
+@dataclass(frozen=True)
+class SessionsConfig:
+    """The ``sessions:`` section: where the archive lives (default ``<home>/state.db``)."""
+
+    db_path: Path
+
+
+@dataclass(frozen=True)
+class HermesConfig:
+    """A parsed ``config.yaml`` for one home directory."""
+
+    home: Path
+    memory: MemoryConfig
+    sessions: SessionsConfig
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def path(self) -> Path:
+        """The file this configuration was read from (it may not exist)."""
+        return self.home / "config.yaml"
+
+
+def resolve_home(home: str | os.PathLike[str] | None = None, *, profile: str | None = None) -> Path:
+    """The home directory: ``home``, else ``$HERMES_HOME``, else ``~/.hermes``.
+
+    With ``profile`` the result is ``<root>/profiles/<profile>`` (Hermes' profile layout).
+    Resolved at call time so a changed ``HERMES_HOME`` is honoured.
+    """
+    root = Path(home) if home is not None else Path(os.environ.get("HERMES_HOME") or "~/.hermes")
+    root = root.expanduser()
+    if profile:
+        if "/" in profile or "\\" in profile or profile in {".", ".."}:
+            raise ConfigError(f"invalid profile name {profile!r}: use a plain name")
+        root = root / "profiles" / profile
+    return root
+
+
+def load_config(home: str | os.PathLike[str] | None = None) -> HermesConfig:
+    """Read ``<home>/config.yaml``; a missing file gives the defaults.
+
+    :raises ConfigError: unreadable or malformed YAML, or a known key of the wrong type.
+    """
+    home_path = resolve_home(home)
+    path = home_path / "config.yaml"
+    raw: Any = {}
+    if path.exists():
+        try:
+            text = path.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read {path}: {exc}") from exc
+        try:
+            raw = yaml.safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path} is not valid YAML: {_one_line(exc)}") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping, got {type(raw).__name__}")
+    memory = _parse_memory(_section(raw, "memory", path), path)
+    sessions = _parse_sessions(_section(raw, "sessions", path), path, home_path)
+    return HermesConfig(home=home_path, memory=memory, sessions=sessions, raw=raw)
+
+
+def _section(raw: Mapping[str, Any], name: str, path: Path) -> Mapping[str, Any]:
+    value = raw.get(name)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{path}: '{name}' must be a mapping, got {type(value).__name__}")
+    return value
+
+
+def _parse_memory(section: Mapping[str, Any], path: Path) -> MemoryConfig:
+    defaults = MemoryConfig()
+    known = {
+        "memory_enabled": _as_bool,
+        "user_profile_enabled": _as_bool,
+        "memory_char_limit": _as_positive_int,
+        "user_char_limit": _as_positive_int,
+        "nudge_interval": _as_non_negative_int,
+        "provider": _as_name,
+        "prefetch_timeout": _as_positive_float,
+        "write_approval": _as_bool,
+    }
+    # Keys Hermes itself uses in this section that we accept and ignore.
+    tolerated = {"flush_min_turns", "memory_mode"}
+    values: dict[str, Any] = {}
+    for key, value in section.items():
+        if key in known:
+            if value is None:
+                continue
+            try:
+                values[key] = known[key](value)
+            except ValueError as exc:
+                raise ConfigError(f"{path}: memory.{key} {exc}, got {value!r}") from None
+        elif key not in tolerated:
+            logger.warning("%s: unknown key memory.%s is ignored", path, key)
+    return MemoryConfig(**{**vars(defaults), **values})
+
+
+def _parse_sessions(section: Mapping[str, Any], path: Path, home: Path) -> SessionsConfig:
+    db_path = home / "state.db"
+    for key, value in section.items():
+        if key == "db_path":
+            if value is None:
+                continue
+            if not isinstance(value, str) or not value.strip():
+                raise ConfigError(f"{path}: sessions.db_path must be a path string, got {value!r}")
+            candidate = Path(value).expanduser()
+            db_path = candidate if candidate.is_absolute() else home / candidate
+        else:
+            logger.warning("%s: unknown key sessions.%s is ignored", path, key)
+    return SessionsConfig(db_path=db_path)
+
+
+def _as_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value != 0
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise ValueError("must be true or false")
+
+
+def _as_int(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ValueError("must be an integer")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip().replace("_", ""))
+        except ValueError:
+            pass
+    raise ValueError("must be an integer")
+
+
+def _as_positive_int(value: Any) -> int:
+    number = _as_int(value)
+    if number <= 0:
+        raise ValueError("must be a positive integer")
+    return number
+
+
+def _as_non_negative_int(value: Any) -> int:
+    number = _as_int(value)
+    if number < 0:
+        raise ValueError("must be zero or a positive integer")
+    return number
+
+
+def _as_positive_float(value: Any) -> float:
+    if isinstance(value, bool):
+        raise ValueError("must be a number of seconds")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError("must be a number of seconds") from None
+    if not number > 0 or number == float("inf"):
+        raise ValueError("must be a positive number of seconds")
+    return number
+
+
+def _as_name(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("must be a provider name (a string)")
+    return value.strip()
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())

@@ -1,0 +1,380 @@
+"""Finding providers: entry points in the ``hermes_memory`` group, each loaded on its own.
+
+pluggy's own ``load_setuptools_entrypoints`` stops at the first plugin that fails to import.
+Here every entry point is loaded in its own try/except: a failure is recorded (entry point,
+distribution, version, error), logged once per process, and the others still load.
+
+Selection by environment, comma-separated entry-point or provider names:
+``HERMES_MEMORY_PLUGINS=a,b`` loads only those; ``HERMES_MEMORY_DISABLE_PLUGINS=a,b`` blocks them.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import importlib_metadata
+import pluggy
+
+from hermes_memory_core.hookspecs import PROJECT_NAME, PROVIDER_HOOK_NAMES, RegistrationSpec
+from hermes_memory_core.provider import MemoryProvider
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "PluginLoadError",
+    "PluginRegistry",
+    "ProviderInfo",
+    "ProviderRegistration",
+    "get_registry",
+    "list_providers",
+    "overridden_hooks",
+]
+
+logger = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = PROJECT_NAME
+ALLOW_ENV = "HERMES_MEMORY_PLUGINS"
+DENY_ENV = "HERMES_MEMORY_DISABLE_PLUGINS"
+
+ProviderFactory = Callable[..., MemoryProvider]
+
+_logged_failures: set[tuple[str, str]] = set()
+_logged_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class ProviderRegistration:
+    """One provider offered by a plugin."""
+
+    name: str
+    factory: ProviderFactory
+    plugin: str
+    distribution: str | None = None
+    version: str | None = None
+
+
+@dataclass(frozen=True)
+class PluginLoadError:
+    """A plugin that could not be loaded, or whose registration was refused."""
+
+    plugin: str
+    distribution: str | None
+    version: str | None
+    error: str
+
+
+@dataclass(frozen=True)
+class ProviderInfo:
+    """What ``hermes-memory plugins`` shows about one provider or one broken plugin."""
+
+    name: str
+    plugin: str
+    distribution: str | None
+    version: str | None
+    hooks: tuple[str, ...] = ()
+    available: bool = False
+    unavailable_reason: str = ""
+    load_error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-friendly form."""
+        return {
+            "name": self.name,
+            "plugin": self.plugin,
+            "distribution": self.distribution,
+            "version": self.version,
+            "hooks": list(self.hooks),
+            "available": self.available,
+            "unavailable_reason": self.unavailable_reason,
+            "load_error": self.load_error,
+        }
+
+
+@dataclass
+class PluginRegistry:
+    """Providers registered by plugins, and the plugins that failed.
+
+    Build one with `PluginRegistry.from_entry_points()` (what the CLI and
+    `MemoryManager.from_config` use) or register modules yourself with `register_plugin`.
+    """
+
+    providers: dict[str, ProviderRegistration] = field(default_factory=dict)
+    errors: list[PluginLoadError] = field(default_factory=list)
+    allow: set[str] | None = None
+    deny: set[str] | None = None
+
+    def __post_init__(self) -> None:
+        self._pm = pluggy.PluginManager(PROJECT_NAME)
+        self._pm.add_hookspecs(RegistrationSpec)
+
+    # ----------------------------------------------------------------- loading
+    @classmethod
+    def from_entry_points(
+        cls,
+        group: str = ENTRY_POINT_GROUP,
+        *,
+        environ: Mapping[str, str] | None = None,
+    ) -> PluginRegistry:
+        """Load every entry point of ``group``, honouring the allow and deny lists."""
+        env = os.environ if environ is None else environ
+        allow = _name_set(env.get(ALLOW_ENV))
+        deny = _name_set(env.get(DENY_ENV))
+        registry = cls(allow=allow, deny=deny)
+        for ep in _entry_points(group):
+            if not _selected(ep.name, allow, deny):
+                continue
+            dist = getattr(ep, "dist", None)
+            dist_name = dist.metadata["Name"] if dist is not None else None
+            version = dist.version if dist is not None else None
+            try:
+                module = ep.load()
+            except Exception as exc:
+                registry._record_error(
+                    ep.name, dist_name, version, f"import failed: {_describe(exc)}"
+                )
+                continue
+            registry.register_plugin(module, name=ep.name, distribution=dist_name, version=version)
+        return registry
+
+    def register_plugin(
+        self,
+        plugin: ModuleType | object,
+        *,
+        name: str,
+        distribution: str | None = None,
+        version: str | None = None,
+    ) -> None:
+        """Register a plugin object (a module with `hookimpl` functions) and collect providers.
+
+        A plugin whose hook implementations do not match the specs, or whose
+        ``register_memory_providers`` raises, is recorded in `errors`; nothing raises.
+        """
+        try:
+            self._pm.register(plugin, name=name)
+        except (pluggy.PluginValidationError, ValueError) as exc:
+            self._record_error(name, distribution, version, f"invalid plugin: {_describe(exc)}")
+            return
+        caller = self._pm.subset_hook_caller(
+            "register_memory_providers",
+            remove_plugins=[p for p in self._pm.get_plugins() if p is not plugin],
+        )
+
+        plugin_name = name
+
+        def register(factory: ProviderFactory, name: str | None = None) -> None:
+            self._add_provider(
+                factory, name, plugin_name=plugin_name, dist=distribution, ver=version
+            )
+
+        try:
+            caller(register=register)
+        except Exception as exc:
+            self._record_error(
+                name, distribution, version, f"registration failed: {_describe(exc)}"
+            )
+
+    def _add_provider(
+        self,
+        factory: ProviderFactory,
+        name: str | None,
+        *,
+        plugin_name: str,
+        dist: str | None,
+        ver: str | None,
+    ) -> None:
+        provider_name = name or getattr(factory, "name", None)
+        if not isinstance(provider_name, str) or not provider_name:
+            self._record_error(plugin_name, dist, ver, "register() needs name='<provider name>'")
+            return
+        if not callable(factory):
+            self._record_error(
+                plugin_name, dist, ver, f"provider {provider_name!r}: factory is not callable"
+            )
+            return
+        if not _selected(provider_name, self.allow, self.deny):
+            return
+        existing = self.providers.get(provider_name)
+        if existing is not None:
+            self._record_error(
+                plugin_name,
+                dist,
+                ver,
+                f"provider name {provider_name!r} is already registered by "
+                f"{existing.distribution or existing.plugin}; "
+                f"{dist or plugin_name} was not registered",
+            )
+            return
+        self.providers[provider_name] = ProviderRegistration(
+            provider_name, factory, plugin_name, dist, ver
+        )
+
+    def _record_error(self, plugin: str, dist: str | None, version: str | None, error: str) -> None:
+        self.errors.append(PluginLoadError(plugin, dist, version, error))
+        key = (plugin, error)
+        with _logged_lock:
+            if key in _logged_failures:
+                return
+            _logged_failures.add(key)
+        logger.warning(
+            "Could not load hermes-memory plugin %r (%s): %s", plugin, dist or "?", error
+        )
+
+    # ----------------------------------------------------------------- using
+    def names(self) -> list[str]:
+        """Registered provider names, in load order."""
+        return list(self.providers)
+
+    def create(
+        self,
+        name: str,
+        *,
+        hermes_home: Path | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> MemoryProvider:
+        """Instantiate provider ``name``.
+
+        :raises KeyError: no such provider is registered (the message lists what is).
+        :raises TypeError: the factory did not return a `MemoryProvider`.
+        """
+        try:
+            registration = self.providers[name]
+        except KeyError:
+            known = ", ".join(sorted(self.providers)) or "none"
+            raise KeyError(
+                f"no memory provider named {name!r} is installed (installed: {known})"
+            ) from None
+        provider = call_factory(registration.factory, hermes_home=hermes_home, config=config)
+        if not isinstance(provider, MemoryProvider):
+            raise TypeError(
+                f"provider {name!r} from {registration.distribution or registration.plugin} "
+                f"returned {type(provider).__name__}, not a MemoryProvider"
+            )
+        return provider
+
+    def describe(
+        self,
+        *,
+        hermes_home: Path | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> list[ProviderInfo]:
+        """One `ProviderInfo` per provider (with availability) and per load error."""
+        infos: list[ProviderInfo] = []
+        for reg in self.providers.values():
+            try:
+                provider = self.create(reg.name, hermes_home=hermes_home, config=config)
+                available = bool(provider.is_available())
+                reason = "" if available else (provider.unavailable_reason() or "not configured")
+                hooks = overridden_hooks(provider)
+                error = None
+            except Exception as exc:
+                available, reason, hooks, error = False, "", (), _describe(exc)
+            infos.append(
+                ProviderInfo(
+                    name=reg.name,
+                    plugin=reg.plugin,
+                    distribution=reg.distribution,
+                    version=reg.version,
+                    hooks=hooks,
+                    available=available,
+                    unavailable_reason=reason,
+                    load_error=error,
+                )
+            )
+        for err in self.errors:
+            infos.append(
+                ProviderInfo(
+                    name=err.plugin,
+                    plugin=err.plugin,
+                    distribution=err.distribution,
+                    version=err.version,
+                    load_error=err.error,
+                )
+            )
+        return infos
+
+
+def call_factory(factory: Callable[..., Any], **options: Any) -> Any:
+    """Call ``factory`` with those of ``options`` its signature accepts."""
+    return factory(**accepted_kwargs(factory, options))
+
+
+def accepted_kwargs(func: Callable[..., Any], options: Mapping[str, Any]) -> dict[str, Any]:
+    """The subset of ``options`` that ``func`` can take as keyword arguments."""
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return dict(options)
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return dict(options)
+    usable = {
+        n
+        for n, p in params.items()
+        if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    }
+    return {k: v for k, v in options.items() if k in usable}
+
+
+def overridden_hooks(provider: MemoryProvider) -> tuple[str, ...]:
+    """Lifecycle hooks that ``provider``'s class defines itself rather than inheriting no-ops."""
+    cls = type(provider)
+    return tuple(
+        name
+        for name in PROVIDER_HOOK_NAMES
+        if getattr(cls, name, None) is not getattr(MemoryProvider, name, None)
+    )
+
+
+_default_registry: PluginRegistry | None = None
+_default_lock = threading.Lock()
+
+
+def get_registry(*, refresh: bool = False) -> PluginRegistry:
+    """The process-wide registry loaded from entry points (loaded once, cached)."""
+    global _default_registry
+    with _default_lock:
+        if _default_registry is None or refresh:
+            _default_registry = PluginRegistry.from_entry_points()
+        return _default_registry
+
+
+def list_providers(
+    *,
+    hermes_home: Path | None = None,
+    config: Mapping[str, Any] | None = None,
+    refresh: bool = False,
+) -> list[ProviderInfo]:
+    """Everything discovered: installed providers with availability, and load errors."""
+    return get_registry(refresh=refresh).describe(hermes_home=hermes_home, config=config)
+
+
+def _entry_points(group: str) -> Iterable[importlib_metadata.EntryPoint]:
+    seen: set[tuple[str, str]] = set()
+    for ep in importlib_metadata.entry_points(group=group):
+        key = (ep.name, ep.value)
+        if key not in seen:  # the same dist on sys.path twice shows its entry points twice
+            seen.add(key)
+            yield ep
+
+
+def _name_set(value: str | None) -> set[str] | None:
+    if value is None:
+        return None
+    return {part.strip() for part in value.split(",") if part.strip()}
+
+
+def _selected(name: str, allow: set[str] | None, deny: set[str] | None) -> bool:
+    if deny and name in deny:
+        return False
+    return allow is None or name in allow
+
+
+def _describe(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
