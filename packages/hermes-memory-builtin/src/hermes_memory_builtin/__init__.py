@@ -1,1 +1,30 @@
-"""The curated MEMORY.md / USER.md store and the memory tool for hermes-memory."""
+"""The curated MEMORY.md / USER.md store and the ``memory`` tool for hermes-memory.
+
+``MemoryStore`` reads and writes the two files (Hermes Agent's format, unchanged);
+``memory_tool(args, store)`` answers the model's ``memory`` tool calls with JSON;
+``BuiltinMemoryProvider`` plugs both into ``hermes_memory_core.MemoryManager`` as
+``"builtin"``.
+"""
+
+from hermes_memory_builtin.format import ENTRY_DELIMITER, MEMORY_BLOCK_HEADERS
+from hermes_memory_builtin.provider import BuiltinMemoryProvider
+from hermes_memory_builtin.store import (
+    DEFAULT_MEMORY_CHAR_LIMIT,
+    DEFAULT_USER_CHAR_LIMIT,
+    MAX_CONSOLIDATION_FAILURES_PER_TURN,
+    MemoryStore,
+)
+from hermes_memory_builtin.tool import MEMORY_SCHEMA, memory_schema, memory_tool
+
+__all__ = [
+    "DEFAULT_MEMORY_CHAR_LIMIT",
+    "DEFAULT_USER_CHAR_LIMIT",
+    "ENTRY_DELIMITER",
+    "MAX_CONSOLIDATION_FAILURES_PER_TURN",
+    "MEMORY_BLOCK_HEADERS",
+    "MEMORY_SCHEMA",
+    "BuiltinMemoryProvider",
+    "MemoryStore",
+    "memory_schema",
+    "memory_tool",
+]

@@ -1,0 +1,203 @@
+"""`BuiltinMemoryProvider`: the curated store plugged into `MemoryManager` as ``"builtin"``.
+
+It contributes the frozen MEMORY/USER snapshot to the system prompt and the ``memory`` tool.
+The manager mirrors successful ``memory`` writes to the external provider by reading the
+tool's JSON answer, so nothing here calls other providers.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from hermes_memory_core.provider import MemoryProvider, ToolSchema
+from hermes_memory_core.toolresult import tool_result
+
+from hermes_memory_builtin.store import (
+    DEFAULT_MEMORY_CHAR_LIMIT,
+    DEFAULT_USER_CHAR_LIMIT,
+    TARGETS,
+    MemoryStore,
+)
+from hermes_memory_builtin.tool import memory_schema, memory_tool
+
+__all__ = ["BuiltinMemoryProvider", "parse_flag"]
+
+logger = logging.getLogger(__name__)
+
+_TRUE = {"1", "true", "yes", "on", "y", "t"}
+_FALSE = {"0", "false", "no", "off", "n", "f", "", "none", "null"}
+
+
+def parse_flag(key: str, value: Any, default: bool) -> bool:
+    """A boolean config value; accepts YAML booleans and the usual truthy/falsy strings."""
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return bool(value)
+    if isinstance(value, str):
+        lowered = value.strip().lower()
+        if lowered in _TRUE:
+            return True
+        if lowered in _FALSE:
+            return False
+    raise ValueError(f"memory.{key} must be true or false, got {value!r}")
+
+
+class BuiltinMemoryProvider(MemoryProvider):
+    """The curated MEMORY.md / USER.md store as a memory provider named ``"builtin"``.
+
+    :param store: an existing `MemoryStore` to serve; by default one is created for
+        ``<hermes_home>/memories`` with the limits and switches of ``config``.
+    :param hermes_home: the Hermes home directory; defaults to the ``hermes_home`` passed to
+        `initialize`, then to ``$HERMES_HOME`` / ``~/.hermes``.
+    :param config: the parsed ``config.yaml``; its ``memory:`` section is read for
+        ``memory_enabled``, ``user_profile_enabled``, ``memory_char_limit`` and
+        ``user_char_limit``.
+    :raises ValueError: when one of those settings has an unusable value.
+    """
+
+    name = "builtin"
+
+    def __init__(
+        self,
+        store: MemoryStore | None = None,
+        *,
+        hermes_home: str | Path | None = None,
+        config: dict[str, Any] | None = None,
+    ) -> None:
+        section = (config or {}).get("memory") or {}
+        if not isinstance(section, dict):
+            raise ValueError(f"memory must be a mapping in config.yaml, got {section!r}")
+        self.memory_enabled = parse_flag(
+            "memory_enabled", section.get("memory_enabled"), default=True
+        )
+        self.user_profile_enabled = parse_flag(
+            "user_profile_enabled", section.get("user_profile_enabled"), default=True
+        )
+        self._memory_char_limit = section.get("memory_char_limit", DEFAULT_MEMORY_CHAR_LIMIT)
+        self._user_char_limit = section.get("user_char_limit", DEFAULT_USER_CHAR_LIMIT)
+        self._hermes_home = Path(hermes_home).expanduser() if hermes_home is not None else None
+        self._store_given = store is not None
+        if store is not None:
+            store.memory_enabled = self.memory_enabled
+            store.user_profile_enabled = self.user_profile_enabled
+        else:
+            # Validates the limits now (a clear ValueError) without touching the disk.
+            store = self._make_store(self._hermes_home)
+        self._store: MemoryStore = store
+        self._session_id = ""
+
+    def _make_store(self, home: Path | None) -> MemoryStore:
+        return MemoryStore(
+            home / "memories" if home is not None else None,
+            memory_char_limit=self._memory_char_limit
+            if self._memory_char_limit is not None
+            else DEFAULT_MEMORY_CHAR_LIMIT,
+            user_char_limit=self._user_char_limit
+            if self._user_char_limit is not None
+            else DEFAULT_USER_CHAR_LIMIT,
+            memory_enabled=self.memory_enabled,
+            user_profile_enabled=self.user_profile_enabled,
+        )
+
+    @property
+    def store(self) -> MemoryStore:
+        """The `MemoryStore` this provider serves."""
+        return self._store
+
+    # ------------------------------------------------------------------ required members
+    def is_available(self) -> bool:
+        """True when at least one of MEMORY.md / USER.md is enabled (no I/O)."""
+        return self.memory_enabled or self.user_profile_enabled
+
+    def unavailable_reason(self) -> str:
+        """Why the provider is off, for status displays."""
+        if self.is_available():
+            return ""
+        return "memory.memory_enabled and memory.user_profile_enabled are both false"
+
+    def initialize(self, session_id: str, **kwargs: Any) -> None:
+        """Load both files and freeze the session's snapshot.
+
+        ``hermes_home`` from the manager is used when neither a store nor a home was given
+        to the constructor. ``agent_context`` other than ``"primary"`` is recorded as the
+        write origin of the sidecar metadata.
+        """
+        self._session_id = session_id
+        home = kwargs.get("hermes_home")
+        if not self._store_given and self._hermes_home is None and home:
+            self._hermes_home = Path(str(home)).expanduser()
+            self._store = self._make_store(self._hermes_home)
+        context = kwargs.get("agent_context")
+        if isinstance(context, str) and context and context != "primary":
+            self._store.write_origin = context
+        self._store.load_from_disk()
+
+    def get_tool_schemas(self) -> list[ToolSchema]:
+        """``[memory schema]`` narrowed to the enabled targets; ``[]`` when both are off."""
+        enabled = self._enabled_targets()
+        if not enabled:
+            return []
+        return [memory_schema(enabled)]
+
+    def _enabled_targets(self) -> tuple[str, ...]:
+        flags = {"memory": self.memory_enabled, "user": self.user_profile_enabled}
+        return tuple(target for target in TARGETS if flags[target])
+
+    # ------------------------------------------------------------------ optional hooks
+    def system_prompt_block(self) -> str:
+        """The frozen MEMORY block, then the USER block, joined by a blank line."""
+        blocks = [
+            self._store.format_for_system_prompt(target) for target in self._enabled_targets()
+        ]
+        return "\n\n".join(block for block in blocks if block)
+
+    def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
+        """Answer a ``memory`` tool call with the tool's JSON result."""
+        if tool_name != "memory":
+            return memory_tool_error(f"Provider builtin does not handle tool '{tool_name}'")
+        return memory_tool(args, self._store)
+
+    def on_turn_start(self, turn_number: int, message: str, **kwargs: Any) -> None:
+        """Reset the per-turn consolidation-failure counter."""
+        self._store.start_turn()
+
+    def get_config_schema(self) -> list[dict[str, Any]]:
+        """The ``memory:`` settings this provider reads."""
+        return [
+            {
+                "key": "memory_enabled",
+                "description": "Keep MEMORY.md (the agent's notes) and show it in the prompt.",
+                "type": "boolean",
+                "default": True,
+            },
+            {
+                "key": "user_profile_enabled",
+                "description": "Keep USER.md (the user profile) and show it in the prompt.",
+                "type": "boolean",
+                "default": True,
+            },
+            {
+                "key": "memory_char_limit",
+                "description": "Write budget of MEMORY.md in characters.",
+                "type": "integer",
+                "default": DEFAULT_MEMORY_CHAR_LIMIT,
+                "minimum": 1,
+            },
+            {
+                "key": "user_char_limit",
+                "description": "Write budget of USER.md in characters.",
+                "type": "integer",
+                "default": DEFAULT_USER_CHAR_LIMIT,
+                "minimum": 1,
+            },
+        ]
+
+
+def memory_tool_error(message: str) -> str:
+    """A failure answer in the memory tool's shape."""
+    return tool_result({"success": False, "error": message})

@@ -1,0 +1,146 @@
+"""Per-entry metadata kept beside a memory file, so the Markdown stays byte-compatible.
+
+``MEMORY.md.meta.json`` / ``USER.md.meta.json`` record, for every entry, when it was created,
+when it was last updated and which origin wrote it. Entries are matched by content (a
+SHA-256 of the entry text), so the sidecar survives hand edits of the Markdown: untouched
+entries keep their history, an edited or hand-added entry gets fresh metadata with origin
+``"external"``, and a deleted one is dropped. A missing or unreadable sidecar is rebuilt on
+the next write (its entries dated by the data file's modification time, origin
+``"unknown"``). The sidecar is written under the same lock as the data file, after it.
+
+Format (version 1)::
+
+    {"version": 1, "file": "MEMORY.md",
+     "entries": [{"sha256": "...", "created": "2026-05-01T09:30:00.123456+00:00",
+                  "updated": "...", "origin": "assistant", "preview": "first 60 chars"}]}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypedDict
+
+from hermes_memory_core.fsutil import atomic_write_text
+
+__all__ = [
+    "EntryMeta",
+    "entry_key",
+    "load_sidecar",
+    "now_iso",
+    "reconcile",
+    "save_sidecar",
+    "sidecar_path_for",
+]
+
+logger = logging.getLogger(__name__)
+
+SIDECAR_VERSION = 1
+
+
+class EntryMeta(TypedDict):
+    """Metadata of one entry: ISO-8601 UTC timestamps and the write origin."""
+
+    created: str
+    updated: str
+    origin: str
+
+
+def sidecar_path_for(path: Path) -> Path:
+    """The sidecar of data file ``path``: ``<path>.meta.json``."""
+    return path.with_name(path.name + ".meta.json")
+
+
+def entry_key(entry: str) -> str:
+    """The content key of an entry (hex SHA-256 of its UTF-8 text)."""
+    return hashlib.sha256(entry.encode("utf-8")).hexdigest()
+
+
+def now_iso() -> str:
+    """The current time as an ISO-8601 UTC string with microseconds."""
+    return datetime.now(UTC).isoformat()
+
+
+def _mtime_iso(path: Path) -> str:
+    try:
+        return datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat()
+    except OSError:
+        return now_iso()
+
+
+def _valid_meta(value: Any) -> EntryMeta | None:
+    if not isinstance(value, dict):
+        return None
+    created, updated, origin = value.get("created"), value.get("updated"), value.get("origin")
+    if not (isinstance(created, str) and isinstance(updated, str) and isinstance(origin, str)):
+        return None
+    return EntryMeta(created=created, updated=updated, origin=origin)
+
+
+def load_sidecar(data_path: Path) -> dict[str, EntryMeta] | None:
+    """Read the sidecar of ``data_path``; ``None`` when it is missing or unusable."""
+    path = sidecar_path_for(data_path)
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        logger.warning("ignoring unreadable memory sidecar %s (%s); it will be rebuilt", path, exc)
+        return None
+    if not isinstance(payload, dict) or not isinstance(payload.get("entries"), list):
+        logger.warning("ignoring malformed memory sidecar %s; it will be rebuilt", path)
+        return None
+    metas: dict[str, EntryMeta] = {}
+    for item in payload["entries"]:
+        meta = _valid_meta(item)
+        key = item.get("sha256") if isinstance(item, dict) else None
+        if meta is not None and isinstance(key, str):
+            metas[key] = meta
+    return metas
+
+
+def reconcile(
+    stored: dict[str, EntryMeta] | None, entries: list[str], data_path: Path
+) -> dict[str, EntryMeta]:
+    """Metadata for every entry now on disk, keeping what ``stored`` knows by content.
+
+    Entries the sidecar does not know are dated now with origin ``"external"`` (a hand edit),
+    or — when there is no sidecar at all — by the data file's mtime with origin ``"unknown"``.
+    """
+    if stored is None:
+        stamp, origin = _mtime_iso(data_path), "unknown"
+    else:
+        stamp, origin = now_iso(), "external"
+    result: dict[str, EntryMeta] = {}
+    for entry in entries:
+        key = entry_key(entry)
+        known = stored.get(key) if stored is not None else None
+        result[key] = (
+            known if known is not None else EntryMeta(created=stamp, updated=stamp, origin=origin)
+        )
+    return result
+
+
+def save_sidecar(data_path: Path, entries: list[str], metas: dict[str, EntryMeta]) -> None:
+    """Write the sidecar for ``entries`` (in file order). Failures are logged, not raised:
+    the data file is already safely written and metadata is secondary."""
+    rows = []
+    for entry in entries:
+        key = entry_key(entry)
+        meta = metas.get(key)
+        if meta is None:
+            stamp = now_iso()
+            meta = EntryMeta(created=stamp, updated=stamp, origin="unknown")
+        rows.append({"sha256": key, **meta, "preview": entry[:60]})
+    payload = {"version": SIDECAR_VERSION, "file": data_path.name, "entries": rows}
+    try:
+        atomic_write_text(
+            sidecar_path_for(data_path),
+            json.dumps(payload, ensure_ascii=False, indent=1),
+            tmp_prefix=".mem_",
+        )
+    except OSError as exc:
+        logger.warning("could not write memory sidecar for %s: %s", data_path, exc)

@@ -1,0 +1,770 @@
+"""`MemoryStore`: the curated MEMORY.md / USER.md store (live state, frozen snapshot, writes).
+
+Two states per target:
+
+* **live** — the entry list, refreshed from disk by every mutation and by `refresh`;
+* **snapshot** — the rendered system-prompt block captured by `load_from_disk`, never changed
+  by writes, so the system prompt stays byte-stable for a whole session.
+
+Every mutation takes the file's lock, re-reads the file, applies the change to what is on
+disk *now* (never to a stale in-memory copy), writes the whole file atomically and updates
+the metadata sidecar. Results are plain dicts in the reference's response shapes; the
+``memory`` tool (`hermes_memory_builtin.tool`) serialises them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hermes_memory_core.fsutil import atomic_write_text
+
+from hermes_memory_builtin.drift import check_drift, save_backup
+from hermes_memory_builtin.format import (
+    TARGET_FILES,
+    char_count,
+    dedupe,
+    format_count_usage,
+    format_usage,
+    parse_entries,
+    preview,
+    read_raw,
+    render_block,
+    serialise,
+)
+from hermes_memory_builtin.locking import LockError, exclusive_lock
+from hermes_memory_builtin.scan import sanitise_for_prompt, write_threat
+from hermes_memory_builtin.sidecar import (
+    EntryMeta,
+    entry_key,
+    load_sidecar,
+    now_iso,
+    reconcile,
+    save_sidecar,
+)
+from hermes_memory_builtin.similarity import find_near_duplicate
+
+__all__ = [
+    "DEFAULT_MEMORY_CHAR_LIMIT",
+    "DEFAULT_USER_CHAR_LIMIT",
+    "MAX_CONSOLIDATION_FAILURES_PER_TURN",
+    "TARGETS",
+    "MemoryStore",
+    "default_memory_dir",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MEMORY_CHAR_LIMIT = 2200
+DEFAULT_USER_CHAR_LIMIT = 1375
+#: Actionable consolidation errors per turn before the terminal "stop retrying" answer.
+MAX_CONSOLIDATION_FAILURES_PER_TURN = 3
+TARGETS: tuple[str, ...] = ("memory", "user")
+
+SUCCESS_NOTE = "Write saved. This update is complete — do not repeat it."
+BATCH_SUFFIX = " No operations were applied (batch is all-or-nothing)."
+
+Result = dict[str, Any]
+
+
+def default_memory_dir() -> Path:
+    """``$HERMES_HOME/memories`` (``~/.hermes/memories`` by default), resolved now."""
+    home = os.environ.get("HERMES_HOME") or "~/.hermes"
+    return Path(home).expanduser() / "memories"
+
+
+def _coerce_limit(name: str, value: Any) -> int:
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        value = int(value)
+    if isinstance(value, str):
+        try:
+            value = int(value.strip().replace("_", ""))
+        except ValueError:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}") from None
+    if not isinstance(value, int):
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if value <= 0:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
+@dataclass
+class _Outcome:
+    """What a mutation decided: the result dict and, when it writes, the new entries."""
+
+    result: Result
+    entries: list[str] | None = None
+    metas: dict[str, EntryMeta] | None = None
+
+
+_Mutation = Callable[[list[str], dict[str, EntryMeta]], _Outcome]
+
+
+def _locate(entries: list[str], old_text: str) -> list[int]:
+    """Indexes of the entries ``old_text`` identifies: exact matches beat substrings."""
+    exact = [i for i, entry in enumerate(entries) if entry == old_text]
+    if exact:
+        return exact
+    return [i for i, entry in enumerate(entries) if old_text in entry]
+
+
+def _distinct(entries: list[str], indexes: list[int]) -> list[int]:
+    seen: set[str] = set()
+    unique: list[int] = []
+    for i in indexes:
+        if entries[i] not in seen:
+            seen.add(entries[i])
+            unique.append(i)
+    return unique
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return ""
+
+
+class MemoryStore:
+    """The curated memory of one Hermes home: ``MEMORY.md`` (target ``"memory"``, the agent's
+    notes) and ``USER.md`` (target ``"user"``, the user profile).
+
+    :param memory_dir: directory holding the files; ``None`` means ``$HERMES_HOME/memories``
+        (``~/.hermes/memories``), resolved on every call so a profile switch is honoured.
+    :param memory_char_limit: write budget of MEMORY.md in characters (default 2,200);
+        strings such as ``"2200"`` from YAML are accepted.
+    :param user_char_limit: write budget of USER.md (default 1,375).
+    :param memory_enabled: whether the ``memory`` tool may write MEMORY.md.
+    :param user_profile_enabled: whether the ``memory`` tool may write USER.md.
+    :param write_origin: origin recorded in the metadata sidecar for writes that do not pass
+        their own ``origin`` (for example ``"assistant"``, ``"background_review"``).
+    :raises ValueError: when a limit is not a positive integer.
+
+    Call `load_from_disk` once per session to take the snapshot. Mutations (`add`,
+    `replace`, `remove`, `apply_batch`) return result dicts and never raise for bad input.
+    """
+
+    def __init__(
+        self,
+        memory_dir: str | os.PathLike[str] | None = None,
+        *,
+        memory_char_limit: int | str = DEFAULT_MEMORY_CHAR_LIMIT,
+        user_char_limit: int | str = DEFAULT_USER_CHAR_LIMIT,
+        memory_enabled: bool = True,
+        user_profile_enabled: bool = True,
+        write_origin: str = "assistant",
+    ) -> None:
+        self._memory_dir = Path(memory_dir).expanduser() if memory_dir is not None else None
+        self.memory_char_limit = _coerce_limit("memory_char_limit", memory_char_limit)
+        self.user_char_limit = _coerce_limit("user_char_limit", user_char_limit)
+        self.memory_enabled = bool(memory_enabled)
+        self.user_profile_enabled = bool(user_profile_enabled)
+        self.write_origin = write_origin
+        self._live: dict[str, list[str]] = {target: [] for target in TARGETS}
+        self._snapshot: dict[str, str | None] = dict.fromkeys(TARGETS)
+        self._load_errors: dict[str, str] = {}
+        self._failures = 0
+        self._mutex = threading.RLock()
+
+    # ------------------------------------------------------------------ basic properties
+    @property
+    def memory_dir(self) -> Path:
+        """The directory of the memory files (resolved now when none was given)."""
+        return self._memory_dir if self._memory_dir is not None else default_memory_dir()
+
+    def path(self, target: str) -> Path:
+        """Path of the file behind ``target``."""
+        return self.memory_dir / TARGET_FILES[self._check_target(target)]
+
+    def limit(self, target: str) -> int:
+        """Character budget of ``target``."""
+        target = self._check_target(target)
+        return self.memory_char_limit if target == "memory" else self.user_char_limit
+
+    def is_enabled(self, target: str) -> bool:
+        """Whether the ``memory`` tool may write ``target``."""
+        target = self._check_target(target)
+        return self.memory_enabled if target == "memory" else self.user_profile_enabled
+
+    @property
+    def load_errors(self) -> dict[str, str]:
+        """Targets whose file existed but could not be read at the last load, with the reason."""
+        return dict(self._load_errors)
+
+    @staticmethod
+    def _check_target(target: str) -> str:
+        if target not in TARGET_FILES:
+            raise ValueError(f"Invalid memory target {target!r}. Use 'memory' or 'user'.")
+        return target
+
+    # ------------------------------------------------------------------ reading
+    def load_from_disk(self) -> None:
+        """Read both files into the live state and freeze the system-prompt snapshot.
+
+        A file that exists but cannot be read or decoded is left untouched: its live list is
+        empty, the reason is in `load_errors`, and every write to it is refused until it is
+        readable again (it is never mistaken for an empty store).
+        """
+        with self._mutex:
+            try:
+                self.memory_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                logger.warning("cannot create memory directory %s: %s", self.memory_dir, exc)
+            self._load_errors = {}
+            for target in TARGETS:
+                path = self.path(target)
+                raw = read_raw(path)
+                if not raw.readable:
+                    logger.warning("cannot read %s (%s); memory left untouched", path, raw.error)
+                    self._load_errors[target] = raw.error or "unreadable"
+                    entries: list[str] = []
+                else:
+                    entries = parse_entries(raw.text)
+                limit = self.limit(target)
+                used = char_count(entries)
+                if used > limit:
+                    logger.warning(
+                        "%s is over its limit (%s/%s chars); it is loaded whole — consolidate it",
+                        path,
+                        f"{used:,}",
+                        f"{limit:,}",
+                    )
+                self._live[target] = entries
+                self._snapshot[target] = render_block(
+                    target, sanitise_for_prompt(target, entries), limit
+                )
+
+    def entries(self, target: str) -> list[str]:
+        """The live entries of ``target`` (a copy), as of the last load, refresh or write."""
+        with self._mutex:
+            return list(self._live[self._check_target(target)])
+
+    def refresh(self, target: str) -> list[str]:
+        """Re-read ``target`` from disk into the live state (not the snapshot) and return it.
+
+        Unreadable files leave the live state as it was.
+        """
+        target = self._check_target(target)
+        raw = read_raw(self.path(target))
+        with self._mutex:
+            if raw.readable:
+                self._live[target] = parse_entries(raw.text)
+            return list(self._live[target])
+
+    def format_for_system_prompt(self, target: str) -> str | None:
+        """The frozen block taken by `load_from_disk`; ``None`` when the store was empty."""
+        with self._mutex:
+            return self._snapshot[self._check_target(target)]
+
+    def usage(self, target: str) -> str:
+        """Live usage of ``target`` as ``"P% — C/L chars"``."""
+        return format_usage(char_count(self.entries(target)), self.limit(target))
+
+    def entry_metadata(self, target: str) -> list[dict[str, str]]:
+        """Entries on disk with their metadata: ``entry``, ``created``, ``updated``, ``origin``.
+
+        Read without the lock and without writing; entries the sidecar does not know yet
+        are reported as they would be recorded on the next write.
+        """
+        path = self.path(target)
+        raw = read_raw(path)
+        if not raw.readable:
+            return []
+        entries = parse_entries(raw.text)
+        metas = reconcile(load_sidecar(path), entries, path)
+        rows: list[dict[str, str]] = []
+        for entry in entries:
+            meta = metas[entry_key(entry)]
+            rows.append(
+                {
+                    "entry": entry,
+                    "created": meta["created"],
+                    "updated": meta["updated"],
+                    "origin": meta["origin"],
+                }
+            )
+        return rows
+
+    # ------------------------------------------------------------------ turn bookkeeping
+    def start_turn(self) -> None:
+        """Reset the per-turn consolidation-failure counter (call at every user turn)."""
+        with self._mutex:
+            self._failures = 0
+
+    @property
+    def consolidation_failures(self) -> int:
+        """Consolidation failures counted in the current turn."""
+        return self._failures
+
+    def _consolidation_failure(self, result: Result) -> Result:
+        self._failures += 1
+        if self._failures > MAX_CONSOLIDATION_FAILURES_PER_TURN:
+            return {
+                "success": False,
+                "done": True,
+                "error": (
+                    f"Memory consolidation failed {self._failures} times this turn. Stop "
+                    "retrying memory calls — leave memory unchanged for now and continue with "
+                    "your reply to the user. The fact can be saved in a later turn."
+                ),
+            }
+        return result
+
+    def _success(self, target: str, entries: list[str], message: str, **extra: Any) -> Result:
+        self._failures = 0
+        result: Result = {
+            "success": True,
+            "done": True,
+            "target": target,
+            "usage": format_usage(char_count(entries), self.limit(target)),
+            "entry_count": len(entries),
+            "message": message,
+        }
+        result.update(extra)
+        result["note"] = SUCCESS_NOTE
+        return result
+
+    @staticmethod
+    def _invalid_target(target: Any) -> Result:
+        return {
+            "success": False,
+            "error": f"Invalid memory target '{target}'. Use 'memory' or 'user'.",
+        }
+
+    # ------------------------------------------------------------------ the write protocol
+    def _mutate(self, target: str, *, drift_check: bool, mutation: _Mutation) -> Result:
+        path = self.path(target)
+        name = TARGET_FILES[target]
+        with self._mutex:
+            try:
+                with exclusive_lock(path):
+                    raw = read_raw(path)
+                    if not raw.readable:
+                        return {"success": False, "error": _unreadable_message(name)}
+                    text = raw.text or ""
+                    disk = parse_entries(text)
+                    if drift_check and raw.data is not None:
+                        report = check_drift(text, disk, self.limit(target))
+                        if report.drifted:
+                            logger.warning("%s drifted: %s", path, "; ".join(report.reasons))
+                            return _drift_error(name, save_backup(path, raw.data))
+                    self._live[target] = disk
+                    metas = reconcile(load_sidecar(path), disk, path)
+                    outcome = mutation(list(disk), metas)
+                    if outcome.entries is not None:
+                        atomic_write_text(path, serialise(outcome.entries), tmp_prefix=".mem_")
+                        self._live[target] = outcome.entries
+                        save_sidecar(path, outcome.entries, outcome.metas or metas)
+                    return outcome.result
+            except LockError as exc:
+                return {
+                    "success": False,
+                    "error": f"Could not lock {name}: {exc}. Nothing was changed.",
+                }
+            except OSError as exc:
+                return {
+                    "success": False,
+                    "error": f"Failed to write memory file {path}: {exc}. Nothing was changed.",
+                }
+
+    def _room_advice(
+        self,
+        target: str,
+        final: list[str],
+        removable: list[str],
+        metas: dict[str, EntryMeta],
+    ) -> tuple[str, dict[str, Any]]:
+        """Exactly how many chars to free from ``final`` and which old entries would do it."""
+        limit = self.limit(target)
+        needed = char_count(final) - limit
+        order = sorted(
+            range(len(removable)),
+            key=lambda i: (_updated(metas, removable[i]), i),
+        )
+        chosen: list[str] = []
+        remaining = list(final)
+        for i in order:
+            if char_count(remaining) <= limit:
+                break
+            chosen.append(removable[i])
+            remaining.remove(removable[i])
+        if char_count(remaining) > limit:
+            kept = [entry for entry in final if entry not in removable]
+            over = char_count(kept) - limit
+            text = (
+                f" Free at least {needed:,} chars. Even with every other entry removed the "
+                f"result would still be {over:,} chars over the limit: shorten the new content."
+            )
+            return text, {"chars_to_free": needed, "suggested_removals": list(removable)}
+        text = (
+            f" Free at least {needed:,} chars: removing the {len(chosen)} least recently "
+            "updated entr" + ("y" if len(chosen) == 1 else "ies") + " listed in "
+            "suggested_removals would be enough (or shorten entries by that much)."
+        )
+        return text, {"chars_to_free": needed, "suggested_removals": chosen}
+
+    # ------------------------------------------------------------------ add
+    def add(self, target: str, content: str, *, origin: str | None = None) -> Result:
+        """Append ``content`` as a new entry of ``target``.
+
+        Exact duplicates succeed without writing; near-duplicates (same text but for case,
+        punctuation, whitespace or a tiny edit) and additions over the budget are refused
+        with the entry they resemble or the characters to free.
+        """
+        if target not in TARGET_FILES:
+            return self._invalid_target(target)
+        content = _as_text(content)
+        if not content:
+            return {"success": False, "error": "Content cannot be empty."}
+        threat = write_threat(content)
+        if threat:
+            return {"success": False, "error": threat}
+        origin = origin or self.write_origin
+        limit = self.limit(target)
+
+        def mutation(entries: list[str], metas: dict[str, EntryMeta]) -> _Outcome:
+            if content in entries:
+                return _Outcome(
+                    self._success(target, entries, "Entry already exists (no duplicate added).")
+                )
+            used = char_count(entries)
+            similar = find_near_duplicate(content, entries)
+            if similar is not None:
+                return _Outcome(
+                    self._consolidation_failure(
+                        {
+                            "success": False,
+                            "error": (
+                                "Not added: this is nearly the same as an existing entry: "
+                                f"'{preview(similar)}'. If it updates that entry, use "
+                                "action='replace' with old_text set to part of it and content "
+                                "set to the complete new entry; if memory already says this, "
+                                "leave it unchanged."
+                            ),
+                            "similar_entry": similar,
+                            "current_entries": entries,
+                            "usage": format_count_usage(used, limit),
+                        }
+                    )
+                )
+            final = [*entries, content]
+            if char_count(final) > limit:
+                advice, extra = self._room_advice(target, final, entries, metas)
+                return _Outcome(
+                    self._consolidation_failure(
+                        {
+                            "success": False,
+                            "error": (
+                                f"Memory at {used:,}/{limit:,} chars. Adding this entry "
+                                f"({len(content)} chars) would exceed the limit. Consolidate "
+                                "now: use 'replace' to merge overlapping entries into shorter "
+                                "ones or 'remove' stale or less important entries (see "
+                                "current_entries below), then retry this add — all in this "
+                                "turn." + advice
+                            ),
+                            "current_entries": entries,
+                            "usage": format_count_usage(used, limit),
+                            **extra,
+                        }
+                    )
+                )
+            stamp = now_iso()
+            new_metas = dict(metas)
+            new_metas[entry_key(content)] = EntryMeta(created=stamp, updated=stamp, origin=origin)
+            return _Outcome(self._success(target, final, "Entry added."), final, new_metas)
+
+        return self._mutate(target, drift_check=False, mutation=mutation)
+
+    # ------------------------------------------------------------------ replace / remove
+    def _locate_single(
+        self, target: str, entries: list[str], old_text: str, verb: str
+    ) -> int | Result:
+        matches = _distinct(entries, _locate(entries, old_text))
+        if not matches:
+            return self._consolidation_failure(
+                {
+                    "success": False,
+                    "error": (
+                        f"No entry matched '{old_text}'. Check current_entries below and retry "
+                        f"with the exact text of the entry you want to {verb}."
+                    ),
+                    "current_entries": entries,
+                }
+            )
+        if len(matches) > 1:
+            return {
+                "success": False,
+                "error": f"Multiple entries matched '{old_text}'. Be more specific.",
+                "matches": [preview(entries[i]) for i in matches],
+            }
+        return matches[0]
+
+    def replace(
+        self, target: str, old_text: str, new_content: str, *, origin: str | None = None
+    ) -> Result:
+        """Overwrite the whole entry identified by ``old_text`` with ``new_content``.
+
+        ``old_text`` identifies the entry (an exact entry, else a unique substring); it is
+        not spliced. ``new_content`` is the complete new entry.
+        """
+        if target not in TARGET_FILES:
+            return self._invalid_target(target)
+        old = _as_text(old_text)
+        new = _as_text(new_content)
+        if not old:
+            return {"success": False, "error": "old_text cannot be empty."}
+        if not new:
+            return {
+                "success": False,
+                "error": "new_content cannot be empty. Use 'remove' to delete entries.",
+            }
+        threat = write_threat(new)
+        if threat:
+            return {"success": False, "error": threat}
+        origin = origin or self.write_origin
+        limit = self.limit(target)
+
+        def mutation(entries: list[str], metas: dict[str, EntryMeta]) -> _Outcome:
+            located = self._locate_single(target, entries, old, "replace")
+            if isinstance(located, dict):
+                return _Outcome(located)
+            previous = entries[located]
+            final = list(entries)
+            final[located] = new
+            final = dedupe(final)
+            if char_count(final) > limit:
+                used = char_count(entries)
+                removable = [entry for i, entry in enumerate(entries) if i != located]
+                advice, extra = self._room_advice(target, final, removable, metas)
+                return _Outcome(
+                    self._consolidation_failure(
+                        {
+                            "success": False,
+                            "error": (
+                                f"Replacement would put memory at {char_count(final):,}/"
+                                f"{limit:,} chars. Shorten the new content, or 'remove' other "
+                                "stale or less important entries to make room (see "
+                                "current_entries below), then retry — all in this turn." + advice
+                            ),
+                            "current_entries": entries,
+                            "usage": format_count_usage(used, limit),
+                            **extra,
+                        }
+                    )
+                )
+            new_metas = dict(metas)
+            old_meta = metas.get(entry_key(previous))
+            stamp = now_iso()
+            new_metas[entry_key(new)] = EntryMeta(
+                created=old_meta["created"] if old_meta else stamp, updated=stamp, origin=origin
+            )
+            result = self._success(target, final, "Entry replaced.", replaced_entry=previous)
+            return _Outcome(result, final, new_metas)
+
+        return self._mutate(target, drift_check=True, mutation=mutation)
+
+    def remove(self, target: str, old_text: str, *, origin: str | None = None) -> Result:
+        """Delete the entry identified by ``old_text`` (removing the last entry is allowed)."""
+        del origin  # removals leave no metadata behind
+        if target not in TARGET_FILES:
+            return self._invalid_target(target)
+        old = _as_text(old_text)
+        if not old:
+            return {"success": False, "error": "old_text cannot be empty."}
+
+        def mutation(entries: list[str], metas: dict[str, EntryMeta]) -> _Outcome:
+            located = self._locate_single(target, entries, old, "remove")
+            if isinstance(located, dict):
+                return _Outcome(located)
+            previous = entries[located]
+            final = [entry for i, entry in enumerate(entries) if i != located]
+            result = self._success(target, final, "Entry removed.", removed_entry=previous)
+            return _Outcome(result, final, metas)
+
+        return self._mutate(target, drift_check=True, mutation=mutation)
+
+    # ------------------------------------------------------------------ batch
+    def apply_batch(
+        self, target: str, operations: Iterable[Any], *, origin: str | None = None
+    ) -> Result:
+        """Apply ``operations`` (``{action, content?/new_text?, old_text?}``) all or nothing.
+
+        Operations run in order on a working copy of the entries on disk; the budget is
+        checked on the final state only. Any failing operation aborts the whole batch, and
+        a batch that would empty a non-empty store is refused.
+        """
+        if target not in TARGET_FILES:
+            return self._invalid_target(target)
+        if not isinstance(operations, list):
+            return {
+                "success": False,
+                "error": "operations must be a list of {action, content?, old_text?} objects.",
+            }
+        ops: list[Any] = operations
+        if not ops:
+            return {"success": False, "error": "operations list is empty."}
+        for index, op in enumerate(ops, start=1):
+            if isinstance(op, dict) and op.get("action") in ("add", "replace"):
+                text = _op_content(op)
+                threat = write_threat(text) if text else None
+                if threat:
+                    return {"success": False, "error": f"Operation {index}: {threat}"}
+        origin = origin or self.write_origin
+        limit = self.limit(target)
+        name = TARGET_FILES[target]
+
+        def mutation(entries: list[str], metas: dict[str, EntryMeta]) -> _Outcome:
+            used = char_count(entries)
+
+            def fail(message: str, extra: dict[str, Any] | None = None) -> _Outcome:
+                return _Outcome(
+                    self._consolidation_failure(
+                        {
+                            "success": False,
+                            "error": message,
+                            "usage": format_count_usage(used, limit),
+                            **(extra or {}),
+                        }
+                    )
+                )
+
+            def abort(message: str) -> _Outcome:
+                return fail(message + BATCH_SUFFIX)
+
+            working = list(entries)
+            new_metas = dict(metas)
+            replaced: dict[int, str] = {}
+            removed: dict[int, str] = {}
+            stamp = now_iso()
+            for index, op in enumerate(ops, start=1):
+                action = op.get("action") if isinstance(op, dict) else None
+                shown = action if isinstance(action, str) and action else "unknown"
+                label = f"Operation {index} ({shown})"
+                if action not in ("add", "replace", "remove") or not isinstance(op, dict):
+                    return abort(f"{label}: unknown action. Use add, replace, or remove.")
+                content = _op_content(op)
+                old = _as_text(op.get("old_text"))
+                if action == "add":
+                    if not content:
+                        return abort(f"{label}: content is required.")
+                    if content in working:
+                        continue
+                    similar = find_near_duplicate(content, working)
+                    if similar is not None:
+                        return abort(
+                            f"{label}: nearly the same as the existing entry "
+                            f"'{preview(similar)}' -- use replace to update that entry instead."
+                        )
+                    working.append(content)
+                    new_metas[entry_key(content)] = EntryMeta(
+                        created=stamp, updated=stamp, origin=origin
+                    )
+                    continue
+                if not old:
+                    return abort(f"{label}: old_text is required.")
+                if action == "replace" and not content:
+                    return abort(f"{label}: content is required (use action='remove' to delete).")
+                matches = _distinct(working, _locate(working, old))
+                if not matches:
+                    return abort(f"{label}: no entry matched '{old}'.")
+                if len(matches) > 1:
+                    return abort(
+                        f"{label}: '{old}' matched multiple distinct entries -- be more specific."
+                    )
+                position = matches[0]
+                previous = working[position]
+                if action == "remove":
+                    removed[index] = previous
+                    del working[position]
+                    continue
+                replaced[index] = previous
+                working[position] = content
+                old_meta = new_metas.get(entry_key(previous))
+                new_metas[entry_key(content)] = EntryMeta(
+                    created=old_meta["created"] if old_meta else stamp,
+                    updated=stamp,
+                    origin=origin,
+                )
+            working = dedupe(working)
+            if entries and not working:
+                return fail(
+                    f"Refusing to empty {name}: this batch would remove every entry from a "
+                    "previously non-empty store. Keep at least one entry — merge overlapping "
+                    "entries into a shorter one instead of removing the last one. To delete "
+                    "the final entry deliberately, use single remove() calls."
+                )
+            total = char_count(working)
+            if total > limit:
+                unchanged = [entry for entry in working if entry in entries]
+                advice, extra = self._room_advice(target, working, unchanged, new_metas)
+                return fail(
+                    f"After applying all {len(ops)} operations, memory would be at "
+                    f"{total:,}/{limit:,} chars -- over the limit. Remove or shorten more "
+                    "entries in the same batch, then retry." + advice,
+                    extra,
+                )
+            extra_fields: dict[str, Any] = {}
+            if replaced:
+                extra_fields["replaced_entries"] = replaced
+            if removed:
+                extra_fields["removed_entries"] = removed
+            result = self._success(
+                target, working, f"Applied {len(ops)} operation(s).", **extra_fields
+            )
+            if working == entries:
+                return _Outcome(result)
+            return _Outcome(result, working, new_metas)
+
+        return self._mutate(target, drift_check=True, mutation=mutation)
+
+
+def _updated(metas: dict[str, EntryMeta], entry: str) -> str:
+    meta = metas.get(entry_key(entry))
+    return meta["updated"] if meta is not None else ""
+
+
+def _op_content(op: dict[str, Any]) -> str:
+    content = op.get("content")
+    if content is None:
+        content = op.get("new_text")
+    return _as_text(content)
+
+
+def _unreadable_message(name: str) -> str:
+    return (
+        f"Refusing to write {name}: the file exists on disk but could not be read right now "
+        "(temporarily locked by another program, a permission change, invalid/corrupt text "
+        "encoding, or a filesystem error). Treating an unreadable file as empty and saving "
+        "would wipe existing memory, so the write is refused. Nothing was changed — retry in "
+        "a moment."
+    )
+
+
+def _drift_error(name: str, backup: str) -> Result:
+    return {
+        "success": False,
+        "error": (
+            f"Refusing to write {name}: file on disk has content that wouldn't round-trip "
+            "through the memory tool (likely added by the patch tool, a shell append, a manual "
+            f"edit, or a concurrent session). A snapshot was saved to {backup}. Resolve the "
+            "drift first — either rewrite the file as a clean §-delimited list of entries, or "
+            "move the extra content out — then retry. This guard exists to prevent silent data "
+            "loss (issue #26045)."
+        ),
+        "drift_backup": backup,
+        "remediation": (
+            "Open the .bak file, integrate the missing entries into the memory tool one at a "
+            "time via memory(action=add, content=...), then remove or rewrite the original "
+            "file to a clean state."
+        ),
+    }
