@@ -1,0 +1,337 @@
+"""Schema, connection setup and versioned migrations of the session archive.
+
+Tables and columns are a compatible subset of Hermes Agent's ``state.db`` (``sessions``,
+``messages``, ``schema_version``, ``state_meta``), so an existing Hermes database can be
+opened or imported and Hermes can read ours. The full-text indexes carry an ``hm_`` prefix
+so they never collide with Hermes' own ``messages_fts*`` tables when both tools share a file:
+
+* ``hm_fts_words`` — FTS5 ``unicode61`` (diacritics folded), *external content* over the
+  view ``hm_fts_words_src`` (no second copy of the text), kept in sync by triggers. Columns
+  ``content, tool_name, tool_calls``; tool rows are indexed only up to `TOOL_INDEX_PREFIX`
+  characters.
+* ``hm_fts_cjk`` — contentless FTS5 fed with unigram + bigram text of CJK runs
+  (`hermes_memory_sessions.cjk`). Triggers record every change of a row that contains CJK
+  in ``hm_cjk_pending`` (ids of inserts, old text of deletes); the store drains that queue in
+  the same transaction, and also on open, so even rows written by another program are indexed.
+
+Our own schema version lives in ``state_meta`` under `META_SCHEMA_KEY` (``schema_version``
+keeps whatever number it has when the file came from Hermes; a new file gets ours).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from hermes_memory_sessions.cjk import CJK_GLOB
+
+__all__ = [
+    "META_SCHEMA_KEY",
+    "SCHEMA_VERSION",
+    "TOOL_INDEX_PREFIX",
+    "connect",
+    "migrate",
+]
+
+#: Current hermes-memory schema version (see `MIGRATIONS`).
+SCHEMA_VERSION = 1
+#: ``state_meta`` key that holds our schema version.
+META_SCHEMA_KEY = "hermes_memory_schema_version"
+#: Characters of a ``role='tool'`` message that are indexed (the rest is stored, not indexed).
+TOOL_INDEX_PREFIX = 8192
+
+_SESSION_COLUMNS = """
+    id TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    user_id TEXT,
+    model TEXT,
+    model_config TEXT,
+    system_prompt TEXT,
+    parent_session_id TEXT,
+    started_at REAL NOT NULL,
+    ended_at REAL,
+    end_reason TEXT,
+    message_count INTEGER DEFAULT 0,
+    tool_call_count INTEGER DEFAULT 0,
+    input_tokens INTEGER DEFAULT 0,
+    output_tokens INTEGER DEFAULT 0,
+    cache_read_tokens INTEGER DEFAULT 0,
+    cache_write_tokens INTEGER DEFAULT 0,
+    reasoning_tokens INTEGER DEFAULT 0,
+    billing_provider TEXT,
+    billing_base_url TEXT,
+    billing_mode TEXT,
+    estimated_cost_usd REAL,
+    actual_cost_usd REAL,
+    cost_status TEXT,
+    cost_source TEXT,
+    pricing_version TEXT,
+    title TEXT,
+    api_call_count INTEGER DEFAULT 0,
+    title_source TEXT,
+    last_activity_at REAL
+"""
+
+_MESSAGE_COLUMNS = """
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    role TEXT NOT NULL,
+    content TEXT,
+    tool_call_id TEXT,
+    tool_calls TEXT,
+    tool_name TEXT,
+    timestamp REAL NOT NULL,
+    token_count INTEGER,
+    finish_reason TEXT,
+    reasoning TEXT,
+    active INTEGER NOT NULL DEFAULT 1,
+    compacted INTEGER NOT NULL DEFAULT 0
+"""
+
+_P = TOOL_INDEX_PREFIX
+# Projection indexed by the word index (and used by snippet()).
+_WORD_SRC = f"CASE WHEN role = 'tool' THEN substr(content, 1, {_P}) ELSE content END"
+
+_CORE_DDL = f"""
+CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS state_meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS sessions ({_SESSION_COLUMNS});
+CREATE TABLE IF NOT EXISTS messages ({_MESSAGE_COLUMNS});
+CREATE INDEX IF NOT EXISTS idx_sessions_source ON sessions(source);
+CREATE INDEX IF NOT EXISTS idx_sessions_parent ON sessions(parent_session_id);
+CREATE INDEX IF NOT EXISTS idx_sessions_started ON sessions(started_at DESC);
+CREATE INDEX IF NOT EXISTS idx_messages_session ON messages(session_id, timestamp);
+CREATE INDEX IF NOT EXISTS idx_messages_session_id ON messages(session_id, id);
+CREATE INDEX IF NOT EXISTS idx_sessions_last_active
+    ON sessions(COALESCE(last_activity_at, started_at) DESC);
+"""
+
+_FTS_DDL = f"""  # noqa: S608
+CREATE VIEW IF NOT EXISTS hm_fts_words_src AS
+    SELECT id, {_WORD_SRC} AS content, tool_name, tool_calls FROM messages;
+CREATE VIRTUAL TABLE IF NOT EXISTS hm_fts_words USING fts5(
+    content, tool_name, tool_calls,
+    content='hm_fts_words_src', content_rowid='id',
+    tokenize='unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER IF NOT EXISTS hm_fts_words_ai AFTER INSERT ON messages BEGIN
+    INSERT INTO hm_fts_words(rowid, content, tool_name, tool_calls)
+    VALUES (new.id,
+            CASE WHEN new.role = 'tool' THEN substr(new.content, 1, {_P}) ELSE new.content END,
+            new.tool_name, new.tool_calls);
+END;
+CREATE TRIGGER IF NOT EXISTS hm_fts_words_ad AFTER DELETE ON messages BEGIN
+    INSERT INTO hm_fts_words(hm_fts_words, rowid, content, tool_name, tool_calls)
+    VALUES ('delete', old.id,
+            CASE WHEN old.role = 'tool' THEN substr(old.content, 1, {_P}) ELSE old.content END,
+            old.tool_name, old.tool_calls);
+END;
+CREATE TRIGGER IF NOT EXISTS hm_fts_words_au
+AFTER UPDATE OF content, tool_name, tool_calls, role ON messages
+WHEN old.content IS NOT new.content OR old.tool_name IS NOT new.tool_name
+     OR old.tool_calls IS NOT new.tool_calls OR old.role IS NOT new.role
+BEGIN
+    INSERT INTO hm_fts_words(hm_fts_words, rowid, content, tool_name, tool_calls)
+    VALUES ('delete', old.id,
+            CASE WHEN old.role = 'tool' THEN substr(old.content, 1, {_P}) ELSE old.content END,
+            old.tool_name, old.tool_calls);
+    INSERT INTO hm_fts_words(rowid, content, tool_name, tool_calls)
+    VALUES (new.id,
+            CASE WHEN new.role = 'tool' THEN substr(new.content, 1, {_P}) ELSE new.content END,
+            new.tool_name, new.tool_calls);
+END;
+
+CREATE VIRTUAL TABLE IF NOT EXISTS hm_fts_cjk USING fts5(
+    grams, content='', tokenize='unicode61 remove_diacritics 2'
+);
+-- Queue of CJK-index work. op 'i': index message `id`; op 'd': remove the document derived
+-- from (role, content, tool_calls) of a deleted/updated row.
+CREATE TABLE IF NOT EXISTS hm_cjk_pending (
+    seq INTEGER PRIMARY KEY,
+    op TEXT NOT NULL,
+    id INTEGER NOT NULL,
+    role TEXT,
+    content TEXT,
+    tool_calls TEXT
+);
+-- Ids whose document is currently in hm_fts_cjk (needed to delete exactly what was added).
+CREATE TABLE IF NOT EXISTS hm_cjk_docs (id INTEGER PRIMARY KEY);
+CREATE TRIGGER IF NOT EXISTS hm_fts_cjk_ai AFTER INSERT ON messages
+WHEN new.content GLOB '{CJK_GLOB}' OR new.tool_calls GLOB '{CJK_GLOB}'
+BEGIN
+    INSERT INTO hm_cjk_pending(op, id) VALUES ('i', new.id);
+END;
+CREATE TRIGGER IF NOT EXISTS hm_fts_cjk_ad AFTER DELETE ON messages
+WHEN old.content GLOB '{CJK_GLOB}' OR old.tool_calls GLOB '{CJK_GLOB}'
+BEGIN
+    INSERT INTO hm_cjk_pending(op, id, role, content, tool_calls)
+    VALUES ('d', old.id, old.role, old.content, old.tool_calls);
+END;
+CREATE TRIGGER IF NOT EXISTS hm_fts_cjk_au AFTER UPDATE OF content, tool_calls, role ON messages
+WHEN (old.content IS NOT new.content OR old.tool_calls IS NOT new.tool_calls
+      OR old.role IS NOT new.role)
+     AND (old.content GLOB '{CJK_GLOB}' OR old.tool_calls GLOB '{CJK_GLOB}'
+          OR new.content GLOB '{CJK_GLOB}' OR new.tool_calls GLOB '{CJK_GLOB}')
+BEGIN
+    INSERT INTO hm_cjk_pending(op, id, role, content, tool_calls)
+    VALUES ('d', old.id, old.role, old.content, old.tool_calls);
+    INSERT INTO hm_cjk_pending(op, id) VALUES ('i', new.id);
+END;
+"""
+
+
+def _ensure_file(path: Path) -> None:
+    """Create the database file with mode 0600 (never loosen an existing file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+        os.close(fd)
+    tighten_permissions(path)
+
+
+def tighten_permissions(path: Path) -> None:
+    """chmod 0600 the database and its ``-wal``/``-shm`` sidecars (best effort)."""
+    for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
+        try:
+            if p.exists() and (p.stat().st_mode & 0o777) != 0o600:
+                os.chmod(p, 0o600)
+        except OSError:
+            pass
+
+
+def connect(path: Path, *, busy_timeout_ms: int = 5000) -> tuple[sqlite3.Connection, str]:
+    """Open ``path`` (created 0600) and apply the archive's pragmas.
+
+    Returns the connection (autocommit: callers use explicit ``BEGIN IMMEDIATE``) and the
+    journal mode in effect: ``"wal"``, or ``"delete"`` where WAL cannot work (network or
+    virtual filesystems, read-only directories).
+    """
+    _ensure_file(path)
+    conn = sqlite3.connect(
+        str(path), timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
+    )
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    mode = "delete"
+    try:
+        row = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+        mode = str(row[0]).lower() if row else "delete"
+    except sqlite3.OperationalError:
+        mode = "delete"
+    if mode != "wal":
+        with contextlib.suppress(sqlite3.OperationalError):
+            conn.execute("PRAGMA journal_mode = DELETE")
+        mode = "delete"
+    else:
+        conn.execute("PRAGMA journal_size_limit = 67108864")
+    conn.execute("PRAGMA synchronous = NORMAL" if mode == "wal" else "PRAGMA synchronous = FULL")
+    conn.execute("PRAGMA temp_store = MEMORY")
+    conn.execute("PRAGMA cache_size = -32000")
+    tighten_permissions(path)
+    return conn, mode
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {str(r[1]) for r in conn.execute(f"PRAGMA table_info({table})")}
+
+
+def _reconcile_columns(conn: sqlite3.Connection) -> None:
+    """Add any of our columns missing from a pre-existing (e.g. older Hermes) table."""
+    for table, spec in (("sessions", _SESSION_COLUMNS), ("messages", _MESSAGE_COLUMNS)):
+        have = _columns(conn, table)
+        for line in spec.strip().split(",\n"):
+            col = line.strip()
+            name = col.split()[0]
+            if name in have or "PRIMARY KEY" in col:
+                continue
+            col = col.replace(" REFERENCES sessions(id)", "")
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {col}")
+
+
+def _run_script(conn: sqlite3.Connection, script: str) -> None:
+    """Execute a multi-statement script inside the caller's transaction.
+
+    (``executescript`` would COMMIT first, breaking the one-transaction migration.)
+    """
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        if line.lstrip().startswith("--"):
+            continue
+        buf += line
+        if sqlite3.complete_statement(buf):
+            conn.execute(buf)
+            buf = ""
+    if buf.strip():
+        conn.execute(buf)
+
+
+def _v1(conn: sqlite3.Connection) -> None:
+    _run_script(conn, _CORE_DDL)
+    _reconcile_columns(conn)
+    try:
+        conn.execute(
+            "CREATE UNIQUE INDEX IF NOT EXISTS idx_sessions_title_unique "
+            "ON sessions(title) WHERE title IS NOT NULL"
+        )
+    except sqlite3.IntegrityError:
+        # Legacy duplicates: the newest session keeps the title, older ones lose it.
+        conn.execute(
+            "UPDATE sessions SET title = NULL WHERE title IS NOT NULL AND EXISTS ("
+            " SELECT 1 FROM sessions s2 WHERE s2.title = sessions.title"
+            " AND (s2.started_at > sessions.started_at"
+            "      OR (s2.started_at = sessions.started_at AND s2.id > sessions.id)))"
+        )
+        conn.execute(
+            "CREATE UNIQUE INDEX IF NOT EXISTS idx_sessions_title_unique "
+            "ON sessions(title) WHERE title IS NOT NULL"
+        )
+    _run_script(conn, _FTS_DDL)
+    # Rows already present (an existing Hermes database): index them now.
+    conn.execute("INSERT INTO hm_fts_words(hm_fts_words) VALUES ('rebuild')")
+    conn.execute(
+        "INSERT INTO hm_cjk_pending(op, id) SELECT 'i', id FROM messages "  # noqa: S608
+        f"WHERE content GLOB '{CJK_GLOB}' OR tool_calls GLOB '{CJK_GLOB}'"
+    )
+
+
+#: Versioned migrations: ``(version, function)``; each runs once, inside one transaction.
+MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = [(1, _v1)]
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    """Our schema version recorded in the file (0 for a new or foreign file)."""
+    try:
+        row = conn.execute(
+            "SELECT value FROM state_meta WHERE key = ?", (META_SCHEMA_KEY,)
+        ).fetchone()
+    except sqlite3.OperationalError:
+        return 0
+    return int(row[0]) if row and str(row[0]).isdigit() else 0
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring the file up to `SCHEMA_VERSION`; the caller holds a write transaction.
+
+    Raises RuntimeError for a file written by a newer hermes-memory.
+    """
+    version = current_version(conn)
+    if version > SCHEMA_VERSION:
+        raise RuntimeError(
+            f"session archive schema version {version} is newer than this hermes-memory-sessions "
+            f"supports ({SCHEMA_VERSION}); upgrade the package"
+        )
+    for target, step in MIGRATIONS:
+        if version < target:
+            step(conn)
+            version = target
+            conn.execute(
+                "INSERT INTO state_meta(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (META_SCHEMA_KEY, str(version)),
+            )
+    if conn.execute("SELECT COUNT(*) FROM schema_version").fetchone()[0] == 0:
+        conn.execute("INSERT INTO schema_version(version) VALUES (?)", (SCHEMA_VERSION,))
+    return version

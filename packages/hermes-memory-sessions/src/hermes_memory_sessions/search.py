@@ -1,0 +1,419 @@
+"""Read side of the archive: full-text search routing, snippets and anchored views.
+
+Routing of `search_messages`:
+
+* a query without CJK runs against the word index ``hm_fts_words`` (BM25 ``rank``); if that
+  finds nothing, the same terms are tried on the CJK index, where Latin words glued to CJK
+  text (``修改youer服务端``) are separate tokens;
+* a query with CJK runs against ``hm_fts_cjk``: a run of 1 or 2 characters is a unigram or
+  bigram token, a longer run the phrase of its consecutive bigrams (an exact substring
+  match); Latin terms of a mixed query match the Latin words of CJK messages;
+* ``any_terms=True`` ORs the content terms (stop words dropped) instead of ANDing all terms:
+  the natural-language fallback of `session_search`.
+
+Only the top ``scan`` hits by rank are joined to ``messages`` (widened geometrically when
+filters remove too many), so a common word does not cost a join per matching row.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hermes_memory_sessions.cjk import cjk_match_expr, split_cjk
+from hermes_memory_sessions.query import ParsedQuery, Term, parse_query
+from hermes_memory_sessions.query import any_terms as content_terms
+
+__all__ = [
+    "Hits",
+    "anchored_view",
+    "build_expression",
+    "find_hits",
+    "messages_around",
+    "search_messages",
+    "shape_message",
+]
+
+_WORDS = "hm_fts_words"
+_CJK = "hm_fts_cjk"
+_FIRST_SCAN = 200
+_SNIPPET_BEFORE = 40
+_SNIPPET_SPAN = 160
+
+
+def _cjk_term(term: Term) -> str:
+    """One term as an expression over the CJK index (parenthesised when it has parts)."""
+    parts: list[str] = []
+    segments = split_cjk(term.text)
+    for idx, (is_cjk, seg) in enumerate(segments):
+        if is_cjk:
+            parts.append(cjk_match_expr(seg))
+            continue
+        words = re.findall(r"\w+", seg)
+        for w_idx, word in enumerate(words):
+            last = idx == len(segments) - 1 and w_idx == len(words) - 1
+            parts.append(Term(word, prefix=term.prefix and last).fts())
+    if not parts:
+        return ""
+    return parts[0] if len(parts) == 1 else "(" + " AND ".join(parts) + ")"
+
+
+def build_expression(parsed: ParsedQuery, *, cjk: bool, any_term: bool) -> str:
+    """The FTS5 MATCH expression for ``parsed`` on the CJK or the word index."""
+    items: list[Term | str]
+    if any_term:
+        terms = content_terms(parsed)
+        items = []
+        for t in terms:
+            if items:
+                items.append("OR")
+            items.append(t)
+    else:
+        items = list(parsed.items)
+    out: list[str] = []
+    for item in items:
+        if isinstance(item, str):
+            if out and out[-1] not in ("AND", "OR", "NOT"):
+                out.append(item)
+            continue
+        expr = _cjk_term(item) if cjk else item.fts()
+        if expr:
+            out.append(expr)
+    while out and out[-1] in ("AND", "OR", "NOT"):
+        out.pop()
+    return " ".join(out)
+
+
+def _needles(parsed: ParsedQuery) -> list[str]:
+    needles: list[str] = []
+    for t in parsed.terms:
+        for is_cjk, seg in split_cjk(t.text):
+            if is_cjk:
+                needles.append(seg)
+            else:
+                needles.extend(w for w in re.findall(r"\w+", seg) if len(w) > 1 or not needles)
+    return sorted(set(needles), key=len, reverse=True)
+
+
+def python_snippet(content: str | None, needles: Sequence[str]) -> str:
+    """A ``>>>term<<<`` snippet around the first occurrence of any needle (CJK hits)."""
+    if not content:
+        return ""
+    low = content.casefold()
+    pos = -1
+    for n in needles:
+        p = low.find(n.casefold())
+        if p >= 0 and (pos < 0 or p < pos):
+            pos = p
+    start = max(0, pos - _SNIPPET_BEFORE) if pos >= 0 else 0
+    end = min(len(content), start + _SNIPPET_SPAN)
+    window = content[start:end]
+    if needles:
+        pattern = re.compile("|".join(re.escape(n) for n in needles), re.IGNORECASE)
+        window = pattern.sub(lambda m: f">>>{m.group()}<<<", window)
+    window = " ".join(window.split())
+    return ("..." if start > 0 else "") + window + ("..." if end < len(content) else "")
+
+
+@dataclass
+class Hits:
+    """Result of `find_hits`: the rows plus what is needed to make snippets later."""
+
+    rows: list[dict[str, Any]]
+    table: str
+    expr: str
+    needles: list[str]
+
+    def snippet(self, conn: sqlite3.Connection, message_id: int) -> str:
+        """The ``>>>term<<<`` snippet of one of these hits."""
+        return snippet_for(conn, self.table, self.expr, message_id, self.needles)
+
+
+def find_hits(
+    conn: sqlite3.Connection,
+    query: str,
+    *,
+    role_filter: Sequence[str] | None = None,
+    source_filter: Sequence[str] | None = None,
+    exclude_sources: Sequence[str] | None = None,
+    limit: int = 20,
+    offset: int = 0,
+    sort: str | None = None,
+    include_inactive: bool = False,
+    any_terms: bool = False,
+) -> Hits | None:
+    """Matching rows without snippets/context (None when nothing matches or no terms)."""
+    parsed = parse_query(query)
+    if not parsed.terms:
+        return None
+    routes = [True] if parsed.has_cjk else [False, True]
+    for cjk in routes:
+        expr = build_expression(parsed, cjk=cjk, any_term=any_terms)
+        if not expr:
+            return None
+        table = _CJK if cjk else _WORDS
+        try:
+            rows = _run(
+                conn,
+                table,
+                expr,
+                role_filter=role_filter,
+                source_filter=source_filter,
+                exclude_sources=exclude_sources,
+                limit=max(1, int(limit)),
+                offset=max(0, int(offset)),
+                sort=sort,
+                include_inactive=include_inactive,
+            )
+        except sqlite3.OperationalError:
+            return None
+        if rows:
+            return Hits(rows, table, expr, _needles(parsed))
+    return None
+
+
+def search_messages(
+    conn: sqlite3.Connection,
+    query: str,
+    *,
+    with_context: bool = True,
+    with_snippet: bool = True,
+    **kwargs: Any,
+) -> list[dict[str, Any]]:
+    """Search message text; never raises for a malformed query (returns ``[]``).
+
+    Keyword arguments: ``role_filter, source_filter, exclude_sources, limit=20, offset=0,
+    sort=None ("newest"/"oldest" order by timestamp instead of BM25 rank),
+    include_inactive=False, any_terms=False`` (OR of content terms: the natural-language
+    fallback), ``with_context``, ``with_snippet``.
+
+    Rows: ``id, session_id, role, snippet, timestamp, tool_name, source, model,
+    session_started`` and, with ``with_context``, ``context`` (the neighbouring messages of
+    the same session as ``{role, content≤200}``).
+    """
+    hits = find_hits(conn, query, **kwargs)
+    if hits is None:
+        return []
+    for row in hits.rows:
+        row["snippet"] = hits.snippet(conn, row["id"]) if with_snippet else ""
+        if with_context:
+            row["context"] = _context(conn, row["session_id"], row["id"], row["timestamp"])
+    return hits.rows
+
+
+def snippet_for(
+    conn: sqlite3.Connection, table: str, expr: str, message_id: int, needles: Sequence[str]
+) -> str:
+    """The ``>>>term<<<`` snippet of one hit (FTS5 ``snippet()`` on the word index)."""
+    if table == _WORDS:
+        try:
+            row = conn.execute(
+                f"SELECT snippet({_WORDS}, -1, '>>>', '<<<', '...', 40) FROM {_WORDS} "  # noqa: S608
+                f"WHERE {_WORDS} MATCH ? AND rowid = ?",
+                (expr, message_id),
+            ).fetchone()
+        except sqlite3.OperationalError:
+            row = None
+        return str(row[0]) if row and row[0] else ""
+    content = conn.execute("SELECT content FROM messages WHERE id = ?", (message_id,)).fetchone()
+    return python_snippet(content[0] if content else None, needles)
+
+
+def _run(
+    conn: sqlite3.Connection,
+    table: str,
+    expr: str,
+    *,
+    role_filter: Sequence[str] | None,
+    source_filter: Sequence[str] | None,
+    exclude_sources: Sequence[str] | None,
+    limit: int,
+    offset: int,
+    sort: str | None,
+    include_inactive: bool,
+) -> list[dict[str, Any]]:
+    where: list[str] = []
+    params: list[Any] = []
+    if role_filter:
+        where.append(f"m.role IN ({','.join('?' * len(role_filter))})")
+        params.extend(role_filter)
+    if source_filter:
+        where.append(f"s.source IN ({','.join('?' * len(source_filter))})")
+        params.extend(source_filter)
+    if exclude_sources:
+        where.append(f"s.source NOT IN ({','.join('?' * len(exclude_sources))})")
+        params.extend(exclude_sources)
+    if not include_inactive:
+        where.append("(m.active = 1 OR m.compacted = 1)")
+    cond = (" WHERE " + " AND ".join(where)) if where else ""
+    select = (
+        "SELECT m.id AS id, m.session_id AS session_id, m.role AS role, m.timestamp AS timestamp,"
+        " m.tool_name AS tool_name, s.source AS source, s.model AS model,"
+        " s.started_at AS session_started"
+    )
+    if sort in ("newest", "oldest"):
+        direction = "DESC" if sort == "newest" else "ASC"
+        sql = (
+            f"{select} FROM messages m JOIN sessions s ON s.id = m.session_id"  # noqa: S608
+            f" WHERE m.id IN (SELECT rowid FROM {table} WHERE {table} MATCH ?)"
+            + (" AND " + " AND ".join(where) if where else "")
+            + f" ORDER BY m.timestamp {direction}, m.id {direction} LIMIT ? OFFSET ?"
+        )
+        rows = conn.execute(sql, [expr, *params, limit, offset]).fetchall()
+        return [dict(r) for r in rows]
+    need = limit + offset
+    scan = max(_FIRST_SCAN, need * 4)
+    while True:
+        sql = (
+            f"WITH hits AS MATERIALIZED (SELECT rowid AS hid, rank AS hrank FROM {table}"  # noqa: S608
+            f" WHERE {table} MATCH ? ORDER BY rank LIMIT ?)"
+            f" {select}, hits.hrank AS rank FROM hits JOIN messages m ON m.id = hits.hid"
+            f" JOIN sessions s ON s.id = m.session_id{cond}"
+            " ORDER BY hits.hrank, m.id LIMIT ? OFFSET ?"
+        )
+        rows = conn.execute(sql, [expr, scan, *params, limit, offset]).fetchall()
+        if len(rows) >= limit or scan < 0:
+            break
+        total = conn.execute(
+            f"SELECT COUNT(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)",  # noqa: S608
+            (expr, scan),
+        ).fetchone()[0]
+        if total < scan:
+            break
+        scan = scan * 8 if scan < 100_000 else -1
+    out = []
+    for r in rows:
+        d = dict(r)
+        d.pop("rank", None)
+        out.append(d)
+    return out
+
+
+def _context(
+    conn: sqlite3.Connection, session_id: str, message_id: int, timestamp: float
+) -> list[dict[str, Any]]:
+    prev = conn.execute(
+        "SELECT role, content FROM messages WHERE session_id = ? AND (timestamp < ? OR"
+        " (timestamp = ? AND id < ?)) ORDER BY timestamp DESC, id DESC LIMIT 1",
+        (session_id, timestamp, timestamp, message_id),
+    ).fetchone()
+    nxt = conn.execute(
+        "SELECT role, content FROM messages WHERE session_id = ? AND (timestamp > ? OR"
+        " (timestamp = ? AND id > ?)) ORDER BY timestamp ASC, id ASC LIMIT 1",
+        (session_id, timestamp, timestamp, message_id),
+    ).fetchone()
+    return [{"role": r["role"], "content": (r["content"] or "")[:200]} for r in (prev, nxt) if r]
+
+
+# ---------------------------------------------------------------- anchored views
+
+_MSG_COLS = "id, session_id, role, content, timestamp, tool_name, tool_calls, tool_call_id"
+
+
+def _decode(row: sqlite3.Row) -> dict[str, Any]:
+    d = dict(row)
+    tc = d.get("tool_calls")
+    if isinstance(tc, str) and tc:
+        try:
+            d["tool_calls"] = json.loads(tc)
+        except ValueError:
+            d["tool_calls"] = tc
+    return d
+
+
+def messages_around(
+    conn: sqlite3.Connection, session_id: str, anchor_id: int, window: int
+) -> dict[str, Any]:
+    """Primitive of the scroll view; see `SessionStore.get_messages_around`."""
+    window = max(0, window)
+    anchor = conn.execute(
+        f"SELECT {_MSG_COLS} FROM messages WHERE id = ? AND session_id = ?",  # noqa: S608
+        (anchor_id, session_id),
+    ).fetchone()
+    if anchor is None:
+        return {"window": [], "messages_before": 0, "messages_after": 0}
+    before = conn.execute(
+        f"SELECT {_MSG_COLS} FROM messages WHERE session_id = ? AND id < ?"  # noqa: S608
+        " ORDER BY id DESC LIMIT ?",
+        (session_id, anchor_id, window),
+    ).fetchall()
+    after = conn.execute(
+        f"SELECT {_MSG_COLS} FROM messages WHERE session_id = ? AND id > ?"  # noqa: S608
+        " ORDER BY id ASC LIMIT ?",
+        (session_id, anchor_id, window),
+    ).fetchall()
+    rows = [*reversed(before), anchor, *after]
+    return {
+        "window": [_decode(r) for r in rows],
+        "messages_before": len(before),
+        "messages_after": len(after),
+    }
+
+
+def anchored_view(
+    conn: sqlite3.Connection,
+    session_id: str,
+    anchor_id: int,
+    window: int = 5,
+    bookend: int = 3,
+    keep_roles: Sequence[str] = ("user", "assistant"),
+) -> dict[str, Any]:
+    """Window filtered to ``keep_roles`` (anchor always kept) plus non-overlapping bookends.
+
+    Returns ``{"window", "messages_before", "messages_after", "bookend_start",
+    "bookend_end"}``; the counts are those of the unfiltered window.
+    """
+    base = messages_around(conn, session_id, anchor_id, window)
+    full = base["window"]
+    if not full:
+        return {**base, "bookend_start": [], "bookend_end": []}
+    roles = list(keep_roles)
+    kept = [m for m in full if m["id"] == anchor_id or m["role"] in roles]
+    marks = ",".join("?" * len(roles)) or "NULL"
+    start = conn.execute(
+        f"SELECT {_MSG_COLS} FROM messages WHERE session_id = ? AND id < ?"  # noqa: S608
+        f" AND role IN ({marks}) AND content IS NOT NULL AND content != ''"
+        " ORDER BY id ASC LIMIT ?",
+        (session_id, full[0]["id"], *roles, max(0, bookend)),
+    ).fetchall()
+    end = conn.execute(
+        f"SELECT {_MSG_COLS} FROM messages WHERE session_id = ? AND id > ?"  # noqa: S608
+        f" AND role IN ({marks}) AND content IS NOT NULL AND content != ''"
+        " ORDER BY id DESC LIMIT ?",
+        (session_id, full[-1]["id"], *roles, max(0, bookend)),
+    ).fetchall()
+    return {
+        "window": kept,
+        "messages_before": base["messages_before"],
+        "messages_after": base["messages_after"],
+        "bookend_start": [_decode(r) for r in start],
+        "bookend_end": [_decode(r) for r in reversed(end)],
+    }
+
+
+def shape_message(
+    msg: dict[str, Any], *, anchor: bool = False, max_chars: int | None = None
+) -> dict[str, Any]:
+    """Tool-output shape: ``{id, role, content, timestamp}`` + truthy tool fields (+anchor).
+
+    With ``max_chars``, longer content is cut and marked ``content_truncated: true`` with
+    ``original_content_chars``.
+    """
+    out: dict[str, Any] = {"id": msg["id"], "role": msg["role"], "content": msg.get("content")}
+    if msg.get("timestamp") is not None:
+        out["timestamp"] = msg["timestamp"]
+    for key in ("tool_name", "tool_calls", "tool_call_id"):
+        if msg.get(key):
+            out[key] = msg[key]
+    content = out["content"]
+    if max_chars is not None and isinstance(content, str) and len(content) > max_chars:
+        out["content"] = content[:max_chars] + "…"
+        out["content_truncated"] = True
+        out["original_content_chars"] = len(content)
+    if anchor:
+        out["anchor"] = True
+    return out
