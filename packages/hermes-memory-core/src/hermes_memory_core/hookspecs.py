@@ -126,7 +126,11 @@ class ProviderSpec:
     def queue_prefetch(self, query: str, session_id: str) -> None:
         """Start warming the recall for the next turn.
 
-        Runs on the manager's background worker after a turn, in order with `sync_turn`.
+        :param query: the text the next recall will likely be about (secrets scrubbed).
+        :param session_id: the current session.
+
+        Runs on the manager's background worker after a turn, in order with `sync_turn`;
+        a slow implementation delays later syncs, never the turn.
         """
 
     @hookspec
