@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import runpy
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,10 @@ def test_local_links_in_docs_resolve():
             if not (page.parent / target).exists():
                 broken.append(f"{page.relative_to(ROOT)} -> {target}")
     assert not broken, "broken links: " + ", ".join(broken)
+
+
+def test_hook_reference_is_up_to_date():
+    render = runpy.run_path(str(ROOT / "docs" / "gen_hook_reference.py"))["render"]
+    assert HOOKS_DOC.read_text(encoding="utf-8") == render(), (
+        "docs/reference/hooks.md is stale: run python docs/gen_hook_reference.py"
+    )
