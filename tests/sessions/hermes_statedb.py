@@ -321,6 +321,7 @@ def _add_message(conn: sqlite3.Connection, exp: Expected, *, keep: bool = True, 
                 k: row.get(k)
                 for k in ("role", "content", "tool_call_id", "tool_calls", "tool_name", "timestamp")
             }
+            | {"active": row.get("active", 1), "compacted": row.get("compacted", 0)}
         )
     else:
         exp.excluded += 1
@@ -456,11 +457,14 @@ def populate(conn: sqlite3.Connection, *, v23: bool) -> Expected:
         content='Multi\nline\ttext with "quotes" and \\backslashes\\ and \u2028 sep',
     )
     if v23:
-        # Rewound turn (active=0, compacted=0): never searchable, not imported.
+        prompt = "You are Hermes. 你好。"
+        conn.execute("INSERT INTO system_prompts(hash, prompt) VALUES ('h1', ?)", (prompt,))
+        conn.execute("UPDATE sessions SET system_prompt_hash = 'h1' WHERE id = ?", (root,))
+        exp.sessions[root]["system_prompt"] = prompt
+        # Rewound turn (active=0, compacted=0): imported with its flags, never searchable.
         _add_message(
             conn,
             exp,
-            keep=False,
             session_id=child,
             role="user",
             timestamp=t0 + 3604,

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MESSAGE_FIELDS",
-    "SESSION_FIELDS",
+    "SESSION_RECOMPUTED",
     "HermesImportError",
     "ImportReport",
     "ProgressCallback",
@@ -46,21 +46,10 @@ __all__ = [
 ProgressCallback = Callable[[int, int], None]
 """``progress(done, total)``: called with the number of messages processed so far."""
 
-#: Session columns copied from the source when present (the archive's compatible subset).
-SESSION_FIELDS: tuple[str, ...] = (
-    "id",
-    "source",
-    "user_id",
-    "model",
-    "model_config",
-    "parent_session_id",
-    "started_at",
-    "ended_at",
-    "end_reason",
-    "title",
-)
+#: Session columns never copied: the archive recomputes them from the imported messages.
+SESSION_RECOMPUTED: frozenset[str] = frozenset({"message_count", "tool_call_count"})
 
-#: Message columns copied from the source when present.
+#: Message columns copied from the source when present (the archive's compatible subset).
 MESSAGE_FIELDS: tuple[str, ...] = (
     "role",
     "content",
@@ -68,6 +57,11 @@ MESSAGE_FIELDS: tuple[str, ...] = (
     "tool_calls",
     "tool_name",
     "timestamp",
+    "token_count",
+    "finish_reason",
+    "reasoning",
+    "active",
+    "compacted",
 )
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -97,9 +91,10 @@ class ImportReport:
         messages_imported: messages written to the archive.
         sessions_skipped: ids already present in the archive and therefore left untouched.
         messages_skipped: messages belonging to ``sessions_skipped``.
-        messages_excluded: source rows deliberately not imported (v23+ rows that were rewound or
-            undone, ``active=0 AND compacted=0``, and ``display_kind='hidden'`` rows that
-            Hermes never shows or searches).
+        messages_excluded: source rows deliberately not imported: v23+ ``display_kind='hidden'``
+            rows, which Hermes never shows or searches. (Rewound and compacted rows *are*
+            imported, with their ``active``/``compacted`` flags, so search treats them as
+            Hermes does.)
         warnings: human-readable notes (dropped lineage links, renamed titles, ...).
         read_mode: how the source was opened (``"ro"``, ``"immutable"`` or ``"snapshot"``).
     """
@@ -144,7 +139,7 @@ class ImportReport:
                 f" ({self.messages_skipped:,} messages)"
             )
         if self.messages_excluded:
-            text += f"; left out {self.messages_excluded:,} rewound/hidden messages"
+            text += f"; left out {self.messages_excluded:,} hidden messages"
         if self.warnings:
             text += f"; {len(self.warnings)} warning(s)"
         return text
@@ -338,10 +333,8 @@ def detect_layout(conn: sqlite3.Connection, *, name: str = "source") -> _Layout:
 
 
 def _message_filter(cols: frozenset[str]) -> str:
-    """SQL predicate selecting the rows to import (v23+ rewound / hidden rows excluded)."""
+    """SQL predicate selecting the rows to import (v23+ hidden UI rows excluded)."""
     clauses = []
-    if "active" in cols and "compacted" in cols:
-        clauses.append("NOT (coalesce(active, 1) = 0 AND coalesce(compacted, 0) = 0)")
     if "display_kind" in cols:
         clauses.append("coalesce(display_kind, '') <> 'hidden'")
     return " AND ".join(clauses) if clauses else "1"
@@ -446,10 +439,13 @@ def import_hermes_db(
             listed in :attr:`ImportReport.sessions_skipped` (so re-running an import only adds
             what is new). With ``False`` the import refuses to start if any id exists.
 
-    Sessions keep their id, title, lineage, source, model, start/end times and end reason;
-    messages keep role, content, tool fields, timestamps and order (new archive message ids
-    are assigned in the original order). Each session is written in one transaction, parents
-    before children; messages are streamed in batches, so memory stays flat on large files.
+    Sessions keep their id, title, lineage, source, model, start/end times, end reason and
+    every other column the archive knows (token and cost counters, ``model_config``, the
+    system prompt — resolved from v25+ ``system_prompts`` — ...); message and tool-call
+    counts are recomputed. Messages keep role, content, tool fields, timestamps, reasoning,
+    ``active``/``compacted`` flags and order (new archive message ids are assigned in the
+    original order). Each session is written in one transaction, parents before children;
+    messages are read from the source in batches of 1,000, so reading uses constant memory.
 
     Raises:
         HermesImportError: the file is missing, not SQLite, not a Hermes database, or damaged
@@ -479,10 +475,15 @@ def _import(
         source=str(path), layout=layout.name, schema_version=layout.schema_version
     )
     report.read_mode = src.mode
-    session_fields = tuple(f for f in SESSION_FIELDS if f in layout.session_columns)
+    session_fields = tuple(sorted(layout.session_columns - SESSION_RECOMPUTED))
     message_fields = tuple(f for f in MESSAGE_FIELDS if f in layout.message_columns)
     where = _message_filter(layout.message_columns)
 
+    prompts = bool(
+        conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'system_prompts'"
+        ).fetchone()
+    )
     order = _session_order(conn)
     report.sessions_total = len(order)
     total = int(conn.execute(f"SELECT count(*) FROM messages WHERE {where}").fetchone()[0])  # noqa: S608
@@ -524,10 +525,16 @@ def _import(
             session["source"] = "cli"
         if parent is not None and store.get_session(parent) is None:
             report.warnings.append(
-                f"session {sid}: parent {parent} is not in the source or the archive;"
-                " lineage link dropped"
+                f"session {sid}: parent {parent} is in neither the source nor the archive"
+                " (link kept; lineage stops there)"
             )
-            session["parent_session_id"] = None
+        if not session.get("system_prompt") and session.get("system_prompt_hash") and prompts:
+            found = conn.execute(
+                "SELECT prompt FROM system_prompts WHERE hash = ?",
+                (session["system_prompt_hash"],),
+            ).fetchone()
+            if found is not None:
+                session["system_prompt"] = found[0]
         # progress is reported per batch from inside the reader; roll it back on retry
         start_done = done
         messages = _SessionMessages(conn, sid, message_fields, where, tick)
