@@ -109,7 +109,7 @@ CREATE INDEX IF NOT EXISTS idx_sessions_last_active
     ON sessions(COALESCE(last_activity_at, started_at) DESC);
 """
 
-_FTS_DDL = f"""  # noqa: S608
+_FTS_DDL = f"""
 CREATE VIEW IF NOT EXISTS hm_fts_words_src AS
     SELECT id, {_WORD_SRC} AS content, tool_name, tool_calls FROM messages;
 CREATE VIRTUAL TABLE IF NOT EXISTS hm_fts_words USING fts5(
@@ -180,7 +180,7 @@ BEGIN
     VALUES ('d', old.id, old.role, old.content, old.tool_calls);
     INSERT INTO hm_cjk_pending(op, id) VALUES ('i', new.id);
 END;
-"""
+"""  # noqa: S608
 
 
 def _ensure_file(path: Path) -> None:

@@ -1,0 +1,340 @@
+"""`SessionArchiveProvider`: the session archive as a hermes-memory provider (``"sessions"``).
+
+It records every turn (``sync_turn``; with ``messages``, also the assistant tool calls and
+tool results of the turn), ends the session on ``on_session_end``, follows session switches
+(the new session is linked through ``parent_session_id``), and exposes ``session_search``.
+
+The database is ``sessions.db_path`` from ``config.yaml`` (``~`` expanded; a relative path
+is taken relative to the home directory), default ``<home>/state.db``. Nothing is opened
+before the first write or tool call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from hermes_memory_core.provider import MemoryProvider
+from hermes_memory_core.toolresult import tool_error
+
+from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.tool import SESSION_SEARCH_SCHEMA, session_search
+
+__all__ = ["SessionArchiveProvider"]
+
+logger = logging.getLogger(__name__)
+_REMEMBERED = 200  # fingerprints per session kept to drop re-delivered messages
+
+
+def _text(content: Any) -> str | None:
+    """Message content as text: strings as is, OpenAI part lists joined, others as JSON."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [
+            str(p.get("text", ""))
+            for p in content
+            if isinstance(p, Mapping) and p.get("type") in ("text", "input_text", "output_text")
+        ]
+        if texts and len(texts) == len(content):
+            return "\n".join(texts)
+    return json.dumps(content, ensure_ascii=False, default=str)
+
+
+def _normal_calls(tool_calls: Any) -> str | None:
+    if not tool_calls:
+        return None
+    if isinstance(tool_calls, str):
+        try:
+            tool_calls = json.loads(tool_calls)
+        except ValueError:
+            return str(tool_calls)
+    return json.dumps(tool_calls, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _fingerprint(role: Any, content: Any, tool_call_id: Any, tool_calls: Any) -> str:
+    raw = json.dumps(
+        [role, content, tool_call_id or None, _normal_calls(tool_calls)],
+        ensure_ascii=False,
+        default=str,
+    )
+    return hashlib.sha1(raw.encode("utf-8"), usedforsecurity=False).hexdigest()
+
+
+class SessionArchiveProvider(MemoryProvider):
+    """Record every message in the SQLite session archive and serve ``session_search``.
+
+    Args:
+        store: an open `SessionStore` to use (not closed by `shutdown`); by default the
+            provider opens ``sessions.db_path`` itself on first use.
+        hermes_home: the home directory (default: ``initialize(hermes_home=…)``,
+            ``$HERMES_HOME`` or ``~/.hermes``).
+        config: the parsed ``config.yaml`` (only the ``sessions:`` section is read).
+    """
+
+    name = "sessions"
+
+    def __init__(
+        self,
+        store: SessionStore | None = None,
+        *,
+        hermes_home: str | Path | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._store = store
+        self._owns_store = store is None
+        self._home = Path(hermes_home).expanduser() if hermes_home else None
+        self._config = dict(config or {})
+        self._session_id = ""
+        self._source = "cli"
+        self._model: str | None = None
+        self._parent = ""
+        self._writable = True
+        self._created: set[str] = set()
+        self._recorded: dict[str, list[str]] = {}
+        self._lock = threading.RLock()
+
+    # ------------------------------------------------------------------ configuration
+
+    @property
+    def db_path(self) -> Path:
+        """Where the archive lives (``sessions.db_path`` or ``<home>/state.db``)."""
+        home = self._home or Path(os.environ.get("HERMES_HOME") or "~/.hermes").expanduser()
+        section = self._config.get("sessions")
+        configured = section.get("db_path") if isinstance(section, Mapping) else None
+        if configured:
+            path = Path(str(configured)).expanduser()
+            return path if path.is_absolute() else home / path
+        return home / "state.db"
+
+    @property
+    def store(self) -> SessionStore:
+        """The archive, opened on first use."""
+        with self._lock:
+            if self._store is None:
+                self._store = SessionStore(self.db_path)
+            return self._store
+
+    def is_available(self) -> bool:
+        """True when the linked SQLite has FTS5 (no I/O, no network)."""
+        import sqlite3
+
+        try:
+            conn = sqlite3.connect(":memory:")
+            try:
+                conn.execute("CREATE VIRTUAL TABLE temp.p USING fts5(x)")
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            return False
+        return True
+
+    def unavailable_reason(self) -> str:
+        """Why the archive cannot run."""
+        return "" if self.is_available() else "the linked SQLite library lacks FTS5"
+
+    def initialize(self, session_id: str, **kwargs: Any) -> None:
+        """Remember the session; ``agent_context`` other than ``"primary"`` disables writes."""
+        self._session_id = session_id or ""
+        if kwargs.get("hermes_home") and self._home is None:
+            self._home = Path(str(kwargs["hermes_home"])).expanduser()
+        self._source = str(kwargs.get("platform") or "cli")
+        self._model = kwargs.get("model") if isinstance(kwargs.get("model"), str) else None
+        self._parent = str(kwargs.get("parent_session_id") or "")
+        context = kwargs.get("agent_context")
+        self._writable = context in (None, "", "primary")
+
+    def get_tool_schemas(self) -> list[dict[str, Any]]:
+        """The ``session_search`` tool."""
+        return [SESSION_SEARCH_SCHEMA]
+
+    def get_config_schema(self) -> list[dict[str, Any]]:
+        """The provider's one setting."""
+        return [
+            {
+                "key": "sessions.db_path",
+                "description": "SQLite file of the session archive",
+                "secret": False,
+                "required": False,
+                "default": "<home>/state.db",
+            }
+        ]
+
+    def backup_paths(self) -> list[str]:
+        """The database file when it lives outside the home directory."""
+        path = self.db_path
+        home = self._home
+        if home is not None and home in path.parents:
+            return []
+        return [str(path)]
+
+    # ------------------------------------------------------------------ tool
+
+    def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
+        """Run ``session_search`` (the caller's own lineage is excluded from results)."""
+        if tool_name != "session_search":
+            return tool_error(f"Unknown tool: {tool_name}", success=False)
+        current = kwargs.get("current_session_id") or self._session_id or None
+        try:
+            store = self.store
+        except Exception as exc:
+            return tool_error(f"session archive unavailable: {exc}", success=False)
+        return session_search(args, store=store, current_session_id=current)
+
+    # ------------------------------------------------------------------ recording
+
+    def _ensure_session(self, session_id: str, parent: str = "") -> None:
+        if session_id in self._created:
+            return
+        store = self.store
+        if store.get_session(session_id) is None:
+            store.create_session(
+                session_id,
+                source=self._source,
+                model=self._model,
+                parent_session_id=parent or None,
+            )
+            self._recorded[session_id] = []
+        else:
+            tail = store.get_messages(session_id)[-_REMEMBERED:]
+            self._recorded[session_id] = [
+                _fingerprint(m["role"], m["content"], m["tool_call_id"], m["tool_calls"])
+                for m in tail
+            ]
+        self._created.add(session_id)
+
+    def sync_turn(
+        self,
+        user_content: str,
+        assistant_content: str,
+        *,
+        session_id: str = "",
+        messages: list[dict[str, Any]] | None = None,
+    ) -> None:
+        """Append the turn's messages (tool calls and results too when ``messages`` is given).
+
+        Messages already recorded — the same turn delivered twice, or a ``messages`` list
+        that repeats earlier turns — are not stored again. ``system`` messages are skipped.
+        """
+        if not self._writable:
+            return
+        sid = session_id or self._session_id
+        if not sid:
+            return
+        if messages:
+            rows = self._rows_from_messages(messages)
+        else:
+            rows = [
+                {"role": role, "content": text}
+                for role, text in (("user", user_content), ("assistant", assistant_content))
+                if text
+            ]
+        if not rows:
+            return
+        with self._lock:
+            self._ensure_session(sid, self._parent if sid == self._session_id else "")
+            recorded = self._recorded.setdefault(sid, [])
+            prints = [
+                _fingerprint(r["role"], r["content"], r.get("tool_call_id"), r.get("tool_calls"))
+                for r in rows
+            ]
+            overlap = 0
+            for k in range(min(len(recorded), len(prints)), 0, -1):
+                if recorded[-k:] == prints[:k]:
+                    overlap = k
+                    break
+            new_rows = rows[overlap:]
+            if not new_rows:
+                return
+            self.store.append_messages(sid, new_rows)
+            recorded.extend(prints[overlap:])
+            del recorded[:-_REMEMBERED]
+
+    @staticmethod
+    def _rows_from_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        names: dict[str, str] = {}
+        rows: list[dict[str, Any]] = []
+        items: list[object] = list(messages)
+        for m in items:
+            if not isinstance(m, Mapping):
+                continue
+            role = m.get("role")
+            if not isinstance(role, str) or role == "system":
+                continue
+            calls = m.get("tool_calls") or None
+            if isinstance(calls, list):
+                for call in calls:
+                    if isinstance(call, Mapping):
+                        fn = call.get("function")
+                        fname = fn.get("name") if isinstance(fn, Mapping) else call.get("name")
+                        if call.get("id") and fname:
+                            names[str(call["id"])] = str(fname)
+            call_id = m.get("tool_call_id")
+            tool_name = m.get("tool_name") or m.get("name")
+            if role == "tool" and not tool_name and call_id:
+                tool_name = names.get(str(call_id))
+            rows.append(
+                {
+                    "role": role,
+                    "content": _text(m.get("content")),
+                    "tool_calls": _normal_calls(calls) if calls else None,
+                    "tool_call_id": call_id,
+                    "tool_name": tool_name,
+                    "timestamp": m.get("timestamp"),
+                }
+            )
+        return rows
+
+    def on_session_end(self, messages: list[dict[str, Any]]) -> None:
+        """End the current session (first writer wins; nothing happens for unknown ids)."""
+        if not self._writable or not self._session_id:
+            return
+        with self._lock:
+            store = self.store
+            if store.get_session(self._session_id) is not None:
+                store.end_session(self._session_id, "session_end")
+
+    def on_session_switch(
+        self,
+        new_session_id: str,
+        *,
+        parent_session_id: str = "",
+        reset: bool = False,
+        rewound: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        """Move to ``new_session_id``; the old session ends and the new one is created.
+
+        The new row's ``parent_session_id`` is ``parent_session_id`` when given, else the
+        previous session unless ``reset`` (a fresh start is its own lineage, so the old
+        conversation stays findable from the new one).
+        """
+        old = self._session_id
+        if not new_session_id or new_session_id == old:
+            return
+        parent = parent_session_id or ("" if reset else old)
+        self._session_id = new_session_id
+        self._parent = parent
+        if not self._writable:
+            return
+        with self._lock:
+            store = self.store
+            if old and store.get_session(old) is not None:
+                store.end_session(old, "session_reset" if reset else "session_switch")
+            if parent and store.get_session(parent) is None:
+                parent = ""
+            self._ensure_session(new_session_id, parent)
+
+    def shutdown(self) -> None:
+        """Close the archive if the provider opened it."""
+        with self._lock:
+            if self._owns_store and self._store is not None:
+                self._store.close()
+                self._store = None
+            self._created.clear()

@@ -1,0 +1,445 @@
+"""The ``session_search`` tool: discovery, scroll and browse over the archive. No LLM.
+
+``session_search(args, *, store, current_session_id=None) -> str`` returns a JSON string in
+the shapes of Hermes Agent's tool (``mode`` ``"discover"``, ``"scroll"`` or ``"browse"``);
+errors are ``{"error": "<message>", "success": false}``.
+
+Beyond the reference: when the implicit-AND query finds fewer than ``limit`` lineages, a
+natural-language fallback ranks messages by any-term BM25 (stop words dropped) to fill the
+remaining slots; the payload then carries ``"fallback": "any_terms"`` and each result found
+that way ``"match": "any_terms"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from hermes_memory_core.toolresult import tool_error, tool_result
+
+from hermes_memory_sessions.query import any_terms, parse_query
+from hermes_memory_sessions.search import Hits, find_hits, shape_message
+from hermes_memory_sessions.store import SessionStore
+
+__all__ = ["HIDDEN_SOURCES", "SESSION_SEARCH_SCHEMA", "format_timestamp", "session_search"]
+
+#: Sources never shown by session_search.
+HIDDEN_SOURCES: tuple[str, ...] = ("tool",)
+_SCAN = 50
+_WINDOW_CAP = 4000
+_BOOKEND_CAP = 1200
+_DEFAULT_ROLES = ["user", "assistant"]
+
+SESSION_SEARCH_SCHEMA: dict[str, Any] = {
+    "name": "session_search",
+    "description": (
+        "Search and read past conversations stored in the local session archive. No LLM is "
+        "involved: results come straight from a full-text index in milliseconds.\n"
+        "Three shapes, chosen by the arguments:\n"
+        "1. Discovery — pass `query`: returns up to `limit` past sessions (one per "
+        "conversation lineage) with the best-matching message, a >>>highlighted<<< snippet, "
+        "a window of surrounding messages and the first/last messages of the session.\n"
+        "2. Scroll — pass `session_id` and `around_message_id`: returns `window` messages "
+        "before and after that message. To read forward pass the id of the last message "
+        "returned (messages[-1].id), to read backward the first (messages[0].id); the "
+        "boundary message appears in both windows. Fewer than `window` messages before/after "
+        "means you reached the start/end of the session.\n"
+        "3. Browse — pass neither: lists the most recent sessions.\n"
+        'Query syntax (FTS5): words are ANDed; use OR for alternatives, "exact phrase", '
+        "NOT to exclude, prefix* for prefixes. Chinese, Japanese and Korean text works, "
+        "including one- and two-character terms. Plain questions also work: when not every "
+        "word matches, sessions matching most of the important words are returned. An empty "
+        "result is not proof that something was never discussed — try other words."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "query": {
+                "type": "string",
+                "description": "Search terms or a question. Omit to browse recent sessions.",
+            },
+            "limit": {
+                "type": "integer",
+                "description": "How many sessions to return (1-10, default 3).",
+            },
+            "sort": {
+                "type": "string",
+                "enum": ["newest", "oldest"],
+                "description": "Order by time instead of relevance.",
+            },
+            "session_id": {
+                "type": "string",
+                "description": "Session to scroll (use with around_message_id).",
+            },
+            "around_message_id": {
+                "type": "integer",
+                "description": "Message id to centre the scroll window on.",
+            },
+            "window": {
+                "type": "integer",
+                "description": "Messages before and after the anchor when scrolling (1-20, "
+                "default 5).",
+            },
+            "role_filter": {
+                "type": "string",
+                "description": "Comma-separated roles to search (default 'user,assistant'; "
+                "add 'tool' to search tool output).",
+            },
+        },
+        "required": [],
+    },
+}
+
+
+def format_timestamp(value: Any) -> str:
+    """Epoch seconds (or numeric string) → ``"November 14, 2023 at 10:13 PM"`` local time.
+
+    None → ``"unknown"``; other strings are returned unchanged.
+    """
+    if value is None:
+        return "unknown"
+    if isinstance(value, str):
+        try:
+            num = float(value)
+        except ValueError:
+            return value
+    elif isinstance(value, int | float):
+        num = float(value)
+    else:
+        return str(value)
+    try:
+        return datetime.fromtimestamp(num).strftime("%B %d, %Y at %I:%M %p")
+    except (OverflowError, OSError, ValueError):
+        return str(value)
+
+
+def _int_or(value: Any, default: int) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        return default
+
+
+def _clamp(value: int, low: int, high: int) -> int:
+    return max(low, min(high, value))
+
+
+def _roles(value: Any) -> list[str]:
+    if isinstance(value, str):
+        parts = value.split(",")
+    elif isinstance(value, list | tuple):
+        parts = [str(v) for v in value]
+    else:
+        return []
+    return [p.strip() for p in parts if p.strip()]
+
+
+def session_search(
+    args: Mapping[str, Any] | None,
+    *,
+    store: SessionStore,
+    current_session_id: str | None = None,
+) -> str:
+    """Run the ``session_search`` tool; always returns a JSON string (never raises)."""
+    raw: object = {} if args is None else args
+    if not isinstance(raw, Mapping):
+        return tool_error("arguments must be a JSON object", success=False)
+    try:
+        return _dispatch(raw, store, current_session_id or None)
+    except Exception as exc:  # the model gets a message, never a traceback
+        return tool_error(f"session_search failed: {exc}", success=False)
+
+
+def _dispatch(args: Mapping[str, Any], store: SessionStore, current: str | None) -> str:
+    session_id = args.get("session_id")
+    around = args.get("around_message_id")
+    if isinstance(session_id, str) and session_id.strip() and around is not None:
+        return _scroll(store, session_id.strip(), around, args.get("window"), current)
+    limit = _clamp(_int_or(args.get("limit", 3), 3), 1, 10)
+    query = args.get("query")
+    if not isinstance(query, str) or not query.strip():
+        return _browse(store, limit, current)
+    sort = args.get("sort")
+    sort = sort.strip().lower() if isinstance(sort, str) else None
+    if sort not in ("newest", "oldest"):
+        sort = None
+    roles = _roles(args.get("role_filter")) or list(_DEFAULT_ROLES)
+    return _discover(store, query.strip(), limit, sort, roles, current)
+
+
+# ------------------------------------------------------------------ scroll
+
+
+def _scroll(
+    store: SessionStore, session_id: str, around: Any, window_arg: Any, current: str | None
+) -> str:
+    if not session_id:
+        return tool_error("scroll requires session_id", success=False)
+    if isinstance(around, bool):
+        return tool_error("scroll requires integer around_message_id", success=False)
+    try:
+        anchor = int(around)
+    except (TypeError, ValueError, OverflowError):
+        return tool_error("scroll requires integer around_message_id", success=False)
+    window = _clamp(_int_or(window_arg if window_arg is not None else 5, 5), 1, 20)
+    resolved = store.resolve_session_id(session_id)
+    if current and resolved and store.lineage_root(resolved) == store.lineage_root(current):
+        return tool_error(
+            "scroll rejected: anchor lives in the current session lineage "
+            "(already in your active context)",
+            success=False,
+        )
+    if resolved is None:
+        return tool_error(f"session_id not found: {session_id}", success=False)
+    try:
+        view = store.get_messages_around(resolved, anchor, window)
+    except Exception as exc:
+        return tool_error(f"failed to load messages: {exc}", success=False)
+    warning = None
+    owner_id = resolved
+    if not view["window"]:
+        owner = _owner_of(store, anchor)
+        if (
+            owner
+            and owner != resolved
+            and store.lineage_root(owner) == store.lineage_root(resolved)
+        ):
+            view = store.get_messages_around(owner, anchor, window)
+            warning = (
+                f"around_message_id {anchor} lives in {owner} (child of {resolved}); "
+                "rebound transparently"
+            )
+            owner_id = owner
+        if not view["window"]:
+            return tool_error(
+                f"around_message_id {anchor} not in session_id {resolved}", success=False
+            )
+    meta = store.get_session(owner_id) or {}
+    payload: dict[str, Any] = {
+        "success": True,
+        "mode": "scroll",
+        "session_id": owner_id,
+        "around_message_id": anchor,
+        "session_meta": {
+            "when": format_timestamp(meta.get("started_at")),
+            "source": meta.get("source") or "unknown",
+            "model": meta.get("model") or "unknown",
+            "title": meta.get("title"),
+        },
+        "window": window,
+        "messages": [
+            shape_message(m, anchor=m["id"] == anchor, max_chars=_WINDOW_CAP)
+            for m in view["window"]
+        ],
+        "messages_before": view["messages_before"],
+        "messages_after": view["messages_after"],
+    }
+    if warning:
+        payload["warning"] = warning
+    return tool_result(payload)
+
+
+def _owner_of(store: SessionStore, message_id: int) -> str | None:
+    with store.read() as conn:
+        row = conn.execute("SELECT session_id FROM messages WHERE id = ?", (message_id,)).fetchone()
+    return str(row[0]) if row else None
+
+
+# ------------------------------------------------------------------ discovery
+
+
+class _Lineages:
+    """Cached lineage roots for one tool call."""
+
+    def __init__(self, store: SessionStore, current: str | None) -> None:
+        self.store = store
+        self.cache: dict[str, str] = {}
+        self.current = current
+        self.current_root = self.root(current) if current else None
+
+    def root(self, session_id: str) -> str:
+        if session_id not in self.cache:
+            self.cache[session_id] = self.store.lineage_root(session_id)
+        return self.cache[session_id]
+
+    def is_current(self, session_id: str) -> bool:
+        if not self.current:
+            return False
+        return session_id == self.current or self.root(session_id) == self.current_root
+
+
+def _pick(
+    hits: Hits | None,
+    lineages: _Lineages,
+    kept: dict[str, tuple[dict[str, Any], Hits, bool]],
+    limit: int,
+    fallback: bool,
+) -> None:
+    if hits is None:
+        return
+    for row in hits.rows:
+        if len(kept) >= limit:
+            return
+        sid = row["session_id"]
+        if lineages.is_current(sid):
+            continue
+        root = lineages.root(sid)
+        if root not in kept:
+            kept[root] = (row, hits, fallback)
+
+
+def _discover(
+    store: SessionStore,
+    query: str,
+    limit: int,
+    sort: str | None,
+    roles: Sequence[str],
+    current: str | None,
+) -> str:
+    common: dict[str, Any] = {
+        "role_filter": roles,
+        "exclude_sources": list(HIDDEN_SOURCES),
+        "limit": _SCAN,
+        "sort": sort,
+    }
+    with store.read() as conn:
+        hits = find_hits(conn, query, **common)
+    lineages = _Lineages(store, current)
+    kept: dict[str, tuple[dict[str, Any], Hits, bool]] = {}
+    _pick(hits, lineages, kept, limit, False)
+    used_fallback = False
+    parsed = parse_query(query)
+    if len(kept) < limit and not parsed.has_syntax and len(any_terms(parsed)) >= 2:
+        with store.read() as conn:
+            extra = find_hits(conn, query, any_terms=True, **common)
+        before = len(kept)
+        _pick(extra, lineages, kept, limit, True)
+        used_fallback = len(kept) > before
+    if hits is None and not used_fallback:
+        return tool_result(
+            {
+                "success": True,
+                "mode": "discover",
+                "query": query,
+                "results": [],
+                "count": 0,
+                "message": "No matching sessions found.",
+            }
+        )
+    results = []
+    for root, (row, row_hits, via_fallback) in kept.items():
+        entry = _result_entry(store, root, row, row_hits)
+        if entry is None:
+            continue
+        if via_fallback:
+            entry["match"] = "any_terms"
+        results.append(entry)
+    payload: dict[str, Any] = {
+        "success": True,
+        "mode": "discover",
+        "query": query,
+        "results": results,
+        "count": len(results),
+        "sessions_searched": len(kept),
+    }
+    if used_fallback:
+        payload["fallback"] = "any_terms"
+    return tool_result(payload)
+
+
+def _result_entry(
+    store: SessionStore, root: str, row: dict[str, Any], hits: Hits
+) -> dict[str, Any] | None:
+    sid = row["session_id"]
+    mid = row["id"]
+    try:
+        view = store.get_anchored_view(sid, mid, window=5, bookend=3)
+    except Exception:
+        return None
+    root_meta = store.get_session(root) or {}
+    hit_meta = root_meta if root == sid else (store.get_session(sid) or {})
+    with store.read() as conn:
+        snippet = hits.snippet(conn, mid)
+    started = root_meta.get("started_at") or hit_meta.get("started_at")
+    entry: dict[str, Any] = {
+        "session_id": sid,
+        "when": format_timestamp(started),
+        "source": root_meta.get("source") or hit_meta.get("source") or "unknown",
+        "model": root_meta.get("model") or hit_meta.get("model") or "unknown",
+        "title": root_meta.get("title"),
+        "matched_role": row["role"],
+        "match_message_id": mid,
+        "snippet": snippet or "",
+        "bookend_start": [shape_message(m, max_chars=_BOOKEND_CAP) for m in view["bookend_start"]],
+        "messages": [
+            shape_message(m, anchor=m["id"] == mid, max_chars=_WINDOW_CAP) for m in view["window"]
+        ],
+        "bookend_end": [shape_message(m, max_chars=_BOOKEND_CAP) for m in view["bookend_end"]],
+        "messages_before": view["messages_before"],
+        "messages_after": view["messages_after"],
+    }
+    if root != sid:
+        entry["parent_session_id"] = root
+    return entry
+
+
+# ------------------------------------------------------------------ browse
+
+
+def _preview(store: SessionStore, session_id: str) -> str:
+    with store.read() as conn:
+        row = conn.execute(
+            "SELECT content FROM messages WHERE session_id = ? AND role = 'user'"
+            " AND content IS NOT NULL AND content != '' ORDER BY id LIMIT 1",
+            (session_id,),
+        ).fetchone()
+    if not row:
+        return ""
+    text = " ".join(str(row[0]).split())[:63]
+    return text if len(text) <= 60 else text[:60] + "..."
+
+
+def _browse(store: SessionStore, limit: int, current: str | None) -> str:
+    try:
+        current_root = store.lineage_root(current) if current else None
+        results: list[dict[str, Any]] = []
+        offset = 0
+        while len(results) < limit:
+            page = store.list_sessions(
+                exclude_sources=list(HIDDEN_SOURCES),
+                limit=limit + 15,
+                offset=offset,
+                order="last_active",
+            )
+            if not page:
+                break
+            offset += len(page)
+            for s in page:
+                if s["id"] in (current, current_root) or s.get("parent_session_id"):
+                    continue
+                results.append(
+                    {
+                        "session_id": s["id"],
+                        "title": s.get("title"),
+                        "source": s.get("source") or "unknown",
+                        "started_at": s.get("started_at"),
+                        "last_active": s.get("last_active") or s.get("started_at"),
+                        "message_count": s.get("message_count") or 0,
+                        "preview": _preview(store, s["id"]),
+                    }
+                )
+                if len(results) >= limit:
+                    break
+    except Exception as exc:
+        return tool_error(f"Failed to list recent sessions: {exc}", success=False)
+    return tool_result(
+        {
+            "success": True,
+            "mode": "browse",
+            "results": results,
+            "count": len(results),
+            "message": f"Showing {len(results)} most recent sessions. Pass a query= to search, "
+            "or session_id+around_message_id to scroll.",
+        }
+    )
