@@ -257,7 +257,7 @@ def _open(path: Path) -> _Source:
                 return _Source(conn, plan, None)
         return _snapshot(path)
     except sqlite3.DatabaseError as exc:
-        raise HermesImportError(f"{path}: cannot be read as a SQLite database ({exc})") from exc
+        raise HermesImportError(f"{path}: the database is damaged or unreadable ({exc})") from exc
     except OSError as exc:
         raise HermesImportError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
 
