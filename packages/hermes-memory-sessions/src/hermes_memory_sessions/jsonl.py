@@ -34,7 +34,7 @@ import shutil
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from hermes_memory_sessions.importer import (
     ImportReport,
@@ -142,12 +142,13 @@ def export_jsonl(
     if isinstance(out, (str, os.PathLike)):
         _write_atomic(Path(out), lines())
     else:
-        text = isinstance(out, io.TextIOBase)
-        for chunk in lines():
-            if text:
-                out.write(chunk.decode("utf-8"))  # type: ignore[arg-type]
-            else:
-                out.write(chunk)  # type: ignore[arg-type]
+        if isinstance(out, io.TextIOBase):
+            for chunk in lines():
+                out.write(chunk.decode("utf-8"))
+        else:
+            binary = cast("IO[bytes]", out)
+            for chunk in lines():
+                binary.write(chunk)
         out.flush()
     return len(sessions)
 
@@ -316,7 +317,7 @@ def _spool(source: IO[bytes] | IO[str]) -> IO[bytes]:
     tmp = tempfile.TemporaryFile()  # noqa: SIM115 (returned to the caller, closed there)
     if isinstance(source, io.TextIOBase):
         for chunk in iter(lambda: source.read(1 << 16), ""):
-            tmp.write(chunk.encode("utf-8"))  # type: ignore[union-attr]
+            tmp.write(chunk.encode("utf-8"))
     else:
         shutil.copyfileobj(source, tmp)  # type: ignore[misc]
     tmp.seek(0)
