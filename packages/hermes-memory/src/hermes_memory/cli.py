@@ -1,0 +1,362 @@
+"""The ``hermes-memory`` command line.
+
+``hermes-memory [--home DIR] [--profile NAME] [--json] [--debug] COMMAND ...``
+
+Command handlers live in `hermes_memory.commands` and are imported only when their command
+runs, so ``hermes-memory --help`` stays fast. Every failure ends with exit status 1 (2 for a
+usage error) and one line on stderr; ``--debug`` adds the traceback.
+
+Other distributions can contribute a command group. ``hermes-memory-mcp`` does so for
+``mcp``: when ``hermes_memory_mcp.cli`` is importable, its
+``register(subparsers, *, parents)`` is called with this parser's sub-parser collection and
+the list of parent parsers carrying the common options (``--home``, ``--profile``,
+``--json``, ``--debug``); it adds a ``mcp`` parser whose leaf parsers set
+``func=handler`` with ``handler(args: argparse.Namespace) -> int | None``. ``args.home`` and
+``args.profile`` are what `hermes_memory_core.resolve_home` takes. Without that package,
+``hermes-memory mcp serve`` prints how to install it and exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from hermes_memory import __version__
+
+__all__ = ["build_parser", "main"]
+
+PROG = "hermes-memory"
+_SUPPRESS = argparse.SUPPRESS
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argparse parser whose errors are one line on stderr."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _common(*, suppress: bool) -> argparse.ArgumentParser:
+    """The options accepted before the command and again after it."""
+    parent = _Parser(add_help=False)
+    default: Any = _SUPPRESS if suppress else None
+    parent.add_argument(
+        "--home",
+        metavar="DIR",
+        default=default,
+        help="Hermes home directory (default: $HERMES_HOME or ~/.hermes)",
+    )
+    parent.add_argument(
+        "--profile", metavar="NAME", default=default, help="use <home>/profiles/NAME"
+    )
+    parent.add_argument(
+        "--json",
+        action="store_true",
+        default=_SUPPRESS if suppress else False,
+        help="machine-readable JSON output",
+    )
+    parent.add_argument(
+        "--debug",
+        action="store_true",
+        default=_SUPPRESS if suppress else False,
+        help="show logs and tracebacks",
+    )
+    return parent
+
+
+def _handler(parser: argparse.ArgumentParser, target: str) -> None:
+    parser.set_defaults(_handler=target)
+
+
+def _yes(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The complete argument parser (command handlers are referenced, not imported)."""
+    parser = _Parser(
+        prog=PROG,
+        description="Long-term memory for LLM agents: curated memory, session archive, plugins.",
+        parents=[_common(suppress=False)],
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    common = [_common(suppress=True)]
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    def add(group: Any, name: str, help_text: str, **kw: Any) -> argparse.ArgumentParser:
+        result: argparse.ArgumentParser = group.add_parser(
+            name, help=help_text, description=help_text, parents=common, **kw
+        )
+        return result
+
+    # ---------------------------------------------------------------- memory
+    memory = add(sub, "memory", "curated memory: MEMORY.md (agent notes) and USER.md (profile)")
+    msub = memory.add_subparsers(dest="memory_command", metavar="ACTION", parser_class=_Parser)
+    msub.required = True
+    target_help = "memory (MEMORY.md, default) or user (USER.md)"
+
+    p = add(msub, "show", "entries, usage and the snapshot the next session will see")
+    p.add_argument("--target", choices=["memory", "user"], help="only this file (default: both)")
+    _handler(p, "memory:show")
+
+    p = add(msub, "add", "add an entry (same rules and messages as the memory tool)")
+    p.add_argument("content", help="the entry text ('-' reads standard input)")
+    p.add_argument("--target", choices=["memory", "user"], default="memory", help=target_help)
+    _handler(p, "memory:add")
+
+    p = add(msub, "replace", "replace the entry containing OLD_TEXT with NEW_CONTENT")
+    p.add_argument("old_text", help="a short unique part of the entry to replace")
+    p.add_argument("content", help="the complete new entry ('-' reads standard input)")
+    p.add_argument("--target", choices=["memory", "user"], default="memory", help=target_help)
+    _handler(p, "memory:replace")
+
+    p = add(msub, "remove", "remove the entry containing OLD_TEXT")
+    p.add_argument("old_text", help="a short unique part of the entry to remove")
+    p.add_argument("--target", choices=["memory", "user"], default="memory", help=target_help)
+    _handler(p, "memory:remove")
+
+    p = add(msub, "edit", "edit the file in $EDITOR; validated before it replaces the file")
+    p.add_argument("--target", choices=["memory", "user"], default="memory", help=target_help)
+    _handler(p, "memory:edit")
+
+    # ---------------------------------------------------------------- sessions
+    sessions = add(sub, "sessions", "the session archive (state.db)")
+    ssub = sessions.add_subparsers(dest="sessions_command", metavar="ACTION", parser_class=_Parser)
+    ssub.required = True
+
+    p = add(ssub, "list", "list sessions, newest first")
+    p.add_argument("--limit", type=_non_negative_int, default=20, help="at most N (0 = all)")
+    p.add_argument("--source", help="only sessions from this source (cli, telegram, ...)")
+    _handler(p, "sessions:list_")
+
+    p = add(ssub, "show", "a session and its messages")
+    p.add_argument("session_id", metavar="ID", help="session id or a unique prefix of it")
+    p.add_argument(
+        "--around", type=_positive_int, metavar="MESSAGE_ID", help="only messages near this one"
+    )
+    p.add_argument(
+        "--window", type=_non_negative_int, default=5, help="messages each side of --around"
+    )
+    _handler(p, "sessions:show")
+
+    p = add(ssub, "search", "full-text search over every message (any language)")
+    p.add_argument("query", help="words, \"a phrase\", prefix*, OR, NOT; CJK works as typed")
+    p.add_argument("--limit", type=_positive_int, default=10, help="at most N hits (default 10)")
+    p.add_argument("--role", action="append", help="only messages of this role (repeatable)")
+    _handler(p, "sessions:search")
+
+    p = add(ssub, "rename", "set a session's title")
+    p.add_argument("session_id", metavar="ID", help="session id or a unique prefix of it")
+    p.add_argument("title", help="the new title ('' clears it)")
+    _handler(p, "sessions:rename")
+
+    p = add(ssub, "delete", "delete a session and its messages")
+    p.add_argument("session_id", metavar="ID", help="session id or a unique prefix of it")
+    _yes(p)
+    _handler(p, "sessions:delete")
+
+    p = add(ssub, "prune", "delete ended sessions older than DAYS days")
+    p.add_argument(
+        "--older-than", type=_days, required=True, metavar="DAYS", help="age in days (e.g. 90)"
+    )
+    _yes(p)
+    _handler(p, "sessions:prune")
+
+    p = add(ssub, "export", "write sessions as JSON Lines (all, or the given ids)")
+    p.add_argument("session_ids", nargs="*", metavar="ID", help="session ids or unique prefixes")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here (default: standard output)")
+    _yes(p)
+    _handler(p, "sessions:export")
+
+    p = add(ssub, "import", "import a JSONL export, or a Hermes state.db with --from-hermes")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("file", nargs="?", metavar="FILE", help="a JSONL export ('-' = stdin)")
+    src.add_argument("--from-hermes", metavar="PATH", help="a Hermes Agent state.db")
+    _handler(p, "sessions:import_")
+
+    p = add(ssub, "stats", "counts and sizes of the archive")
+    _handler(p, "sessions:stats")
+
+    # ---------------------------------------------------------------- plugins / provider
+    p = add(sub, "plugins", "installed memory providers and plugins that failed to load")
+    _handler(p, "plugins:plugins")
+
+    provider = add(sub, "provider", "the external memory provider (memory.provider)")
+    psub = provider.add_subparsers(dest="provider_command", metavar="ACTION", parser_class=_Parser)
+    psub.required = True
+    p = add(psub, "status", "the configured provider, its availability and health")
+    _handler(p, "plugins:provider_status")
+    p = add(psub, "use", "select provider NAME in config.yaml (comments and other keys kept)")
+    p.add_argument("name", help="a provider name shown by 'hermes-memory plugins'")
+    _handler(p, "plugins:provider_use")
+    p = add(psub, "off", "use only the builtin memory and the session archive")
+    _handler(p, "plugins:provider_off")
+
+    # ---------------------------------------------------------------- doctor / demo / mcp
+    p = add(sub, "doctor", "check the home, files, SQLite, locks, config and providers")
+    _handler(p, "doctor:doctor")
+
+    p = add(sub, "demo", "a scripted multi-session conversation on a temporary home")
+    p.add_argument("--keep", action="store_true", help="keep the temporary home and print it")
+    _handler(p, "demo:demo")
+
+    _register_mcp(sub, common)
+    return parser
+
+
+def _register_mcp(sub: Any, common: list[argparse.ArgumentParser]) -> None:
+    """Let ``hermes-memory-mcp`` add its ``mcp`` group, or add a stub that says to install it."""
+    problem = "install hermes-memory-mcp"
+    try:
+        module = importlib.import_module("hermes_memory_mcp.cli")
+        register = module.register
+    except ModuleNotFoundError as exc:
+        if exc.name not in {"hermes_memory_mcp", "hermes_memory_mcp.cli"}:
+            problem = f"hermes-memory-mcp failed to load: {exc}"
+        register = None
+    except Exception as exc:
+        problem = f"hermes-memory-mcp failed to load: {type(exc).__name__}: {exc}"
+        register = None
+    if register is not None:
+        try:
+            params = inspect.signature(register).parameters
+            if "parents" in params:
+                register(sub, parents=common)
+            else:
+                register(sub)
+            return
+        except Exception as exc:
+            problem = f"hermes-memory-mcp failed to register its commands: {exc}"
+    mcp = sub.add_parser("mcp", help="serve the memory over MCP (needs hermes-memory-mcp)")
+    msub = mcp.add_subparsers(dest="mcp_command", metavar="ACTION", parser_class=_Parser)
+    msub.required = True
+    serve = msub.add_parser("serve", help="serve over stdio", parents=common)
+    serve.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    serve.set_defaults(_missing=problem)
+
+
+# -------------------------------------------------------------------- argument types
+def _int(text: str) -> int:
+    try:
+        return int(text.strip().replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def _positive_int(text: str) -> int:
+    value = _int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number greater than 0, got {text!r}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = _int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or a positive number, got {text!r}")
+    return value
+
+
+def _days(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of days, got {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected 0 or more days, got {text!r}")
+    return value
+
+
+# -------------------------------------------------------------------- running
+class _OneLine(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        text = " ".join(record.getMessage().split())
+        return f"{PROG}: {record.levelname.lower()}: {text}"
+
+
+def _setup_logging(debug: bool) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    if debug:
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    else:
+        handler.setFormatter(_OneLine())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.DEBUG if debug else logging.WARNING)
+    if not debug:
+        # Plugin load failures are shown by `plugins`, `provider` and `doctor` themselves.
+        logging.getLogger("hermes_memory_core.plugins").setLevel(logging.ERROR)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from hermes_memory._context import CLIError, Context
+
+    missing = getattr(args, "_missing", None)
+    if missing:
+        raise CLIError(missing)
+    target = getattr(args, "_handler", None)
+    if target is None:
+        func = getattr(args, "func", None)
+        if func is None:
+            raise CLIError("no command given (see 'hermes-memory --help')", code=2)
+        return int(func(args) or 0)
+    module_name, func_name = target.split(":")
+    module = importlib.import_module(f"hermes_memory.commands.{module_name}")
+    return int(getattr(module, func_name)(Context(args)) or 0)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit status (the console script exits with it)."""
+    parser = build_parser()
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    debug = bool(getattr(args, "debug", False)) or bool(os.environ.get("HERMES_MEMORY_DEBUG"))
+    _setup_logging(debug)
+    from hermes_memory._context import CLIError
+
+    try:
+        return _run(args)
+    except CLIError as exc:
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        _fail(str(exc))
+        return exc.code
+    except KeyboardInterrupt:
+        _fail("interrupted")
+        return 130
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`); stop quietly, no traceback.
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        except OSError:
+            pass
+        return 1
+    except Exception as exc:
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        detail = " ".join(str(exc).split())
+        _fail(
+            f"unexpected error: {type(exc).__name__}: {detail} "
+            "(run with --debug for the traceback)"
+        )
+        return 1
+
+
+def _fail(message: str) -> None:
+    text = " ".join(message.split())
+    sys.stderr.write(f"{PROG}: error: {text}\n")
+    sys.stderr.flush()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
