@@ -1,1 +1,57 @@
-"""Model Context Protocol server exposing hermes-memory to any MCP client."""
+"""Model Context Protocol server exposing hermes-memory to any MCP client.
+
+``serve_stdio(home)`` is what MCP clients launch (console script ``hermes-memory-mcp`` or
+``hermes-memory mcp serve``); ``serve_http(port, home)`` serves streamable HTTP on
+127.0.0.1. Both publish the `MemoryManager`'s tools and MEMORY.md / USER.md as resources.
+Importing this package is cheap: the SDK loads when a server is built.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from hermes_memory_mcp.ids import new_session_id
+from hermes_memory_mcp.resources import MEMORY_URI, SNAPSHOT_URI, USER_URI
+
+if TYPE_CHECKING:
+    from hermes_memory_mcp.bridge import MemoryBridge, ToolOutcome
+    from hermes_memory_mcp.server import (
+        build_server,
+        serve_http,
+        serve_http_async,
+        serve_stdio,
+        serve_stdio_async,
+    )
+
+__all__ = [
+    "MEMORY_URI",
+    "SNAPSHOT_URI",
+    "USER_URI",
+    "MemoryBridge",
+    "ToolOutcome",
+    "build_server",
+    "new_session_id",
+    "serve_http",
+    "serve_http_async",
+    "serve_stdio",
+    "serve_stdio_async",
+]
+
+_LAZY = {
+    "MemoryBridge": "hermes_memory_mcp.bridge",
+    "ToolOutcome": "hermes_memory_mcp.bridge",
+    "build_server": "hermes_memory_mcp.server",
+    "serve_http": "hermes_memory_mcp.server",
+    "serve_http_async": "hermes_memory_mcp.server",
+    "serve_stdio": "hermes_memory_mcp.server",
+    "serve_stdio_async": "hermes_memory_mcp.server",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hermes_memory_mcp' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,136 @@
+"""Command-line entry points: ``hermes-memory-mcp`` and the ``hermes-memory mcp serve`` hook.
+
+``hermes-memory-mcp [--home DIR] [--profile NAME] [--http PORT] [--verbose]`` serves over
+stdio (what MCP clients launch) or, with ``--http``, over streamable HTTP on 127.0.0.1.
+The ``hermes-memory`` CLI calls `register` to add the same thing as ``mcp serve``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["add_serve_arguments", "main", "register", "run_serve"]
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid port {text!r}: give a number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"invalid port {value}: use 1-65535 (0 = any free port)")
+    return value
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--http PORT`` and ``--verbose`` to ``parser``."""
+    parser.add_argument(
+        "--http",
+        metavar="PORT",
+        type=_port,
+        default=None,
+        help="serve streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio "
+        "(0 picks a free port; only the loopback interface is bound)",
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="log what the server does to stderr (stdout carries the protocol)",
+    )
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``mcp serve [--http PORT]`` to the ``hermes-memory`` CLI's subparsers.
+
+    The handler is stored as the ``func`` default; it reads ``home`` and ``profile`` from
+    the parsed namespace (the CLI's global ``--home`` / ``--profile``) and returns an exit
+    status. Returns the ``mcp`` parser.
+    """
+    mcp_parser: argparse.ArgumentParser = subparsers.add_parser(
+        "mcp",
+        help="serve the memory to MCP clients (Claude Desktop, Cursor, VS Code, ...)",
+        description="Model Context Protocol server for this home's memory.",
+    )
+    mcp_sub = mcp_parser.add_subparsers(dest="mcp_command", metavar="COMMAND")
+    mcp_sub.required = True
+    serve = mcp_sub.add_parser(
+        "serve",
+        help="serve over stdio (default) or local HTTP",
+        description="Serve the memory tools (memory, session_search, the active provider's) "
+        "and MEMORY.md / USER.md as resources. MCP clients launch this over stdio.",
+    )
+    add_serve_arguments(serve)
+    serve.set_defaults(func=run_serve)
+    return mcp_parser
+
+
+def run_serve(args: Any) -> int:
+    """Serve as ``args`` says (``home``, ``profile``, ``http``, ``verbose``); exit status.
+
+    ``args`` is an `argparse.Namespace`, or any object with an ``args`` attribute holding
+    one (a CLI context object).
+    """
+    namespace = args if isinstance(args, argparse.Namespace) else getattr(args, "args", args)
+    from hermes_memory_core.config import ConfigError, resolve_home
+
+    _configure_logging(bool(getattr(namespace, "verbose", False)))
+    try:
+        home = resolve_home(
+            getattr(namespace, "home", None), profile=getattr(namespace, "profile", None)
+        )
+        from hermes_memory_mcp.server import serve_http, serve_stdio
+
+        port = getattr(namespace, "http", None)
+        if port is None:
+            serve_stdio(home)
+        else:
+            serve_http(port, home)
+    except ConfigError as exc:
+        print(f"hermes-memory-mcp: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"hermes-memory-mcp: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def _configure_logging(verbose: bool) -> None:
+    root = logging.getLogger()
+    if not root.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("hermes-memory-mcp %(levelname)s %(message)s"))
+        root.addHandler(handler)
+    root.setLevel(logging.INFO if verbose else logging.WARNING)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of the ``hermes-memory-mcp`` console script."""
+    parser = argparse.ArgumentParser(
+        prog="hermes-memory-mcp",
+        description="Serve hermes-memory over the Model Context Protocol (stdio by default).",
+    )
+    parser.add_argument(
+        "--home",
+        metavar="DIR",
+        default=None,
+        help="Hermes home directory (default: $HERMES_HOME or ~/.hermes)",
+    )
+    parser.add_argument("--profile", metavar="NAME", default=None, help="use <home>/profiles/NAME")
+    add_serve_arguments(parser)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``hermes-memory-mcp`` console script."""
+    return run_serve(build_parser().parse_args(argv))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
