@@ -19,6 +19,7 @@ the list of parent parsers carrying the common options (``--home``, ``--profile`
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import inspect
 import logging
@@ -147,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     _handler(p, "sessions:show")
 
     p = add(ssub, "search", "full-text search over every message (any language)")
-    p.add_argument("query", help="words, \"a phrase\", prefix*, OR, NOT; CJK works as typed")
+    p.add_argument("query", help='words, "a phrase", prefix*, OR, NOT; CJK works as typed')
     p.add_argument("--limit", type=_positive_int, default=10, help="at most N hits (default 10)")
     p.add_argument("--role", action="append", help="only messages of this role (repeatable)")
     _handler(p, "sessions:search")
@@ -334,10 +335,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         # The reader went away (e.g. `| head`); stop quietly, no traceback.
-        try:
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
-        except OSError:
-            pass
+        with contextlib.suppress(OSError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
         return 1
     except Exception as exc:
         if debug:
@@ -346,8 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         detail = " ".join(str(exc).split())
         _fail(
-            f"unexpected error: {type(exc).__name__}: {detail} "
-            "(run with --debug for the traceback)"
+            f"unexpected error: {type(exc).__name__}: {detail} (run with --debug for the traceback)"
         )
         return 1
 

@@ -161,7 +161,7 @@ def edit(ctx: Context) -> int:
         try:
             edited = buffer.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise CLIError(f"cannot read the edited text back: {exc}; nothing was changed") from None
+            raise CLIError(f"cannot read the edited text back: {exc}; nothing changed") from None
         if status != 0:
             kept = memedit.keep_rejected(path, edited)
             raise CLIError(

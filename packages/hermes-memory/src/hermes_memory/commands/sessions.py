@@ -1,0 +1,398 @@
+"""``hermes-memory sessions ...``: the SQLite session archive."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hermes_memory._context import CLIError, Context
+
+if TYPE_CHECKING:
+    from hermes_memory_sessions.store import SessionStore
+
+_CANDIDATES_SHOWN = 10
+
+
+def when(ts: Any) -> str:
+    """Epoch seconds as local ``YYYY-MM-DD HH:MM`` (``-`` when missing)."""
+    if ts is None:
+        return "-"
+    try:
+        return datetime.fromtimestamp(float(ts)).strftime("%Y-%m-%d %H:%M")
+    except (TypeError, ValueError, OverflowError, OSError):
+        return str(ts)
+
+
+def resolve(store: SessionStore | None, prefix: str) -> str:
+    """The full session id for an id or unique prefix; `CLIError` listing candidates."""
+    if store is not None:
+        found = store.resolve_session_id(prefix)
+        if found is not None:
+            return found
+        if prefix:
+            esc = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            with store.read() as conn:
+                rows = conn.execute(
+                    "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
+                    (esc + "%", _CANDIDATES_SHOWN + 1),
+                ).fetchall()
+            if len(rows) > 1:
+                shown = ", ".join(str(r[0]) for r in rows[:_CANDIDATES_SHOWN])
+                more = " and more" if len(rows) > _CANDIDATES_SHOWN else ""
+                raise CLIError(
+                    f"session id prefix {prefix!r} is ambiguous: {shown}{more}; "
+                    "give more characters"
+                )
+    raise CLIError(f"no session matches {prefix!r} (see 'hermes-memory sessions list')")
+
+
+def _one_line(text: Any, width: int = 80) -> str:
+    flat = " ".join(str(text or "").split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+# ---------------------------------------------------------------------- read commands
+def list_(ctx: Context) -> int:
+    """``sessions list``."""
+    with ctx.session_store(create=False) as store:
+        rows = (
+            []
+            if store is None
+            else store.list_sessions(source=ctx.args.source, limit=ctx.args.limit or None)
+        )
+    if ctx.json:
+        ctx.emit_json(rows)
+        return 0
+    if not rows:
+        ctx.say(f"No sessions in {ctx.db_path}.")
+        return 0
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False)
+    for name in ("ID", "STARTED", "SOURCE", "MSGS", "STATE", "TITLE"):
+        table.add_column(name, no_wrap=name != "TITLE", overflow="fold")
+    for row in rows:
+        state = "ended" if row.get("ended_at") else "open"
+        table.add_row(
+            str(row["id"]),
+            when(row.get("started_at")),
+            str(row.get("source") or ""),
+            str(row.get("message_count") or 0),
+            state,
+            str(row.get("title") or ""),
+        )
+    ctx.console.print(table)
+    return 0
+
+
+def show(ctx: Context) -> int:
+    """``sessions show ID [--around MESSAGE_ID --window N]``."""
+    with ctx.session_store(create=False) as store:
+        sid = resolve(store, ctx.args.session_id)
+        assert store is not None
+        session = store.get_session(sid)
+        if ctx.args.around is not None:
+            view = store.get_messages_around(sid, ctx.args.around, ctx.args.window)
+            if not view.get("window"):
+                raise CLIError(f"message {ctx.args.around} is not part of session {sid}")
+            messages = view["window"]
+            extra = {
+                "messages_before": view.get("messages_before"),
+                "messages_after": view.get("messages_after"),
+            }
+        else:
+            messages = store.get_messages(sid)
+            extra = {}
+    if ctx.json:
+        ctx.emit_json({"session": session, "messages": messages, **extra})
+        return 0
+    assert session is not None
+    title = f" — {session['title']}" if session.get("title") else ""
+    ctx.console.print(f"[bold]{sid}[/bold]", end="")
+    ctx.say(title)
+    ended = f", ended {when(session.get('ended_at'))}" if session.get("ended_at") else ", open"
+    ctx.say(
+        f"source {session.get('source')}, started {when(session.get('started_at'))}{ended}, "
+        f"{session.get('message_count') or 0} messages"
+        + (f", parent {session['parent_session_id']}" if session.get("parent_session_id") else "")
+    )
+    if extra:
+        ctx.say(
+            f"({extra['messages_before']} earlier and {extra['messages_after']} later messages "
+            "not shown)"
+        )
+    ctx.say()
+    for msg in messages:
+        _print_message(ctx, msg, anchor=msg.get("id") == ctx.args.around)
+    return 0
+
+
+def _print_message(ctx: Context, msg: dict[str, Any], *, anchor: bool = False) -> None:
+    from rich.text import Text
+
+    marker = ">>" if anchor else "  "
+    head = Text(f"{marker} #{msg.get('id')} {when(msg.get('timestamp'))} ", style="dim")
+    head.append(str(msg.get("role")), style="bold")
+    if msg.get("tool_name"):
+        head.append(f" ({msg['tool_name']})")
+    ctx.console.print(head)
+    content = msg.get("content")
+    if content:
+        for line in str(content).splitlines():
+            ctx.say(f"     {line}")
+    if msg.get("tool_calls"):
+        ctx.say(f"     [tool calls] {_one_line(msg['tool_calls'], 200)}")
+
+
+def search(ctx: Context) -> int:
+    """``sessions search QUERY``: ranked message hits with ``>>>term<<<`` snippets."""
+    query = ctx.args.query
+    if not query.strip():
+        raise CLIError("the search query is empty")
+    with ctx.session_store(create=False) as store:
+        hits: list[dict[str, Any]] = []
+        titles: dict[str, str] = {}
+        if store is not None:
+            hits = store.search_messages(
+                query, limit=ctx.args.limit, role_filter=ctx.args.role, with_context=False
+            )
+            for hit in hits:
+                sid = hit["session_id"]
+                if sid not in titles:
+                    row = store.get_session(sid)
+                    titles[sid] = str((row or {}).get("title") or "")
+    for hit in hits:
+        hit["title"] = titles.get(hit["session_id"], "")
+    if ctx.json:
+        ctx.emit_json(hits)
+        return 0
+    if not hits:
+        ctx.say(f"No messages match {query!r}.")
+        return 0
+    from rich.text import Text
+
+    ctx.say(f"{len(hits)} hit(s) for {query!r}:")
+    for hit in hits:
+        head = Text(f"{hit['session_id']}  #{hit['id']}  {when(hit.get('timestamp'))}  ")
+        head.append(str(hit.get("role")), style="bold")
+        if hit["title"]:
+            head.append(f"  {hit['title']}", style="dim")
+        ctx.console.print(head)
+        ctx.console.print(_highlight(_one_line(hit.get("snippet"), 160)))
+    ctx.say("Read around a hit: hermes-memory sessions show <ID> --around <#message> --window 3")
+    return 0
+
+
+def _highlight(snippet: str) -> Any:
+    """On a terminal, matched terms in reverse video; in plain output the markers stay."""
+    from rich.text import Text
+
+    if not sys.stdout.isatty():
+        return Text("    " + snippet)
+    text = Text("    ")
+    rest = snippet
+    while ">>>" in rest and "<<<" in rest.partition(">>>")[2]:
+        before, _, after = rest.partition(">>>")
+        term, _, rest = after.partition("<<<")
+        text.append(before)
+        text.append(term, style="bold reverse")
+    text.append(rest)
+    return text
+
+
+def stats(ctx: Context) -> int:
+    """``sessions stats``."""
+    with ctx.session_store(create=False) as store:
+        if store is None:
+            data: dict[str, Any] = {
+                "sessions": 0,
+                "messages": 0,
+                "db_size_bytes": 0,
+                "text_bytes": 0,
+                "by_source": {},
+                "journal_mode": None,
+                "path": str(ctx.db_path),
+                "exists": False,
+            }
+        else:
+            data = {**store.stats(), "exists": True, "index_bytes": store.index_sizes()}
+    if ctx.json:
+        ctx.emit_json(data)
+        return 0
+    ctx.say(f"archive      {data['path']}" + ("" if data["exists"] else " (not created yet)"))
+    ctx.say(f"sessions     {data['sessions']:,}")
+    ctx.say(f"messages     {data['messages']:,}")
+    ctx.say(f"text         {_size(data['text_bytes'])}")
+    ctx.say(f"file size    {_size(data['db_size_bytes'])}")
+    for name, size in sorted((data.get("index_bytes") or {}).items()):
+        ctx.say(f"index        {name}: {_size(size)}")
+    if data["by_source"]:
+        parts = ", ".join(f"{k} {v:,}" for k, v in sorted(data["by_source"].items()))
+        ctx.say(f"by source    {parts}")
+    return 0
+
+
+def _size(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:,.0f} {unit}" if unit == "B" else f"{value:,.1f} {unit}"
+        value /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+# ---------------------------------------------------------------------- write commands
+def rename(ctx: Context) -> int:
+    """``sessions rename ID TITLE``."""
+    with ctx.session_store(create=False) as store:
+        sid = resolve(store, ctx.args.session_id)
+        assert store is not None
+        try:
+            title = store.set_title(sid, ctx.args.title)
+        except ValueError as exc:
+            raise CLIError(str(exc)) from None
+    if ctx.json:
+        ctx.emit_json({"session_id": sid, "title": title})
+    elif title is None:
+        ctx.say(f"Cleared the title of {sid}.")
+    else:
+        ctx.say(f"Renamed {sid} to {title!r}.")
+    return 0
+
+
+def delete(ctx: Context) -> int:
+    """``sessions delete ID`` (asks first; ``--yes`` skips)."""
+    with ctx.session_store(create=False) as store:
+        sid = resolve(store, ctx.args.session_id)
+        assert store is not None
+        row = store.get_session(sid) or {}
+        title = f" ({row['title']})" if row.get("title") else ""
+        ctx.confirm(
+            f"Delete session {sid}{title} and its {row.get('message_count') or 0} messages?"
+        )
+        store.delete_session(sid)
+    if ctx.json:
+        ctx.emit_json({"deleted": sid})
+    else:
+        ctx.say(f"Deleted session {sid}.")
+    return 0
+
+
+def prune(ctx: Context) -> int:
+    """``sessions prune --older-than DAYS``: ended sessions only, one progress step each."""
+    days: float = ctx.args.older_than
+    cutoff = time.time() - days * 86400
+    with ctx.session_store(create=False) as store:
+        victims: list[dict[str, Any]] = []
+        if store is not None:
+            victims = [
+                s
+                for s in store.iter_sessions()
+                if s.get("ended_at") is not None and float(s["started_at"]) < cutoff
+            ]
+        if not victims:
+            if ctx.json:
+                ctx.emit_json({"deleted": 0, "messages": 0})
+            else:
+                ctx.say(f"Nothing to prune: no ended session is older than {days:g} days.")
+            return 0
+        assert store is not None
+        messages = sum(int(s.get("message_count") or 0) for s in victims)
+        ctx.confirm(
+            f"Delete {len(victims):,} ended sessions older than {days:g} days "
+            f"({messages:,} messages)?"
+        )
+        deleted = 0
+        with ctx.progress("Pruning sessions") as progress:
+            progress(0, len(victims))
+            for done, s in enumerate(victims, 1):
+                if store.delete_session(s["id"]):
+                    deleted += 1
+                progress(done, len(victims))
+    if ctx.json:
+        ctx.emit_json({"deleted": deleted, "messages": messages})
+    else:
+        ctx.say(f"Pruned {deleted:,} sessions ({messages:,} messages).")
+    return 0
+
+
+def export(ctx: Context) -> int:
+    """``sessions export [ID ...] [--output FILE]`` (JSON Lines)."""
+    from hermes_memory_sessions.jsonl import export_jsonl
+
+    output: str | None = ctx.args.output
+    if output is not None:
+        out_path = Path(output).expanduser()
+        if out_path.is_dir():
+            raise CLIError(f"{out_path} is a directory; give a file name")
+        if not out_path.parent.exists():
+            raise CLIError(f"directory {out_path.parent} does not exist")
+        if out_path.exists():
+            ctx.confirm(f"{out_path} exists. Overwrite it?")
+    with ctx.session_store(create=output is not None and not ctx.args.session_ids) as store:
+        ids = [resolve(store, p) for p in ctx.args.session_ids] or None
+        if store is None:  # no archive yet and writing to stdout: an empty export
+            from hermes_memory_sessions.jsonl import FORMAT, VERSION
+
+            header = {"type": FORMAT, "version": VERSION, "sessions": 0}
+            sys.stdout.write(json.dumps(header) + "\n")
+            return 0
+        with ctx.progress("Exporting sessions") as progress:
+            try:
+                target: Any = sys.stdout.buffer if output is None else out_path
+                count = export_jsonl(store, target, session_ids=ids, progress=progress)
+            except (KeyError, ValueError) as exc:
+                raise CLIError(f"export failed: {exc}") from None
+            except OSError as exc:
+                raise CLIError(f"cannot write {output}: {exc.strerror or exc}") from None
+    if output is not None:
+        if ctx.json:
+            ctx.emit_json({"exported": count, "output": str(out_path)})
+        else:
+            ctx.say(f"Exported {count:,} sessions to {out_path}.")
+    return 0
+
+
+def import_(ctx: Context) -> int:
+    """``sessions import FILE`` or ``sessions import --from-hermes PATH``."""
+    from hermes_memory_sessions.importer import HermesImportError, import_hermes_db
+    from hermes_memory_sessions.jsonl import JsonlFormatError, import_jsonl
+
+    source: str | None = ctx.args.from_hermes
+    file: str | None = ctx.args.file
+    if source is not None:
+        src_path = Path(source).expanduser()
+        if src_path.exists() and src_path.resolve() == ctx.db_path.expanduser().resolve():
+            raise CLIError(f"{src_path} is this home's own archive; nothing to import")
+    elif file is not None and file != "-":
+        src_path = Path(file).expanduser()
+        if not src_path.is_file():
+            what = "is a directory" if src_path.is_dir() else "does not exist"
+            raise CLIError(f"cannot import {src_path}: it {what}")
+    with ctx.session_store(create=True) as store:
+        assert store is not None
+        with ctx.progress("Importing messages") as progress:
+            try:
+                if source is not None:
+                    report = import_hermes_db(src_path, store, progress=progress)
+                elif file == "-":
+                    report = import_jsonl(sys.stdin.buffer, store, progress=progress)
+                else:
+                    report = import_jsonl(src_path, store, progress=progress)
+            except (HermesImportError, JsonlFormatError) as exc:
+                raise CLIError(f"import failed, nothing imported: {exc}") from None
+            except ValueError as exc:
+                raise CLIError(f"import failed: {exc}") from None
+    if ctx.json:
+        ctx.emit_json(report.as_dict())
+        return 0
+    ctx.say(report.summary()[:1].upper() + report.summary()[1:] + ".")
+    for warning in report.warnings[:20]:
+        ctx.say(f"warning: {warning}")
+    if len(report.warnings) > 20:
+        ctx.say(f"... and {len(report.warnings) - 20} more warnings (use --json to see all)")
+    return 0
