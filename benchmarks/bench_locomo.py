@@ -1,0 +1,321 @@
+"""LoCoMo retrieval quality of the session archive's search, next to a plain FTS5 BM25 baseline.
+
+For every LoCoMo conversation an archive (`SessionStore`) is built with one archive session per
+LoCoMo session (speaker_a -> ``user``, speaker_b -> ``assistant``; one message per turn,
+``"{speaker}: {text}"`` plus ``[shares {blip_caption}]`` for image turns). Every question is
+passed verbatim as a query through the real search path — ``SessionStore.search_messages``
+with the ``session_search`` discovery policy (implicit AND first; when that finds fewer than
+k messages and the question has >= 2 content terms, the any-term BM25 fallback fills the
+rest) — and the top-k *messages* are scored against the question's evidence dialog ids.
+
+Baselines, same documents, same run: a bare FTS5 table (``tokenize='unicode61'``, BM25
+``rank``) queried with the question's word tokens OR-ed (``bm25-or``) and AND-ed
+(``bm25-and``).
+
+Metrics (dialog level, per question then mean; ``gold`` = normalised evidence dia_ids):
+``recall@k`` = |gold ∩ top-k| / |gold| (the LoCoMo paper's "recall accuracy"; its DRAGON
+retriever: 56.7 @5, 66.2 @10), ``all@k`` = gold ⊆ top-k, ``any@k`` = gold ∩ top-k ≠ ∅.
+Categories 1-4 (1,536 scored questions) and all 5 (1,982) are reported separately.
+
+The data (CC BY-NC 4.0) is read from ``../shared/benchdata/locomo-dev.json`` next to the repo
+at run time (``--data PATH`` to override); it is never copied.
+
+    .venv/bin/python benchmarks/bench_locomo.py [--data PATH] [--k 5 10 25] [--misses N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sqlite3
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from hermes_memory_sessions.query import any_terms, parse_query
+from hermes_memory_sessions.store import SessionStore
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = REPO.parent / "shared" / "benchdata" / "locomo-dev.json"
+DRAGON = {5: 56.7, 10: 66.2}
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+
+
+# ----------------------------------------------------------------------------- data
+
+
+@dataclass
+class Turn:
+    dia_id: str
+    speaker: str
+    role: str
+    text: str
+
+
+@dataclass
+class Session:
+    number: int
+    started_at: float
+    turns: list[Turn]
+
+
+@dataclass
+class Question:
+    text: str
+    category: int
+    gold: frozenset[str]
+
+
+@dataclass
+class Conversation:
+    sample_id: str
+    sessions: list[Session]
+    questions: list[Question]
+
+
+def normalise_dia(evidence: Iterable[str]) -> frozenset[str]:
+    """Evidence strings -> canonical ``D<n>:<i>`` ids (fixes ``D:11:26``, ``D30:05``, lists)."""
+    out = set()
+    for e in evidence:
+        for m in re.finditer(r"D:?(\d+):(\d+)", str(e)):
+            out.add(f"D{int(m.group(1))}:{int(m.group(2))}")
+    return frozenset(out)
+
+
+def parse_when(text: str) -> float:
+    """``"1:56 pm on 8 May, 2023"`` -> epoch seconds (UTC-naive); 0.0 when unparseable."""
+    try:
+        return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").timestamp()
+    except ValueError:
+        return 0.0
+
+
+def turn_text(turn: dict) -> str:
+    text = f"{turn['speaker']}: {turn.get('text', '')}"
+    if turn.get("blip_caption"):
+        text += f" [shares {turn['blip_caption']}]"
+    return text
+
+
+def load(path: Path) -> list[Conversation]:
+    """Read the LoCoMo JSON (list of conversations) into plain records."""
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    out = []
+    for conv in raw:
+        c = conv["conversation"]
+        roles = {c["speaker_a"]: "user", c["speaker_b"]: "assistant"}
+        sessions = []
+        numbers = sorted(
+            int(m.group(1)) for k in c if (m := re.fullmatch(r"session_(\d+)", k)) and c[k]
+        )
+        for n in numbers:
+            turns = []
+            for t in c[f"session_{n}"]:
+                dia = normalise_dia([t["dia_id"]])
+                if not dia:
+                    continue
+                turns.append(
+                    Turn(next(iter(dia)), t["speaker"], roles.get(t["speaker"], "user"), turn_text(t))
+                )
+            sessions.append(Session(n, parse_when(c.get(f"session_{n}_date_time", "")), turns))
+        questions = [
+            Question(str(q["question"]), int(q["category"]), normalise_dia(q.get("evidence", [])))
+            for q in conv["qa"]
+        ]
+        out.append(Conversation(conv["sample_id"], sessions, [q for q in questions if q.gold]))
+    return out
+
+
+# ----------------------------------------------------------------------------- retrievers
+
+Retriever = Callable[[str, int], list[str]]  # (question, k) -> ranked dia_ids
+
+
+class Archive:
+    """One conversation in a real `SessionStore`; retrieval through ``search_messages``."""
+
+    def __init__(self, conv: Conversation, directory: Path) -> None:
+        self.store = SessionStore(directory / f"{conv.sample_id}.db")
+        self.dia_of: dict[int, str] = {}
+        for s in conv.sessions:
+            sid = f"{conv.sample_id}_s{s.number:02d}"
+            self.store.create_session(sid, source="cli", started_at=s.started_at or None)
+            ids = self.store.append_messages(
+                sid,
+                [
+                    {"role": t.role, "content": t.text, "timestamp": s.started_at + i}
+                    for i, t in enumerate(s.turns)
+                ],
+            )
+            for mid, t in zip(ids, s.turns, strict=True):
+                self.dia_of[mid] = t.dia_id
+
+    def _search(self, q: str, k: int, *, any_term: bool) -> list[int]:
+        rows = self.store.search_messages(
+            q, limit=k, any_terms=any_term, with_context=False, role_filter=["user", "assistant"]
+        )
+        return [int(r["id"]) for r in rows]
+
+    def tool_policy(self, q: str, k: int) -> list[str]:
+        """AND first; any-term BM25 fills the rest (session_search's discovery policy)."""
+        ids = self._search(q, k, any_term=False)
+        if len(ids) < k and len(any_terms(parse_query(q))) >= 2:
+            seen = set(ids)
+            ids += [i for i in self._search(q, k, any_term=True) if i not in seen]
+        return [self.dia_of[i] for i in ids[:k]]
+
+    def any_only(self, q: str, k: int) -> list[str]:
+        return [self.dia_of[i] for i in self._search(q, k, any_term=True)]
+
+    def close(self) -> None:
+        self.store.close()
+
+
+_TOKEN = re.compile(r"\w+")
+
+
+class PlainFts:
+    """The baseline: a bare unicode61 FTS5 table over the same documents, BM25 ``rank``."""
+
+    def __init__(self, conv: Conversation) -> None:
+        self.db = sqlite3.connect(":memory:")
+        self.db.execute("CREATE VIRTUAL TABLE t USING fts5(dia UNINDEXED, content)")
+        self.db.executemany(
+            "INSERT INTO t(dia, content) VALUES (?, ?)",
+            [(t.dia_id, t.text) for s in conv.sessions for t in s.turns],
+        )
+
+    def _run(self, q: str, k: int, op: str) -> list[str]:
+        terms = list(dict.fromkeys(w.lower() for w in _TOKEN.findall(q)))
+        if not terms:
+            return []
+        expr = f" {op} ".join('"' + w.replace('"', '""') + '"' for w in terms)
+        rows = self.db.execute(
+            "SELECT dia FROM t WHERE t MATCH ? ORDER BY rank LIMIT ?", (expr, k)
+        ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def bm25_or(self, q: str, k: int) -> list[str]:
+        return self._run(q, k, "OR")
+
+    def bm25_and(self, q: str, k: int) -> list[str]:
+        return self._run(q, k, "AND")
+
+
+# ----------------------------------------------------------------------------- scoring
+
+
+@dataclass
+class Score:
+    n: int = 0
+    frac: dict[int, float] = field(default_factory=lambda: defaultdict(float))
+    all_: dict[int, float] = field(default_factory=lambda: defaultdict(float))
+    any_: dict[int, float] = field(default_factory=lambda: defaultdict(float))
+
+    def add(self, gold: frozenset[str], ranked: Sequence[str], ks: Sequence[int]) -> None:
+        self.n += 1
+        for k in ks:
+            top = set(ranked[:k])
+            hit = len(gold & top)
+            self.frac[k] += hit / len(gold)
+            self.all_[k] += float(hit == len(gold))
+            self.any_[k] += float(hit > 0)
+
+    def pct(self, table: dict[int, float], k: int) -> float:
+        return 100.0 * table[k] / self.n if self.n else 0.0
+
+
+def evaluate(
+    convs: list[Conversation], ks: Sequence[int], misses: int
+) -> tuple[dict[str, dict[str, Score]], float, list[str]]:
+    kmax = max(ks)
+    methods = ["ours (session_search policy)", "ours any-term only", "bm25-or", "bm25-and"]
+    scores: dict[str, dict[str, Score]] = {m: defaultdict(Score) for m in methods}
+    examples: list[str] = []
+    t_search = 0.0
+    n_search = 0
+    with tempfile.TemporaryDirectory(prefix="locomo-") as tmp:
+        for conv in convs:
+            archive = Archive(conv, Path(tmp))
+            plain = PlainFts(conv)
+            retrievers: dict[str, Retriever] = {
+                methods[0]: archive.tool_policy,
+                methods[1]: archive.any_only,
+                methods[2]: plain.bm25_or,
+                methods[3]: plain.bm25_and,
+            }
+            for q in conv.questions:
+                buckets = ["all", "1-4"] if q.category in (1, 2, 3, 4) else ["all"]
+                buckets.append(f"cat{q.category}")
+                ranked: dict[str, list[str]] = {}
+                for name, fn in retrievers.items():
+                    start = time.perf_counter()
+                    ranked[name] = fn(q.text, kmax)
+                    if name == methods[0]:
+                        t_search += time.perf_counter() - start
+                        n_search += 1
+                    for b in buckets:
+                        scores[name][b].add(q.gold, ranked[name], ks)
+                ours, base = ranked[methods[0]][:10], ranked[methods[2]][:10]
+                if len(examples) < misses and q.gold & set(base) - set(ours) and q.category != 5:
+                    examples.append(
+                        f"  [{conv.sample_id} cat{q.category}] {q.text!r} gold={sorted(q.gold)}"
+                        f"\n    ours={ours}\n    bm25={base}"
+                    )
+            archive.close()
+    return scores, 1000 * t_search / max(n_search, 1), examples
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="locomo JSON file")
+    ap.add_argument("--k", type=int, nargs="+", default=[5, 10, 25, 50])
+    ap.add_argument("--misses", type=int, default=0, help="print N questions bm25-or got, ours not")
+    args = ap.parse_args(argv)
+    if not args.data.is_file():
+        print(f"LoCoMo data not found: {args.data} (pass --data PATH)", file=sys.stderr)
+        return 2
+    convs = load(args.data)
+    ks = sorted(set(args.k) | {5, 10})
+    n_turns = sum(len(s.turns) for c in convs for s in c.sessions)
+    n_sessions = sum(len(c.sessions) for c in convs)
+    print(
+        f"LoCoMo {args.data.name}: {len(convs)} conversations, {n_sessions} sessions,"
+        f" {n_turns} turns, {sum(len(c.questions) for c in convs)} questions with evidence"
+    )
+    scores, ms, examples = evaluate(convs, ks, args.misses)
+    for bucket in ("1-4", "all"):
+        n = scores["bm25-or"][bucket].n
+        print(f"\nDialog-level recall, categories {bucket} ({n} questions), in %")
+        head = f"{'method':<30}" + "".join(f"{'R@' + str(k):>8}" for k in ks)
+        head += f"{'all@5':>8}{'all@10':>8}{'any@5':>8}{'any@10':>8}"
+        print(head)
+        print("-" * len(head))
+        for name, per in scores.items():
+            s = per[bucket]
+            line = f"{name:<30}" + "".join(f"{s.pct(s.frac, k):8.1f}" for k in ks)
+            line += "".join(f"{s.pct(t, k):8.1f}" for t in (s.all_, s.any_) for k in (5, 10))
+            print(line)
+        print(f"{'DRAGON (LoCoMo paper)':<30}" + "".join(f"{DRAGON.get(k, float('nan')):8.1f}" for k in ks))
+    print("\nRecall@10 by category, in %")
+    print(f"{'method':<30}" + "".join(f"{CATEGORIES[c]:>13}" for c in sorted(CATEGORIES)))
+    for name, per in scores.items():
+        print(
+            f"{name:<30}"
+            + "".join(f"{per[f'cat{c}'].pct(per[f'cat{c}'].frac, 10):13.1f}" for c in sorted(CATEGORIES))
+        )
+    print(f"\nmean search latency (ours, tool policy, k={max(ks)}): {ms:.2f} ms/question")
+    if examples:
+        print("\nQuestions bm25-or answered in its top 10 but ours did not:")
+        print("\n".join(examples))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
