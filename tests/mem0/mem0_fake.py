@@ -160,7 +160,7 @@ class FakeMem0:
             "metadata": metadata,
             "created_at": now,
             "updated_at": now,
-            **{k: ids.get(k) for k in _ENTITY if ids.get(k) is not None},
+            **{k: ids.get(k) for k in (*_ENTITY, "role") if ids.get(k) is not None},
         }
         self.memories[memory_id] = item
         return item
@@ -325,7 +325,7 @@ class FakeMem0:
                     {},
                 )
             stored = [
-                self._store(m["content"], body, body.get("metadata"))
+                self._store(m["content"], {**body, "role": m.get("role")}, body.get("metadata"))
                 for m in messages
                 if m.get("role") != "system"
             ]
@@ -338,7 +338,7 @@ class FakeMem0:
                             "memory": s["memory"],
                             "event": "ADD",
                             "actor_id": None,
-                            "role": "user",
+                            "role": s.get("role"),
                         }
                         for s in stored
                     ]

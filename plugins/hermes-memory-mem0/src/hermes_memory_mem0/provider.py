@@ -132,6 +132,7 @@ class Mem0Provider(MemoryProvider):
         self._last_count = 0
         self._skipped_writes = 0
         self._status_state = ""
+        self._last_kind: FailureKind | None = None
         self._closed = False
 
     # ------------------------------------------------------------------ configuration
@@ -265,7 +266,7 @@ class Mem0Provider(MemoryProvider):
             with self._lock:
                 self._init_error = f"mem0 could not start ({settings.mode} mode): {failure.message}"
                 self._init_failed_at = time.monotonic()
-            self._report("degraded", self._init_error, warn=True)
+            self._report("degraded", self._init_error, kind=failure.kind, warn=True)
         else:
             with self._lock:
                 closed = self._closed
@@ -321,8 +322,13 @@ class Mem0Provider(MemoryProvider):
         )
 
     def _connect_wait(self) -> float:
+        """How long a tool call waits for a start in progress (about one ping)."""
         settings = self._settings
         return (settings.connect_timeout + settings.timeout) if settings else 0.0
+
+    def _background_wait(self) -> float:
+        """How long a worker job waits for a start in progress (import + ping, bounded)."""
+        return 2 * self._connect_wait() + 30.0
 
     # ------------------------------------------------------------------ guarded calls
     def _call(self, what: str, fn: Callable[[Backend], T], *, wait: float) -> T:
@@ -349,8 +355,12 @@ class Mem0Provider(MemoryProvider):
             return
         opened = self._breaker.record_failure()
         failures = self._breaker.failures
+        self._last_kind = failure.kind
         detail = f"{what} failed: {failure.message}"
-        if opened:
+        if not opened and self._breaker.is_open:
+            # a call that started before the breaker opened: keep the open state visible
+            self._report("circuit_open", detail, failures=failures, warn=True)
+        elif opened:
             detail = (
                 f"circuit open after {failures} consecutive failures; pausing calls for "
                 f"{self._breaker.cooldown:.0f} s (last: {detail})"
@@ -382,6 +392,7 @@ class Mem0Provider(MemoryProvider):
         if self._home is None:
             return
         extra: dict[str, Any] = {"mode": self._settings.mode if self._settings else None}
+        kind = kind or (self._last_kind if state != "ok" else None)
         if kind is not None:
             extra["last_error_kind"] = kind.value
         if self._skipped_writes:
@@ -463,7 +474,7 @@ class Mem0Provider(MemoryProvider):
                         top_k=settings.recall_top_k,
                         rerank=settings.rerank,
                     ),
-                    wait=self._connect_wait(),
+                    wait=self._background_wait(),
                 )
                 with self._lock:
                     exclude = set(self._known_facts)
@@ -500,8 +511,10 @@ class Mem0Provider(MemoryProvider):
 
         def job() -> None:
             try:
-                self._call(what, fn, wait=self._connect_wait())
+                self._call(what, fn, wait=self._background_wait())
             except Unavailable as exc:
+                if self._closed:
+                    return  # shutdown already reported the abandoned writes
                 self._skipped_writes += 1
                 if self._skipped_writes == 1 or self._skipped_writes % 20 == 0:
                     state = "circuit_open" if self._breaker.is_open else "degraded"
@@ -644,6 +657,7 @@ class Mem0Provider(MemoryProvider):
         with self._lock:
             self._closed = True
             backend, self._backend = self._backend, None
+        self._ready.set()  # wake jobs still waiting for a start: they end as "shut down"
         if not drained:
             logger.warning(
                 "mem0: shutdown after %.0f s with writes still pending; they are abandoned",
