@@ -1,0 +1,219 @@
+"""Egress redaction: mask credentials in everything handed to a memory provider.
+
+:func:`scrub_secrets` takes a string or a nested structure of dicts, lists and tuples (a
+query, a turn, a transcript, tool arguments) and returns the same shape with every secret
+replaced by ``"[redacted]"``. Secrets are collected across the *whole* value first, so a
+token recognised in one place (``"Authorization: Bearer <tok>"``) is also masked where it
+appears without that context (a bare ``<tok>`` in another message of the same hand-off).
+
+Recognised shapes: OpenAI (``sk-…``, ``sk-proj-…``), Anthropic (``sk-ant-…``), GitHub
+(``ghp_/gho_/ghu_/ghs_/ghr_…``, ``github_pat_…``), AWS access key ids (``AKIA…``/``ASIA…``) and
+secret-access-key assignments, Slack (``xoxa-/xoxb-/xoxp-/xoxr-/xoxs-``), Google API keys
+(``AIza…``), JWTs, ``Bearer``/``Basic`` credentials, PEM private-key blocks, URL credentials
+(``scheme://user:password@host`` — the password is masked) and assignments whose name ends in
+key / token / secret / password / passwd / pwd / credential(s) (``API_KEY=…``, ``"apiKey":
+"…"``, ``password: …`` — only the value is masked).
+
+Generic values (assignments, ``Bearer``) are masked only when they *look* secret: at least
+8 characters with both a letter and a digit, or at least 20 characters mixing three of
+lower case / upper case / digits / symbols. So ``token_count = 5`` or ``password: required``
+stay readable. URL passwords are masked from 4 characters on. ``data:`` URLs are passed
+through untouched (a base64 image must not be mangled), and dict keys are never rewritten.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Final, TypeVar
+
+__all__ = ["REDACTED", "find_secrets", "scrub_secrets"]
+
+#: What every secret is replaced with.
+REDACTED: Final[str] = "[redacted]"
+
+T = TypeVar("T")
+
+_WORD_START = r"(?<![A-Za-z0-9_-])"
+_WORD_END = r"(?![A-Za-z0-9_-])"
+
+#: A data: URL (RFC 2397) — its payload is never inspected nor rewritten.
+_DATA_URL_RE: Final = re.compile(
+    r"(?<![A-Za-z0-9])data:[A-Za-z0-9!#$&^_.+-]{0,127}/?[A-Za-z0-9!#$&^_.+-]{0,127}"
+    r"(?:;[A-Za-z0-9!#$&^_.+=-]{1,127}){0,8},[A-Za-z0-9+/=%._~!$&'()*;:@?-]*",
+    re.IGNORECASE,
+)
+
+# (compiled regex, group holding the secret, needs the "looks secret" check)
+_SPECIFIC: Final[tuple[re.Pattern[str], ...]] = tuple(
+    re.compile(source)
+    for source in (
+        # PEM private key: body never runs past the next "-----", so unterminated BEGIN lines
+        # cannot make the scan quadratic; a truncated key is masked to where it stops.
+        r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----(?:[^-]|-(?!----)){0,32768}"
+        r"(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----)?",
+        _WORD_START + r"sk-ant-[A-Za-z0-9_-]{20,}",
+        _WORD_START + r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
+        _WORD_START + r"gh[pousr]_[A-Za-z0-9]{20,}",
+        _WORD_START + r"github_pat_[A-Za-z0-9_]{20,}",
+        r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])",
+        _WORD_START + r"xox[abprs]-[A-Za-z0-9-]{10,}",
+        _WORD_START + r"AIza[A-Za-z0-9_-]{35}" + _WORD_END,
+        _WORD_START + r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+    )
+)
+
+_AWS_SECRET_RE: Final = re.compile(
+    r"(?i:aws_?secret_?access_?key)[\"']?\s*[=:]\s*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
+)
+_AUTH_SCHEME_RE: Final = re.compile(
+    r"(?<![A-Za-z0-9])(?i:bearer|basic)\s+([A-Za-z0-9._~+/=-]{8,2048})"
+)
+_URL_CREDENTIALS_RE: Final = re.compile(
+    r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s/:@]{0,128}:([^\s/@]{1,256})@"
+)
+#: ``name = value`` / ``"name": "value"`` / ``name: value``; the name is checked in Python.
+_ASSIGNMENT_RE: Final = re.compile(
+    r"(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,64})[\"']?\s{0,8}[=:]\s{0,8}[\"']?"
+    r"(?!//)([^\s\"'`,;&?#<>(){}\[\]=:]{8,4096}={0,3})"
+)
+_NAME_WORD_RE: Final = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+_SECRET_NAME_WORDS: Final = frozenset(
+    {"key", "apikey", "token", "secret", "password", "passwd", "pwd", "credential", "credentials"}
+)
+
+_MIN_URL_PASSWORD = 4
+#: Secrets at least this long are masked wherever they occur, even inside a longer word;
+#: shorter ones only where they stand alone (so a URL password "pa55" leaves "bypa55ed" be).
+_ANYWHERE_LEN = 12
+
+
+def _looks_secret(value: str) -> bool:
+    """A generic value is treated as a secret when it looks machine-generated."""
+    if len(value) < 8:
+        return False
+    has_letter = any(c.isalpha() for c in value)
+    has_digit = any(c.isdigit() for c in value)
+    if has_letter and has_digit:
+        return True
+    classes = (
+        any(c.islower() for c in value)
+        + any(c.isupper() for c in value)
+        + has_digit
+        + any(not c.isalnum() for c in value)
+    )
+    return len(value) >= 20 and classes >= 3
+
+
+def _is_secret_name(name: str) -> bool:
+    words = _NAME_WORD_RE.findall(name)
+    return bool(words) and words[-1].lower() in _SECRET_NAME_WORDS
+
+
+def _plain_segments(text: str) -> Iterator[tuple[bool, str]]:
+    """Split ``text`` into ``(is_data_url, piece)`` parts, in order."""
+    position = 0
+    for match in _DATA_URL_RE.finditer(text):
+        if match.start() > position:
+            yield False, text[position : match.start()]
+        yield True, match.group()
+        position = match.end()
+    if position < len(text):
+        yield False, text[position:]
+
+
+def _find_in_plain(text: str, found: set[str]) -> None:
+    for pattern in _SPECIFIC:
+        found.update(match.group() for match in pattern.finditer(text))
+    found.update(match.group(1) for match in _AWS_SECRET_RE.finditer(text))
+    for match in _AUTH_SCHEME_RE.finditer(text):
+        if _looks_secret(match.group(1)):
+            found.add(match.group(1))
+    for match in _URL_CREDENTIALS_RE.finditer(text):
+        if len(match.group(1)) >= _MIN_URL_PASSWORD:
+            found.add(match.group(1))
+    for match in _ASSIGNMENT_RE.finditer(text):
+        if _is_secret_name(match.group(1)) and _looks_secret(match.group(2)):
+            found.add(match.group(2))
+
+
+def find_secrets(text: str) -> set[str]:
+    """Return every secret value recognised in ``text`` (outside ``data:`` URLs).
+
+    For assignments, URL credentials and ``Bearer`` headers only the secret value itself is
+    returned (not the name, user or scheme).
+    """
+    found: set[str] = set()
+    if not text:
+        return found
+    for is_data, piece in _plain_segments(text):
+        if not is_data:
+            _find_in_plain(piece, found)
+    found.discard(REDACTED)
+    return found
+
+
+def _collect(value: object, found: set[str]) -> None:
+    if isinstance(value, str):
+        found.update(find_secrets(value))
+    elif isinstance(value, dict):
+        for item in value.values():
+            _collect(item, found)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _collect(item, found)
+
+
+class _Masker:
+    """Replace a fixed set of secrets in plain text (longest first)."""
+
+    def __init__(self, secrets: set[str]) -> None:
+        ordered = sorted(secrets, key=len, reverse=True)
+        # Long secrets: plain substring replacement (fast, even for a multi-KB PEM block).
+        self._long = [s for s in ordered if len(s) >= _ANYWHERE_LEN]
+        short = [s for s in ordered if len(s) < _ANYWHERE_LEN]
+        self._short: re.Pattern[str] | None = None
+        if short:
+            alternatives = "|".join(re.escape(s) for s in short)
+            self._short = re.compile(f"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])")
+
+    def mask(self, text: str) -> str:
+        for secret in self._long:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        if self._short is not None:
+            text = self._short.sub(REDACTED, text)
+        return text
+
+
+def _replace(value: object, masker: _Masker) -> object:
+    if isinstance(value, str):
+        return "".join(
+            piece if is_data else masker.mask(piece) for is_data, piece in _plain_segments(value)
+        )
+    if isinstance(value, dict):
+        return {key: _replace(item, masker) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_replace(item, masker) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_replace(item, masker) for item in value)
+    return value
+
+
+def scrub_secrets(value: T) -> T:
+    """Return ``value`` with every secret replaced by ``"[redacted]"``, keeping its shape.
+
+    Accepts a ``str`` or any nesting of ``dict`` / ``list`` / ``tuple``; other scalars (numbers,
+    ``None``, bytes…) are returned unchanged, and so are dict keys. Secrets are first
+    collected across the whole value, then every occurrence of each — wherever it appears
+    in the value, with or without the context that identified it — is masked. Occurrences
+    of a short secret (under 12 characters) glued to letters or digits are left alone (they
+    are part of a different word).
+    ``data:`` URLs are never modified. The input is never mutated: when a secret is found,
+    containers are rebuilt; when none is, ``value`` itself is returned.
+    """
+    found: set[str] = set()
+    _collect(value, found)
+    if not found:
+        return value
+    return _replace(value, _Masker(found))  # type: ignore[return-value]
