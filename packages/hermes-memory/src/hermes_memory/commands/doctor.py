@@ -1,0 +1,378 @@
+"""``hermes-memory doctor``: one line per check, with how to fix each problem.
+
+Checks, in order: the home directory (exists, is ours, not open to others), config.yaml,
+the memory files (readable UTF-8, private, within budget, no flagged entries), the session
+archive (opens read-only, private), SQLite (FTS5, trigram tokenizer), lock and leftover
+temp files, and the configured provider. Nothing is modified. Exit status 1 when a check
+fails (warnings alone exit 0).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from hermes_memory._context import Context
+
+_LEFTOVER_AGE_S = 3600
+_MARK = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL", "info": "info"}
+
+
+@dataclass
+class Check:
+    """One finding: ``status`` is ``ok``, ``info``, ``warn`` or ``fail``."""
+
+    check: str
+    status: str
+    detail: str
+    fix: str = ""
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def _private_file(name: str, path: Path) -> Check:
+    mode = _mode(path)
+    if mode & 0o077:
+        return Check(
+            name,
+            "warn",
+            f"{path} is readable or writable by others (mode {mode:o})",
+            f"chmod 600 {path}",
+        )
+    return Check(name, "ok", f"{path} (mode {mode:o})")
+
+
+def check_home(home: Path) -> list[Check]:
+    """The home directory exists, is a directory, belongs to us and is not open to others."""
+    if not home.exists():
+        return [
+            Check(
+                "home",
+                "warn",
+                f"{home} does not exist yet",
+                "it is created on first use; or run 'hermes-memory demo' to see it work",
+            )
+        ]
+    if not home.is_dir():
+        return [Check("home", "fail", f"{home} is not a directory", f"move {home} away")]
+    checks = []
+    info = home.stat()
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        checks.append(
+            Check("home", "warn", f"{home} belongs to uid {info.st_uid}, not you", "chown it")
+        )
+    if not os.access(home, os.W_OK | os.X_OK):
+        checks.append(Check("home", "fail", f"{home} is not writable", f"chmod u+rwx {home}"))
+    mode = _mode(home)
+    if mode & 0o022:
+        checks.append(
+            Check(
+                "home", "warn", f"{home} is writable by others (mode {mode:o})", f"chmod 700 {home}"
+            )
+        )
+    if not checks:
+        checks.append(Check("home", "ok", f"{home} (mode {mode:o})"))
+    return checks
+
+
+def check_config(ctx: Context) -> tuple[list[Check], Any]:
+    """config.yaml parses and its memory/sessions keys have the right types."""
+    from hermes_memory_core.config import ConfigError, load_config
+
+    path = ctx.home / "config.yaml"
+    try:
+        config = load_config(ctx.home)
+    except ConfigError as exc:
+        return [
+            Check("config", "fail", str(exc), f"fix {path} (a backup copy first is wise)")
+        ], None
+    if not path.exists():
+        return [Check("config", "ok", f"{path} absent: defaults in use")], config
+    return [Check("config", "ok", str(path))], config
+
+
+def check_memory(home: Path, config: Any) -> list[Check]:
+    """MEMORY.md and USER.md are readable, private, within budget and unflagged."""
+    from hermes_memory_builtin.format import TARGET_FILES, char_count, parse_entries, read_raw
+    from hermes_memory_builtin.scan import write_threat
+
+    checks = []
+    limits = {
+        "memory": config.memory.memory_char_limit if config else 2200,
+        "user": config.memory.user_char_limit if config else 1375,
+    }
+    for target, filename in TARGET_FILES.items():
+        path = home / "memories" / filename
+        name = f"memory:{filename}"
+        raw = read_raw(path)
+        if not raw.exists:
+            checks.append(Check(name, "ok", f"{path} absent (empty)"))
+            continue
+        if not raw.readable:
+            checks.append(
+                Check(name, "fail", f"cannot read {path}: {raw.error}", f"fix or move {path}")
+            )
+            continue
+        entries = parse_entries(raw.text)
+        used, limit = char_count(entries), limits[target]
+        perm = _private_file(name, path)
+        if perm.status != "ok":
+            checks.append(perm)
+        flagged = [i for i, e in enumerate(entries, 1) if write_threat(e)]
+        if flagged:
+            checks.append(
+                Check(
+                    name,
+                    "warn",
+                    f"entries {flagged} match threat patterns and are hidden from the prompt",
+                    f"hermes-memory memory edit --target {target}",
+                )
+            )
+        if used > limit:
+            checks.append(
+                Check(
+                    name,
+                    "warn",
+                    f"{used:,}/{limit:,} chars: over budget, new writes are refused",
+                    f"hermes-memory memory edit --target {target}",
+                )
+            )
+        if perm.status == "ok" and not flagged and used <= limit:
+            checks.append(Check(name, "ok", f"{len(entries)} entries, {used:,}/{limit:,} chars"))
+    return checks
+
+
+def check_archive(db_path: Path) -> list[Check]:
+    """The session archive opens read-only and is private."""
+    if not db_path.exists():
+        return [Check("archive", "ok", f"{db_path} absent (created on first session)")]
+    checks = []
+    perm = _private_file("archive", db_path)
+    if perm.status != "ok":
+        checks.append(perm)
+    try:
+        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+        try:
+            sessions = conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
+            messages = conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        return [
+            *checks,
+            Check(
+                "archive",
+                "fail",
+                f"{db_path} cannot be read as a session archive: {exc}",
+                "move it away; import it back with 'hermes-memory sessions import --from-hermes'",
+            ),
+        ]
+    if perm.status == "ok":
+        checks.append(
+            Check("archive", "ok", f"{db_path}: {sessions:,} sessions, {messages:,} messages")
+        )
+    return checks
+
+
+def check_sqlite() -> list[Check]:
+    """FTS5 (required) and the trigram tokenizer (optional; CJK does not need it)."""
+    checks = []
+    conn = sqlite3.connect(":memory:")
+    try:
+        try:
+            conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+            checks.append(Check("sqlite:fts5", "ok", f"SQLite {sqlite3.sqlite_version} has FTS5"))
+        except sqlite3.OperationalError as exc:
+            checks.append(
+                Check(
+                    "sqlite:fts5",
+                    "fail",
+                    f"SQLite {sqlite3.sqlite_version} lacks FTS5 ({exc})",
+                    "use a Python whose sqlite3 has FTS5 (python.org, uv or distro builds do)",
+                )
+            )
+        try:
+            conn.execute("CREATE VIRTUAL TABLE g USING fts5(x, tokenize='trigram')")
+            checks.append(Check("sqlite:trigram", "ok", "trigram tokenizer available"))
+        except sqlite3.OperationalError:
+            checks.append(
+                Check(
+                    "sqlite:trigram",
+                    "info",
+                    f"no trigram tokenizer in SQLite {sqlite3.sqlite_version}; not needed "
+                    "(CJK search uses its own index)",
+                )
+            )
+    finally:
+        conn.close()
+    return checks
+
+
+def _lock_held(path: Path) -> bool | None:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+def check_locks(home: Path, db_path: Path) -> list[Check]:
+    """Unusable lock files, locks held right now, and temp files left by interrupted writes."""
+    checks: list[Check] = []
+    memories = home / "memories"
+    if memories.is_dir():
+        for lock in sorted(memories.glob("*.lock")):
+            if lock.is_symlink() or not lock.is_file():
+                checks.append(
+                    Check(
+                        "locks",
+                        "fail",
+                        f"{lock} is not a regular file; memory writes are refused",
+                        f"rm {lock}",
+                    )
+                )
+            elif _lock_held(lock):
+                checks.append(
+                    Check("locks", "info", f"{lock.name} is held right now by a running process")
+                )
+        now = time.time()
+        for pattern in (".mem_*", ".tmp_*", "*.edit-*"):
+            for tmp in sorted(memories.glob(pattern)):
+                try:
+                    age = now - tmp.stat().st_mtime
+                except OSError:
+                    continue
+                if age > _LEFTOVER_AGE_S:
+                    checks.append(
+                        Check(
+                            "locks",
+                            "warn",
+                            f"{tmp} was left by an interrupted write",
+                            f"when no agent is running: rm {tmp}",
+                        )
+                    )
+    journal = Path(f"{db_path}-journal")
+    if journal.exists():
+        checks.append(
+            Check(
+                "locks",
+                "warn",
+                f"{journal} exists: a write to the archive was interrupted",
+                "run 'hermes-memory sessions stats' once: opening the archive rolls it back",
+            )
+        )
+    if not checks:
+        checks.append(Check("locks", "ok", "no stale lock or temp files"))
+    return checks
+
+
+def check_providers(ctx: Context, config: Any) -> list[Check]:
+    """Plugins that failed to load, and the configured external provider."""
+    from hermes_memory_core.health import read_provider_status
+    from hermes_memory_core.plugins import list_providers
+    from hermes_memory_core.provider import BUILTIN_TIER_NAMES
+
+    infos = list_providers(hermes_home=ctx.home, config=config.raw if config else {})
+    by_name = {i.name: i for i in infos}
+    checks = []
+    for info in infos:
+        if info.load_error:
+            checks.append(
+                Check(
+                    f"plugin:{info.name}",
+                    "warn",
+                    f"{info.distribution or info.plugin} failed to load: {info.load_error}",
+                    f"reinstall or uninstall {info.distribution or info.plugin}",
+                )
+            )
+    for tier in ("builtin", "sessions"):
+        if tier not in by_name:
+            checks.append(
+                Check(
+                    f"provider:{tier}",
+                    "fail",
+                    f"the {tier} tier is not installed",
+                    f"pip install hermes-memory-{tier}",
+                )
+            )
+    name = config.memory.provider if config else ""
+    if not name or name in BUILTIN_TIER_NAMES:
+        checks.append(Check("provider", "ok", "no external provider configured"))
+        return checks
+    info = by_name.get(name)
+    if info is None:
+        checks.append(
+            Check(
+                "provider",
+                "fail",
+                f"memory.provider is {name!r} but it is not installed",
+                f"pip install hermes-memory-{name}, or 'hermes-memory provider off'",
+            )
+        )
+    elif info.load_error:
+        checks.append(Check("provider", "fail", f"{name}: {info.load_error}", "reinstall it"))
+    elif not info.available:
+        checks.append(
+            Check(
+                "provider",
+                "fail",
+                f"{name} is not available: {info.unavailable_reason}",
+                "see the reason; or 'hermes-memory provider off'",
+            )
+        )
+    else:
+        checks.append(Check("provider", "ok", f"{name} available"))
+        health = read_provider_status(ctx.home, name)
+        if health and health.get("state") not in (None, "ok"):
+            checks.append(
+                Check(
+                    "provider:health",
+                    "warn",
+                    f"{name} reported {health.get('state')}: {health.get('detail', '')}",
+                    "check its credentials and network; 'hermes-memory provider status'",
+                )
+            )
+    return checks
+
+
+def doctor(ctx: Context) -> int:
+    """Run every check; print one line each; exit 1 if any failed."""
+    home = ctx.home
+    checks = check_home(home)
+    config_checks, config = check_config(ctx)
+    checks += config_checks
+    checks += check_memory(home, config)
+    db_path = config.sessions.db_path if config else home / "state.db"
+    checks += check_archive(db_path)
+    checks += check_sqlite()
+    checks += check_locks(home, db_path)
+    checks += check_providers(ctx, config)
+    failed = any(c.status == "fail" for c in checks)
+    if ctx.json:
+        ctx.emit_json({"ok": not failed, "home": str(home), "checks": [asdict(c) for c in checks]})
+    else:
+        for c in checks:
+            fix = f"  → {c.fix}" if c.fix and c.status in ("warn", "fail") else ""
+            ctx.say(f"[{_MARK[c.status]}] {c.check:<16} {c.detail}{fix}")
+        problems = sum(c.status in ("warn", "fail") for c in checks)
+        ctx.say("All checks passed." if not problems else f"{problems} problem(s) found.")
+    return 1 if failed else 0
