@@ -82,6 +82,9 @@ _SECRET_NAME_WORDS: Final = frozenset(
     {"key", "apikey", "token", "secret", "password", "passwd", "pwd", "credential", "credentials"}
 )
 
+#: Every secret-looking assignment name contains one of these (cheap pre-check).
+_NAME_HINTS: Final = ("key", "token", "secret", "passw", "pwd", "credential")
+
 _MIN_URL_PASSWORD = 4
 #: Secrets at least this long are masked wherever they occur, even inside a longer word;
 #: shorter ones only where they stand alone (so a URL password "pa55" leaves "bypa55ed" be).
@@ -132,6 +135,9 @@ def _find_in_plain(text: str, found: set[str]) -> None:
     for match in _URL_CREDENTIALS_RE.finditer(text):
         if len(match.group(1)) >= _MIN_URL_PASSWORD:
             found.add(match.group(1))
+    lowered = text.lower()
+    if not any(word in lowered for word in _NAME_HINTS):
+        return
     for match in _ASSIGNMENT_RE.finditer(text):
         if _is_secret_name(match.group(1)) and _looks_secret(match.group(2)):
             found.add(match.group(2))
