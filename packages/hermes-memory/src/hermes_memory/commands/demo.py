@@ -1,0 +1,241 @@
+"""``hermes-memory demo``: three scripted sessions on a temporary home, narrated step by step.
+
+No network and no LLM: the "assistant" turns are scripted, but everything else is the real
+stack. Each session builds ``MemoryManager.from_config(home)`` as an agent process would,
+initialises it, reads the system prompt, records turns with ``sync_all``, saves facts
+through ``handle_tool_call("memory", ...)`` and searches earlier sessions through
+``handle_tool_call("session_search", ...)``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from hermes_memory._context import CLIError, Context
+
+# (user message, assistant reply, memory tool calls made during the turn)
+Turn = tuple[str, str, list[dict[str, Any]]]
+
+SESSION_1: list[Turn] = [
+    (
+        "Hi, I'm Ada. I look after our team's Postgres backups. Keep answers short, please.",
+        "Nice to meet you, Ada. Noted: short answers.",
+        [
+            {
+                "action": "add",
+                "target": "user",
+                "content": "Ada; looks after the team's Postgres backups; wants short answers.",
+            }
+        ],
+    ),
+    (
+        "The backup job runs pg_dump at 03:00 to the NAS at /mnt/nas/pg and keeps 14 days.",
+        "Got it: nightly pg_dump 03:00 to /mnt/nas/pg, 14-day retention.",
+        [
+            {
+                "action": "add",
+                "target": "memory",
+                "content": "Backups: pg_dump 03:00 to /mnt/nas/pg, 14-day retention.",
+            }
+        ],
+    ),
+]
+
+SESSION_2: list[Turn] = [
+    (
+        "数据库备份昨晚失败了，报错 disk full。怎么办？",
+        "NAS 满了。把备份保留期从 14 天改成 7 天，再删掉最旧的备份文件。",
+        [
+            {
+                "action": "replace",
+                "target": "memory",
+                "old_text": "14-day retention",
+                "content": "Backups: pg_dump 03:00 to /mnt/nas/pg, 7-day retention (NAS got full).",
+            }
+        ],
+    ),
+]
+
+QUESTION_3 = "Why did we shorten the backup retention?"
+
+
+class _Narrator:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.step = 0
+
+    def header(self, text: str) -> None:
+        self.ctx.say()
+        self.ctx.console.print(f"[bold]== {text}[/bold]")
+
+    def do(self, text: str) -> None:
+        self.step += 1
+        self.ctx.say(f"[{self.step:>2}] {text}")
+
+    def detail(self, text: str) -> None:
+        for line in text.splitlines() or [""]:
+            self.ctx.say(f"     {line}")
+
+
+def _new_manager(home: Path, session_id: str) -> Any:
+    from hermes_memory_core.manager import MemoryManager
+
+    manager = MemoryManager.from_config(home)
+    missing = {"builtin", "sessions"} - {p.name for p in manager.providers}
+    if missing:
+        raise CLIError(
+            f"the demo needs the {', '.join(sorted(missing))} tier(s): "
+            "pip install hermes-memory-builtin hermes-memory-sessions"
+        )
+    manager.initialize_all(session_id, platform="cli", agent_context="primary")
+    return manager
+
+
+def _prompt_summary(prompt: str) -> str:
+    return prompt if prompt.strip() else "(empty: nothing is remembered yet)"
+
+
+def _memory_call(say: _Narrator, manager: Any, call: dict[str, Any]) -> None:
+    result = json.loads(manager.handle_tool_call("memory", call))
+    what = f"memory(action={call['action']!r}, target={call['target']!r})"
+    if not result.get("success"):
+        raise CLIError(f"demo step failed: {what}: {result.get('error')}")
+    say.do(f"assistant calls {what}")
+    say.detail(f"→ {result.get('message')} usage {result.get('usage')}")
+
+
+def _turns(
+    say: _Narrator, manager: Any, session_id: str, turns: list[Turn]
+) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = []
+    for number, (user, assistant, calls) in enumerate(turns, 1):
+        manager.on_turn_start(number, user)
+        say.do(f"user: {user}")
+        for call in calls:
+            _memory_call(say, manager, call)
+        say.do(f"assistant: {assistant}")
+        manager.sync_all(user, assistant, session_id=session_id)
+        messages += [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
+    return messages
+
+
+def _end(say: _Narrator, manager: Any, messages: list[dict[str, Any]], session_id: str) -> None:
+    manager.flush_pending(10)
+    manager.on_session_end(messages)
+    manager.shutdown_all()
+    say.do(f"session {session_id} ends: {len(messages)} messages archived in state.db")
+
+
+def _search(say: _Narrator, manager: Any, args: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(manager.handle_tool_call("session_search", args))
+    if not result.get("success", True) or "error" in result:
+        raise CLIError(f"demo step failed: session_search {args}: {result.get('error')}")
+    return result
+
+
+def _show_hit(say: _Narrator, result: dict[str, Any]) -> dict[str, Any]:
+    if not result.get("results"):
+        raise CLIError(f"demo step failed: no session found for {result.get('query')!r}")
+    top = result["results"][0]
+    say.detail(
+        f"→ {result['count']} session(s); best: {top['session_id']} ({top['when']}), "
+        f"message #{top['match_message_id']} ({top['matched_role']})"
+    )
+    say.detail(f"  snippet: {' '.join(str(top['snippet']).split())}")
+    return dict(top)
+
+
+def run_demo(ctx: Context, home: Path) -> None:
+    """The scripted conversation against ``home`` (an empty directory)."""
+    say = _Narrator(ctx)
+    stamp = time.strftime("%Y%m%d_%H%M%S")
+    ids = [f"{stamp}_demo{n}" for n in (1, 2, 3)]
+
+    say.header(f"Session 1 ({ids[0]}): the agent learns about the user")
+    manager = _new_manager(home, ids[0])
+    say.do("agent starts; system prompt memory: " + _prompt_summary(manager.build_system_prompt()))
+    messages = _turns(say, manager, ids[0], SESSION_1)
+    frozen = manager.build_system_prompt()
+    say.do(
+        "system prompt is still the frozen snapshot taken at session start: "
+        + ("unchanged, empty" if not frozen.strip() else "unchanged")
+    )
+    say.detail("(new facts are on disk now and reach the prompt at the next session)")
+    _end(say, manager, messages, ids[0])
+
+    say.header(f"Session 2 ({ids[1]}): a new session sees the saved facts")
+    manager = _new_manager(home, ids[1])
+    say.do("agent starts; system prompt memory now holds what session 1 saved:")
+    say.detail(manager.build_system_prompt())
+    messages = _turns(say, manager, ids[1], SESSION_2)
+    _end(say, manager, messages, ids[1])
+
+    say.header(f"Session 3 ({ids[2]}): finding an earlier conversation")
+    manager = _new_manager(home, ids[2])
+    say.do("system prompt memory now (the replace from session 2 is in):")
+    say.detail(manager.build_system_prompt())
+    manager.on_turn_start(1, QUESTION_3)
+    say.do(f"user: {QUESTION_3}")
+    say.do("assistant calls session_search(query='retention')   (English)")
+    _show_hit(say, _search(say, manager, {"query": "retention", "limit": 3}))
+    say.do("assistant calls session_search(query='备份')   (Chinese: 'backup')")
+    hit = _show_hit(say, _search(say, manager, {"query": "备份", "limit": 3}))
+    say.do(
+        f"assistant scrolls: session_search(session_id={hit['session_id']!r}, "
+        f"around_message_id={hit['match_message_id']}, window=2)"
+    )
+    scroll = _search(
+        say,
+        manager,
+        {
+            "session_id": hit["session_id"],
+            "around_message_id": hit["match_message_id"],
+            "window": 2,
+        },
+    )
+    for msg in scroll.get("messages", []):
+        mark = ">>" if msg.get("id") == hit["match_message_id"] else "  "
+        say.detail(f"{mark} #{msg['id']} {msg['role']}: {' '.join(str(msg['content']).split())}")
+    answer = "Because the NAS filled up (disk full) — we went from 14 to 7 days of backups."
+    say.do(f"assistant: {answer}")
+    manager.sync_all(QUESTION_3, answer, session_id=ids[2])
+    _end(
+        say,
+        manager,
+        [{"role": "user", "content": QUESTION_3}, {"role": "assistant", "content": answer}],
+        ids[2],
+    )
+
+
+def demo(ctx: Context) -> int:
+    """Run the demo on a temporary home (removed afterwards unless ``--keep``)."""
+    import os
+
+    home = Path(tempfile.mkdtemp(prefix="hermes-memory-demo-"))
+    started = time.monotonic()
+    saved = {k: os.environ.get(k) for k in ("HERMES_HOME",)}
+    os.environ["HERMES_HOME"] = str(home)  # anything resolving the default home sees the demo
+    try:
+        ctx.say(f"Demo home: {home} (temporary; no network, no LLM — assistant turns are scripted)")
+        run_demo(ctx, home)
+        ctx.say()
+        ctx.say(f"Demo finished in {time.monotonic() - started:.1f}s.")
+        if ctx.args.keep:
+            ctx.say("Look around:")
+            ctx.say(f"  hermes-memory --home {home} memory show")
+            ctx.say(f"  hermes-memory --home {home} sessions list")
+            ctx.say(f"  hermes-memory --home {home} sessions search 备份")
+        return 0
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        if not ctx.args.keep:
+            shutil.rmtree(home, ignore_errors=True)
