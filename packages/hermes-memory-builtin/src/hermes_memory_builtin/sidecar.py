@@ -135,12 +135,11 @@ def save_sidecar(data_path: Path, entries: list[str], metas: dict[str, EntryMeta
             stamp = now_iso()
             meta = EntryMeta(created=stamp, updated=stamp, origin="unknown")
         rows.append({"sha256": key, **meta, "preview": entry[:60]})
-    payload = {"version": SIDECAR_VERSION, "file": data_path.name, "entries": rows}
+    # One entry per line: readable and diffable, and serialised by the fast C encoder.
+    head = f'{{"version": {SIDECAR_VERSION}, "file": {json.dumps(data_path.name)},\n "entries": ['
+    body = ",\n  ".join(json.dumps(row, ensure_ascii=False) for row in rows)
+    text = f"{head}\n  {body}\n ]}}\n" if rows else f"{head}]}}\n"
     try:
-        atomic_write_text(
-            sidecar_path_for(data_path),
-            json.dumps(payload, ensure_ascii=False, indent=1),
-            tmp_prefix=".mem_",
-        )
+        atomic_write_text(sidecar_path_for(data_path), text, tmp_prefix=".mem_")
     except OSError as exc:
         logger.warning("could not write memory sidecar for %s: %s", data_path, exc)

@@ -10,6 +10,7 @@ a ``replace``, and the model sees both entries in its snapshot.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections import Counter
@@ -22,11 +23,26 @@ SIMILARITY_THRESHOLD = 0.9
 _DIGITS_RE = re.compile(r"\d+")
 
 
+@functools.cache
+def _drop_table() -> dict[int, None]:
+    # Punctuation and whitespace of the Basic Multilingual Plane, dropped by str.translate.
+    return {
+        cp: None
+        for cp in range(0x10000)
+        if chr(cp).isspace() or unicodedata.category(chr(cp)).startswith("P")
+    }
+
+
+@functools.lru_cache(maxsize=8192)
 def normalise_for_compare(text: str) -> str:
     """NFKC-fold, case-fold and drop punctuation and whitespace."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
+    folded = unicodedata.normalize("NFKC", text).casefold().translate(_drop_table())
+    if folded.isascii():
+        return folded
     return "".join(
-        ch for ch in folded if not ch.isspace() and not unicodedata.category(ch).startswith("P")
+        ch
+        for ch in folded
+        if ord(ch) < 0x10000 or not (ch.isspace() or unicodedata.category(ch).startswith("P"))
     )
 
 
