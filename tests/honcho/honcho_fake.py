@@ -576,8 +576,11 @@ class LoopbackServer:
                     if k.lower() not in ("content-length", "transfer-encoding"):
                         self.send_header(k, v)
                 self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:  # the client gave up (timed out) and closed the socket
+                    self.close_connection = True
 
             do_GET = do_POST = do_PUT = do_DELETE = _serve
 

@@ -144,6 +144,7 @@ class HonchoProvider(MemoryProvider):
         self._tool_pool: ThreadPoolExecutor | None = None
         self._http: httpx.Client | None = None
         self._honcho: Any = None
+        self._initialized = False
         self._breaker: CircuitBreaker | None = None
         self._init_error = ""
         self._session_id = ""
@@ -238,17 +239,8 @@ class HonchoProvider(MemoryProvider):
         self._user_id = sanitize_id(user, fallback="user") if user else "user"
         self._ai_id = cfg.ai_peer
         self._load_known_facts()
-        try:
-            with self._lock:
-                if self._honcho is None:
-                    self._http = build_http_client(cfg, transport=self._transport)
-                    self._honcho = self._build_sdk(cfg, self._http)
-        except Exception as exc:  # SDK construction is offline; a failure is a config issue
-            self._init_error = f"cannot build the Honcho client: {exc}"
-            logger.warning("Honcho provider inactive: %s", self._init_error)
-            self._breaker.report("degraded", self._init_error)
-            return
         self._init_error = ""
+        self._initialized = True
         self._closed = False
         self._restore_pending()
         if cfg.recall_mode != "tools" or self._pending:
@@ -256,6 +248,23 @@ class HonchoProvider(MemoryProvider):
             self._writer.submit(lambda: self._background("setup", partial(self._ensure, key)))
             if self._pending:
                 self._writer.submit(self._flush_pending)
+
+    def _sdk(self) -> Any:
+        """The Honcho client, built on first use on a background thread (imports the SDK and
+        loads TLS certificates: local work, but not the caller's to wait for)."""
+        with self._lock:
+            if self._honcho is None:
+                cfg = self._settings()
+                assert cfg is not None
+                try:
+                    self._http = build_http_client(cfg, transport=self._transport)
+                    self._honcho = self._build_sdk(cfg, self._http)
+                except Exception as exc:
+                    failure = Failure("other", f"cannot build the Honcho client: {exc}")
+                    assert self._breaker is not None
+                    self._breaker.record_failure(failure, operation="client setup")
+                    raise _CallFailed(failure) from exc
+            return self._honcho
 
     @staticmethod
     def _build_sdk(cfg: HonchoConfig, client: httpx.Client) -> Any:
@@ -276,7 +285,7 @@ class HonchoProvider(MemoryProvider):
     @property
     def active(self) -> bool:
         """Initialised with a usable client (it may still be failing: see the breaker)."""
-        return self._honcho is not None and not self._init_error and not self._closed
+        return self._initialized and not self._init_error and not self._closed
 
     @property
     def breaker(self) -> CircuitBreaker | None:
@@ -319,7 +328,7 @@ class HonchoProvider(MemoryProvider):
         Writes Honcho has not accepted by then are saved under the home directory and sent
         by the next `initialize`; without a home directory they are reported as lost.
         """
-        if self._honcho is None or self._closed:
+        if not self._initialized or self._closed:
             return
         cfg = self._settings()
         assert cfg is not None
@@ -331,8 +340,19 @@ class HonchoProvider(MemoryProvider):
             self._tool_pool.shutdown(wait=False, cancel_futures=True)
         self._closed = True
         self._save_pending()
-        if drained and self._http is not None:
-            self._http.close()
+        if self._http is not None:
+            if drained:
+                self._http.close()
+            else:  # a call is still in flight: close once it ends (bounded by the timeouts)
+                threading.Thread(
+                    target=self._close_when_idle, args=(self._http, cfg), daemon=True
+                ).start()
+
+    def _close_when_idle(self, client: httpx.Client, cfg: HonchoConfig) -> None:
+        deadline = time.monotonic() + cfg.timeout * (cfg.max_retries + 1) * 3 + 5
+        while time.monotonic() < deadline and (self._writer.pending or self._reader.pending):
+            time.sleep(0.05)
+        client.close()
 
     # ------------------------------------------------------------------ system prompt
     def system_prompt_block(self) -> str:
@@ -518,7 +538,7 @@ class HonchoProvider(MemoryProvider):
         """Send pending writes oldest first; stop at the first transient failure."""
         while True:
             with self._pending_lock:
-                if not self._pending:
+                if not self._pending or self._closed:
                     return
                 write = self._pending[0]
             try:
@@ -596,7 +616,7 @@ class HonchoProvider(MemoryProvider):
         cfg = self._settings()
         assert cfg is not None
         with self._setup_lock:
-            honcho = self._honcho
+            honcho = self._sdk()
             for peer_id in (self._user_id, self._ai_id):
                 if peer_id not in self._peers:
                     self._peers[peer_id] = self._get_peer(honcho, peer_id)
@@ -622,16 +642,18 @@ class HonchoProvider(MemoryProvider):
         """Run one SDK call through the breaker; failures become `_CallFailed`."""
         breaker = self._breaker
         assert breaker is not None
-        if not breaker.allow():
+        if self._closed or not breaker.allow():
             raise _CircuitOpen(operation)
         cfg = self._settings()
         try:
             result = fn()
         except Exception as exc:
             failure = classify(exc, base_url=cfg.resolved_base_url if cfg else "")
-            breaker.record_failure(failure, operation=operation)
+            if not self._closed:  # after shutdown the health record is already final
+                breaker.record_failure(failure, operation=operation)
             raise _CallFailed(failure) from exc
-        breaker.record_success()
+        if not self._closed:
+            breaker.record_success()
         return result
 
     def _background(self, what: str, fn: Callable[[], object]) -> None:
@@ -691,7 +713,7 @@ class HonchoProvider(MemoryProvider):
             return future.result(timeout=cfg.tool_timeout)
         except FutureTimeout:
             return tool_error(
-                f"Honcho did not answer within {cfg.tool_timeout:.0f}s; try again later."
+                f"Honcho did not answer within {cfg.tool_timeout:g}s; try again later."
             )
         except _CircuitOpen:
             return tool_error("Honcho is temporarily unavailable (circuit open).")
@@ -784,7 +806,7 @@ class HonchoProvider(MemoryProvider):
 
     def _tool_search(self, query: str, target: str, max_tokens: int) -> str:
         self._ensure(self._session_key)
-        honcho = self._honcho
+        honcho = self._sdk()
         limit = max(3, min(20, max_tokens // 100))
         try:
             found = self._call(
