@@ -35,9 +35,13 @@ def test_hookspec_has_docstring_with_every_param(name, fn):
 @pytest.mark.parametrize(("name", "fn"), SPECS, ids=[n for n, _ in SPECS])
 def test_hook_has_a_section_in_the_reference(name, fn):
     headings = re.findall(r"^### (\w+)\((.*)\)$", HOOKS_DOC.read_text(encoding="utf-8"), re.M)
-    documented = {hook: [a.strip() for a in args.split(",") if a.strip()] for hook, args in headings}
+    documented = {
+        hook: [a.strip() for a in args.split(",") if a.strip()] for hook, args in headings
+    }
     assert name in documented, f"docs/reference/hooks.md has no section for {name}"
-    assert documented[name] == spec_params(fn), f"{name}: documented signature differs from the spec"
+    assert documented[name] == spec_params(fn), (
+        f"{name}: documented signature differs from the spec"
+    )
 
 
 @pytest.mark.parametrize("name", hookspecs.PROVIDER_HOOK_NAMES)

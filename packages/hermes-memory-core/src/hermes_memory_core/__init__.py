@@ -1,26 +1,72 @@
-"""hermes-memory-core: the contracts every hermes-memory package shares."""
+"""hermes-memory-core: the contracts every hermes-memory package shares.
 
-from hermes_memory_core.config import ConfigError, HermesConfig, load_config, resolve_home
+Provider authors need `MemoryProvider` and `hookimpl`; agent builders need `MemoryManager`.
+Everything here is typed (``py.typed``) and imports nothing heavy.
+"""
+
+from hermes_memory_core.config import (
+    ConfigError,
+    HermesConfig,
+    MemoryConfig,
+    SessionsConfig,
+    load_config,
+    resolve_home,
+)
+from hermes_memory_core.fencing import (
+    MEMORY_CONTEXT_NOTE,
+    StreamingContextScrubber,
+    build_memory_context_block,
+    sanitize_context,
+)
 from hermes_memory_core.hookspecs import hookimpl, hookspec
-from hermes_memory_core.plugins import PluginRegistry, ProviderInfo, get_registry, list_providers
+from hermes_memory_core.manager import MemoryManager
+from hermes_memory_core.plugins import (
+    PluginRegistry,
+    ProviderInfo,
+    get_registry,
+    list_providers,
+)
 from hermes_memory_core.provider import BUILTIN_TIER_NAMES, MemoryProvider, RecallStatus, ToolSchema
+from hermes_memory_core.redact import REDACTED, find_secrets, scrub_secrets
+from hermes_memory_core.threats import (
+    INVISIBLE_CHARS,
+    MAX_SCAN_CHARS,
+    first_threat_message,
+    scan_for_threats,
+)
 from hermes_memory_core.toolresult import tool_error, tool_result
+from hermes_memory_core.trivial import is_trivial_prompt
 
 __all__ = [
     "BUILTIN_TIER_NAMES",
+    "INVISIBLE_CHARS",
+    "MAX_SCAN_CHARS",
+    "MEMORY_CONTEXT_NOTE",
+    "REDACTED",
     "ConfigError",
     "HermesConfig",
+    "MemoryConfig",
+    "MemoryManager",
     "MemoryProvider",
     "PluginRegistry",
     "ProviderInfo",
     "RecallStatus",
+    "SessionsConfig",
+    "StreamingContextScrubber",
     "ToolSchema",
+    "build_memory_context_block",
+    "find_secrets",
+    "first_threat_message",
     "get_registry",
     "hookimpl",
     "hookspec",
+    "is_trivial_prompt",
     "list_providers",
     "load_config",
     "resolve_home",
+    "sanitize_context",
+    "scan_for_threats",
+    "scrub_secrets",
     "tool_error",
     "tool_result",
 ]

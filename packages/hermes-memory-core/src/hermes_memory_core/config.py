@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 __all__ = [
     "ConfigError",
     "HermesConfig",
@@ -93,6 +91,8 @@ def load_config(home: str | os.PathLike[str] | None = None) -> HermesConfig:
     """
     home_path = resolve_home(home)
     path = home_path / "config.yaml"
+    import yaml  # imported here: PyYAML costs ~100 ms and most imports of core never read config
+
     raw: Any = {}
     if path.exists():
         try:

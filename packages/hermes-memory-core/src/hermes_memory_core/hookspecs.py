@@ -1,3 +1,4 @@
+# mypy: disable-error-code="empty-body"
 """The hook specifications of hermes-memory, written for plugin authors.
 
 There are two kinds of hooks.

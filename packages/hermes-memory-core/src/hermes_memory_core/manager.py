@@ -14,7 +14,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pluggy
 
@@ -170,7 +170,7 @@ class MemoryManager:
         provider, a provider whose hook signatures do not match the specs, or one whose
         `get_tool_schemas` raises (it then does not take the external slot).
         """
-        if not isinstance(provider, MemoryProvider):
+        if not isinstance(cast(object, provider), MemoryProvider):  # untyped callers
             logger.warning("Rejected %r: memory providers must subclass MemoryProvider", provider)
             return False
         try:
@@ -444,12 +444,15 @@ class MemoryManager:
         with self._lock:
             return name in self._tool_routes
 
-    def handle_tool_call(self, name: str, args: Mapping[str, Any] | None, **kwargs: Any) -> str:
+    def handle_tool_call(
+        self, name: str, args: Mapping[str, Any] | str | None, **kwargs: Any
+    ) -> str:
         """Run tool ``name`` and return its JSON string.
 
-        An unknown tool, arguments that are not an object, or a provider that raises all
-        come back as ``{"error": ...}``. Successful builtin ``memory`` writes are mirrored to
-        the external provider through `on_memory_write`.
+        ``args`` is the model's argument object (or its raw JSON string). An unknown tool,
+        arguments that are not an object, or a provider that raises all come back as
+        ``{"error": ...}``. Successful builtin ``memory`` writes are mirrored to the external
+        provider through `on_memory_write`.
         """
         with self._lock:
             provider = self._tool_routes.get(name)
@@ -462,7 +465,7 @@ class MemoryManager:
                 args = json.loads(args) if args.strip() else {}
             except ValueError:
                 return tool_error(f"Arguments for tool '{name}' are not valid JSON")
-        if not isinstance(args, Mapping):
+        if not isinstance(cast(object, args), Mapping):
             return tool_error(f"Arguments for tool '{name}' must be a JSON object")
         clean_args = self._scrub(dict(args))
         try:
@@ -470,7 +473,7 @@ class MemoryManager:
         except Exception as exc:
             logger.warning("memory tool %r of provider %r failed: %s", name, _name(provider), exc)
             return tool_error(f"Memory tool '{name}' failed: {exc}")
-        if not isinstance(result, str):
+        if not isinstance(cast(object, result), str):  # a provider may break its contract
             try:
                 result = json.dumps(result, ensure_ascii=False, default=str)
             except (TypeError, ValueError):

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 import importlib_metadata
 import pluggy
@@ -193,7 +193,7 @@ class PluginRegistry:
         if not isinstance(provider_name, str) or not provider_name:
             self._record_error(plugin_name, dist, ver, "register() needs name='<provider name>'")
             return
-        if not callable(factory):
+        if not callable(cast(object, factory)):
             self._record_error(
                 plugin_name, dist, ver, f"provider {provider_name!r}: factory is not callable"
             )
