@@ -15,7 +15,10 @@ Baselines, same documents, same run: a bare FTS5 table (``tokenize='unicode61'``
 Metrics (dialog level, per question then mean; ``gold`` = normalised evidence dia_ids):
 ``recall@k`` = |gold ∩ top-k| / |gold| (the LoCoMo paper's "recall accuracy"; its DRAGON
 retriever: 56.7 @5, 66.2 @10), ``all@k`` = gold ⊆ top-k, ``any@k`` = gold ∩ top-k ≠ ∅.
-Categories 1-4 (1,536 scored questions) and all 5 (1,982) are reported separately.
+Categories 1-4 and all 5 are reported separately (locomo-dev.json: 786 and 1,018 questions
+with evidence). ``what-if: proposed`` models, over plain FTS5, the search changes suggested
+for the archive: porter stemming, a function-word-only stop list and neighbour smoothing
+(a message also scores half of its best adjacent message's BM25).
 
 The data (CC BY-NC 4.0) is read from ``../shared/benchdata/locomo-dev.json`` next to the repo
 at run time (``--data PATH`` to override); it is never copied.
@@ -121,7 +124,9 @@ def load(path: Path) -> list[Conversation]:
                 if not dia:
                     continue
                 turns.append(
-                    Turn(next(iter(dia)), t["speaker"], roles.get(t["speaker"], "user"), turn_text(t))
+                    Turn(
+                        next(iter(dia)), t["speaker"], roles.get(t["speaker"], "user"), turn_text(t)
+                    )
                 )
             sessions.append(Session(n, parse_when(c.get(f"session_{n}_date_time", "")), turns))
         questions = [
@@ -180,16 +185,68 @@ class Archive:
 _TOKEN = re.compile(r"\w+")
 
 
+#: Function words only (the archive's STOP_WORDS also drops time/recall words such as
+#: "ago", "years", "last", "remember", which carry meaning in conversations).
+FUNCTION_WORDS = frozenset(
+    """
+    a an and are as at be but by for if in into is it no not of on or such that the their then
+    there these they this to was will with what when where who whom which why how did do does
+    i you he she we me my your his her our its
+    """.split()  # noqa: SIM905
+)
+SMOOTHING = 0.5
+
+
 class PlainFts:
-    """The baseline: a bare unicode61 FTS5 table over the same documents, BM25 ``rank``."""
+    """The baseline: a bare unicode61 FTS5 table over the same documents, BM25 ``rank``.
+
+    Also hosts ``proposed``: a plain-FTS5 model of the search changes suggested for the
+    archive (porter stemming, function-word stop list, neighbour smoothing), so their effect
+    is measured in the same run.
+    """
 
     def __init__(self, conv: Conversation) -> None:
+        docs = [(t.dia_id, t.text) for s in conv.sessions for t in s.turns]
         self.db = sqlite3.connect(":memory:")
         self.db.execute("CREATE VIRTUAL TABLE t USING fts5(dia UNINDEXED, content)")
-        self.db.executemany(
-            "INSERT INTO t(dia, content) VALUES (?, ?)",
-            [(t.dia_id, t.text) for s in conv.sessions for t in s.turns],
+        self.db.execute(
+            "CREATE VIRTUAL TABLE p USING fts5(dia UNINDEXED, content,"
+            " tokenize='porter unicode61 remove_diacritics 2')"
         )
+        self.db.executemany("INSERT INTO t(dia, content) VALUES (?, ?)", docs)
+        self.db.executemany("INSERT INTO p(dia, content) VALUES (?, ?)", docs)
+        self.order = [d for d, _ in docs]
+        self.pos = {d: i for i, d in enumerate(self.order)}
+        self.session = {t.dia_id: s.number for s in conv.sessions for t in s.turns}
+
+    def _neighbours(self, dia: str) -> list[str]:
+        i = self.pos[dia]
+        return [
+            self.order[j]
+            for j in (i - 1, i + 1)
+            if 0 <= j < len(self.order) and self.session[self.order[j]] == self.session[dia]
+        ]
+
+    def proposed(self, q: str, k: int) -> list[str]:
+        """Porter + function-word OR query; score(m) = bm25(m) + 0.5 * max bm25(neighbour)."""
+        words = list(dict.fromkeys(w.lower() for w in _TOKEN.findall(q)))
+        terms = [w for w in words if w not in FUNCTION_WORDS and len(w) > 1] or words
+        if not terms:
+            return []
+        expr = " OR ".join('"' + w.replace('"', '""') + '"' for w in terms)
+        rows = self.db.execute(
+            "SELECT dia, -rank FROM p WHERE p MATCH ? ORDER BY rank LIMIT 200", (expr,)
+        ).fetchall()
+        score = {str(d): float(s) for d, s in rows}
+        candidates = set(score)
+        for d in list(score)[:50]:
+            candidates.update(self._neighbours(d))
+
+        def smoothed(d: str) -> float:
+            near = max((score.get(n, 0.0) for n in self._neighbours(d)), default=0.0)
+            return score.get(d, 0.0) + SMOOTHING * near
+
+        return sorted(candidates, key=lambda d: (-smoothed(d), self.pos[d]))[:k]
 
     def _run(self, q: str, k: int, op: str) -> list[str]:
         terms = list(dict.fromkeys(w.lower() for w in _TOKEN.findall(q)))
@@ -235,7 +292,13 @@ def evaluate(
     convs: list[Conversation], ks: Sequence[int], misses: int
 ) -> tuple[dict[str, dict[str, Score]], float, list[str]]:
     kmax = max(ks)
-    methods = ["ours (session_search policy)", "ours any-term only", "bm25-or", "bm25-and"]
+    methods = [
+        "ours (session_search policy)",
+        "ours any-term only",
+        "bm25-or",
+        "bm25-and",
+        "what-if: proposed (plain FTS5)",
+    ]
     scores: dict[str, dict[str, Score]] = {m: defaultdict(Score) for m in methods}
     examples: list[str] = []
     t_search = 0.0
@@ -249,6 +312,7 @@ def evaluate(
                 methods[1]: archive.any_only,
                 methods[2]: plain.bm25_or,
                 methods[3]: plain.bm25_and,
+                methods[4]: plain.proposed,
             }
             for q in conv.questions:
                 buckets = ["all", "1-4"] if q.category in (1, 2, 3, 4) else ["all"]
@@ -276,7 +340,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="locomo JSON file")
     ap.add_argument("--k", type=int, nargs="+", default=[5, 10, 25, 50])
-    ap.add_argument("--misses", type=int, default=0, help="print N questions bm25-or got, ours not")
+    ap.add_argument(
+        "--misses", type=int, default=0, help="print N questions bm25-or got and ours did not"
+    )
     args = ap.parse_args(argv)
     if not args.data.is_file():
         print(f"LoCoMo data not found: {args.data} (pass --data PATH)", file=sys.stderr)
@@ -302,13 +368,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             line = f"{name:<30}" + "".join(f"{s.pct(s.frac, k):8.1f}" for k in ks)
             line += "".join(f"{s.pct(t, k):8.1f}" for t in (s.all_, s.any_) for k in (5, 10))
             print(line)
-        print(f"{'DRAGON (LoCoMo paper)':<30}" + "".join(f"{DRAGON.get(k, float('nan')):8.1f}" for k in ks))
+        print(
+            f"{'DRAGON (LoCoMo paper)':<30}"
+            + "".join(f"{DRAGON[k]:8.1f}" if k in DRAGON else f"{'-':>8}" for k in ks)
+        )
     print("\nRecall@10 by category, in %")
     print(f"{'method':<30}" + "".join(f"{CATEGORIES[c]:>13}" for c in sorted(CATEGORIES)))
     for name, per in scores.items():
         print(
             f"{name:<30}"
-            + "".join(f"{per[f'cat{c}'].pct(per[f'cat{c}'].frac, 10):13.1f}" for c in sorted(CATEGORIES))
+            + "".join(
+                f"{per[f'cat{c}'].pct(per[f'cat{c}'].frac, 10):13.1f}" for c in sorted(CATEGORIES)
+            )
         )
     print(f"\nmean search latency (ours, tool policy, k={max(ks)}): {ms:.2f} ms/question")
     if examples:
