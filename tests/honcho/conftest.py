@@ -9,8 +9,9 @@ from typing import Any
 
 import httpx
 import pytest
-from hermes_memory_honcho import HonchoProvider
 from honcho_fake import FakeHoncho
+
+from hermes_memory_honcho import HonchoProvider
 
 BASE_SETTINGS: dict[str, Any] = {
     "base_url": "http://honcho.test",

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 from conftest import wait_for
+from honcho_fake import FakeHoncho
+
 from hermes_memory_honcho import HonchoProvider
 from hermes_memory_honcho.provider import split_message
-from honcho_fake import FakeHoncho
 
 
 def _setup_done(fake: FakeHoncho) -> bool:

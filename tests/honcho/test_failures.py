@@ -17,8 +17,9 @@ from pathlib import Path
 
 import httpx
 from conftest import wait_for
-from hermes_memory_core.health import read_provider_status
 from honcho_fake import FakeHoncho, LoopbackServer, free_port
+
+from hermes_memory_core.health import read_provider_status
 
 
 def _status(home: Path) -> dict:
