@@ -8,6 +8,7 @@ import runpy
 from pathlib import Path
 
 import pytest
+
 from hermes_memory_core import MemoryProvider, hookspecs
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,6 +9,7 @@ import time
 from typing import Any, ClassVar
 
 import pytest
+
 from hermes_memory_core import ConfigError, MemoryProvider
 from hermes_memory_core.manager import MemoryManager
 

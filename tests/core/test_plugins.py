@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from hermes_memory_core import MemoryProvider
 from hermes_memory_core.plugins import PluginRegistry, list_providers
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from hermes_memory_core import MemoryManager
 from hermes_memory_core.testing import ProviderConformance
 from hermes_memory_example import NotesProvider
