@@ -22,7 +22,6 @@ from typing import Any
 
 from hermes_memory_core.provider import MemoryProvider
 from hermes_memory_core.toolresult import tool_error
-
 from hermes_memory_sessions.store import SessionStore
 from hermes_memory_sessions.tool import SESSION_SEARCH_SCHEMA, session_search
 

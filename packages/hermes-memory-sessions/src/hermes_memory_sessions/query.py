@@ -100,7 +100,7 @@ def _clean_token(raw: str) -> list[Term]:
         prefix = part.endswith("*")
         part = part.replace("*", " ")
         for piece in part.split():
-            piece = piece.strip(_JOINERS)
+            piece = piece.strip(_JOINERS.replace("%", "")).lstrip("%")
             if piece and _WORDCHAR.search(piece):
                 out.append(Term(piece, prefix=False))
         if prefix and out:

@@ -100,6 +100,9 @@ CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS state_meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS sessions ({_SESSION_COLUMNS});
 CREATE TABLE IF NOT EXISTS messages ({_MESSAGE_COLUMNS});
+"""
+
+_INDEX_DDL = """
 CREATE INDEX IF NOT EXISTS idx_sessions_source ON sessions(source);
 CREATE INDEX IF NOT EXISTS idx_sessions_parent ON sessions(parent_session_id);
 CREATE INDEX IF NOT EXISTS idx_sessions_started ON sessions(started_at DESC);
@@ -271,6 +274,7 @@ def _run_script(conn: sqlite3.Connection, script: str) -> None:
 def _v1(conn: sqlite3.Connection) -> None:
     _run_script(conn, _CORE_DDL)
     _reconcile_columns(conn)
+    _run_script(conn, _INDEX_DDL)
     try:
         conn.execute(
             "CREATE UNIQUE INDEX IF NOT EXISTS idx_sessions_title_unique "

@@ -11,8 +11,12 @@ Routing of `search_messages`:
 * ``any_terms=True`` ORs the content terms (stop words dropped) instead of ANDing all terms:
   the natural-language fallback of `session_search`.
 
-Only the top ``scan`` hits by rank are joined to ``messages`` (widened geometrically when
-filters remove too many), so a common word does not cost a join per matching row.
+Cost is bounded for common words: BM25 ranks at most the `RANK_WINDOW` newest matching
+messages (all of them when fewer match), and only the top ``scan`` hits by rank are joined
+to ``messages`` (both widened geometrically when filters remove too many). A query that
+matches 50,000 messages therefore costs about as much as one that matches 1,000, and the
+relevance order is "best among the most recent matches" — the natural reading for a
+conversation archive. ``sort="newest"|"oldest"`` walks matches in id order.
 """
 
 from __future__ import annotations
@@ -41,6 +45,9 @@ __all__ = [
 _WORDS = "hm_fts_words"
 _CJK = "hm_fts_cjk"
 _FIRST_SCAN = 200
+#: BM25 ranks at most this many of the newest matches (widened when filters leave too few);
+#: a query matching fewer messages is ranked over all of them.
+RANK_WINDOW = 400
 _SNIPPET_BEFORE = 40
 _SNIPPET_SPAN = 160
 
@@ -82,6 +89,8 @@ def build_expression(parsed: ParsedQuery, *, cjk: bool, any_term: bool) -> str:
             continue
         expr = _cjk_term(item) if cjk else item.fts()
         if expr:
+            if out and out[-1] not in ("AND", "OR", "NOT"):
+                out.append("AND")  # explicit: FTS5 has no implicit AND after a group
             out.append(expr)
     while out and out[-1] in ("AND", "OR", "NOT"):
         out.pop()
@@ -256,33 +265,44 @@ def _run(
         " s.started_at AS session_started"
     )
     if sort in ("newest", "oldest"):
+        # Candidates in id order (ids grow with insertion time), newest/oldest first; the
+        # candidate set widens until enough rows pass the filters.
         direction = "DESC" if sort == "newest" else "ASC"
-        sql = (
-            f"{select} FROM messages m JOIN sessions s ON s.id = m.session_id"  # noqa: S608
-            f" WHERE m.id IN (SELECT rowid FROM {table} WHERE {table} MATCH ?)"
-            + (" AND " + " AND ".join(where) if where else "")
-            + f" ORDER BY m.timestamp {direction}, m.id {direction} LIMIT ? OFFSET ?"
-        )
-        rows = conn.execute(sql, [expr, *params, limit, offset]).fetchall()
-        return [dict(r) for r in rows]
+        scan = max(_FIRST_SCAN, (limit + offset) * 4)
+        while True:
+            sql = (
+                f"WITH hits AS MATERIALIZED (SELECT rowid AS hid FROM {table}"  # noqa: S608
+                f" WHERE {table} MATCH ? ORDER BY rowid {direction} LIMIT ?)"
+                f" {select} FROM hits JOIN messages m ON m.id = hits.hid"
+                f" JOIN sessions s ON s.id = m.session_id{cond}"
+                f" ORDER BY m.timestamp {direction}, m.id {direction} LIMIT ? OFFSET ?"
+            )
+            rows = conn.execute(sql, [expr, scan, *params, limit, offset]).fetchall()
+            if len(rows) >= limit or scan < 0 or _count(conn, table, expr, scan) < scan:
+                return [dict(r) for r in rows]
+            scan = scan * 8 if scan < 100_000 else -1
     need = limit + offset
     scan = max(_FIRST_SCAN, need * 4)
+    window = RANK_WINDOW
     while True:
+        floor = _window_floor(conn, table, expr, window) if window > 0 else None
+        bounded = " AND rowid >= ?" if floor is not None else ""
         sql = (
             f"WITH hits AS MATERIALIZED (SELECT rowid AS hid, rank AS hrank FROM {table}"  # noqa: S608
-            f" WHERE {table} MATCH ? ORDER BY rank LIMIT ?)"
+            f" WHERE {table} MATCH ?{bounded} ORDER BY rank LIMIT ?)"
             f" {select}, hits.hrank AS rank FROM hits JOIN messages m ON m.id = hits.hid"
             f" JOIN sessions s ON s.id = m.session_id{cond}"
             " ORDER BY hits.hrank, m.id LIMIT ? OFFSET ?"
         )
-        rows = conn.execute(sql, [expr, scan, *params, limit, offset]).fetchall()
-        if len(rows) >= limit or scan < 0:
+        args = [expr, *([floor] if floor is not None else []), scan, *params, limit, offset]
+        rows = conn.execute(sql, args).fetchall()
+        if len(rows) >= limit:
             break
-        total = conn.execute(
-            f"SELECT COUNT(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)",  # noqa: S608
-            (expr, scan),
-        ).fetchone()[0]
-        if total < scan:
+        if floor is not None:
+            # Filters removed too many of the recent matches: widen the ranked window.
+            window = window * 8 if window < 100_000 else 0
+            continue
+        if scan < 0 or _count(conn, table, expr, scan) < scan:
             break
         scan = scan * 8 if scan < 100_000 else -1
     out = []
@@ -291,6 +311,25 @@ def _run(
         d.pop("rank", None)
         out.append(d)
     return out
+
+
+def _count(conn: sqlite3.Connection, table: str, expr: str, cap: int) -> int:
+    """Number of matches, counting at most ``cap``."""
+    row = conn.execute(
+        f"SELECT COUNT(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)",  # noqa: S608
+        (expr, cap),
+    ).fetchone()
+    return int(row[0])
+
+
+def _window_floor(conn: sqlite3.Connection, table: str, expr: str, window: int) -> int | None:
+    """Smallest id among the ``window`` newest matches, or None when there are fewer."""
+    row = conn.execute(
+        f"SELECT rowid FROM {table} WHERE {table} MATCH ?"  # noqa: S608
+        " ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+        (expr, window - 1),
+    ).fetchone()
+    return int(row[0]) if row else None
 
 
 def _context(

@@ -17,7 +17,6 @@ from datetime import datetime
 from typing import Any
 
 from hermes_memory_core.toolresult import tool_error, tool_result
-
 from hermes_memory_sessions.query import any_terms, parse_query
 from hermes_memory_sessions.search import Hits, find_hits, shape_message
 from hermes_memory_sessions.store import SessionStore
