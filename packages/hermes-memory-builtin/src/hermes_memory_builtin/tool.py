@@ -10,6 +10,7 @@ clients that drop optional fields still reach the dispatcher and get an actionab
 from __future__ import annotations
 
 import copy
+import logging
 from typing import Any
 
 from hermes_memory_core.toolresult import tool_result
@@ -18,6 +19,8 @@ from hermes_memory_builtin.format import TARGET_FILES, char_count, format_count_
 from hermes_memory_builtin.store import MemoryStore
 
 __all__ = ["MEMORY_SCHEMA", "memory_schema", "memory_tool"]
+
+logger = logging.getLogger(__name__)
 
 _TARGETS_PARAGRAPH = (
     "TARGETS: 'user' = who the user is (name, role, preferences, communication style, "
@@ -145,8 +148,17 @@ def memory_tool(args: dict[str, Any] | None, store: MemoryStore | None) -> str:
     """Run one ``memory`` tool call against ``store`` and return the JSON answer.
 
     ``args`` holds ``target`` and either ``action`` (+ ``content``/``new_text``/``old_text``)
-    or ``operations``. The answer is the store's result dict, serialised.
+    or ``operations``. The answer is the store's result dict, serialised. An unexpected
+    internal error is logged and answered as a failure, never raised to the caller.
     """
+    try:
+        return _dispatch(args, store)
+    except Exception as exc:
+        logger.exception("memory tool failed")
+        return _fail(f"Memory tool failed unexpectedly: {exc}. Nothing further was changed.")
+
+
+def _dispatch(args: dict[str, Any] | None, store: MemoryStore | None) -> str:
     if store is None:
         return _fail("Memory is not available. It may be disabled in config or this environment.")
     if not isinstance(args, dict):
