@@ -402,3 +402,15 @@ def test_registered_through_the_entry_point():
     registered = []
     module.register_memory_providers(lambda cls, name: registered.append((cls, name)))
     assert registered == [(HonchoProvider, "honcho")]
+
+
+def test_injected_recall_is_not_stored_back(fake, make_provider):
+    """Real SDK + MockTransport fake: a fenced recall block in the user message (as the
+    manager injects it) is stripped before the turn is sent to Honcho."""
+    from hermes_memory_core.fencing import build_memory_context_block
+
+    provider = make_provider()
+    block = build_memory_context_block("## Honcho: about alice\n- Likes tea")
+    provider.sync_turn(f"{block}\n\n今天喝什么？", "Green tea.")
+    provider.on_session_end([])
+    assert [m["content"] for m in fake.stored_messages()] == ["今天喝什么？", "Green tea."]
