@@ -183,3 +183,14 @@ def test_cjk_round_trip_through_json(store: MemoryStore) -> None:
         memory_tool({"target": "user", "action": "remove", "old_text": "简洁"}, store)
     )
     assert result["removed_entry"] == "喜欢简洁的回答"
+
+
+class ExplodingStore(MemoryStore):
+    def add(self, target: str, content: str, *, origin: str | None = None) -> dict:
+        raise RuntimeError("disk on fire")
+
+
+def test_internal_errors_become_failure_answers(mem_dir: Path) -> None:
+    result = call(ExplodingStore(mem_dir), target="memory", action="add", content="x")
+    assert result["success"] is False
+    assert "disk on fire" in result["error"]
