@@ -76,7 +76,7 @@ def tests(session: nox.Session, package: str) -> None:
 def docs(session: nox.Session) -> None:
     """Check the docs: every hook documented, every link to a local file resolves."""
     session.install(*TEST_DEPS, "-e", "packages/hermes-memory-core")
-    session.run("pytest", "tests/core/test_docs.py", *session.posargs)
+    session.run("pytest", "tests/core/test_core_docs.py", *session.posargs)
 
 
 @nox.session

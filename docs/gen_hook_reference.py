@@ -10,7 +10,7 @@ from hermes_memory_core import hookspecs
 INTRO = """# Hook reference
 
 Every hook of hermes-memory, generated from `hermes_memory_core/hookspecs.py` by
-`docs/gen_hook_reference.py` and checked by `tests/core/test_docs.py` (a hook without a
+`docs/gen_hook_reference.py` and checked by `tests/core/test_core_docs.py` (a hook without a
 section here, or with a different signature, fails the test suite). Provider hooks are plain
 methods of `MemoryProvider`: override the ones you need. Arguments are passed by keyword
 where your signature accepts them, and an implementation may accept fewer arguments than
