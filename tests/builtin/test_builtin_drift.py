@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from builtin_helpers import write_file
+
 from hermes_memory_builtin import MemoryStore
 
 

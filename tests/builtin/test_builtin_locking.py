@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from hermes_memory_builtin import MemoryStore
 from hermes_memory_builtin.locking import LockError, exclusive_lock
 

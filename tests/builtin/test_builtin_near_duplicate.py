@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from hermes_memory_builtin import MemoryStore
 from hermes_memory_builtin.similarity import find_near_duplicate, similarity
 

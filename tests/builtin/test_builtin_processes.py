@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from hermes_memory_builtin import MemoryStore
 from hermes_memory_builtin.format import parse_entries, serialise
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from builtin_helpers import write_file
+
 from hermes_memory_builtin import MEMORY_SCHEMA, BuiltinMemoryProvider, MemoryStore
 from hermes_memory_core import MemoryProvider
 from hermes_memory_core.manager import MemoryManager

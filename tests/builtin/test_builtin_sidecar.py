@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from builtin_helpers import write_file
+
 from hermes_memory_builtin import MemoryStore
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from builtin_helpers import write_file
+
 from hermes_memory_builtin import MemoryStore
 
 RULE = "═" * 46

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from builtin_helpers import call
+
 from hermes_memory_builtin import MEMORY_SCHEMA, MemoryStore, memory_schema, memory_tool
 
 TERMINAL = (

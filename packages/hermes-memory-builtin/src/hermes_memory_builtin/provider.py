@@ -11,9 +11,6 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from hermes_memory_core.provider import MemoryProvider, ToolSchema
-from hermes_memory_core.toolresult import tool_result
-
 from hermes_memory_builtin.store import (
     DEFAULT_MEMORY_CHAR_LIMIT,
     DEFAULT_USER_CHAR_LIMIT,
@@ -21,6 +18,8 @@ from hermes_memory_builtin.store import (
     MemoryStore,
 )
 from hermes_memory_builtin.tool import memory_schema, memory_tool
+from hermes_memory_core.provider import MemoryProvider, ToolSchema
+from hermes_memory_core.toolresult import tool_result
 
 __all__ = ["BuiltinMemoryProvider", "parse_flag"]
 

@@ -8,9 +8,8 @@ blocked whole rather than scanned in part, so a payload cannot hide beyond the w
 
 from __future__ import annotations
 
-from hermes_memory_core.threats import first_threat_message, scan_for_threats
-
 from hermes_memory_builtin.format import TARGET_FILES
+from hermes_memory_core.threats import first_threat_message, scan_for_threats
 
 __all__ = ["MAX_SCAN_CHARS", "sanitise_for_prompt", "write_threat"]
 

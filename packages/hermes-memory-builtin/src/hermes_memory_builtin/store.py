@@ -22,8 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hermes_memory_core.fsutil import atomic_write_text
-
 from hermes_memory_builtin.drift import check_drift, save_backup
 from hermes_memory_builtin.format import (
     TARGET_FILES,
@@ -48,6 +46,7 @@ from hermes_memory_builtin.sidecar import (
     save_sidecar,
 )
 from hermes_memory_builtin.similarity import find_near_duplicate
+from hermes_memory_core.fsutil import atomic_write_text
 
 __all__ = [
     "DEFAULT_MEMORY_CHAR_LIMIT",

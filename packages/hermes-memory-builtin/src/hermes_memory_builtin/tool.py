@@ -13,10 +13,9 @@ import copy
 import logging
 from typing import Any
 
-from hermes_memory_core.toolresult import tool_result
-
 from hermes_memory_builtin.format import TARGET_FILES, char_count, format_count_usage
 from hermes_memory_builtin.store import MemoryStore
+from hermes_memory_core.toolresult import tool_result
 
 __all__ = ["MEMORY_SCHEMA", "memory_schema", "memory_tool"]
 
