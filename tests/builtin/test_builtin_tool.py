@@ -195,3 +195,16 @@ def test_internal_errors_become_failure_answers(mem_dir: Path) -> None:
     result = call(ExplodingStore(mem_dir), target="memory", action="add", content="x")
     assert result["success"] is False
     assert "disk on fire" in result["error"]
+
+
+def test_blank_strings_reach_the_store_checks(store: MemoryStore) -> None:
+    store.add("memory", "entry")
+    assert call(store, target="memory", action="add", content="   ")["error"] == (
+        "Content cannot be empty."
+    )
+    assert call(store, target="memory", action="remove", old_text="  ")["error"] == (
+        "old_text cannot be empty."
+    )
+    assert call(store, target="memory", action="replace", old_text="entry", content=" ")[
+        "error"
+    ] == ("new_content cannot be empty. Use 'remove' to delete entries.")

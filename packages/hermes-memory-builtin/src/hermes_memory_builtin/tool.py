@@ -191,10 +191,10 @@ def _dispatch(args: dict[str, Any] | None, store: MemoryStore | None) -> str:
     if action not in ("add", "replace", "remove"):
         return _fail(f"Unknown action '{action}'. Use: add, replace, remove")
     if action == "add":
-        if not content or not content.strip():
+        if not content:
             return _fail("Content is required for 'add' action.")
         return tool_result(store.add(target, content))
-    if not old_text or not old_text.strip():
+    if not old_text:
         entries = store.refresh(target)
         message = (
             f"'{action}' needs old_text -- a short unique substring of the entry to {action}. "
@@ -212,7 +212,7 @@ def _dispatch(args: dict[str, Any] | None, store: MemoryStore | None) -> str:
             usage=format_count_usage(char_count(entries), store.limit(target)),
         )
     if action == "replace":
-        if not content or not content.strip():
+        if not content:
             return _fail("content is required for 'replace' action.")
         return tool_result(store.replace(target, old_text, content))
     return tool_result(store.remove(target, old_text))
