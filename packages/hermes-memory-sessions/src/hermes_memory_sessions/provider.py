@@ -66,6 +66,25 @@ def _fingerprint(role: Any, content: Any, tool_call_id: Any, tool_calls: Any) ->
     return hashlib.sha1(raw.encode("utf-8"), usedforsecurity=False).hexdigest()
 
 
+def _already_recorded(recorded: list[str], prints: list[str]) -> int:
+    """How many leading entries of ``prints`` are already in the archive.
+
+    ``prints`` either repeats the recorded history and continues it (a host passing the
+    whole transcript), starts with a re-delivery of the last recorded messages, or is all
+    new. Returns the index where the new messages start.
+    """
+    if not recorded:
+        return 0
+    last = recorded[-1]
+    for j in range(len(prints), 0, -1):
+        if prints[j - 1] != last:
+            continue
+        m = min(len(recorded), j)
+        if prints[j - m : j] == recorded[-m:] and (m == len(recorded) or j == m):
+            return j
+    return 0
+
+
 class SessionArchiveProvider(MemoryProvider):
     """Record every message in the SQLite session archive and serve ``session_search``.
 
@@ -243,11 +262,7 @@ class SessionArchiveProvider(MemoryProvider):
                 _fingerprint(r["role"], r["content"], r.get("tool_call_id"), r.get("tool_calls"))
                 for r in rows
             ]
-            overlap = 0
-            for k in range(min(len(recorded), len(prints)), 0, -1):
-                if recorded[-k:] == prints[:k]:
-                    overlap = k
-                    break
+            overlap = _already_recorded(recorded, prints)
             new_rows = rows[overlap:]
             if not new_rows:
                 return

@@ -69,18 +69,63 @@ def _cjk_term(term: Term) -> str:
     return parts[0] if len(parts) == 1 else "(" + " AND ".join(parts) + ")"
 
 
-def build_expression(parsed: ParsedQuery, *, cjk: bool, any_term: bool) -> str:
-    """The FTS5 MATCH expression for ``parsed`` on the CJK or the word index."""
-    items: list[Term | str]
-    if any_term:
-        terms = content_terms(parsed)
-        items = []
-        for t in terms:
-            if items:
-                items.append("OR")
-            items.append(t)
-    else:
-        items = list(parsed.items)
+def _items(parsed: ParsedQuery, any_term: bool) -> list[Term | str]:
+    if not any_term:
+        return list(parsed.items)
+    items: list[Term | str] = []
+    for t in content_terms(parsed):
+        if items:
+            items.append("OR")
+        items.append(t)
+    return items
+
+
+def _has_cjk(term: Term) -> bool:
+    return any(is_cjk for is_cjk, _ in split_cjk(term.text))
+
+
+def _latin_only(items: list[Term | str]) -> list[Term | str]:
+    """``items`` evaluated for a message without CJK text: every CJK term is false there.
+
+    An AND group with a positive CJK term can never match and is dropped; ``NOT <cjk>`` is
+    always true and disappears. Returns [] when nothing can match.
+    """
+    groups: list[list[Term | str]] = [[]]
+    for item in items:
+        if item == "OR":
+            groups.append([])
+        else:
+            groups[-1].append(item)
+    kept: list[list[Term | str]] = []
+    for group in groups:
+        out: list[Term | str] = []
+        negate = False
+        possible = True
+        for item in group:
+            if isinstance(item, str):
+                negate = item == "NOT"
+                continue
+            if _has_cjk(item):
+                if not negate:
+                    possible = False
+                    break
+            elif negate:
+                if out:
+                    out.extend(["NOT", item])
+            else:
+                out.append(item)
+            negate = False
+        if possible and out:
+            kept.append(out)
+    joined: list[Term | str] = []
+    for group in kept:
+        if joined:
+            joined.append("OR")
+        joined.extend(group)
+    return joined
+
+
+def _render(items: list[Term | str], *, cjk: bool) -> str:
     out: list[str] = []
     for item in items:
         if isinstance(item, str):
@@ -95,6 +140,11 @@ def build_expression(parsed: ParsedQuery, *, cjk: bool, any_term: bool) -> str:
     while out and out[-1] in ("AND", "OR", "NOT"):
         out.pop()
     return " ".join(out)
+
+
+def build_expression(parsed: ParsedQuery, *, cjk: bool, any_term: bool) -> str:
+    """The FTS5 MATCH expression for ``parsed`` on the CJK or the word index."""
+    return _render(_items(parsed, any_term), cjk=cjk)
 
 
 def _needles(parsed: ParsedQuery) -> list[str]:
@@ -133,13 +183,13 @@ class Hits:
     """Result of `find_hits`: the rows plus what is needed to make snippets later."""
 
     rows: list[dict[str, Any]]
-    table: str
-    expr: str
+    sources: dict[int, tuple[str, str]]  # message id -> (index table, MATCH expression)
     needles: list[str]
 
     def snippet(self, conn: sqlite3.Connection, message_id: int) -> str:
         """The ``>>>term<<<`` snippet of one of these hits."""
-        return snippet_for(conn, self.table, self.expr, message_id, self.needles)
+        table, expr = self.sources.get(message_id, (_CJK, ""))
+        return snippet_for(conn, table, expr, message_id, self.needles)
 
 
 def find_hits(
@@ -159,12 +209,22 @@ def find_hits(
     parsed = parse_query(query)
     if not parsed.terms:
         return None
-    routes = [True] if parsed.has_cjk else [False, True]
-    for cjk in routes:
-        expr = build_expression(parsed, cjk=cjk, any_term=any_terms)
+    items = _items(parsed, any_terms)
+    limit = max(1, int(limit))
+    offset = max(0, int(offset))
+    if parsed.has_cjk:
+        # CJK messages answer from the CJK index (their Latin words are indexed there too);
+        # messages without CJK can only match through the query's Latin terms.
+        plans = [(_CJK, _render(items, cjk=True)), (_WORDS, _render(_latin_only(items), cjk=False))]
+        merge = True
+    else:
+        # Word index first; Latin words glued to CJK text only exist in the CJK index.
+        plans = [(_WORDS, _render(items, cjk=False)), (_CJK, _render(items, cjk=True))]
+        merge = False
+    found: list[tuple[str, str, list[dict[str, Any]]]] = []
+    for table, expr in plans:
         if not expr:
-            return None
-        table = _CJK if cjk else _WORDS
+            continue
         try:
             rows = _run(
                 conn,
@@ -173,16 +233,37 @@ def find_hits(
                 role_filter=role_filter,
                 source_filter=source_filter,
                 exclude_sources=exclude_sources,
-                limit=max(1, int(limit)),
-                offset=max(0, int(offset)),
+                limit=limit + offset if merge else limit,
+                offset=0 if merge else offset,
                 sort=sort,
                 include_inactive=include_inactive,
             )
         except sqlite3.OperationalError:
-            return None
+            rows = []
         if rows:
-            return Hits(rows, table, expr, _needles(parsed))
-    return None
+            found.append((table, expr, rows))
+            if not merge:
+                break
+    if not found:
+        return None
+    sources: dict[int, tuple[str, str]] = {}
+    merged: list[dict[str, Any]] = []
+    for table, expr, rows in found:
+        for row in rows:
+            if row["id"] not in sources:
+                sources[row["id"]] = (table, expr)
+                merged.append(row)
+    if merge and len(found) > 1:
+        if sort in ("newest", "oldest"):
+            merged.sort(key=lambda r: (r["timestamp"], r["id"]), reverse=sort == "newest")
+        else:
+            merged.sort(key=lambda r: (r.get("rank") or 0.0, r["id"]))
+        merged = merged[offset : offset + limit]
+    elif merge:
+        merged = merged[offset : offset + limit]
+    for row in merged:
+        row.pop("rank", None)
+    return Hits(merged, sources, _needles(parsed))
 
 
 def search_messages(
@@ -305,12 +386,7 @@ def _run(
         if scan < 0 or _count(conn, table, expr, scan) < scan:
             break
         scan = scan * 8 if scan < 100_000 else -1
-    out = []
-    for r in rows:
-        d = dict(r)
-        d.pop("rank", None)
-        out.append(d)
-    return out
+    return [dict(r) for r in rows]
 
 
 def _count(conn: sqlite3.Connection, table: str, expr: str, cap: int) -> int:
