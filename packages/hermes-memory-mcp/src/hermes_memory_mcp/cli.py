@@ -44,12 +44,15 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def register(subparsers: Any) -> argparse.ArgumentParser:
+def register(
+    subparsers: Any, *, parents: Sequence[argparse.ArgumentParser] | None = None
+) -> argparse.ArgumentParser:
     """Add ``mcp serve [--http PORT]`` to the ``hermes-memory`` CLI's subparsers.
 
-    The handler is stored as the ``func`` default; it reads ``home`` and ``profile`` from
-    the parsed namespace (the CLI's global ``--home`` / ``--profile``) and returns an exit
-    status. Returns the ``mcp`` parser.
+    ``parents`` are the parsers carrying the CLI's common options (``--home``,
+    ``--profile``, ``--debug``, ...), so they are accepted after ``serve`` too. The handler
+    is stored as the ``func`` default: ``run_serve(args) -> int``. Returns the ``mcp``
+    parser.
     """
     mcp_parser: argparse.ArgumentParser = subparsers.add_parser(
         "mcp",
@@ -60,6 +63,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     mcp_sub.required = True
     serve = mcp_sub.add_parser(
         "serve",
+        parents=list(parents or []),
         help="serve over stdio (default) or local HTTP",
         description="Serve the memory tools (memory, session_search, the active provider's) "
         "and MEMORY.md / USER.md as resources. MCP clients launch this over stdio.",
@@ -70,15 +74,17 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run_serve(args: Any) -> int:
-    """Serve as ``args`` says (``home``, ``profile``, ``http``, ``verbose``); exit status.
+    """Serve as ``args`` says (``home``, ``profile``, ``http``, ``verbose``, ``debug``).
 
-    ``args`` is an `argparse.Namespace`, or any object with an ``args`` attribute holding
-    one (a CLI context object).
+    Returns the exit status: 0 after a clean shutdown, 2 for a bad configuration, 1 for
+    any other failure, reported as one line on stderr (``--debug`` adds the traceback).
+    ``args`` is an `argparse.Namespace`, or an object with an ``args`` attribute holding one.
     """
     namespace = args if isinstance(args, argparse.Namespace) else getattr(args, "args", args)
     from hermes_memory_core.config import ConfigError, resolve_home
 
-    _configure_logging(bool(getattr(namespace, "verbose", False)))
+    debug = bool(getattr(namespace, "debug", False))
+    _configure_logging(verbose=bool(getattr(namespace, "verbose", False)), debug=debug)
     try:
         home = resolve_home(
             getattr(namespace, "home", None), profile=getattr(namespace, "profile", None)
@@ -93,21 +99,37 @@ def run_serve(args: Any) -> int:
     except ConfigError as exc:
         print(f"hermes-memory-mcp: {exc}", file=sys.stderr)
         return 2
-    except OSError as exc:
-        print(f"hermes-memory-mcp: {exc}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        if debug:
+            logging.getLogger(__name__).exception("hermes-memory-mcp failed")
+        cause = _first_leaf(exc)
+        print(f"hermes-memory-mcp: {type(cause).__name__}: {cause}", file=sys.stderr)
+        return 1
     return 0
 
 
-def _configure_logging(verbose: bool) -> None:
+def _first_leaf(exc: BaseException) -> BaseException:
+    """The first real exception inside (nested) exception groups raised by task groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _configure_logging(*, verbose: bool, debug: bool) -> None:
+    """Logs go to stderr (stdout carries the protocol); keep a handler the caller installed."""
     root = logging.getLogger()
     if not root.handlers:
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("hermes-memory-mcp %(levelname)s %(message)s"))
+        handler.setFormatter(logging.Formatter("hermes-memory-mcp: %(levelname)s: %(message)s"))
         root.addHandler(handler)
-    root.setLevel(logging.INFO if verbose else logging.WARNING)
+    if debug:
+        root.setLevel(logging.DEBUG)
+    elif verbose:
+        root.setLevel(logging.INFO)
+    elif root.level == logging.NOTSET or root.level > logging.WARNING:
+        root.setLevel(logging.WARNING)
 
 
 def build_parser() -> argparse.ArgumentParser:

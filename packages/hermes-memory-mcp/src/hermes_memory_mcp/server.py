@@ -28,6 +28,7 @@ from mcp.shared.exceptions import MCPError
 
 from hermes_memory_mcp.bridge import MemoryBridge
 from hermes_memory_mcp.resources import MemoryResource, ResourceReadError, memory_resources
+from hermes_memory_mcp.stdin import StdinLines, stdin_is_pollable
 
 __all__ = [
     "HTTP_HOST",
@@ -158,14 +159,15 @@ async def serve_stdio_async(home: str | Path | None = None) -> None:
     Needs the asyncio backend (``anyio.run`` default, or ``asyncio.run``).
     """
     bridge = MemoryBridge(home)
+    stdin: Any = StdinLines() if stdin_is_pollable() else None
     try:
-        async with stdio_server() as (read_stream, write_stream):
-            await bridge.start()
-            server = build_server(bridge)
-            async with anyio.create_task_group() as group:
-                group.start_soon(_cancel_on_signal, group.cancel_scope)
+        async with anyio.create_task_group() as group:
+            group.start_soon(_cancel_on_signal, group.cancel_scope)
+            async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+                await bridge.start()
+                server = build_server(bridge)
                 await server.run(read_stream, write_stream, server.create_initialization_options())
-                group.cancel_scope.cancel()
+            group.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
             await bridge.aclose()
