@@ -16,8 +16,9 @@ import pytest
 os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="mem0-test-dir-"))
 os.environ.setdefault("MEM0_TELEMETRY", "False")
 
-from hermes_memory_mem0 import Mem0Provider
 from mem0_fake import FakeMem0
+
+from hermes_memory_mem0 import Mem0Provider
 
 _ENV_KEYS = (
     "MEM0_API_KEY", "MEM0_HOST", "MEM0_MODE", "MEM0_USER_ID", "MEM0_AGENT_ID", "MEM0_ORG_ID",

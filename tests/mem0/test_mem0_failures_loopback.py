@@ -14,9 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
+from mem0_fake import FakeMem0, refused_url, wait_until
+
 from hermes_memory_builtin import MemoryStore
 from hermes_memory_core.health import read_provider_status
-from mem0_fake import FakeMem0, refused_url, wait_until
 
 PREFETCH_WAIT = 0.5
 TURN_BOUND = 3.0  # generous: the configured wait is 0.5 s

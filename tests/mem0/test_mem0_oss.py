@@ -15,8 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hermes_memory_core.health import read_provider_status
 from mem0_oss_fakes import ScriptedLLM, oss_section, register
+
+from hermes_memory_core.health import read_provider_status
 
 
 @pytest.fixture(autouse=True)

@@ -13,8 +13,9 @@ import time
 from pathlib import Path
 
 import httpx
-from hermes_memory_core.health import read_provider_status
 from mem0_fake import FakeMem0, wait_until
+
+from hermes_memory_core.health import read_provider_status
 
 RECORDING = Path("/work/shared/reference/recordings/mem0-platform-sdk-2.2.1-requests.jsonl")
 

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from hermes_memory_core.health import read_provider_status
 from mem0_fake import FakeMem0, Request
+
+from hermes_memory_core.health import read_provider_status
 
 RECORDING = Path("/work/shared/reference/recordings/mem0-server-selfhosted.jsonl")
 

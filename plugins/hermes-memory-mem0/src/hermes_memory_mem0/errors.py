@@ -94,6 +94,9 @@ def classify(exc: BaseException) -> Failure:
     debug = getattr(exc, "debug_info", None) or {}
     code_raw = debug.get("status_code") if isinstance(debug, dict) else None
     status: int | None = code_raw if isinstance(code_raw, int) else None
+    error_code = str(getattr(exc, "error_code", "") or "")
+    if status is None and error_code.startswith("HTTP_") and error_code[5:].isdigit():
+        status = int(error_code[5:])
     message = str(getattr(exc, "message", "") or "") or _one_line(exc)
     message = " ".join(message.split())
     by_name = {

@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import httpx
+
 from hermes_memory_core.health import write_provider_status
 from hermes_memory_core.provider import MemoryProvider, RecallStatus
 from hermes_memory_core.toolresult import tool_error, tool_result
-
 from hermes_memory_mem0 import sdk
 from hermes_memory_mem0.backends import (
     Backend,
