@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+import anyio
 import pytest
 from conftest import payload
-from mcp import ClientSession
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 from hermes_memory_sessions.store import SessionStore
@@ -208,3 +211,30 @@ def test_external_provider_tools_are_exposed_and_memory_writes_mirrored(home, ru
     notes = (home / "example_notes.json").read_text(encoding="utf-8")
     assert "Likes green tea" in notes
     assert "Uses NixOS at home" in notes  # the builtin write reached the provider
+
+
+def test_hermes_memory_mcp_serve_is_the_same_server(home, tmp_path):
+    """``hermes-memory --home DIR mcp serve`` (the CLI hook) serves the same tools."""
+    cli = Path(sys.executable).with_name("hermes-memory")
+    if not cli.exists():
+        pytest.skip("the hermes-memory CLI is not installed")
+    params = StdioServerParameters(command=str(cli), args=["--home", str(home), "mcp", "serve"])
+
+    async def main():
+        with (tmp_path / "cli-stderr.txt").open("w") as errlog, anyio.fail_after(30):
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                init = await session.initialize()
+                names = {t.name for t in (await session.list_tools()).tools}
+                added = await session.call_tool(
+                    "memory", {"action": "add", "target": "memory", "content": "Via the CLI"}
+                )
+                return init, names, added
+
+    init, names, added = anyio.run(main)
+    assert init.server_info.name == "hermes-memory"
+    assert {"memory", "session_search"} <= names
+    assert added.is_error is False
+    assert (home / "memories" / "MEMORY.md").read_text(encoding="utf-8") == "Via the CLI"
