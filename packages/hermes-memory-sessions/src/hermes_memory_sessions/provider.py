@@ -323,16 +323,18 @@ class SessionArchiveProvider(MemoryProvider):
         rewound: bool = False,
         **kwargs: Any,
     ) -> None:
-        """Move to ``new_session_id``; the old session ends and the new one is created.
+        """Move to ``new_session_id``: the old session ends, the new one is created.
 
-        The new row's ``parent_session_id`` is ``parent_session_id`` when given, else the
-        previous session unless ``reset`` (a fresh start is its own lineage, so the old
-        conversation stays findable from the new one).
+        The new row's ``parent_session_id`` is ``parent_session_id`` (a continuation such as
+        compression or ``/branch``); without one — ``/new``, ``/reset``, ``/resume`` — the
+        new session starts its own lineage, so the old conversation stays findable from it.
+        An existing session (``/resume``) is reused as is. The old session ends with
+        ``session_reset`` when ``reset`` is true, else ``session_switch``.
         """
         old = self._session_id
         if not new_session_id or new_session_id == old:
             return
-        parent = parent_session_id or ("" if reset else old)
+        parent = parent_session_id or ""
         self._session_id = new_session_id
         self._parent = parent
         if not self._writable:

@@ -88,7 +88,7 @@ def test_session_end_switch_and_tool(tmp_path: Path) -> None:
     p = SessionArchiveProvider(hermes_home=tmp_path)
     p.initialize("old", hermes_home=str(tmp_path))
     p.sync_turn("we picked postgres for the billing service", "noted: postgres")
-    p.on_session_switch("cont")  # e.g. a compression continuation
+    p.on_session_switch("cont", parent_session_id="old")  # e.g. compression
     p.sync_turn("continuing", "ok")
     p.on_session_switch("fresh", reset=True)
     p.sync_turn("new topic entirely", "sure")
