@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from hermes_memory_core.config import HermesConfig
     from hermes_memory_sessions.store import SessionStore
-    from rich.console import Console
 
 __all__ = ["CLIError", "Context"]
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from hermes_memory_core.fsutil import atomic_write_text
 
 __all__ = ["ConfigEditError", "set_memory_provider", "with_memory_provider"]
@@ -49,7 +50,7 @@ def _scalar(value: str) -> str:
 def _plain_ok(value: str) -> bool:
     if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*", value):
         return False
-    return yaml.safe_load(value) == value
+    return bool(yaml.safe_load(value) == value)
 
 
 def with_memory_provider(text: str, provider: str) -> str:

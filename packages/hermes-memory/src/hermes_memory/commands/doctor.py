@@ -318,8 +318,8 @@ def check_providers(ctx: Context, config: Any) -> list[Check]:
     if not name or name in BUILTIN_TIER_NAMES:
         checks.append(Check("provider", "ok", "no external provider configured"))
         return checks
-    info = by_name.get(name)
-    if info is None:
+    found = by_name.get(name)
+    if found is None:
         checks.append(
             Check(
                 "provider",
@@ -328,14 +328,14 @@ def check_providers(ctx: Context, config: Any) -> list[Check]:
                 f"pip install hermes-memory-{name}, or 'hermes-memory provider off'",
             )
         )
-    elif info.load_error:
-        checks.append(Check("provider", "fail", f"{name}: {info.load_error}", "reinstall it"))
-    elif not info.available:
+    elif found.load_error:
+        checks.append(Check("provider", "fail", f"{name}: {found.load_error}", "reinstall it"))
+    elif not found.available:
         checks.append(
             Check(
                 "provider",
                 "fail",
-                f"{name} is not available: {info.unavailable_reason}",
+                f"{name} is not available: {found.unavailable_reason}",
                 "see the reason; or 'hermes-memory provider off'",
             )
         )

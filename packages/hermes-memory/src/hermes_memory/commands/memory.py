@@ -135,9 +135,8 @@ def remove(ctx: Context) -> int:
 
 def edit(ctx: Context) -> int:
     """``memory edit``: open the file in ``$EDITOR``, validate, then replace it."""
-    from hermes_memory_builtin.format import read_raw
-
     from hermes_memory import memedit
+    from hermes_memory_builtin.format import read_raw
 
     store = ctx.memory_store()
     target = ctx.args.target

@@ -122,8 +122,8 @@ def show(ctx: Context) -> int:
     )
     if extra:
         ctx.say(
-            f"({extra['messages_before']} earlier and {extra['messages_after']} later messages "
-            "not shown)"
+            f"(message #{ctx.args.around} with {extra['messages_before']} before and "
+            f"{extra['messages_after']} after it)"
         )
     ctx.say()
     for msg in messages:

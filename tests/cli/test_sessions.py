@@ -1,0 +1,322 @@
+"""``hermes-memory sessions ...`` on real SQLite archives."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hermes_memory_sessions.store import SessionStore
+
+DAY = 86400.0
+
+
+def _archive(path: Path) -> dict[str, str]:
+    """Three ended sessions of different ages plus one open one; returns their ids."""
+    now = time.time()
+    store = SessionStore(path)
+    ids = {
+        "old": "20240101_090000_aaaa01",
+        "mid": "20240101_090000_aaaa02",
+        "new": "20250601_120000_bbbb01",
+        "open": "20250601_130000_cccc01",
+    }
+    ages = {"old": 200, "mid": 100, "new": 2, "open": 300}
+    for key, sid in ids.items():
+        store.create_session(
+            sid, title=f"{key} session", started_at=now - ages[key] * DAY, model="m1"
+        )
+        store.append_message(
+            sid,
+            "user",
+            f"How do I rotate the {key} postgres backups?",
+            timestamp=now - ages[key] * DAY,
+        )
+        store.append_message(
+            sid,
+            "assistant",
+            "用 pg_dump 做数据库备份，保留七天。",
+            tool_calls=[
+                {"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}}
+            ],
+            timestamp=now - ages[key] * DAY + 1,
+        )
+        store.append_message(
+            sid, "tool", "ok", tool_name="t", tool_call_id="c1", timestamp=now - ages[key] * DAY + 2
+        )
+        if key != "open":
+            store.end_session(sid, "done")
+    store.close()
+    return ids
+
+
+@pytest.fixture
+def ids(home):
+    return _archive(home / "state.db")
+
+
+def test_list_and_json(cli, ids):
+    listed = cli.ok("--json", "sessions", "list").json()
+    assert {s["id"] for s in listed} == set(ids.values())
+    assert listed[0]["id"] == ids["new"]  # newest first
+    human = cli.ok("sessions", "list", "--limit", "2").out
+    assert ids["new"] in human and ids["old"] not in human
+    assert "new session" in human
+
+
+def test_list_without_archive_creates_nothing(cli):
+    assert cli.ok("--json", "sessions", "list").json() == []
+    assert cli.ok("--json", "sessions", "stats").json()["sessions"] == 0
+    assert cli.ok("--json", "sessions", "search", "anything").json() == []
+    assert not (cli.home / "state.db").exists()
+
+
+def test_show_by_unique_prefix(cli, ids):
+    shown = cli.ok("--json", "sessions", "show", "20250601_12").json()
+    assert shown["session"]["id"] == ids["new"]
+    assert [m["role"] for m in shown["messages"]] == ["user", "assistant", "tool"]
+    human = cli.ok("sessions", "show", "20250601_12").out
+    assert "用 pg_dump 做数据库备份" in human and "[tool calls]" in human
+
+
+def test_ambiguous_and_unknown_ids(cli, ids):
+    ambiguous = cli("sessions", "show", "20240101")
+    ambiguous.assert_one_line_error("ambiguous", ids["old"], ids["mid"])
+    cli("sessions", "show", "nope").assert_one_line_error("no session matches 'nope'")
+    cli("sessions", "rename", "nope", "x").assert_one_line_error("no session matches")
+    cli("sessions", "delete", "nope", "--yes").assert_one_line_error("no session matches")
+    cli("sessions", "export", "nope").assert_one_line_error("no session matches")
+    # ids with LIKE wildcards are taken literally
+    cli("sessions", "show", "2024%").assert_one_line_error("no session matches")
+
+
+def test_show_around_a_message(cli, ids):
+    full = cli.ok("--json", "sessions", "show", ids["mid"]).json()
+    anchor = full["messages"][1]["id"]
+    around = cli.ok(
+        "--json", "sessions", "show", ids["mid"], "--around", str(anchor), "--window", "1"
+    ).json()
+    assert [m["id"] for m in around["messages"]] == [m["id"] for m in full["messages"]]
+    assert (around["messages_before"], around["messages_after"]) == (1, 1)
+    human = cli.ok("sessions", "show", ids["mid"], "--around", str(anchor), "--window", "0").out
+    assert f">> #{anchor}" in human and "with 0 before and 0 after" in human
+    other = cli.ok("--json", "sessions", "show", ids["old"]).json()["messages"][0]["id"]
+    cli("sessions", "show", ids["mid"], "--around", str(other)).assert_one_line_error(
+        "not part of session"
+    )
+    cli("sessions", "show", ids["mid"], "--around", "zero").assert_one_line_error(
+        "expected a whole number"
+    )
+
+
+def test_search_english_and_chinese(cli, ids):
+    hits = cli.ok("--json", "sessions", "search", "postgres").json()
+    assert {h["session_id"] for h in hits} == set(ids.values())
+    assert all(">>>postgres<<<" in h["snippet"] for h in hits)
+    cjk = cli.ok("--json", "sessions", "search", "备份", "--limit", "2").json()
+    assert len(cjk) == 2 and all(">>>备份<<<" in h["snippet"] for h in cjk)
+    human = cli.ok("sessions", "search", "备份").out
+    assert ">>>备份<<<" in human and "hit(s)" in human
+    none = cli.ok("sessions", "search", "kubernetes")
+    assert "No messages match" in none.out
+    only_users = cli.ok("--json", "sessions", "search", "postgres OR 备份", "--role", "user").json()
+    assert only_users and {h["role"] for h in only_users} == {"user"}
+    cli("sessions", "search", "   ").assert_one_line_error("empty")
+    # malformed FTS syntax is never an error
+    cli.ok("sessions", "search", '"unbalanced AND (')
+
+
+def test_rename(cli, ids):
+    cli.ok("sessions", "rename", ids["old"], "Backups 备份")
+    assert (
+        cli.ok("--json", "sessions", "show", ids["old"]).json()["session"]["title"]
+        == "Backups 备份"
+    )
+    cli("sessions", "rename", ids["mid"], "Backups 备份").assert_one_line_error("already in use")
+    cli.ok("sessions", "rename", ids["old"], "")
+    assert cli.ok("--json", "sessions", "show", ids["old"]).json()["session"]["title"] is None
+
+
+def test_delete_needs_confirmation(cli, ids):
+    refused = cli("sessions", "delete", ids["old"])
+    refused.assert_one_line_error("refusing without confirmation", "--yes")
+    assert cli.ok("--json", "sessions", "show", ids["old"]).json()["session"]["id"] == ids["old"]
+    answered_no = cli("sessions", "delete", ids["old"], input="n\n")
+    assert answered_no.code == 1  # stdin is not a terminal: still refused
+    cli.ok("sessions", "delete", ids["old"], "--yes")
+    cli("sessions", "show", ids["old"]).assert_one_line_error("no session matches")
+    assert len(cli.ok("--json", "sessions", "list").json()) == 3
+
+
+def test_prune_only_ended_old_sessions(cli, ids):
+    cli("sessions", "prune", "--older-than", "30").assert_one_line_error(
+        "Delete 2 ended sessions", "--yes"
+    )
+    result = cli.ok("--json", "sessions", "prune", "--older-than", "30", "--yes").json()
+    assert result == {"deleted": 2, "messages": 6}
+    left = {s["id"] for s in cli.ok("--json", "sessions", "list").json()}
+    assert left == {ids["new"], ids["open"]}  # the open one is 300 days old but live
+    assert "Nothing to prune" in cli.ok("sessions", "prune", "--older-than", "30").out
+
+
+def test_stats(cli, ids):
+    stats = cli.ok("--json", "sessions", "stats").json()
+    assert stats["sessions"] == 4 and stats["messages"] == 12
+    assert stats["by_source"] == {"cli": 4}
+    assert "sessions     4" in cli.ok("sessions", "stats").out
+
+
+# ------------------------------------------------------------------ export / import
+def _dump(db: Path) -> tuple[dict, dict]:
+    store = SessionStore(db)
+    try:
+        sessions = {s["id"]: s for s in store.iter_sessions()}
+        messages = {sid: store.get_messages(sid) for sid in sessions}
+    finally:
+        store.close()
+    return sessions, messages
+
+
+def test_export_import_round_trip_is_exact(cli, ids, tmp_path):
+    out = tmp_path / "export.jsonl"
+    result = cli.ok("sessions", "export", "--output", str(out))
+    assert "Exported 4 sessions" in result.out
+    other = tmp_path / "other-home"
+    imported = cli.ok("--home", str(other), "--json", "sessions", "import", str(out)).json()
+    assert imported["sessions_imported"] == 4 and imported["messages_imported"] == 12
+    src_sessions, src_messages = _dump(cli.home / "state.db")
+    dst_sessions, dst_messages = _dump(other / "state.db")
+    assert dst_sessions == src_sessions  # every column of every session
+    # Every column of every message, in order. Message ids are the archive's row ids:
+    # `SessionStore.import_session` assigns new ones, so they are compared as order only.
+    strip = lambda rows: [{k: v for k, v in m.items() if k != "id"} for m in rows]  # noqa: E731
+    assert {sid: strip(rows) for sid, rows in dst_messages.items()} == {
+        sid: strip(rows) for sid, rows in src_messages.items()
+    }
+    for sid, rows in dst_messages.items():
+        assert [m["id"] for m in rows] == sorted(m["id"] for m in rows)
+        assert len(rows) == len(src_messages[sid])
+    again = cli.ok("--home", str(other), "--json", "sessions", "import", str(out)).json()
+    assert again["sessions_imported"] == 0 and len(again["sessions_skipped"]) == 4
+
+
+def test_export_selected_ids_to_stdout(cli, ids):
+    result = cli.ok("sessions", "export", "20250601_12", ids["old"])
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    assert lines[0]["type"] == "hermes-memory-sessions" and lines[0]["sessions"] == 2
+    exported = {line["session"]["id"] for line in lines if line["type"] == "session"}
+    assert exported == {ids["new"], ids["old"]}
+    assert sum(line["type"] == "message" for line in lines) == 6
+
+
+def test_export_refuses_to_overwrite_without_yes(cli, ids, tmp_path):
+    out = tmp_path / "existing.jsonl"
+    out.write_text("precious")
+    cli("sessions", "export", "-o", str(out)).assert_one_line_error("exists", "--yes")
+    assert out.read_text() == "precious"
+    cli.ok("sessions", "export", "-o", str(out), "--yes")
+    assert out.read_text().startswith('{"type": "hermes-memory-sessions"')
+    cli("sessions", "export", "-o", str(tmp_path / "no" / "dir.jsonl")).assert_one_line_error(
+        "does not exist"
+    )
+
+
+def test_import_bad_inputs(cli, tmp_path):
+    cli("sessions", "import", str(tmp_path / "missing.jsonl")).assert_one_line_error(
+        "does not exist"
+    )
+    cli("sessions", "import", str(tmp_path)).assert_one_line_error("is a directory")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(
+        '{"type": "hermes-memory-sessions", "version": 1}\n{"type": "session", "messages": 2, "session": {"id": "x"}}\nnot json\n'
+    )
+    cli("sessions", "import", str(bad)).assert_one_line_error(
+        "import failed, nothing imported", "line"
+    )
+    binary = tmp_path / "binary.jsonl"
+    binary.write_bytes(b"\x00\xff\xfe garbage")
+    cli("sessions", "import", str(binary)).assert_one_line_error("import failed")
+    assert cli.ok("--json", "sessions", "stats").json()["sessions"] == 0
+    cli("sessions", "import").assert_one_line_error("one of the arguments")
+    cli("sessions", "import", "x", "--from-hermes", "y").assert_one_line_error("not allowed with")
+
+
+def test_import_unreadable_file(cli, tmp_path):
+    import os
+
+    if os.geteuid() == 0:
+        pytest.skip("root reads every file")
+    locked = tmp_path / "locked.jsonl"
+    locked.write_text("{}\n")
+    locked.chmod(0)
+    try:
+        cli("sessions", "import", str(locked)).assert_one_line_error("import failed")
+    finally:
+        locked.chmod(0o600)
+
+
+def test_import_from_stdin(cli, ids, tmp_path):
+    exported = cli.ok("sessions", "export", ids["new"]).out
+    other = tmp_path / "h2"
+    result = cli.ok(
+        "--home", str(other), "--json", "sessions", "import", "-", input=exported
+    ).json()
+    assert result["sessions_imported"] == 1
+
+
+def _hermes_fixture():
+    path = Path(__file__).resolve().parents[1] / "sessions" / "hermes_statedb.py"
+    if not path.exists():
+        pytest.skip("Hermes state.db builders not available")
+    spec = importlib.util.spec_from_file_location("_hermes_statedb_for_cli", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while executing it
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("layout", ["l1", "v23"])
+def test_import_from_hermes(cli, tmp_path, layout):
+    builders = _hermes_fixture()
+    source = tmp_path / f"hermes-{layout}.db"
+    conn = builders.build_l1(source) if layout == "l1" else builders.build_v23(source)
+    expected = builders.populate(conn, v23=layout == "v23")
+    conn.close()
+    before = source.read_bytes()
+    report = cli.ok("--json", "sessions", "import", "--from-hermes", str(source)).json()
+    assert report["sessions_imported"] == len(expected.sessions)
+    assert report["messages_imported"] == expected.message_total
+    assert source.read_bytes() == before  # the source is never modified
+    human = cli.ok("sessions", "import", "--from-hermes", str(source)).out
+    assert "skipped" in human
+    sessions, _ = _dump(cli.home / "state.db")
+    assert set(sessions) == set(expected.sessions)
+
+
+def test_import_from_hermes_bad_sources(cli, tmp_path):
+    cli("sessions", "import", "--from-hermes", str(tmp_path / "none.db")).assert_one_line_error(
+        "import failed"
+    )
+    text = tmp_path / "text.db"
+    text.write_text("this is not sqlite")
+    cli("sessions", "import", "--from-hermes", str(text)).assert_one_line_error("import failed")
+    SessionStore(cli.home / "state.db").close()
+    cli("sessions", "import", "--from-hermes", str(cli.home / "state.db")).assert_one_line_error(
+        "own archive"
+    )
+
+
+def test_progress_bar_on_a_terminal(cli, ids, tmp_path):
+    out = tmp_path / "e.jsonl"
+    cli.ok("sessions", "export", "-o", str(out))
+    other = tmp_path / "h3"
+    result = cli.ok(
+        "--home", str(other), "sessions", "import", str(out), env={"TTY_COMPATIBLE": "1"}
+    )
+    assert "Importing messages" in result.err and "12/12" in result.err
+    plain = cli.ok("--home", str(tmp_path / "h4"), "sessions", "import", str(out))
+    assert plain.err == ""
