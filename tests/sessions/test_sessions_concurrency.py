@@ -13,8 +13,8 @@ from hermes_memory_sessions.store import SessionStore
 WRITER = r"""
 import sys
 from hermes_memory_sessions.store import SessionStore
-path, worker, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-store = SessionStore(path, busy_timeout_ms=200)
+path, worker, n, mode = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+store = SessionStore(path, busy_timeout_ms=200, journal_mode=mode)
 store.create_session(f"own-{worker}")
 store.create_session("shared")
 for i in range(n):
@@ -31,13 +31,15 @@ print("ok")
 
 
 @pytest.mark.slow
-def test_processes_append_concurrently(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("mode", "n"), [("wal", 120), ("delete", 40)])
+def test_processes_append_concurrently(tmp_path: Path, mode: str, n: int) -> None:
     path = tmp_path / "state.db"
-    SessionStore(path).close()
-    workers, n = 4, 120
+    with SessionStore(path, journal_mode=mode) as first:
+        assert first.journal_mode == mode
+    workers = 4
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(path), str(w), str(n)],
+            [sys.executable, "-c", WRITER, str(path), str(w), str(n), mode],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from hermes_memory_sessions.cjk import CJK_GLOB
 
@@ -186,6 +189,32 @@ END;
 """  # noqa: S608
 
 
+class RetryingConnection(sqlite3.Connection):
+    """A connection whose stand-alone reads retry while another process holds the lock.
+
+    In rollback-journal (``DELETE``) mode a reader can see "database is locked" while a
+    writer commits; a statement outside a transaction is its own transaction, so running it
+    again is safe. Statements inside a transaction (the store's writers) are not retried
+    here: the store retries whole transactions itself.
+    """
+
+    read_budget_s = 60.0
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        """`sqlite3.Connection.execute` with a bounded, jittered retry for reads."""
+        if self.in_transaction or sql.lstrip()[:5].upper() in ("BEGIN", "COMMI", "ROLLB"):
+            return super().execute(sql, parameters)
+        deadline = time.monotonic() + self.read_budget_s
+        while True:
+            try:
+                return super().execute(sql, parameters)
+            except sqlite3.OperationalError as exc:
+                text = str(exc).lower()
+                if ("locked" not in text and "busy" not in text) or time.monotonic() > deadline:
+                    raise
+                time.sleep(random.uniform(0.01, 0.1))  # noqa: S311 - backoff jitter
+
+
 def _ensure_file(path: Path) -> None:
     """Create the database file with mode 0600 (never loosen an existing file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -205,8 +234,14 @@ def tighten_permissions(path: Path) -> None:
             pass
 
 
-def connect(path: Path, *, busy_timeout_ms: int = 5000) -> tuple[sqlite3.Connection, str]:
+def connect(
+    path: Path, *, busy_timeout_ms: int = 5000, journal_mode: str = "wal"
+) -> tuple[sqlite3.Connection, str]:
     """Open ``path`` (created 0600) and apply the archive's pragmas.
+
+    ``journal_mode="delete"`` asks for the rollback journal (for filesystems where WAL's
+    shared memory does not work, e.g. some network or VM mounts). A file already in WAL mode
+    is never switched back while it may be in use.
 
     Returns the connection (autocommit: callers use explicit ``BEGIN IMMEDIATE``) and the
     journal mode in effect: ``"wal"``, or ``"delete"`` where WAL cannot work (network or
@@ -214,13 +249,22 @@ def connect(path: Path, *, busy_timeout_ms: int = 5000) -> tuple[sqlite3.Connect
     """
     _ensure_file(path)
     conn = sqlite3.connect(
-        str(path), timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
+        str(path),
+        timeout=busy_timeout_ms / 1000,
+        isolation_level=None,
+        check_same_thread=False,
+        factory=RetryingConnection,
     )
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
     conn.execute("PRAGMA foreign_keys = ON")
     mode = "delete"
+    if journal_mode not in ("wal", "delete"):
+        conn.close()
+        raise ValueError("journal_mode must be 'wal' or 'delete'")
+    current = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+    wanted = "WAL" if journal_mode == "wal" or current == "wal" else "DELETE"
     try:
-        row = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+        row = conn.execute(f"PRAGMA journal_mode = {wanted}").fetchone()
         mode = str(row[0]).lower() if row else "delete"
     except sqlite3.OperationalError:
         mode = "delete"

@@ -2,7 +2,7 @@
 
 Public API (stable; importers and the CLI build on it)::
 
-    store = SessionStore(path, *, busy_timeout_ms=5000, write_budget_s=60.0)
+    store = SessionStore(path, *, busy_timeout_ms=5000, write_budget_s=60.0, journal_mode="wal")
 
     # sessions
     store.create_session(session_id, *, source="cli", model=None, parent_session_id=None,
@@ -163,6 +163,8 @@ class SessionStore:
         busy_timeout_ms: SQLite busy timeout per attempt.
         write_budget_s: total time a write keeps retrying a locked database before it
             raises ``sqlite3.OperationalError``.
+        journal_mode: ``"wal"`` (default; falls back to ``"delete"`` where WAL cannot
+            work) or ``"delete"``. The mode in effect is `journal_mode` on the instance.
     """
 
     def __init__(
@@ -171,13 +173,18 @@ class SessionStore:
         *,
         busy_timeout_ms: int = 5000,
         write_budget_s: float = 60.0,
+        journal_mode: str = "wal",
     ) -> None:
         self.path = Path(path).expanduser()
         self._budget = write_budget_s
         self._lock = threading.RLock()
         self._writes = 0
-        conn, self.journal_mode = schema.connect(self.path, busy_timeout_ms=busy_timeout_ms)
+        conn, self.journal_mode = schema.connect(
+            self.path, busy_timeout_ms=busy_timeout_ms, journal_mode=journal_mode
+        )
         conn.row_factory = sqlite3.Row
+        if isinstance(conn, schema.RetryingConnection):
+            conn.read_budget_s = write_budget_s
         self._conn: sqlite3.Connection | None = conn
         try:
             with self._write() as conn:
