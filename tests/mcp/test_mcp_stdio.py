@@ -7,7 +7,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import payload
+from conftest import payload, server_params
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
@@ -238,3 +238,41 @@ def test_hermes_memory_mcp_serve_is_the_same_server(home, tmp_path):
     assert {"memory", "session_search"} <= names
     assert added.is_error is False
     assert (home / "memories" / "MEMORY.md").read_text(encoding="utf-8") == "Via the CLI"
+
+
+@pytest.mark.slow
+def test_two_servers_on_one_home_lose_no_write(home, tmp_path):
+    """Two MCP clients (say Claude Desktop and Cursor) write the same MEMORY.md at once."""
+    per_server = 6
+    results: dict[str, list] = {"a": [], "b": []}
+
+    async def client(tag: str) -> None:
+        with (tmp_path / f"stderr-{tag}.txt").open("w") as errlog:
+            async with (
+                stdio_client(server_params(home), errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                for i in range(per_server):
+                    result = await session.call_tool(
+                        "memory",
+                        {
+                            "action": "add",
+                            "target": "memory",
+                            "content": f"fact {tag}{i}: {tag * 3}",
+                        },
+                    )
+                    results[tag].append(result)
+
+    async def main() -> None:
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as group:
+                group.start_soon(client, "a")
+                group.start_soon(client, "b")
+
+    anyio.run(main)
+    for tag in ("a", "b"):
+        assert [r.is_error for r in results[tag]] == [False] * per_server
+    entries = (home / "memories" / "MEMORY.md").read_text(encoding="utf-8").split("\n§\n")
+    expected = {f"fact {tag}{i}: {tag * 3}" for tag in "ab" for i in range(per_server)}
+    assert set(entries) == expected
