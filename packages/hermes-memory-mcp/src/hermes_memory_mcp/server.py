@@ -70,6 +70,8 @@ def _package_version() -> str:
 def _to_mcp_tool(schema: dict[str, Any]) -> types.Tool:
     """An OpenAI-format tool schema (name, description, parameters) as an MCP `Tool`."""
     parameters = schema.get("parameters")
+    if isinstance(parameters, dict) and "type" not in parameters:
+        parameters = {"type": "object", **parameters}  # MCP requires an object at the root
     if not isinstance(parameters, dict) or parameters.get("type") != "object":
         parameters = {"type": "object", "properties": {}}
     return types.Tool(
