@@ -276,3 +276,23 @@ def test_stats(store: SessionStore) -> None:
     st = store.stats()
     assert (st["sessions"], st["messages"], st["text_bytes"]) == (1, 1, len("héllo".encode()))
     assert st["db_size_bytes"] > 0
+
+
+def test_import_session_keep_ids(store: SessionStore) -> None:
+    store.create_session("live")
+    first = store.append_message("live", "user", "before")
+    msgs = [
+        {"id": 500, "role": "user", "content": "kept 保持", "timestamp": 1.0},
+        {"id": 501, "role": "assistant", "content": "kept too", "timestamp": 2.0},
+    ]
+    store.import_session({"id": "k", "started_at": 1.0}, msgs, keep_ids=True)
+    assert [m["id"] for m in store.get_messages("k")] == [500, 501]
+    assert [h["id"] for h in store.search_messages("保持")] == [500]
+    assert store.append_message("live", "user", "after") == 502
+    with pytest.raises(ValueError, match=f"message id {first} already exists"):
+        store.import_session(
+            {"id": "k2"}, [{"id": first, "role": "user", "content": "x"}], keep_ids=True
+        )
+    assert store.get_session("k2") is None
+    with pytest.raises(ValueError, match="integer 'id'"):
+        store.import_session({"id": "k3"}, [{"role": "user", "content": "x"}], keep_ids=True)

@@ -25,7 +25,8 @@ Public API (stable; importers and the CLI build on it)::
                          tool_call_id=None, timestamp=None) -> int
     store.append_messages(session_id, messages: Iterable[Mapping]) -> list[int]
         # one transaction; keys role, content, tool_name, tool_calls, tool_call_id, timestamp
-    store.import_session(session: Mapping, messages: Iterable[Mapping]) -> str
+    store.import_session(session: Mapping, messages: Iterable[Mapping], *,
+                         keep_ids=False) -> str
         # one transaction: the session row with all given columns (id, source, model, title,
         # parent_session_id, started_at, ended_at, end_reason, counters, ...) and its
         # messages in order with their timestamps; ValueError if the id already exists
@@ -550,7 +551,11 @@ class SessionStore:
 
     @staticmethod
     def _insert_messages(
-        conn: sqlite3.Connection, session_id: str, messages: Iterable[Mapping[str, Any]]
+        conn: sqlite3.Connection,
+        session_id: str,
+        messages: Iterable[Mapping[str, Any]],
+        *,
+        keep_ids: bool = False,
     ) -> list[int]:
         ids: list[int] = []
         tool_calls_total = 0
@@ -570,6 +575,8 @@ class SessionStore:
                 values.pop("active", None)
             if values.get("compacted") is None:
                 values.pop("compacted", None)
+            if keep_ids:
+                values["id"] = m["id"]
             cols = ["session_id", *values]
             cur = conn.execute(
                 f"INSERT INTO messages({','.join(cols)}) VALUES ({','.join('?' * len(cols))})",  # noqa: S608
@@ -589,15 +596,21 @@ class SessionStore:
         return ids
 
     def import_session(
-        self, session: Mapping[str, Any], messages: Iterable[Mapping[str, Any]]
+        self,
+        session: Mapping[str, Any],
+        messages: Iterable[Mapping[str, Any]],
+        *,
+        keep_ids: bool = False,
     ) -> str:
         """Insert one complete session (row + messages) in one transaction; returns its id.
 
         ``session`` may carry any ``sessions`` column (unknown keys are ignored);
         ``started_at`` defaults to the first message's timestamp (or now), ``source`` to
         ``"cli"``. ``message_count``/``tool_call_count`` default to what was inserted.
-        Messages keep their order, timestamps and stored fields (``id`` is reassigned).
-        Raises ValueError when the id already exists or a title is taken.
+        Messages keep their order, timestamps and stored fields. Their ``id`` is reassigned
+        unless ``keep_ids`` is true: then each message's ``id`` is kept (an id already in the
+        archive is a ValueError and nothing is imported; later appends get larger ids).
+        Raises ValueError when the session id already exists or a title is taken.
         """
         sid = _check_id(session.get("id"))
         msgs = list(messages)
@@ -622,7 +635,21 @@ class SessionStore:
                 f"INSERT INTO sessions({','.join(row)}) VALUES ({','.join('?' * len(row))})",  # noqa: S608
                 list(row.values()),
             )
-            self._insert_messages(conn, sid, msgs)
+            if keep_ids:
+                wanted = [m.get("id") for m in msgs]
+                if any(not isinstance(i, int) or isinstance(i, bool) for i in wanted):
+                    raise ValueError("keep_ids=True needs an integer 'id' on every message")
+                if len(set(wanted)) != len(wanted):
+                    raise ValueError("duplicate message ids in the imported session")
+                for chunk in range(0, len(wanted), 500):
+                    part = wanted[chunk : chunk + 500]
+                    taken = conn.execute(
+                        f"SELECT id FROM messages WHERE id IN ({','.join('?' * len(part))})",  # noqa: S608
+                        part,
+                    ).fetchone()
+                    if taken:
+                        raise ValueError(f"message id {taken[0]} already exists in the archive")
+            self._insert_messages(conn, sid, msgs, keep_ids=keep_ids)
             updates = {
                 "message_count": given_count,
                 "tool_call_count": given_tools,
