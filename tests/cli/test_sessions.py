@@ -123,6 +123,8 @@ def test_search_english_and_chinese(cli, ids):
     assert ">>>备份<<<" in human and "hit(s)" in human
     none = cli.ok("sessions", "search", "kubernetes")
     assert "No messages match" in none.out
+    unquoted = cli.ok("--json", "sessions", "search", "rotate", "postgres").json()
+    assert {h["session_id"] for h in unquoted} == set(ids.values())
     only_users = cli.ok("--json", "sessions", "search", "postgres OR 备份", "--role", "user").json()
     assert only_users and {h["role"] for h in only_users} == {"user"}
     cli("sessions", "search", "   ").assert_one_line_error("empty")

@@ -112,7 +112,7 @@ class Context:
         """Rich console on stdout (plain text when stdout is not a terminal)."""
         from rich.console import Console
 
-        return Console(highlight=False, soft_wrap=False)
+        return Console(highlight=False, soft_wrap=True)
 
     @cached_property
     def err_console(self) -> Console:

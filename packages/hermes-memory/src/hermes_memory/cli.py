@@ -148,7 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
     _handler(p, "sessions:show")
 
     p = add(ssub, "search", "full-text search over every message (any language)")
-    p.add_argument("query", help='words, "a phrase", prefix*, OR, NOT; CJK works as typed')
+    p.add_argument(
+        "query", nargs="+", help='words, "a phrase", prefix*, OR, NOT; CJK works as typed'
+    )
     p.add_argument("--limit", type=_positive_int, default=10, help="at most N hits (default 10)")
     p.add_argument("--role", action="append", help="only messages of this role (repeatable)")
     _handler(p, "sessions:search")

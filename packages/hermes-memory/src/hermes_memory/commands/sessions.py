@@ -150,7 +150,7 @@ def _print_message(ctx: Context, msg: dict[str, Any], *, anchor: bool = False) -
 
 def search(ctx: Context) -> int:
     """``sessions search QUERY``: ranked message hits with ``>>>term<<<`` snippets."""
-    query = ctx.args.query
+    query = " ".join(ctx.args.query)
     if not query.strip():
         raise CLIError("the search query is empty")
     with ctx.session_store(create=False) as store:
