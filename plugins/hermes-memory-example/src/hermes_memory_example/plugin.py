@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hermes_memory_core import hookimpl
-
 from hermes_memory_example.provider import NotesProvider
 
 

@@ -22,8 +22,9 @@ NOTE_TOOL = {
     },
 }
 
-# Words of two or more letters, or single CJK characters, so Chinese notes match too.
-_WORD = re.compile(r"[^\W\d_]{2,}|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]", re.UNICODE)
+# Single CJK characters first (Chinese has no spaces between words), then words of two or more
+# letters, so Chinese and English notes both match.
+_WORD = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|[^\W\d_]{2,}", re.UNICODE)
 
 
 class NotesProvider(MemoryProvider):
