@@ -436,17 +436,6 @@ def test_successful_builtin_writes_are_mirrored_to_the_external():
     assert writes[0][1]["session_id"] == "s1"
 
 
-def test_from_config_builds_configured_external(hermes_home):
-    (hermes_home / "config.yaml").write_text(
-        "memory:\n  provider: example\n  prefetch_timeout: 3\n"
-    )
-    manager = MemoryManager.from_config(hermes_home)
-    assert manager.prefetch_timeout == 3
-    assert manager.get_provider("example") is not None
-    assert manager.config is not None and manager.config.memory.provider == "example"
-    manager.shutdown_all()
-
-
 def test_from_config_missing_provider_warns(hermes_home, caplog):
     (hermes_home / "config.yaml").write_text("memory:\n  provider: not-installed\n")
     with caplog.at_level(logging.WARNING):

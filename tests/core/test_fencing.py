@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 import pytest
+
 from hermes_memory_core.fencing import (
     MEMORY_CONTEXT_NOTE,
     StreamingContextScrubber,

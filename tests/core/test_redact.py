@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
+
 from hermes_memory_core.redact import REDACTED, find_secrets, scrub_secrets
 
 # Synthetic credentials in the real shapes (none of them is a live key).

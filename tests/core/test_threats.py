@@ -6,6 +6,7 @@ import random
 import time
 
 import pytest
+
 from hermes_memory_core.threats import (
     INVISIBLE_CHARS,
     MAX_SCAN_CHARS,

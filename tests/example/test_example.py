@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from hermes_memory_core import MemoryManager
+from hermes_memory_core import MemoryManager, list_providers
 from hermes_memory_core.testing import ProviderConformance
 from hermes_memory_example import NotesProvider
 
@@ -37,3 +37,20 @@ def test_bad_arguments_are_json_errors(hermes_home):
     provider = NotesProvider(hermes_home=hermes_home)
     assert "error" in json.loads(provider.handle_tool_call("example_note", {}))
     assert "error" in json.loads(provider.handle_tool_call("other", {"text": "x"}))
+
+
+def test_from_config_builds_configured_external(hermes_home):
+    (hermes_home / "config.yaml").write_text(
+        "memory:\n  provider: example\n  prefetch_timeout: 3\n"
+    )
+    manager = MemoryManager.from_config(hermes_home)
+    assert manager.prefetch_timeout == 3
+    assert manager.get_provider("example") is not None
+    assert manager.config is not None and manager.config.memory.provider == "example"
+    manager.shutdown_all()
+
+
+def test_installed_example_plugin_is_discovered():
+    infos = {i.name: i for i in list_providers(refresh=True)}
+    assert infos["example"].distribution == "hermes-memory-example"
+    assert infos["example"].available
