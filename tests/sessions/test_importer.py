@@ -13,9 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hermes_statedb import Expected, build_l1, build_v23, populate
+
 from hermes_memory_sessions.importer import HermesImportError, ImportReport, import_hermes_db
 from hermes_memory_sessions.store import SessionStore
-from hermes_statedb import Expected, build_l1, build_v23, populate
 
 SESSION_KEYS = (
     "id",

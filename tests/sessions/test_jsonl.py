@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from hermes_memory_sessions.jsonl import FORMAT, JsonlFormatError, export_jsonl, import_jsonl
 from hermes_memory_sessions.store import SessionStore
 
@@ -102,16 +103,47 @@ def test_round_trip_reproduces_message_content_exactly(
         assert got == want, sid
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SessionStore.import_session reassigns message ids; needs a keep-ids option",
-)
 def test_round_trip_keeps_message_ids(
     source: SessionStore, fresh: SessionStore, tmp_path: Path
 ) -> None:
     round_trip(source, fresh, tmp_path / "out.jsonl")
     for sid in all_sessions(source):
         assert fresh.get_messages(sid) == source.get_messages(sid)
+    # later appends continue after the imported ids
+    new_id = fresh.append_message(CHILD, "user", "after import")
+    assert new_id > max(m["id"] for s in all_sessions(source) for m in source.get_messages(s))
+
+
+def test_taken_message_ids_are_reassigned_in_order(
+    source: SessionStore, fresh: SessionStore, tmp_path: Path
+) -> None:
+    fresh.create_session("other", started_at=1.0)
+    for i in range(3):  # occupies ids 1..3, which the export also uses
+        fresh.append_message("other", "user", f"x{i}", timestamp=1.0 + i)
+    out = tmp_path / "out.jsonl"
+    export_jsonl(source, out)
+    report = import_jsonl(out, fresh)
+    assert report.sessions_imported == 4
+    assert any("message ids already used" in w for w in report.warnings)
+    for sid in all_sessions(source):
+        want = [{k: v for k, v in m.items() if k != "id"} for m in source.get_messages(sid)]
+        got = [{k: v for k, v in m.items() if k != "id"} for m in fresh.get_messages(sid)]
+        assert got == want
+
+
+def test_messages_without_ids_are_accepted(fresh: SessionStore, tmp_path: Path) -> None:
+    path = tmp_path / "hand.jsonl"
+    lines = [
+        session_line("h", 2),
+        json.dumps(
+            {"type": "message", "message": {"role": "user", "content": "a", "timestamp": 1.0}}
+        ),
+        message_line("h", content="b"),
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    report = import_jsonl(path, fresh)
+    assert report.messages_imported == 2
+    assert [m["content"] for m in fresh.get_messages("h")] == ["a", "b"]
 
 
 def test_re_export_of_the_import_matches_except_message_ids(

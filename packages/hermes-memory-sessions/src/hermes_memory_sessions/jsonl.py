@@ -19,8 +19,9 @@ lines separated by ``\\n``:
    beyond JSON's rules, so CJK stays readable). Parents are written before their children.
 
 Importing validates the whole file first (a bad file imports nothing; errors name the line),
-then writes one session per transaction, keeping session ids, message ids (when free in the
-destination), timestamps, order, tool fields, titles and lineage. Sessions already present are
+then writes one session per transaction, keeping session ids, message ids (when none of a
+session's ids is taken in the destination; otherwise new ids in the same order, with a
+warning), timestamps, order, tool fields, titles and lineage. Sessions already present are
 skipped and reported, as with :func:`hermes_memory_sessions.importer.import_hermes_db`.
 """
 
@@ -33,6 +34,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 
@@ -249,8 +251,16 @@ def _records(fh: IO[bytes], src: str) -> Iterator[tuple[int, dict[str, Any]]]:
         yield n, obj
 
 
-def _scan(fh: IO[bytes], src: str) -> tuple[int, int]:
-    """Validate the whole file; return (sessions, messages)."""
+@dataclass
+class _Scan:
+    sessions: int = 0
+    messages: int = 0
+    without_ids: set[str] = field(default_factory=set)  # sessions with a message lacking an id
+
+
+def _scan(fh: IO[bytes], src: str) -> _Scan:
+    """Validate the whole file; count sessions and messages."""
+    result = _Scan()
     sessions = messages = 0
     expected = 0  # message lines still owed to the current session
     current = ""
@@ -295,7 +305,9 @@ def _scan(fh: IO[bytes], src: str) -> tuple[int, int]:
                     f"more message lines than session {current!r} (line {current_line}) announced",
                     source=src,
                 )
-            _check_message(obj, n, current, src)
+            message = _check_message(obj, n, current, src)
+            if not isinstance(message.get("id"), int):
+                result.without_ids.add(current)
             expected -= 1
             messages += 1
         else:
@@ -309,7 +321,8 @@ def _scan(fh: IO[bytes], src: str) -> tuple[int, int]:
             f" (line {current_line}): truncated export?",
             source=src,
         )
-    return sessions, messages
+    result.sessions, result.messages = sessions, messages
+    return result
 
 
 def _spool(source: IO[bytes] | IO[str]) -> IO[bytes]:
@@ -360,9 +373,9 @@ def import_jsonl(
         fh = source  # type: ignore[assignment]
     try:
         start = fh.tell()
-        n_sessions, n_messages = _scan(fh, name)
+        scan = _scan(fh, name)
         fh.seek(start)
-        return _write(fh, store, name, n_sessions, n_messages, progress)
+        return _write(fh, store, name, scan, progress)
     finally:
         if owned is not None:
             owned.close()
@@ -375,16 +388,22 @@ def _seekable(fh: Any) -> bool:
         return False
 
 
+def _is_id_conflict(exc: ValueError) -> bool:
+    text = str(exc)
+    return "message id" in text and "already exists" in text
+
+
 def _write(
     fh: IO[bytes],
     store: SessionStore,
     name: str,
-    n_sessions: int,
-    n_messages: int,
+    scan: _Scan,
     progress: ProgressCallback | None,
 ) -> ImportReport:
     """Second pass over an already validated file: write the sessions."""
-    report = ImportReport(source=name, layout="jsonl", sessions_total=n_sessions)
+    n_messages = scan.messages
+    without_ids = scan.without_ids
+    report = ImportReport(source=name, layout="jsonl", sessions_total=scan.sessions)
     report.read_mode = "jsonl"
     done = 0
     if progress is not None:
@@ -405,11 +424,19 @@ def _write(
         else:
             original_title = session.get("title")
             attempt = 0
+            keep = sid not in without_ids
             while True:
                 try:
-                    store.import_session(session, _messages_at(fh, first, count))
+                    store.import_session(session, _messages_at(fh, first, count), keep_ids=keep)
                     break
                 except ValueError as exc:
+                    if keep and _is_id_conflict(exc):
+                        keep = False
+                        report.warnings.append(
+                            f"session {sid}: message ids already used in the archive;"
+                            " new ids assigned (order kept)"
+                        )
+                        continue
                     if not (original_title and _is_title_conflict(exc)) or attempt >= 20:
                         raise
                     attempt += 1
