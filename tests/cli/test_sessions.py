@@ -72,6 +72,9 @@ def test_list_without_archive_creates_nothing(cli):
     assert cli.ok("--json", "sessions", "list").json() == []
     assert cli.ok("--json", "sessions", "stats").json()["sessions"] == 0
     assert cli.ok("--json", "sessions", "search", "anything").json() == []
+    assert json.loads(cli.ok("sessions", "export").out)["sessions"] == 0
+    cli.ok("sessions", "export", "-o", str(cli.tmp / "empty.jsonl"))
+    assert json.loads((cli.tmp / "empty.jsonl").read_text())["sessions"] == 0
     assert not (cli.home / "state.db").exists()
 
 

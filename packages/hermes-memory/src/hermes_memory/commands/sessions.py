@@ -333,22 +333,27 @@ def export(ctx: Context) -> int:
             raise CLIError(f"directory {out_path.parent} does not exist")
         if out_path.exists():
             ctx.confirm(f"{out_path} exists. Overwrite it?")
-    with ctx.session_store(create=output is not None and not ctx.args.session_ids) as store:
+    with ctx.session_store(create=False) as store:
         ids = [resolve(store, p) for p in ctx.args.session_ids] or None
-        if store is None:  # no archive yet and writing to stdout: an empty export
+        if store is None:  # no archive yet: an empty export, and no archive is created
+            from hermes_memory_core.fsutil import atomic_write_text
             from hermes_memory_sessions.jsonl import FORMAT, VERSION
 
-            header = {"type": FORMAT, "version": VERSION, "sessions": 0}
-            sys.stdout.write(json.dumps(header) + "\n")
-            return 0
-        with ctx.progress("Exporting sessions") as progress:
-            try:
-                target: Any = sys.stdout.buffer if output is None else out_path
-                count = export_jsonl(store, target, session_ids=ids, progress=progress)
-            except (KeyError, ValueError) as exc:
-                raise CLIError(f"export failed: {exc}") from None
-            except OSError as exc:
-                raise CLIError(f"cannot write {output}: {exc.strerror or exc}") from None
+            header = json.dumps({"type": FORMAT, "version": VERSION, "sessions": 0}) + "\n"
+            if output is None:
+                sys.stdout.write(header)
+                return 0
+            atomic_write_text(out_path, header, mode=0o600)
+            count = 0
+        else:
+            with ctx.progress("Exporting sessions") as progress:
+                try:
+                    target: Any = sys.stdout.buffer if output is None else out_path
+                    count = export_jsonl(store, target, session_ids=ids, progress=progress)
+                except (KeyError, ValueError) as exc:
+                    raise CLIError(f"export failed: {exc}") from None
+                except OSError as exc:
+                    raise CLIError(f"cannot write {output}: {exc.strerror or exc}") from None
     if output is not None:
         if ctx.json:
             ctx.emit_json({"exported": count, "output": str(out_path)})
