@@ -438,7 +438,7 @@ class Mem0Provider(MemoryProvider):
             and cached.query == query
             and time.monotonic() - cached.at < _RECALL_FRESH_SECONDS
         )
-        if query and not fresh:
+        if query and not fresh and not self._breaker.is_open:  # open breaker: no waiting
             done = self._start_search(sid, query)
             if done is not None:
                 done.wait(settings.prefetch_wait)
