@@ -325,3 +325,23 @@ def test_progress_bar_on_a_terminal(cli, ids, tmp_path):
     assert "Importing messages" in result.err and "12/12" in result.err
     plain = cli.ok("--home", str(tmp_path / "h4"), "sessions", "import", str(out))
     assert plain.err == ""
+
+
+def test_reader_closing_the_pipe_is_not_a_traceback(cli):
+    import shutil
+    import subprocess
+
+    script = shutil.which("hermes-memory", path=str(Path(sys.executable).parent))
+    store = SessionStore(cli.home / "state.db")
+    store.create_session("big")
+    store.append_message("big", "user", "x" * 500_000)
+    store.close()
+    proc = subprocess.Popen(
+        [script, "sessions", "export"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli.env
+    )
+    proc.stdout.read(10)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=60) == 1
+    assert "Traceback" not in err and "error" not in err

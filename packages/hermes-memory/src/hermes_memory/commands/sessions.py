@@ -352,8 +352,11 @@ def export(ctx: Context) -> int:
                     count = export_jsonl(store, target, session_ids=ids, progress=progress)
                 except (KeyError, ValueError) as exc:
                     raise CLIError(f"export failed: {exc}") from None
+                except BrokenPipeError:
+                    raise  # the reader went away (`| head`): main() ends quietly
                 except OSError as exc:
-                    raise CLIError(f"cannot write {output}: {exc.strerror or exc}") from None
+                    where = output or "standard output"
+                    raise CLIError(f"cannot write {where}: {exc.strerror or exc}") from None
     if output is not None:
         if ctx.json:
             ctx.emit_json({"exported": count, "output": str(out_path)})
