@@ -24,10 +24,11 @@ scope). The pattern only applies from the ``context`` scope upwards.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterator
-from typing import Final, Literal, NamedTuple
+from typing import TYPE_CHECKING, Final, Literal, NamedTuple
 
 __all__ = [
     "INVISIBLE_CHARS",
@@ -298,14 +299,119 @@ _REQUIRED: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
 }
 
 #: Characters that ``re.IGNORECASE`` equates with an ASCII letter but ``str.lower`` does not
-#: map to it (after NFKC): fold them before the substring pre-check so it stays conservative.
-_PROBE_FOLD: Final[dict[int, str]] = {0x130: "i", 0x131: "i"}
+#: map to it: fold them before the substring pre-check so it stays conservative. (NFKC
+#: already maps U+017F to "s"; it is listed so the probe never depends on that.)
+_PROBE_FOLD: Final[dict[int, str]] = {0x130: "i", 0x131: "i", 0x17F: "s"}
 
-#: Every pattern as ``(id, home scope, compiled case-insensitive regex)``, in report order.
-THREAT_PATTERNS: Final[tuple[ThreatPattern, ...]] = tuple(
-    ThreatPattern(pid, scope, re.compile(source, re.IGNORECASE))
-    for pid, scope, source in _PATTERN_SOURCE
-)
+
+class _Plan(NamedTuple):
+    """Where a pattern's matches can be, so the regex runs at few positions, not everywhere.
+
+    ``heads``: lower-case literals; every match *starts* at an occurrence of one of them.
+    ``near``: lower-case literals; every match contains one, starting at most ``reach``
+    characters after the match start (``reach`` ``None``: anywhere after it). ``spaced``: the
+    regex runs on the text with every whitespace run collapsed to one space — equivalent for
+    patterns that only ever consume whole whitespace runs, and it bounds ``reach``. ``lines``:
+    the ``curl``/``wget`` patterns, decided line by line.
+    """
+
+    heads: tuple[str, ...]
+    near: tuple[str, ...] = ()
+    reach: int | None = None
+    spaced: bool = False
+    lines: bool = False
+
+
+_VERBS = ("update", "modify", "edit", "write", "change", "append", "add")
+_SECRET_FILES = (".env", "credentials", ".netrc", ".pgpass", ".npmrc", ".pypirc")
+
+#: One plan per pattern. ``reach`` is at least the pattern's longest possible match on the
+#: whitespace-collapsed (or folded) text; tests/core/test_threats.py checks it against the
+#: regex parser and compares every plan with a plain whole-text ``search`` on generated text.
+_PLANS: Final[dict[str, _Plan]] = {
+    "prompt_injection": _Plan(("ignore",), ("instruction",), 1080, spaced=True),
+    "sys_prompt_override": _Plan(("system",), ("override",), 22, spaced=True),
+    "disregard_rules": _Plan(("disregard",), ("instructions", "rules", "guidelines"), 1079, True),
+    "bypass_restrictions": _Plan(("act",), ("restrictions", "limits", "rules"), 1620, True),
+    "html_comment_injection": _Plan(
+        ("<!--",), ("ignore", "override", "system", "secret", "hidden"), 4108
+    ),
+    "hidden_div": _Plan(("<div",), ("display",)),
+    "translate_execute": _Plan(("translate",), ("into",), 617, spaced=True),
+    "deception_hide": _Plan(("do",), ("tell",), 1072, spaced=True),
+    "exfil_curl": _Plan(("curl",), lines=True),
+    "exfil_wget": _Plan(("wget",), lines=True),
+    "read_secrets": _Plan(("cat",), _SECRET_FILES, 666, spaced=True),
+    "role_hijack": _Plan(("you",), ("now",), 541, spaced=True),
+    "role_pretend": _Plan(("pretend",), ("are", "be"), 541, spaced=True),
+    "leak_system_prompt": _Plan(("output",), ("prompt",), 547, spaced=True),
+    "remove_filters": _Plan(
+        ("respond", "answer", "reply"),
+        ("restrictions", "limitations", "filters", "safety"),
+        554,
+        spaced=True,
+    ),
+    "fake_update": _Plan(("you",), ("updated", "upgraded", "patched"), 551, spaced=True),
+    "identity_override": _Plan(("name",), ("yourself",), 15, spaced=True),
+    "c2_node_registration": _Plan(("register",), ("node",), 18, spaced=True),
+    "c2_heartbeat": _Plan(("heartbeat", "beacon", "check-in"), ("to", "with"), 14, spaced=True),
+    "c2_task_pull": _Plan(("pull",), ("tasking",), 21, spaced=True),
+    "c2_network_connect": _Plan(("connect",), ("network",), 22, spaced=True),
+    "forced_action": _Plan(("you",), ("must",), 543, spaced=True),
+    "anti_forensic_oneliner": _Plan(("only",), ("liner",), 19, spaced=True),
+    "anti_forensic_disk": _Plan(("never",), ("disk",), 1603, spaced=True),
+    "env_var_unset_agent": _Plan(
+        ("unset",), ("claude", "codex", "hermes", "agent", "openai", "anthropic"), 602, True
+    ),
+    "known_c2_framework": _Plan(("cobalt", "sliver", "havoc", "mythic", "metasploit", "brainworm")),
+    "c2_explicit": _Plan(("c2",)),
+    "c2_explicit_long": _Plan(("command",), ("control",)),
+    "send_to_url": _Plan(("send", "post", "upload", "transmit"), ("http",), 546, spaced=True),
+    "context_exfil": _Plan(
+        ("include", "output", "print", "share"),
+        ("conversation", "history", "messages", "context"),
+        551,
+        spaced=True,
+    ),
+    "ssh_backdoor": _Plan(("authorized_keys",)),
+    "ssh_access": _Plan(("$", "~"), ("/.ssh",), 12),
+    "hermes_env": _Plan(("$", "~"), ("/.hermes/.env",), 20),
+    "agent_config_mod": _Plan(
+        _VERBS, ("agents.md", "claude.md", ".cursorrules", ".clinerules"), 673, spaced=True
+    ),
+    "hermes_config_mod": _Plan(_VERBS, (".hermes/",), 680, spaced=True),
+    "hardcoded_secret": _Plan(("api", "token", "secret", "password"), ("=", ":"), 32, spaced=True),
+}
+
+#: Whitespace the ``spaced`` text rewrites: runs of two or more, and lone non-space ones.
+_WS_RUN: Final = re.compile(r"\s{2,}|[^\S ]")
+_LINE_WORD: Final = {
+    word: re.compile(r"(?<![a-z0-9])" + word + r"(?![a-z0-9])", re.IGNORECASE)
+    for word in ("curl", "wget")
+}
+_SENSITIVE_VAR_RE: Final = re.compile(_SENSITIVE_VAR, re.IGNORECASE)
+
+
+@functools.cache
+def _compiled() -> tuple[ThreatPattern, ...]:
+    """Compile the pattern table on first use (importing the module stays cheap)."""
+    return tuple(
+        ThreatPattern(pid, scope, re.compile(source, re.IGNORECASE))
+        for pid, scope, source in _PATTERN_SOURCE
+    )
+
+
+if TYPE_CHECKING:
+    #: Every pattern as ``(id, home scope, compiled case-insensitive regex)``, in report order.
+    THREAT_PATTERNS: tuple[ThreatPattern, ...]
+
+
+def __getattr__(name: str) -> tuple[ThreatPattern, ...]:
+    # THREAT_PATTERNS is built lazily: compiling 36 regexes costs tens of milliseconds.
+    if name == "THREAT_PATTERNS":
+        return _compiled()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _SCOPE_RANK: Final[dict[str, int]] = {name: rank for rank, name in enumerate(SCOPES)}
 
@@ -325,11 +431,110 @@ def _patterns_for(scope: str) -> tuple[ThreatPattern, ...]:
         raise ValueError(
             f"unknown threat scan scope {scope!r}; expected one of {', '.join(SCOPES)}"
         ) from None
-    return tuple(p for p in THREAT_PATTERNS if _SCOPE_RANK[p.scope] <= rank)
+    return tuple(p for p in _compiled() if _SCOPE_RANK[p.scope] <= rank)
 
 
 def _invisible_code(char: str) -> str:
     return f"U+{ord(char):04X}"
+
+
+def _occurrences(probe: str, literals: tuple[str, ...], start: int = 0, end: int = -1) -> list[int]:
+    """Sorted start offsets of every occurrence of ``literals`` in ``probe[start:end]``."""
+    if end < 0:
+        end = len(probe)
+    found: list[int] = []
+    for literal in literals:
+        index = probe.find(literal, start, end)
+        while index >= 0:
+            found.append(index)
+            index = probe.find(literal, index + 1, end)
+    if len(literals) > 1:
+        found = sorted(set(found))
+    return found
+
+
+def _near_within(probe: str, near: tuple[str, ...], start: int, reach: int) -> bool:
+    return any(probe.find(lit, start, start + reach + len(lit)) >= 0 for lit in near)
+
+
+def _candidates(plan: _Plan, probe: str) -> Iterator[int]:
+    """Start offsets at which a match of the planned pattern may begin, in increasing order."""
+    if not plan.near:
+        yield from _occurrences(probe, plan.heads)
+        return
+    longest = max(len(lit) for lit in plan.heads)
+    if plan.reach is None:
+        last = max(probe.rfind(lit) for lit in plan.near)
+        yield from (s for s in _occurrences(probe, plan.heads, 0, last + longest) if s <= last)
+        return
+    reach = plan.reach
+    heads = sum(probe.count(lit) for lit in plan.heads)
+    nears = sum(probe.count(lit) for lit in plan.near)
+    if heads <= nears:
+        for start in _occurrences(probe, plan.heads):
+            if _near_within(probe, plan.near, start, reach):
+                yield start
+        return
+    # The near literals are the rarer ones: look for heads only in the stretch before each.
+    done = 0
+    for position in _occurrences(probe, plan.near):
+        low = max(done, position - reach)
+        if low > position:
+            continue
+        yield from (
+            s for s in _occurrences(probe, plan.heads, low, position + longest) if s <= position
+        )
+        done = position + 1
+
+
+def _matches_lines(word: str, folded: str, probe: str) -> bool:
+    r"""``exfil_curl``/``exfil_wget``: a line holding the bare word and a sensitive ``$VAR``.
+
+    The pattern's regex is ``^`` (multi-line) + a look-ahead for the word anywhere on the
+    line + ``[^\n]*`` + the variable, which can never contain a newline: so it matches exactly
+    when one line contains both, in either order.
+    """
+    word_re = _LINE_WORD[word]
+    index = probe.find(word)
+    while index >= 0:
+        if word_re.match(folded, index) is None:
+            index = probe.find(word, index + 1)
+            continue
+        line_start = folded.rfind("\n", 0, index) + 1
+        line_end = folded.find("\n", index)
+        if line_end < 0:
+            line_end = len(folded)
+        if _SENSITIVE_VAR_RE.search(folded, line_start, line_end) is not None:
+            return True
+        index = probe.find(word, line_end)
+    return False
+
+
+class _Texts:
+    """The folded text, its spaced variant and their lower-case probes, built on demand."""
+
+    def __init__(self, folded: str) -> None:
+        self.folded = folded
+        self.probe = folded.translate(_PROBE_FOLD).lower()
+        self._spaced: tuple[str, str] | None = None
+
+    def spaced(self) -> tuple[str, str]:
+        if self._spaced is None:
+            text = _WS_RUN.sub(" ", self.folded)
+            self._spaced = (text, text.translate(_PROBE_FOLD).lower())
+        return self._spaced
+
+
+def _pattern_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
+    """``pattern.regex.search(folded) is not None``, computed at few candidate positions."""
+    plan = _PLANS[pattern.id]
+    text, probe = texts.spaced() if plan.spaced else (texts.folded, texts.probe)
+    if len(probe) != len(text):  # lower() changed a length: offsets would not line up
+        return pattern.regex.search(texts.folded) is not None
+    if plan.lines:
+        return _matches_lines(plan.heads[0], text, probe)
+    match = pattern.regex.match
+    return any(match(text, start) is not None for start in _candidates(plan, probe))
 
 
 def _iter_findings(text: str, scope: str) -> Iterator[tuple[str, str]]:
@@ -345,12 +550,12 @@ def _iter_findings(text: str, scope: str) -> Iterator[tuple[str, str]]:
             yield "invisible", _invisible_code(char)
             if len(seen) == len(INVISIBLE_CHARS):
                 break
-    folded = unicodedata.normalize("NFKC", text)
-    probe = folded.translate(_PROBE_FOLD).lower()
+    texts = _Texts(unicodedata.normalize("NFKC", text))
+    probe = texts.probe
     for pattern in patterns:
         if not all(any(literal in probe for literal in group) for group in _REQUIRED[pattern.id]):
             continue
-        if pattern.regex.search(folded) is not None:
+        if _pattern_matches(pattern, texts):
             yield "pattern", pattern.id
 
 
