@@ -97,10 +97,12 @@ _B = r"(?<![a-z0-9])"
 #: Keyword ends: not followed by an ASCII letter/digit.
 _E = r"(?![a-z0-9])"
 #: Separator after a keyword: optional punctuation ("ignore, all") then whitespace.
-_S = r"[^\w\s]{0,3}\s+"
+#: (Possessive quantifiers: the classes on either side are disjoint, so giving characters
+#: back could never help — possessive only saves the engine from trying.)
+_S = r"[^\w\s]{0,3}+\s++"
 #: "Filler": up to 8 intervening words of at most 64 characters, plus a little punctuation
 #: (quotes, brackets, markdown emphasis) in front of the next keyword.
-_F = r"(?:\S{1,64}\s+){0,8}?[^\w\s]{0,3}"
+_F = r"(?:\S{1,64}+\s++){0,8}?[^\w\s]{0,3}"
 
 
 def _words(*steps: str) -> str:
@@ -383,8 +385,6 @@ _PLANS: Final[dict[str, _Plan]] = {
     "hardcoded_secret": _Plan(("api", "token", "secret", "password"), ("=", ":"), 32, spaced=True),
 }
 
-#: Whitespace the ``spaced`` text rewrites: runs of two or more, and lone non-space ones.
-_WS_RUN: Final = re.compile(r"\s{2,}|[^\S ]")
 _LINE_WORD: Final = {
     word: re.compile(r"(?<![a-z0-9])" + word + r"(?![a-z0-9])", re.IGNORECASE)
     for word in ("curl", "wget")
@@ -510,18 +510,41 @@ def _matches_lines(word: str, folded: str, probe: str) -> bool:
     return False
 
 
+def _lower_probe(text: str) -> str:
+    """``text`` lower-cased for substring tests, with :data:`_PROBE_FOLD` applied first."""
+    for code, letter in _PROBE_FOLD.items():
+        char = chr(code)
+        if char in text:  # str.translate is slow on non-ASCII text: replace only when needed
+            text = text.replace(char, letter)
+    return text.lower()
+
+
+def _collapse_whitespace(text: str) -> str:
+    """``text`` with every whitespace run (``\\s+``) replaced by a single space."""
+    words = text.split()  # str.split() and re's \s share one definition of whitespace
+    if not words:
+        return " " if text else ""
+    lead = " " if text[0].isspace() else ""
+    trail = " " if text[-1].isspace() else ""
+    return lead + " ".join(words) + trail
+
+
+#: Above one candidate start per this many characters, a plain ``search`` is cheaper.
+_DENSE_SPACING: Final = 100
+
+
 class _Texts:
     """The folded text, its spaced variant and their lower-case probes, built on demand."""
 
     def __init__(self, folded: str) -> None:
         self.folded = folded
-        self.probe = folded.translate(_PROBE_FOLD).lower()
+        self.probe = _lower_probe(folded)
         self._spaced: tuple[str, str] | None = None
 
     def spaced(self) -> tuple[str, str]:
         if self._spaced is None:
-            text = _WS_RUN.sub(" ", self.folded)
-            self._spaced = (text, text.translate(_PROBE_FOLD).lower())
+            text = _collapse_whitespace(self.folded)
+            self._spaced = (text, _lower_probe(text))
         return self._spaced
 
 
@@ -533,6 +556,12 @@ def _pattern_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
         return pattern.regex.search(texts.folded) is not None
     if plan.lines:
         return _matches_lines(plan.heads[0], text, probe)
+    heads = sum(probe.count(lit) for lit in plan.heads)
+    if plan.near and plan.reach is not None:
+        heads = min(heads, sum(probe.count(lit) for lit in plan.near))
+    if heads * _DENSE_SPACING > len(probe):
+        # Candidates everywhere: one regex pass in C beats visiting each from Python.
+        return pattern.regex.search(text) is not None
     match = pattern.regex.match
     return any(match(text, start) is not None for start in _candidates(plan, probe))
 
