@@ -14,6 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hermes_memory_core.coerce import (
+    as_bool,
+    as_non_negative_int,
+    as_positive_float,
+    as_positive_int,
+)
+
 __all__ = [
     "ConfigError",
     "HermesConfig",
@@ -24,9 +31,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-_TRUE = {"1", "true", "yes", "on", "y"}
-_FALSE = {"0", "false", "no", "off", "n", ""}
 
 
 class ConfigError(ValueError):
@@ -122,14 +126,14 @@ def _section(raw: Mapping[str, Any], name: str, path: Path) -> Mapping[str, Any]
 def _parse_memory(section: Mapping[str, Any], path: Path) -> MemoryConfig:
     defaults = MemoryConfig()
     known = {
-        "memory_enabled": _as_bool,
-        "user_profile_enabled": _as_bool,
-        "memory_char_limit": _as_positive_int,
-        "user_char_limit": _as_positive_int,
-        "nudge_interval": _as_non_negative_int,
+        "memory_enabled": as_bool,
+        "user_profile_enabled": as_bool,
+        "memory_char_limit": as_positive_int,
+        "user_char_limit": as_positive_int,
+        "nudge_interval": as_non_negative_int,
         "provider": _as_name,
-        "prefetch_timeout": _as_positive_float,
-        "write_approval": _as_bool,
+        "prefetch_timeout": _as_seconds,
+        "write_approval": as_bool,
     }
     # Keys Hermes itself uses in this section that we accept and ignore.
     tolerated = {"flush_min_turns", "memory_mode"}
@@ -162,55 +166,8 @@ def _parse_sessions(section: Mapping[str, Any], path: Path, home: Path) -> Sessi
     return SessionsConfig(db_path=db_path)
 
 
-def _as_bool(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return value != 0
-    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-        return value.strip().lower() in _TRUE
-    raise ValueError("must be true or false")
-
-
-def _as_int(value: Any) -> int:
-    if isinstance(value, bool):
-        raise ValueError("must be an integer")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
-        try:
-            return int(value.strip().replace("_", ""))
-        except ValueError:
-            pass
-    raise ValueError("must be an integer")
-
-
-def _as_positive_int(value: Any) -> int:
-    number = _as_int(value)
-    if number <= 0:
-        raise ValueError("must be a positive integer")
-    return number
-
-
-def _as_non_negative_int(value: Any) -> int:
-    number = _as_int(value)
-    if number < 0:
-        raise ValueError("must be zero or a positive integer")
-    return number
-
-
-def _as_positive_float(value: Any) -> float:
-    if isinstance(value, bool):
-        raise ValueError("must be a number of seconds")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ValueError("must be a number of seconds") from None
-    if not number > 0 or number == float("inf"):
-        raise ValueError("must be a positive number of seconds")
-    return number
+def _as_seconds(value: Any) -> float:
+    return as_positive_float(value, unit="seconds")
 
 
 def _as_name(value: Any) -> str:
