@@ -116,6 +116,10 @@ def _is_secret_name(name: str) -> bool:
 def _plain_segments(text: str) -> Iterator[tuple[bool, str]]:
     """Split ``text`` into ``(is_data_url, piece)`` parts, in order."""
     position = 0
+    if "data:" not in _lowered(text):
+        if text:
+            yield False, text
+        return
     for match in _DATA_URL_RE.finditer(text):
         if match.start() > position:
             yield False, text[position : match.start()]
@@ -125,20 +129,101 @@ def _plain_segments(text: str) -> Iterator[tuple[bool, str]]:
         yield False, text[position:]
 
 
+#: Literals every match of the corresponding :data:`_SPECIFIC` regex contains (case as
+#: written): a regex whose literals are all absent from the text is not run at all.
+_SPECIFIC_LITERALS: Final[tuple[tuple[str, ...], ...]] = (
+    ("-----BEGIN ",),
+    ("sk-ant-",),
+    ("sk-",),
+    ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    ("github_pat_",),
+    ("AKIA", "ASIA"),
+    ("xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"),
+    ("AIza",),
+    ("eyJ",),
+)
+#: Where an assignment's value can end, from its ``=``/``:`` (same shape as the regex).
+_ASSIGNMENT_TAIL_RE: Final = re.compile(
+    r"[=:]\s{0,8}[\"']?[^\s\"'`,;&?#<>(){}\[\]=:]{0,4096}={0,3}"
+)
+#: A name is at most 64 characters, then an optional quote and up to 8 whitespace.
+_NAME_SPAN = 64 + 1 + 8
+#: With more separators than one per this many characters, scan the text in one pass.
+_DENSE_SEPARATORS = 64
+
+
+def _assignment_windows(text: str) -> list[tuple[int, int]]:
+    """Disjoint ``(start, end)`` stretches that hold every match of :data:`_ASSIGNMENT_RE`.
+
+    Each match contains a ``=``/``:`` at most ``_NAME_SPAN`` characters after its start and
+    ends where :data:`_ASSIGNMENT_TAIL_RE` run from that separator ends. Overlapping
+    stretches are merged, so no match straddles two windows and ``finditer`` run window by
+    window yields exactly the matches of one ``finditer`` over the whole text.
+    """
+    windows: list[tuple[int, int]] = []
+    separators = sorted(index for char in "=:" for index in _find_all(text, char))
+    for index in separators:
+        tail = _ASSIGNMENT_TAIL_RE.match(text, index)
+        end = tail.end() if tail is not None else index + 1
+        start = max(0, index - _NAME_SPAN)
+        if windows and start <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], max(windows[-1][1], end))
+        else:
+            windows.append((start, end))
+    return windows
+
+
+def _find_all(text: str, char: str) -> list[int]:
+    found: list[int] = []
+    index = text.find(char)
+    while index >= 0:
+        found.append(index)
+        index = text.find(char, index + 1)
+    return found
+
+
+def _assignments(text: str, lowered: str) -> Iterator[re.Match[str]]:
+    """Every match of :data:`_ASSIGNMENT_RE` in ``text``, as one ``finditer`` would give."""
+    dense = (text.count("=") + text.count(":")) * _DENSE_SEPARATORS > len(text)
+    if dense or len(lowered) != len(text):
+        yield from _ASSIGNMENT_RE.finditer(text)
+        return
+    for start, end in _assignment_windows(text):
+        window = lowered[start:end]
+        if any(word in window for word in _NAME_HINTS):
+            yield from _ASSIGNMENT_RE.finditer(text, start, end)
+
+
+#: Characters ``re.IGNORECASE`` equates with an ASCII letter that ``str.lower`` keeps apart.
+_CASE_FOLD: Final = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"))
+
+
+def _lowered(text: str) -> str:
+    """``text.lower()`` for literal pre-checks: conservative for case-insensitive regexes."""
+    for char, letter in _CASE_FOLD:
+        if char in text:
+            text = text.replace(char, letter)
+    return text.lower()
+
+
 def _find_in_plain(text: str, found: set[str]) -> None:
-    for pattern in _SPECIFIC:
-        found.update(match.group() for match in pattern.finditer(text))
-    found.update(match.group(1) for match in _AWS_SECRET_RE.finditer(text))
-    for match in _AUTH_SCHEME_RE.finditer(text):
-        if _looks_secret(match.group(1)):
-            found.add(match.group(1))
-    for match in _URL_CREDENTIALS_RE.finditer(text):
-        if len(match.group(1)) >= _MIN_URL_PASSWORD:
-            found.add(match.group(1))
-    lowered = text.lower()
+    for pattern, literals in zip(_SPECIFIC, _SPECIFIC_LITERALS, strict=True):
+        if any(literal in text for literal in literals):
+            found.update(match.group() for match in pattern.finditer(text))
+    lowered = _lowered(text)
+    if "aws" in lowered:
+        found.update(match.group(1) for match in _AWS_SECRET_RE.finditer(text))
+    if "bearer" in lowered or "basic" in lowered:
+        for match in _AUTH_SCHEME_RE.finditer(text):
+            if _looks_secret(match.group(1)):
+                found.add(match.group(1))
+    if "://" in text:
+        for match in _URL_CREDENTIALS_RE.finditer(text):
+            if len(match.group(1)) >= _MIN_URL_PASSWORD:
+                found.add(match.group(1))
     if not any(word in lowered for word in _NAME_HINTS):
         return
-    for match in _ASSIGNMENT_RE.finditer(text):
+    for match in _assignments(text, lowered):
         if _is_secret_name(match.group(1)) and _looks_secret(match.group(2)):
             found.add(match.group(2))
 
