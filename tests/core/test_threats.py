@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import random
+import re
+import re._parser as re_parser
+import subprocess
+import sys
 import time
+import unicodedata
 
 import pytest
 
+from hermes_memory_core import threats
 from hermes_memory_core.threats import (
     INVISIBLE_CHARS,
     MAX_SCAN_CHARS,
@@ -270,4 +276,102 @@ def test_adversarial_inputs_finish(name: str) -> None:
     scan_for_threats(text, "strict")
     elapsed = time.perf_counter() - start
     # Generous bound: a catastrophic-backtracking regex takes minutes, not seconds.
+    assert elapsed < 5.0, f"{name}: {elapsed:.2f}s"
+
+
+# --- the fast matcher against the plain formulation -------------------------------------------
+
+_FILL = ["x", "of", "the", "(", "**", "'", "a" * 64, "b" * 65, "AGENTS.md", "you", "now"]
+_FILL += ["ignore", "cat", "write", "to", "tell", '"', "!?", "--", "->", "<!--", "c2", "$", "~"]
+_SEPS = [" ", "  ", "\n", "\t", " \n ", "", "\u3000", ",", ", "]
+
+
+def _mutate(rng: random.Random, text: str) -> str:
+    """A positive example with words dropped, upper-cased, padded with filler, re-spaced."""
+    rate = rng.random() * 0.5
+    out: list[str] = []
+    for word in text.split(" "):
+        roll = rng.random()
+        if roll < rate * 0.1:
+            continue
+        out.append(word.upper() if roll < rate * 0.2 else word)
+        if rng.random() < rate:
+            out.extend(rng.choice(_FILL) for _ in range(rng.choice([1, 2, 3, 7, 8, 9])))
+    return "".join(w + (rng.choice(_SEPS) if rng.random() < rate else " ") for w in out)
+
+
+def _reference(source: str) -> re.Pattern[str]:
+    # The plain formulation: no possessive quantifiers, applied with one whole-text search.
+    return re.compile(source.replace("}+", "}").replace("++", "+"), re.IGNORECASE)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_fast_matcher_equals_plain_search(seed: int) -> None:
+    rng = random.Random(seed)
+    refs = {pid: _reference(src) for pid, _, src in threats._PATTERN_SOURCE}
+    examples = list(POSITIVE.values())
+    hits = dict.fromkeys(refs, 0)
+    for _ in range(500):
+        text = " ".join(_mutate(rng, rng.choice(examples)) for _ in range(rng.randint(1, 3)))
+        folded = unicodedata.normalize("NFKC", text)
+        expected = [pid for pid, ref in refs.items() if ref.search(folded)]
+        assert [p.id for p in THREAT_PATTERNS if p.regex.search(folded)] == expected, text
+        assert scan_for_threats(text, "strict") == expected, text
+        for pid in expected:
+            hits[pid] += 1
+    # The generator reaches both sides of every pattern.
+    assert all(count > 0 for count in hits.values()), hits
+
+
+def test_plan_reach_covers_the_longest_match() -> None:
+    # On whitespace-collapsed text every \s+ / \s* is one character at most.
+    for pid, _, source in threats._PATTERN_SOURCE:
+        plan = threats._PLANS[pid]
+        if plan.reach is None:
+            continue
+        collapsed = source.replace(r"\s++", r"\s").replace(r"\s+", r"\s").replace(r"\s*", r"\s?")
+        assert plan.spaced or collapsed == source, pid
+        widest = re_parser.parse(collapsed, re.IGNORECASE).getwidth()[1]
+        assert widest <= plan.reach, (pid, widest)
+
+
+def test_collapsed_whitespace_keeps_positions_meaningful() -> None:
+    assert threats._collapse_whitespace("  a\t\n b \u3000") == " a b "
+    assert threats._collapse_whitespace("\n\n") == " "
+    assert threats._collapse_whitespace("") == ""
+    # A payload split by a long whitespace run is still found.
+    assert "read_secrets" in scan_for_threats("cat" + " \n\t" * 50_000 + ".env", "strict")
+
+
+def test_compilation_is_lazy() -> None:
+    code = (
+        "import sys, hermes_memory_core.threats as t\n"
+        "assert t._compiled.cache_info().currsize == 0\n"
+        "t.scan_for_threats('hello')\n"
+        "assert t._compiled.cache_info().currsize == 1\n"
+        "assert len(t.THREAT_PATTERNS) == 36\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _dense_adversarial_inputs() -> dict[str, str]:
+    n = 500_000
+    return {
+        # Keyword and required literal both everywhere, never a match.
+        "cat-envx": "cat .envx " * (n // 10),
+        "write-agents-m": "write AGENTS.m " * (n // 15),
+        "you-now": "you now " * (n // 8),
+        "ignore-instruction": "ignore instruction " * (n // 19),
+        "home-sshx": "$~/.sshx" * (n // 8),
+        "curl-lines": "curl $x\n" * (n // 8),
+        "unset-near": ("unset " * 150 + "x" * 65 + " agent ") * (n // 972),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_dense_adversarial_inputs()))
+def test_dense_adversarial_inputs_finish(name: str) -> None:
+    text = _dense_adversarial_inputs()[name]
+    start = time.perf_counter()
+    assert scan_for_threats(text, "strict") == []
+    elapsed = time.perf_counter() - start
     assert elapsed < 5.0, f"{name}: {elapsed:.2f}s"
