@@ -482,7 +482,7 @@ def measure(store: SessionStore, label: str, queries: list[dict], rounds: int = 
         for args in queries:
             ms, payload = timed(lambda a=args: session_search(a, store=store))
             times.append(ms)
-            hits += 1 if payload.get("count") else 0
+            hits += 1 if payload.get("count") or payload.get("mode") == "scroll" else 0
     print(
         f"{label:<28} n={len(times):>4}  p50 {_pct(times, 0.5):7.2f} ms"
         f"  p95 {_pct(times, 0.95):7.2f} ms"
@@ -520,14 +520,17 @@ def main() -> None:
     st = store.stats()
     idx = store.index_sizes()
     words, cjk = idx.get("hm_fts_words", 0), idx.get("hm_fts_cjk", 0)
+    tools = idx.get("hm_fts_tools", 0)
     text = st["text_bytes"]
     mb = 1024 * 1024
     print(f"sessions {st['sessions']:,}  messages {st['messages']:,}  journal {st['journal_mode']}")
     print(f"text (content bytes) {text / mb:8.1f} MiB")
     print(f"database file        {st['db_size_bytes'] / mb:8.1f} MiB")
     print(f"word index           {words / mb:8.1f} MiB  ({words / text:.2f}x text)")
+    print(f"tool-output index    {tools / mb:8.1f} MiB  ({tools / text:.2f}x text)")
     print(f"CJK index            {cjk / mb:8.1f} MiB  ({cjk / text:.2f}x text)")
-    print(f"total FTS overhead   {(words + cjk) / mb:8.1f} MiB  ({(words + cjk) / text:.2f}x text)")
+    total = words + tools + cjk
+    print(f"total FTS overhead   {total / mb:8.1f} MiB  ({total / text:.2f}x text)")
 
     rng = random.Random(SEED)
     and_queries = [

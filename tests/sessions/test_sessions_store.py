@@ -26,7 +26,7 @@ def ids(rows):
 
 
 def check_integrity(store: SessionStore) -> None:
-    for table in ("hm_fts_words", "hm_fts_cjk"):
+    for table in ("hm_fts_words", "hm_fts_tools", "hm_fts_cjk"):
         store.conn.execute(f"INSERT INTO {table}({table}) VALUES ('integrity-check')")
 
 
@@ -296,3 +296,19 @@ def test_import_session_keep_ids(store: SessionStore) -> None:
     assert store.get_session("k2") is None
     with pytest.raises(ValueError, match="integer 'id'"):
         store.import_session({"id": "k3"}, [{"role": "user", "content": "x"}], keep_ids=True)
+
+
+def test_updates_move_rows_between_indexes(store: SessionStore) -> None:
+    store.create_session("s1")
+    mid = store.append_message("s1", "tool", "walrus output 海象", tool_name="t")
+    assert store.search_messages("walrus", role_filter=["user", "assistant"]) == []
+    assert ids(store.search_messages("walrus", role_filter=["tool"])) == [mid]
+    store.conn.execute("UPDATE messages SET role = 'assistant' WHERE id = ?", (mid,))
+    assert ids(store.search_messages("walrus", role_filter=["assistant"])) == [mid]
+    assert store.search_messages("walrus", role_filter=["tool"]) == []
+    store.conn.execute("UPDATE messages SET content = 'narwhal 独角鲸' WHERE id = ?", (mid,))
+    store.append_message("s1", "user", "flush the CJK queue")  # a write drains it
+    assert store.search_messages("walrus") == [] and store.search_messages("海象") == []
+    assert ids(store.search_messages("narwhal")) == [mid]
+    assert ids(store.search_messages("独角鲸")) == [mid]
+    check_integrity(store)

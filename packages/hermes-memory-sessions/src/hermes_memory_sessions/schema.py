@@ -7,8 +7,10 @@ so they never collide with Hermes' own ``messages_fts*`` tables when both tools 
 
 * ``hm_fts_words`` — FTS5 ``unicode61`` (diacritics folded), *external content* over the
   view ``hm_fts_words_src`` (no second copy of the text), kept in sync by triggers. Columns
-  ``content, tool_name, tool_calls``; tool rows are indexed only up to `TOOL_INDEX_PREFIX`
-  characters.
+  ``content, tool_name, tool_calls``; every message except tool output.
+* ``hm_fts_tools`` — the same for ``role='tool'`` rows, indexed only up to
+  `TOOL_INDEX_PREFIX` characters. Kept apart so that bulky tool output neither inflates the
+  document frequencies BM25 must count for ordinary searches nor crowds their candidates.
 * ``hm_fts_cjk`` — contentless FTS5 fed with unigram + bigram text of CJK runs
   (`hermes_memory_sessions.cjk`). Triggers record every change of a row that contains CJK
   in ``hm_cjk_pending`` (ids of inserts, old text of deletes); the store drains that queue in
@@ -94,10 +96,6 @@ _MESSAGE_COLUMNS = """
     compacted INTEGER NOT NULL DEFAULT 0
 """
 
-_P = TOOL_INDEX_PREFIX
-# Projection indexed by the word index (and used by snippet()).
-_WORD_SRC = f"CASE WHEN role = 'tool' THEN substr(content, 1, {_P}) ELSE content END"
-
 _CORE_DDL = f"""
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS state_meta (key TEXT PRIMARY KEY, value TEXT);
@@ -115,25 +113,28 @@ CREATE INDEX IF NOT EXISTS idx_sessions_last_active
     ON sessions(COALESCE(last_activity_at, started_at) DESC);
 """
 
-_FTS_DDL = f"""
+_P = TOOL_INDEX_PREFIX
+
+_FTS_DDL = (
+    f"""
 CREATE VIEW IF NOT EXISTS hm_fts_words_src AS
-    SELECT id, {_WORD_SRC} AS content, tool_name, tool_calls FROM messages;
+    SELECT id, content, tool_name, tool_calls FROM messages WHERE role <> 'tool';
 CREATE VIRTUAL TABLE IF NOT EXISTS hm_fts_words USING fts5(
     content, tool_name, tool_calls,
     content='hm_fts_words_src', content_rowid='id',
     tokenize='unicode61 remove_diacritics 2'
 );
-CREATE TRIGGER IF NOT EXISTS hm_fts_words_ai AFTER INSERT ON messages BEGIN
+CREATE TRIGGER IF NOT EXISTS hm_fts_words_ai AFTER INSERT ON messages
+WHEN new.role <> 'tool'
+BEGIN
     INSERT INTO hm_fts_words(rowid, content, tool_name, tool_calls)
-    VALUES (new.id,
-            CASE WHEN new.role = 'tool' THEN substr(new.content, 1, {_P}) ELSE new.content END,
-            new.tool_name, new.tool_calls);
+    VALUES (new.id, new.content, new.tool_name, new.tool_calls);
 END;
-CREATE TRIGGER IF NOT EXISTS hm_fts_words_ad AFTER DELETE ON messages BEGIN
+CREATE TRIGGER IF NOT EXISTS hm_fts_words_ad AFTER DELETE ON messages
+WHEN old.role <> 'tool'
+BEGIN
     INSERT INTO hm_fts_words(hm_fts_words, rowid, content, tool_name, tool_calls)
-    VALUES ('delete', old.id,
-            CASE WHEN old.role = 'tool' THEN substr(old.content, 1, {_P}) ELSE old.content END,
-            old.tool_name, old.tool_calls);
+    VALUES ('delete', old.id, old.content, old.tool_name, old.tool_calls);
 END;
 CREATE TRIGGER IF NOT EXISTS hm_fts_words_au
 AFTER UPDATE OF content, tool_name, tool_calls, role ON messages
@@ -141,15 +142,46 @@ WHEN old.content IS NOT new.content OR old.tool_name IS NOT new.tool_name
      OR old.tool_calls IS NOT new.tool_calls OR old.role IS NOT new.role
 BEGIN
     INSERT INTO hm_fts_words(hm_fts_words, rowid, content, tool_name, tool_calls)
-    VALUES ('delete', old.id,
-            CASE WHEN old.role = 'tool' THEN substr(old.content, 1, {_P}) ELSE old.content END,
-            old.tool_name, old.tool_calls);
+    SELECT 'delete', old.id, old.content, old.tool_name, old.tool_calls
+    WHERE old.role <> 'tool';
     INSERT INTO hm_fts_words(rowid, content, tool_name, tool_calls)
-    VALUES (new.id,
-            CASE WHEN new.role = 'tool' THEN substr(new.content, 1, {_P}) ELSE new.content END,
-            new.tool_name, new.tool_calls);
+    SELECT new.id, new.content, new.tool_name, new.tool_calls
+    WHERE new.role <> 'tool';
 END;
-
+CREATE VIEW IF NOT EXISTS hm_fts_tools_src AS
+    SELECT id, substr(content, 1, {_P}) AS content, tool_name, tool_calls
+    FROM messages WHERE role = 'tool';
+CREATE VIRTUAL TABLE IF NOT EXISTS hm_fts_tools USING fts5(
+    content, tool_name, tool_calls,
+    content='hm_fts_tools_src', content_rowid='id',
+    tokenize='unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER IF NOT EXISTS hm_fts_tools_ai AFTER INSERT ON messages
+WHEN new.role = 'tool'
+BEGIN
+    INSERT INTO hm_fts_tools(rowid, content, tool_name, tool_calls)
+    VALUES (new.id, substr(new.content, 1, {_P}), new.tool_name, new.tool_calls);
+END;
+CREATE TRIGGER IF NOT EXISTS hm_fts_tools_ad AFTER DELETE ON messages
+WHEN old.role = 'tool'
+BEGIN
+    INSERT INTO hm_fts_tools(hm_fts_tools, rowid, content, tool_name, tool_calls)
+    VALUES ('delete', old.id, substr(old.content, 1, {_P}), old.tool_name, old.tool_calls);
+END;
+CREATE TRIGGER IF NOT EXISTS hm_fts_tools_au
+AFTER UPDATE OF content, tool_name, tool_calls, role ON messages
+WHEN old.content IS NOT new.content OR old.tool_name IS NOT new.tool_name
+     OR old.tool_calls IS NOT new.tool_calls OR old.role IS NOT new.role
+BEGIN
+    INSERT INTO hm_fts_tools(hm_fts_tools, rowid, content, tool_name, tool_calls)
+    SELECT 'delete', old.id, substr(old.content, 1, {_P}), old.tool_name, old.tool_calls
+    WHERE old.role = 'tool';
+    INSERT INTO hm_fts_tools(rowid, content, tool_name, tool_calls)
+    SELECT new.id, substr(new.content, 1, {_P}), new.tool_name, new.tool_calls
+    WHERE new.role = 'tool';
+END;
+"""  # noqa: S608
+    + f"""
 CREATE VIRTUAL TABLE IF NOT EXISTS hm_fts_cjk USING fts5(
     grams, content='', tokenize='unicode61 remove_diacritics 2'
 );
@@ -187,6 +219,7 @@ BEGIN
     INSERT INTO hm_cjk_pending(op, id) VALUES ('i', new.id);
 END;
 """  # noqa: S608
+)
 
 
 class RetryingConnection(sqlite3.Connection):
@@ -339,6 +372,7 @@ def _v1(conn: sqlite3.Connection) -> None:
     _run_script(conn, _FTS_DDL)
     # Rows already present (an existing Hermes database): index them now.
     conn.execute("INSERT INTO hm_fts_words(hm_fts_words) VALUES ('rebuild')")
+    conn.execute("INSERT INTO hm_fts_tools(hm_fts_tools) VALUES ('rebuild')")
     conn.execute(
         "INSERT INTO hm_cjk_pending(op, id) SELECT 'i', id FROM messages "  # noqa: S608
         f"WHERE content GLOB '{CJK_GLOB}' OR tool_calls GLOB '{CJK_GLOB}'"

@@ -43,11 +43,12 @@ __all__ = [
 ]
 
 _WORDS = "hm_fts_words"
+_TOOLS = "hm_fts_tools"
 _CJK = "hm_fts_cjk"
-_FIRST_SCAN = 200
+_FIRST_SCAN = 40
 #: BM25 ranks at most this many of the newest matches (widened when filters leave too few);
 #: a query matching fewer messages is ranked over all of them.
-RANK_WINDOW = 400
+RANK_WINDOW = 200
 _SNIPPET_BEFORE = 40
 _SNIPPET_SPAN = 160
 
@@ -212,38 +213,45 @@ def find_hits(
     items = _items(parsed, any_terms)
     limit = max(1, int(limit))
     offset = max(0, int(offset))
+    word_tables = []
+    if not role_filter or any(r != "tool" for r in role_filter):
+        word_tables.append(_WORDS)
+    if not role_filter or "tool" in role_filter:
+        word_tables.append(_TOOLS)
     if parsed.has_cjk:
         # CJK messages answer from the CJK index (their Latin words are indexed there too);
         # messages without CJK can only match through the query's Latin terms.
-        plans = [(_CJK, _render(items, cjk=True)), (_WORDS, _render(_latin_only(items), cjk=False))]
-        merge = True
+        latin = _render(_latin_only(items), cjk=False)
+        plans = [(_CJK, _render(items, cjk=True))] + [(t, latin) for t in word_tables]
+        fallback: list[tuple[str, str]] = []
     else:
-        # Word index first; Latin words glued to CJK text only exist in the CJK index.
-        plans = [(_WORDS, _render(items, cjk=False)), (_CJK, _render(items, cjk=True))]
-        merge = False
+        plans = [(t, _render(items, cjk=False)) for t in word_tables]
+        # Latin words glued to CJK text only exist in the CJK index.
+        fallback = [(_CJK, _render(items, cjk=True))]
     found: list[tuple[str, str, list[dict[str, Any]]]] = []
-    for table, expr in plans:
-        if not expr:
-            continue
-        try:
-            rows = _run(
-                conn,
-                table,
-                expr,
-                role_filter=role_filter,
-                source_filter=source_filter,
-                exclude_sources=exclude_sources,
-                limit=limit + offset if merge else limit,
-                offset=0 if merge else offset,
-                sort=sort,
-                include_inactive=include_inactive,
-            )
-        except sqlite3.OperationalError:
-            rows = []
-        if rows:
-            found.append((table, expr, rows))
-            if not merge:
-                break
+    for group in (plans, fallback):
+        for table, expr in group:
+            if not expr:
+                continue
+            try:
+                rows = _run(
+                    conn,
+                    table,
+                    expr,
+                    role_filter=role_filter,
+                    source_filter=source_filter,
+                    exclude_sources=exclude_sources,
+                    limit=limit + offset,
+                    offset=0,
+                    sort=sort,
+                    include_inactive=include_inactive,
+                )
+            except sqlite3.OperationalError:
+                rows = []
+            if rows:
+                found.append((table, expr, rows))
+        if found:
+            break
     if not found:
         return None
     sources: dict[int, tuple[str, str]] = {}
@@ -253,14 +261,12 @@ def find_hits(
             if row["id"] not in sources:
                 sources[row["id"]] = (table, expr)
                 merged.append(row)
-    if merge and len(found) > 1:
+    if len(found) > 1:
         if sort in ("newest", "oldest"):
             merged.sort(key=lambda r: (r["timestamp"], r["id"]), reverse=sort == "newest")
         else:
             merged.sort(key=lambda r: (r.get("rank") or 0.0, r["id"]))
-        merged = merged[offset : offset + limit]
-    elif merge:
-        merged = merged[offset : offset + limit]
+    merged = merged[offset : offset + limit]
     for row in merged:
         row.pop("rank", None)
     return Hits(merged, sources, _needles(parsed))
@@ -299,11 +305,11 @@ def snippet_for(
     conn: sqlite3.Connection, table: str, expr: str, message_id: int, needles: Sequence[str]
 ) -> str:
     """The ``>>>term<<<`` snippet of one hit (FTS5 ``snippet()`` on the word index)."""
-    if table == _WORDS:
+    if table in (_WORDS, _TOOLS):
         try:
             row = conn.execute(
-                f"SELECT snippet({_WORDS}, -1, '>>>', '<<<', '...', 40) FROM {_WORDS} "  # noqa: S608
-                f"WHERE {_WORDS} MATCH ? AND rowid = ?",
+                f"SELECT snippet({table}, -1, '>>>', '<<<', '...', 40) FROM {table} "  # noqa: S608
+                f"WHERE {table} MATCH ? AND rowid = ?",
                 (expr, message_id),
             ).fetchone()
         except sqlite3.OperationalError:
@@ -349,7 +355,7 @@ def _run(
         # Candidates in id order (ids grow with insertion time), newest/oldest first; the
         # candidate set widens until enough rows pass the filters.
         direction = "DESC" if sort == "newest" else "ASC"
-        scan = max(_FIRST_SCAN, (limit + offset) * 4)
+        scan = max(_FIRST_SCAN, (limit + offset) * 2)
         while True:
             sql = (
                 f"WITH hits AS MATERIALIZED (SELECT rowid AS hid FROM {table}"  # noqa: S608
@@ -363,7 +369,7 @@ def _run(
                 return [dict(r) for r in rows]
             scan = scan * 8 if scan < 100_000 else -1
     need = limit + offset
-    scan = max(_FIRST_SCAN, need * 4)
+    scan = max(_FIRST_SCAN, need * 2)
     window = RANK_WINDOW
     while True:
         floor = _window_floor(conn, table, expr, window) if window > 0 else None

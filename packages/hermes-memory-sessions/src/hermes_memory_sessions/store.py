@@ -63,14 +63,16 @@ import sqlite3
 import threading
 import time
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from hermes_memory_sessions import schema
 from hermes_memory_sessions.cjk import cjk_index_text
 
 __all__ = ["TITLE_MAX_CHARS", "SessionStore", "sanitize_title"]
+
+T = TypeVar("T")
 
 #: Longest title accepted after sanitising.
 TITLE_MAX_CHARS = 100
@@ -208,6 +210,11 @@ class SessionStore:
         """Serialise a read against other threads using this store."""
         with self._lock:
             yield self.conn
+
+    def read_with(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(connection)`` for a read, serialised against other threads."""
+        with self._lock:
+            return fn(self.conn)
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -739,7 +746,7 @@ class SessionStore:
             except sqlite3.OperationalError:
                 return out
         for name, size in rows:
-            for prefix in ("hm_fts_words", "hm_fts_cjk", "hm_cjk_docs"):
+            for prefix in ("hm_fts_words", "hm_fts_tools", "hm_fts_cjk", "hm_cjk_docs"):
                 if str(name).startswith(prefix):
                     key = "hm_fts_cjk" if prefix == "hm_cjk_docs" else prefix
                     out[key] = out.get(key, 0) + int(size)

@@ -25,7 +25,7 @@ __all__ = ["HIDDEN_SOURCES", "SESSION_SEARCH_SCHEMA", "format_timestamp", "sessi
 
 #: Sources never shown by session_search.
 HIDDEN_SOURCES: tuple[str, ...] = ("tool",)
-_SCAN = 50
+_MAX_SCAN = 300  # rows looked at per discovery pass (lineage dedupe needs more than limit)
 _WINDOW_CAP = 4000
 _BOOKEND_CAP = 1200
 _DEFAULT_ROLES = ["user", "assistant"]
@@ -288,6 +288,39 @@ def _pick(
             kept[root] = (row, hits, fallback)
 
 
+def _collect(
+    store: SessionStore,
+    query: str,
+    common: dict[str, Any],
+    lineages: _Lineages,
+    kept: dict[str, tuple[dict[str, Any], Hits, bool]],
+    limit: int,
+    *,
+    fallback: bool,
+) -> bool:
+    """Fill ``kept`` with one hit per lineage, reading ranked rows page by page.
+
+    Returns whether the query matched anything at all.
+    """
+    page = max(16, limit * 8)
+    offset = 0
+    found = False
+    while True:
+        hits = store.read_with(
+            lambda conn, page=page, offset=offset: find_hits(
+                conn, query, any_terms=fallback, limit=page, offset=offset, **common
+            )
+        )
+        if hits is None:
+            return found
+        found = True
+        _pick(hits, lineages, kept, limit, fallback)
+        offset += page
+        if len(kept) >= limit or len(hits.rows) < page or offset >= _MAX_SCAN:
+            return found
+        page = min(page * 2, _MAX_SCAN - offset)
+
+
 def _discover(
     store: SessionStore,
     query: str,
@@ -299,23 +332,18 @@ def _discover(
     common: dict[str, Any] = {
         "role_filter": roles,
         "exclude_sources": list(HIDDEN_SOURCES),
-        "limit": _SCAN,
         "sort": sort,
     }
-    with store.read() as conn:
-        hits = find_hits(conn, query, **common)
     lineages = _Lineages(store, current)
     kept: dict[str, tuple[dict[str, Any], Hits, bool]] = {}
-    _pick(hits, lineages, kept, limit, False)
+    matched = _collect(store, query, common, lineages, kept, limit, fallback=False)
     used_fallback = False
     parsed = parse_query(query)
     if len(kept) < limit and not parsed.has_syntax and len(any_terms(parsed)) >= 2:
-        with store.read() as conn:
-            extra = find_hits(conn, query, any_terms=True, **common)
         before = len(kept)
-        _pick(extra, lineages, kept, limit, True)
+        _collect(store, query, common, lineages, kept, limit, fallback=True)
         used_fallback = len(kept) > before
-    if hits is None and not used_fallback:
+    if not matched and not used_fallback:
         return tool_result(
             {
                 "success": True,
