@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import random
 import time
 
 import pytest
 
+from hermes_memory_core import redact
 from hermes_memory_core.redact import REDACTED, find_secrets, scrub_secrets
 
 # Synthetic credentials in the real shapes (none of them is a live key).
@@ -214,3 +216,57 @@ def test_adversarial_inputs_finish() -> None:
         elapsed = time.perf_counter() - start
         # Generous bound: quadratic behaviour on 500 KB takes minutes.
         assert elapsed < 5.0, (text[:20], elapsed)
+
+
+# --- the fast search against a plain formulation ------------------------------------------------
+
+
+def _plain_find(text: str) -> set[str]:
+    """Every regex applied to the whole text, no pre-checks and no windows."""
+    found: set[str] = set()
+    pieces, position = [], 0
+    for match in redact._DATA_URL_RE.finditer(text):
+        pieces.append(text[position : match.start()])
+        position = match.end()
+    pieces.append(text[position:])
+    for piece in pieces:
+        for pattern in redact._SPECIFIC:
+            found.update(m.group() for m in pattern.finditer(piece))
+        found.update(m.group(1) for m in redact._AWS_SECRET_RE.finditer(piece))
+        found.update(
+            m.group(1)
+            for m in redact._AUTH_SCHEME_RE.finditer(piece)
+            if redact._looks_secret(m.group(1))
+        )
+        found.update(
+            m.group(1) for m in redact._URL_CREDENTIALS_RE.finditer(piece) if len(m.group(1)) >= 4
+        )
+        found.update(
+            m.group(2)
+            for m in redact._ASSIGNMENT_RE.finditer(piece)
+            if redact._is_secret_name(m.group(1)) and redact._looks_secret(m.group(2))
+        )
+    found.discard(REDACTED)
+    return found
+
+
+_PARTS = [
+    "api_key", "API_KEY", "token", "password", "secret", "Bearer ", "basic ", "=", ":", " = ",
+    "aws_secret_access_key", "'", '"', "://", "u:pw12345678@h", "Ab12Cd34Ef56", AWS_SECRET,
+    OPENAI_PROJ, "data:image/png;base64,AAAA", "x", "foo", "abc/secret_key", ",", "\n", " ",
+    "\u0130", "\u017f", "Ab1" * 5, "==", "key", "-", "lorem ipsum " * 30, "z" * 70,
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_fast_search_equals_plain_formulation(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(2000):
+        text = "".join(rng.choice(_PARTS) for _ in range(rng.randint(1, 30)))
+        assert find_secrets(text) == _plain_find(text), text
+
+
+def test_assignment_windows_keep_finditer_chaining() -> None:
+    # The first match's value swallows "secret_key=", so its own value is never read.
+    text = "foo=abc/secret_key=Zx9Yw8Vu7Ts6 " + "filler " * 500 + "pwd: Qq11Ww22Ee33"
+    assert find_secrets(text) == {"Qq11Ww22Ee33"} == _plain_find(text)
