@@ -9,7 +9,6 @@ import httpx
 import pytest
 
 from hermes_memory_mem0 import ConfigError, Mem0Provider, load_settings
-from hermes_memory_mem0.breaker import CircuitBreaker
 from hermes_memory_mem0.errors import BackendError, FailureKind, classify
 from hermes_memory_mem0.recall import fact_key, format_recall, truncate_message
 from hermes_memory_mem0.worker import OrderedWorker
@@ -71,23 +70,6 @@ def test_constructor_is_cheap_and_tool_names():
     names = [s["name"] for s in provider.get_tool_schemas()]
     assert names == ["mem0_search", "mem0_add", "mem0_update", "mem0_delete"]
     assert provider.name == "mem0"
-
-
-# ----------------------------------------------------------------------------- breaker
-def test_breaker_opens_half_opens_and_closes():
-    now = [0.0]
-    breaker = CircuitBreaker(threshold=3, cooldown=10, clock=lambda: now[0])
-    assert [breaker.record_failure() for _ in range(3)] == [False, False, True]
-    assert breaker.is_open and not breaker.allow()
-    now[0] = 10.5
-    assert breaker.allow()  # the single trial
-    assert not breaker.allow()
-    assert breaker.record_failure()  # trial failed: open again
-    assert not breaker.allow()
-    now[0] = 21
-    assert breaker.allow()
-    assert breaker.record_success()
-    assert not breaker.is_open and breaker.failures == 0
 
 
 # ----------------------------------------------------------------------------- worker

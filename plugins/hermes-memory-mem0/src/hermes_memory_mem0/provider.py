@@ -30,6 +30,7 @@ from typing import Any, TypeVar, cast
 
 import httpx
 
+from hermes_memory_core.breaker import CircuitBreaker
 from hermes_memory_core.health import write_provider_status
 from hermes_memory_core.provider import MemoryProvider, RecallStatus
 from hermes_memory_core.toolresult import tool_error, tool_result
@@ -42,7 +43,6 @@ from hermes_memory_mem0.backends import (
     build_http_client,
     build_oss_config,
 )
-from hermes_memory_mem0.breaker import CircuitBreaker
 from hermes_memory_mem0.errors import Failure, FailureKind, classify
 from hermes_memory_mem0.recall import fact_key, format_recall, truncate_message
 from hermes_memory_mem0.settings import (
@@ -118,7 +118,7 @@ class Mem0Provider(MemoryProvider):
         self._connect_thread: threading.Thread | None = None
         self._init_error = ""
         self._init_failed_at = 0.0
-        self._breaker = CircuitBreaker()
+        self._breaker = CircuitBreaker(5, 120.0)  # replaced by the configured one
         self._writer = OrderedWorker("mem0-write")
         self._reader = OrderedWorker("mem0-recall", max_pending=8)
         self._session_id = ""
