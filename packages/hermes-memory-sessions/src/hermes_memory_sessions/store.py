@@ -211,10 +211,10 @@ class SessionStore:
         with self._lock:
             yield self.conn
 
-    def read_with(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``fn(connection)`` for a read, serialised against other threads."""
+    def read_with(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        """Run ``fn(connection, *args, **kwargs)`` for a read, serialised against threads."""
         with self._lock:
-            return fn(self.conn)
+            return fn(self.conn, *args, **kwargs)
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:

@@ -307,9 +307,7 @@ def _collect(
     found = False
     while True:
         hits = store.read_with(
-            lambda conn, page=page, offset=offset: find_hits(
-                conn, query, any_terms=fallback, limit=page, offset=offset, **common
-            )
+            find_hits, query, any_terms=fallback, limit=page, offset=offset, **common
         )
         if hits is None:
             return found
