@@ -1,4 +1,10 @@
-"""Circuit breaker and health reporting for the Honcho adapter."""
+"""Health reporting for the Honcho adapter on top of core's `CircuitBreaker`.
+
+The counting (threshold, cool-down, re-opening) is `hermes_memory_core.breaker.CircuitBreaker`;
+this module adds what is Honcho's own: which failures count (`Failure.trips_breaker`, auth
+errors open at once), the last error as ``detail``, explicit states for configuration
+problems, warnings in the log and the provider health record on every change.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +14,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from hermes_memory_core import breaker as core_breaker
 from hermes_memory_core.health import write_provider_status
-
 from hermes_memory_honcho.errors import Failure
 
 __all__ = ["CircuitBreaker"]
@@ -21,9 +27,9 @@ class CircuitBreaker:
     """Stop calling Honcho after repeated failures; try again after a cool-down.
 
     States: ``ok``; ``degraded`` (recent failures, still calling); ``circuit_open`` (calls
-    skipped until ``cooldown`` seconds passed, then one trial call is let through). Each
-    state change writes the provider health record (read by ``hermes-memory provider
-    status``) and logs a warning; going back to ``ok`` logs at info level.
+    skipped until ``cooldown`` seconds passed, then calls are tried again). Each state change
+    writes the provider health record (read by ``hermes-memory provider status``) and logs a
+    warning; going back to ``ok`` logs at info level.
     """
 
     def __init__(
@@ -35,16 +41,24 @@ class CircuitBreaker:
         provider_name: str = "honcho",
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.threshold = threshold
-        self.cooldown = cooldown
+        self._breaker = core_breaker.CircuitBreaker(
+            threshold, cooldown, single_trial=False, clock=clock
+        )
         self.home = home
         self._name = provider_name
-        self._clock = clock
         self._lock = threading.Lock()
-        self._failures = 0
-        self._opened_at: float | None = None
-        self._state = "ok"
+        self._state: str = core_breaker.OK
         self._detail = ""
+
+    @property
+    def threshold(self) -> int:
+        """Consecutive failures that open the breaker."""
+        return self._breaker.threshold
+
+    @property
+    def cooldown(self) -> float:
+        """Seconds the breaker stays open before calls are tried again."""
+        return self._breaker.cooldown
 
     @property
     def state(self) -> str:
@@ -54,7 +68,7 @@ class CircuitBreaker:
     @property
     def failures(self) -> int:
         """Consecutive failures counted so far."""
-        return self._failures
+        return self._breaker.failures
 
     @property
     def detail(self) -> str:
@@ -63,25 +77,18 @@ class CircuitBreaker:
 
     def allow(self) -> bool:
         """Whether a call may go out now (always, unless open and still cooling down)."""
-        with self._lock:
-            if self._opened_at is None:
-                return True
-            return self._clock() - self._opened_at >= self.cooldown
+        return self._breaker.allow()
 
     def seconds_until_retry(self) -> float:
         """Remaining cool-down, seconds (0 when calls are allowed)."""
-        with self._lock:
-            if self._opened_at is None:
-                return 0.0
-            return max(0.0, self.cooldown - (self._clock() - self._opened_at))
+        return self._breaker.retry_in()
 
     def record_success(self) -> None:
         """A call succeeded: close the breaker and report ``ok`` if it was not."""
         with self._lock:
-            changed = self._state != "ok"
-            self._failures = 0
-            self._opened_at = None
-            self._state = "ok"
+            self._breaker.record_success()
+            changed = self._state != core_breaker.OK
+            self._state = core_breaker.OK
             self._detail = ""
         if changed:
             logger.info("Honcho is reachable again")
@@ -93,18 +100,14 @@ class CircuitBreaker:
             previous = self._state
             self._detail = f"{operation}: {failure.message}"
             if failure.trips_breaker:
-                self._failures += 1
-                if failure.opens_breaker_now or self._failures >= self.threshold:
-                    self._opened_at = self._clock()
-                    self._state = "circuit_open"
-                elif self._state == "ok":
-                    self._state = "degraded"
+                self._breaker.record_failure(open_now=failure.opens_breaker_now)
+                self._state = self._breaker.state
             state = self._state
         if state != previous or failure.kind in ("auth", "client"):
-            if state == "circuit_open":
+            if state == core_breaker.CIRCUIT_OPEN:
                 logger.warning(
                     "Honcho circuit open after %d failure(s); pausing calls for %.0fs. %s",
-                    self._failures,
+                    self.failures,
                     self.cooldown,
                     self._detail,
                 )
@@ -129,6 +132,6 @@ class CircuitBreaker:
             self._name,
             state=self._state,
             detail=self._detail,
-            failures=self._failures,
+            failures=self.failures,
             retry_in=round(self.seconds_until_retry(), 1),
         )
