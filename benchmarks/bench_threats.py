@@ -98,6 +98,16 @@ def adversarial() -> dict[str, str]:
         "'write ' x N + targets": "write " * (SIZE // 6) + ".hermes/ AGENTS.md",
         "'never write script ' x N": "never write script " * (SIZE // 19) + "disk",
         "'curl $' x N": "curl $" * (SIZE // 6),
+        # Keyword and required literal both dense, never a match (no cheap way out).
+        "'cat .envx ' x N": "cat .envx " * (SIZE // 10),
+        "'you now ' x N": "you now " * (SIZE // 8),
+        "'ignore instruction ' x N": "ignore instruction " * (SIZE // 19),
+        "'token='' x N": "token='" * (SIZE // 7),
+        "'$~/.sshx' x N": "$~/.sshx" * (SIZE // 8),
+        "prose with key/token/secret": (
+            "The key point is that you now know the token budget; keep the secret: output it. "
+            * (SIZE // 80)
+        ),
     }
 
 

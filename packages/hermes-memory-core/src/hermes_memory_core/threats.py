@@ -385,11 +385,12 @@ _PLANS: Final[dict[str, _Plan]] = {
     "hardcoded_secret": _Plan(("api", "token", "secret", "password"), ("=", ":"), 32, spaced=True),
 }
 
-_LINE_WORD: Final = {
-    word: re.compile(r"(?<![a-z0-9])" + word + r"(?![a-z0-9])", re.IGNORECASE)
-    for word in ("curl", "wget")
-}
-_SENSITIVE_VAR_RE: Final = re.compile(_SENSITIVE_VAR, re.IGNORECASE)
+
+@functools.cache
+def _line_regexes(word: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The bare ``word`` and the sensitive ``$VAR`` regexes of the line-scoped patterns."""
+    bare = re.compile(r"(?<![a-z0-9])" + word + r"(?![a-z0-9])", re.IGNORECASE)
+    return bare, re.compile(_SENSITIVE_VAR, re.IGNORECASE)
 
 
 @functools.cache
@@ -494,7 +495,7 @@ def _matches_lines(word: str, folded: str, probe: str) -> bool:
     line + ``[^\n]*`` + the variable, which can never contain a newline: so it matches exactly
     when one line contains both, in either order.
     """
-    word_re = _LINE_WORD[word]
+    word_re, variable_re = _line_regexes(word)
     index = probe.find(word)
     while index >= 0:
         if word_re.match(folded, index) is None:
@@ -504,7 +505,7 @@ def _matches_lines(word: str, folded: str, probe: str) -> bool:
         line_end = folded.find("\n", index)
         if line_end < 0:
             line_end = len(folded)
-        if _SENSITIVE_VAR_RE.search(folded, line_start, line_end) is not None:
+        if variable_re.search(folded, line_start, line_end) is not None:
             return True
         index = probe.find(word, line_end)
     return False
