@@ -1,7 +1,7 @@
 """mem0 adapter: how long an agent's turn waits on mem0, healthy and broken (prints figures).
 
 Uses the test fake (tests/mem0/mem0_fake.py) on 127.0.0.1 — no internet. Run:
-    .venv/bin/python benchmarks/mem0_fail_open.py
+    .venv/bin/python benchmarks/bench_mem0.py
 """
 
 from __future__ import annotations
