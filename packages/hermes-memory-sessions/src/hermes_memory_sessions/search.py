@@ -26,6 +26,7 @@ import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Any
 
 from hermes_memory_sessions.cjk import cjk_match_expr, split_cjk
@@ -193,6 +194,96 @@ class Hits:
         return snippet_for(conn, table, expr, message_id, self.needles)
 
 
+def _search_items(
+    conn: sqlite3.Connection,
+    items: list[Term | str],
+    has_cjk: bool,
+    want: int,
+    filters: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """Rows (each with ``rank`` and ``_src``) matching one boolean item list, best first."""
+    role_filter = filters.get("role_filter")
+    sort = filters.get("sort")
+    word_tables = []
+    if not role_filter or any(r != "tool" for r in role_filter):
+        word_tables.append(_WORDS)
+    if not role_filter or "tool" in role_filter:
+        word_tables.append(_TOOLS)
+    if has_cjk:
+        # CJK messages answer from the CJK index (their Latin words are indexed there too);
+        # messages without CJK can only match through the query's Latin terms.
+        latin = _render(_latin_only(items), cjk=False)
+        plans = [(_CJK, _render(items, cjk=True))] + [(t, latin) for t in word_tables]
+        fallback: list[tuple[str, str]] = []
+    else:
+        plans = [(t, _render(items, cjk=False)) for t in word_tables]
+        # Latin words glued to CJK text only exist in the CJK index.
+        fallback = [(_CJK, _render(items, cjk=True))]
+    found: list[list[dict[str, Any]]] = []
+    for group in (plans, fallback):
+        for table, expr in group:
+            if not expr:
+                continue
+            try:
+                rows = _run(conn, table, expr, limit=want, offset=0, **filters)
+            except sqlite3.OperationalError:
+                rows = []
+            for row in rows:
+                row["_src"] = (table, expr)
+            if rows:
+                found.append(rows)
+        if found:
+            break
+    merged: list[dict[str, Any]] = [row for rows in found for row in rows]
+    if len(found) > 1:
+        if sort in ("newest", "oldest"):
+            merged.sort(key=lambda r: (r["timestamp"], r["id"]), reverse=sort == "newest")
+        else:
+            merged.sort(key=lambda r: (r.get("rank") or 0.0, r["id"]))
+    return merged
+
+
+#: Most boolean queries one natural-language fallback may run.
+FALLBACK_MAX_QUERIES = 12
+#: Most content words of a question the fallback combines.
+FALLBACK_MAX_TERMS = 6
+
+
+def _coordination(
+    conn: sqlite3.Connection, parsed: ParsedQuery, want: int, filters: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Natural-language fallback: rows with more of the content words first.
+
+    Content words (stop words dropped, at most `FALLBACK_MAX_TERMS`) are tried as AND
+    queries of decreasing size — all of them, then every combination missing one, and so
+    on — so a message containing "docker" and "deployment" outranks one with only
+    "decide". Within a level rows keep BM25 order. Every query is an indexed AND, so the
+    cost stays bounded however common the individual words are.
+    """
+    terms = [Term(t.text, prefix=t.prefix) for t in content_terms(parsed)][:FALLBACK_MAX_TERMS]
+    out: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    queries = 0
+    for size in range(len(terms), 0, -1):
+        level: list[dict[str, Any]] = []
+        for subset in combinations(terms, size):
+            if queries >= FALLBACK_MAX_QUERIES:
+                break
+            queries += 1
+            items: list[Term | str] = list(subset)
+            has_cjk = any(_has_cjk(t) for t in subset)
+            for row in _search_items(conn, items, has_cjk, want, filters):
+                if row["id"] not in seen:
+                    seen.add(row["id"])
+                    row["_level"] = size
+                    level.append(row)
+        level.sort(key=lambda r: (r.get("rank") or 0.0, r["id"]))
+        out.extend(level)
+        if len(out) >= want or queries >= FALLBACK_MAX_QUERIES:
+            break
+    return out
+
+
 def find_hits(
     conn: sqlite3.Connection,
     query: str,
@@ -206,69 +297,39 @@ def find_hits(
     include_inactive: bool = False,
     any_terms: bool = False,
 ) -> Hits | None:
-    """Matching rows without snippets/context (None when nothing matches or no terms)."""
+    """Matching rows without snippets/context (None when nothing matches or no terms).
+
+    ``any_terms=True`` is the natural-language fallback (see `_coordination`).
+    """
     parsed = parse_query(query)
     if not parsed.terms:
         return None
-    items = _items(parsed, any_terms)
     limit = max(1, int(limit))
     offset = max(0, int(offset))
-    word_tables = []
-    if not role_filter or any(r != "tool" for r in role_filter):
-        word_tables.append(_WORDS)
-    if not role_filter or "tool" in role_filter:
-        word_tables.append(_TOOLS)
-    if parsed.has_cjk:
-        # CJK messages answer from the CJK index (their Latin words are indexed there too);
-        # messages without CJK can only match through the query's Latin terms.
-        latin = _render(_latin_only(items), cjk=False)
-        plans = [(_CJK, _render(items, cjk=True))] + [(t, latin) for t in word_tables]
-        fallback: list[tuple[str, str]] = []
+    filters: dict[str, Any] = {
+        "role_filter": role_filter,
+        "source_filter": source_filter,
+        "exclude_sources": exclude_sources,
+        "sort": sort,
+        "include_inactive": include_inactive,
+    }
+    if any_terms:
+        rows = _coordination(conn, parsed, limit + offset, filters)
     else:
-        plans = [(t, _render(items, cjk=False)) for t in word_tables]
-        # Latin words glued to CJK text only exist in the CJK index.
-        fallback = [(_CJK, _render(items, cjk=True))]
-    found: list[tuple[str, str, list[dict[str, Any]]]] = []
-    for group in (plans, fallback):
-        for table, expr in group:
-            if not expr:
-                continue
-            try:
-                rows = _run(
-                    conn,
-                    table,
-                    expr,
-                    role_filter=role_filter,
-                    source_filter=source_filter,
-                    exclude_sources=exclude_sources,
-                    limit=limit + offset,
-                    offset=0,
-                    sort=sort,
-                    include_inactive=include_inactive,
-                )
-            except sqlite3.OperationalError:
-                rows = []
-            if rows:
-                found.append((table, expr, rows))
-        if found:
-            break
-    if not found:
+        rows = _search_items(conn, list(parsed.items), parsed.has_cjk, limit + offset, filters)
+    if not rows:
         return None
     sources: dict[int, tuple[str, str]] = {}
     merged: list[dict[str, Any]] = []
-    for table, expr, rows in found:
-        for row in rows:
-            if row["id"] not in sources:
-                sources[row["id"]] = (table, expr)
-                merged.append(row)
-    if len(found) > 1:
-        if sort in ("newest", "oldest"):
-            merged.sort(key=lambda r: (r["timestamp"], r["id"]), reverse=sort == "newest")
-        else:
-            merged.sort(key=lambda r: (r.get("rank") or 0.0, r["id"]))
+    for row in rows:
+        if row["id"] not in sources:
+            sources[row["id"]] = row.pop("_src")
+            merged.append(row)
     merged = merged[offset : offset + limit]
     for row in merged:
         row.pop("rank", None)
+        row.pop("_src", None)
+        row.pop("_level", None)
     return Hits(merged, sources, _needles(parsed))
 
 
