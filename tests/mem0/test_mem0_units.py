@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import threading
-import time
-
 import httpx
 import pytest
 
 from hermes_memory_mem0 import ConfigError, Mem0Provider, load_settings
 from hermes_memory_mem0.errors import BackendError, FailureKind, classify
 from hermes_memory_mem0.recall import fact_key, format_recall, truncate_message
-from hermes_memory_mem0.worker import OrderedWorker
 
 
 # ----------------------------------------------------------------------------- settings
@@ -70,38 +66,6 @@ def test_constructor_is_cheap_and_tool_names():
     names = [s["name"] for s in provider.get_tool_schemas()]
     assert names == ["mem0_search", "mem0_add", "mem0_update", "mem0_delete"]
     assert provider.name == "mem0"
-
-
-# ----------------------------------------------------------------------------- worker
-def test_worker_keeps_order_and_drain_is_bounded():
-    worker = OrderedWorker("t")
-    seen: list[int] = []
-    for i in range(50):
-        assert worker.submit(lambda i=i: seen.append(i))
-    assert worker.drain(5)
-    assert seen == list(range(50))
-    gate = threading.Event()
-    worker.submit(gate.wait)
-    started = time.monotonic()
-    assert not worker.drain(0.2)
-    assert time.monotonic() - started < 1.0
-    gate.set()
-    assert worker.stop(5)
-    assert not worker.submit(lambda: None)
-
-
-def test_worker_refuses_when_full_and_survives_failing_jobs():
-    worker = OrderedWorker("t", max_pending=2)
-    gate = threading.Event()
-    assert worker.submit(gate.wait)
-    time.sleep(0.05)
-    assert worker.submit(lambda: 1 / 0)
-    assert worker.submit(lambda: None)
-    assert not worker.submit(lambda: None)
-    gate.set()
-    assert worker.drain(5)
-    assert worker.submit(lambda: None)
-    assert worker.stop(5)
 
 
 # ----------------------------------------------------------------------------- recall

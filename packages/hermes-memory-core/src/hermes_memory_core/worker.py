@@ -19,15 +19,34 @@ logger = logging.getLogger(__name__)
 
 
 class SerialWorker:
-    """Run callables one after another on a lazily started daemon thread."""
+    """Run callables one after another on a lazily started daemon thread.
 
-    def __init__(self, name: str = "hermes-memory-worker") -> None:
+    :param name: the thread's name (shown in thread dumps and debuggers).
+    :param max_queued: refuse new tasks (`submit` returns False) while this many are waiting
+        to start; the running task does not count. ``None`` (the default) never refuses.
+        Use it where dropping work is better than piling it up behind a hung server, e.g.
+        recall searches.
+    :raises ValueError: ``max_queued`` below 1.
+    """
+
+    def __init__(
+        self, name: str = "hermes-memory-worker", *, max_queued: int | None = None
+    ) -> None:
+        if max_queued is not None and max_queued < 1:
+            raise ValueError(f"max_queued must be at least 1 or None, got {max_queued!r}")
         self._name = name
+        self._max_queued = max_queued
+        self._queued = 0
         self._tasks: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
         self._pending = 0
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._closed = False
+
+    @property
+    def name(self) -> str:
+        """The worker thread's name."""
+        return self._name
 
     @property
     def pending(self) -> int:
@@ -38,14 +57,19 @@ class SerialWorker:
     def submit(self, task: Callable[[], None]) -> bool:
         """Queue ``task``; it runs after everything submitted before it.
 
-        Returns False (and runs nothing) once the worker is closed. If no thread can be
-        started, the task runs inline so that no write is ever dropped.
+        Returns False (and runs nothing) once the worker is closed, or while ``max_queued``
+        tasks are waiting to start. If no thread can be started, the task runs inline so that
+        no write is ever dropped.
         """
         with self._cond:
             if self._closed:
                 return False
+            if self._max_queued is not None and self._queued >= self._max_queued:
+                return False
             self._pending += 1
             started = self._ensure_thread()
+            if started:
+                self._queued += 1
         if not started:
             self._run(task)
             return True
@@ -87,6 +111,8 @@ class SerialWorker:
             task = self._tasks.get()
             if task is None:
                 return
+            with self._cond:
+                self._queued -= 1
             self._run(task)
 
     def _run(self, task: Callable[[], None]) -> None:

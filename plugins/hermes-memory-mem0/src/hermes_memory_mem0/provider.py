@@ -34,6 +34,7 @@ from hermes_memory_core.breaker import CircuitBreaker
 from hermes_memory_core.health import write_provider_status
 from hermes_memory_core.provider import MemoryProvider, RecallStatus
 from hermes_memory_core.toolresult import tool_error, tool_result
+from hermes_memory_core.worker import SerialWorker
 from hermes_memory_mem0 import sdk
 from hermes_memory_mem0.backends import (
     Backend,
@@ -53,7 +54,6 @@ from hermes_memory_mem0.settings import (
     load_settings,
 )
 from hermes_memory_mem0.tools import TOOL_NAMES, tool_schemas
-from hermes_memory_mem0.worker import OrderedWorker
 
 __all__ = ["Mem0Provider"]
 
@@ -119,8 +119,8 @@ class Mem0Provider(MemoryProvider):
         self._init_error = ""
         self._init_failed_at = 0.0
         self._breaker = CircuitBreaker(5, 120.0)  # replaced by the configured one
-        self._writer = OrderedWorker("mem0-write")
-        self._reader = OrderedWorker("mem0-recall", max_pending=8)
+        self._writer = SerialWorker("mem0-write", max_queued=256)
+        self._reader = SerialWorker("mem0-recall", max_queued=8)
         self._session_id = ""
         self._user_id = DEFAULT_USER_ID
         self._agent_id = "hermes"
@@ -652,8 +652,8 @@ class Mem0Provider(MemoryProvider):
         """Drain writes within ``shutdown_timeout``, stop the workers, close the backend."""
         settings = self._settings
         timeout = settings.shutdown_timeout if settings else 0.0
-        drained = self._writer.stop(timeout)
-        self._reader.stop(0.0)
+        drained = self._writer.close(timeout)
+        self._reader.close(0.0)
         with self._lock:
             self._closed = True
             backend, self._backend = self._backend, None
