@@ -5,9 +5,10 @@ the shapes of Hermes Agent's tool (``mode`` ``"discover"``, ``"scroll"`` or ``"b
 errors are ``{"error": "<message>", "success": false}``.
 
 Beyond the reference: when the implicit-AND query finds fewer than ``limit`` lineages, a
-natural-language fallback ranks messages by any-term BM25 (stop words dropped) to fill the
-remaining slots; the payload then carries ``"fallback": "any_terms"`` and each result found
-that way ``"match": "any_terms"``.
+natural-language fallback fills the remaining slots with messages that contain *some* of the
+content words (stop words dropped): more matched words first, BM25 within the same count
+(`hermes_memory_sessions.search.find_hits` with ``any_terms=True``). The payload then carries
+``"fallback": "any_terms"`` and each result found that way ``"match": "any_terms"``.
 """
 
 from __future__ import annotations
@@ -302,7 +303,7 @@ def _collect(
 
     Returns whether the query matched anything at all.
     """
-    page = max(16, limit * 8)
+    page = max(8, limit * 3) if fallback else max(16, limit * 8)
     offset = 0
     found = False
     while True:
