@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
+
 from hermes_memory_core.provider import MemoryProvider, RecallStatus
 from hermes_memory_core.toolresult import tool_error, tool_result
-
+from hermes_memory_core.worker import SerialWorker
 from hermes_memory_honcho.breaker import CircuitBreaker
 from hermes_memory_honcho.config import (
     ID_PATTERN,
@@ -46,7 +47,6 @@ from hermes_memory_honcho.errors import Failure, classify
 from hermes_memory_honcho.recall import fact_key, format_recall
 from hermes_memory_honcho.tools import TOOL_NAMES, TOOL_SCHEMAS
 from hermes_memory_honcho.transport import build_http_client
-from hermes_memory_honcho.worker import SerialWorker
 
 __all__ = ["HonchoProvider"]
 
@@ -334,8 +334,8 @@ class HonchoProvider(MemoryProvider):
         assert cfg is not None
         if self._writes_enabled:
             self._writer.submit(self._flush_pending)
-        drained = self._writer.stop(cfg.shutdown_timeout)
-        self._reader.stop(0)
+        drained = self._writer.close(cfg.shutdown_timeout)
+        self._reader.close(0)
         if self._tool_pool is not None:
             self._tool_pool.shutdown(wait=False, cancel_futures=True)
         self._closed = True
@@ -428,8 +428,8 @@ class HonchoProvider(MemoryProvider):
         # pile up jobs; the next turn reuses what is ready.
         if self._recall_future is not None and not self._recall_future.done():
             return
-        self._recall_future = self._reader.submit(
-            lambda: self._background("recall", lambda: self._recall(query, turn))
+        self._recall_future = _submit_tracked(
+            self._reader, lambda: self._background("recall", lambda: self._recall(query, turn))
         )
 
     def _recall(self, query: str, turn: int) -> None:
@@ -955,3 +955,22 @@ def _int_arg(args: dict[str, Any], key: str, default: int, *, low: int, high: in
     except ValueError:
         raise ValueError(f"'{key}' must be an integer") from None
     return max(low, min(high, number))
+
+
+def _submit_tracked(worker: SerialWorker, fn: Callable[[], None]) -> Future[None]:
+    """Queue ``fn`` on ``worker``; the future is done when ``fn`` ran (or the worker refused)."""
+    future: Future[None] = Future()
+
+    def run() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            fn()
+        except BaseException as exc:  # the waiter sees it; the worker thread lives on
+            future.set_exception(exc)
+        else:
+            future.set_result(None)
+
+    if not worker.submit(run):
+        future.set_exception(RuntimeError(f"{worker.name} worker is closed"))
+    return future
