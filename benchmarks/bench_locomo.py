@@ -5,8 +5,8 @@ LoCoMo session (speaker_a -> ``user``, speaker_b -> ``assistant``; one message p
 ``"{speaker}: {text}"`` plus ``[shares {blip_caption}]`` for image turns). Every question is
 passed verbatim as a query through the real search path — ``SessionStore.search_messages``
 with the ``session_search`` discovery policy (implicit AND first; when that finds fewer than
-k messages and the question has >= 2 content terms, the any-term BM25 fallback fills the
-rest) — and the top-k *messages* are scored against the question's evidence dialog ids.
+k messages and the question has >= 2 content terms, the natural-language fallback,
+``search_messages(..., any_terms=True)``, fills the rest) — and the top-k *messages* are scored against the question's evidence dialog ids.
 
 Baselines, same documents, same run: a bare FTS5 table (``tokenize='unicode61'``, BM25
 ``rank``) queried with the question's word tokens OR-ed (``bm25-or``) and AND-ed
