@@ -13,10 +13,12 @@ import ipaddress
 import logging
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 from urllib.parse import urlsplit
+
+from hermes_memory_core.coerce import as_bool, as_float, as_int
 
 __all__ = [
     "CONFIG_FIELDS",
@@ -36,8 +38,6 @@ logger = logging.getLogger(__name__)
 ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
 #: Longest session id we send (the server's column limit).
 MAX_SESSION_ID = 100
-_TRUE = {"1", "true", "yes", "on", "y"}
-_FALSE = {"0", "false", "no", "off", "n"}
 RECALL_MODES = ("hybrid", "context", "tools")
 REASONING_LEVELS = ("minimal", "low", "medium", "high", "max")
 
@@ -299,30 +299,18 @@ def _env(env: Mapping[str, str], spec: ConfigField) -> str | None:
     return None
 
 
+# Shared with core's config.yaml parsing: the same words mean true/false everywhere.
+_CONVERTERS: dict[type, Callable[[Any], Any]] = {bool: as_bool, int: as_int, float: as_float}
+
+
 def _coerce(spec: ConfigField, value: Any, label: str) -> Any:
     kind = spec.kind
     result: Any
-    if kind is bool:
-        if isinstance(value, bool):
-            result = value
-        elif isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-            result = value.strip().lower() in _TRUE
-        else:
-            raise HonchoConfigError(f"{label} must be true or false, got {value!r}")
-    elif kind is int:
-        if isinstance(value, bool) or not isinstance(value, int | str):
-            raise HonchoConfigError(f"{label} must be an integer, got {value!r}")
+    if kind in _CONVERTERS:
         try:
-            result = int(value)
-        except ValueError:
-            raise HonchoConfigError(f"{label} must be an integer, got {value!r}") from None
-    elif kind is float:
-        if isinstance(value, bool) or not isinstance(value, int | float | str):
-            raise HonchoConfigError(f"{label} must be a number, got {value!r}")
-        try:
-            result = float(value)
-        except ValueError:
-            raise HonchoConfigError(f"{label} must be a number, got {value!r}") from None
+            result = _CONVERTERS[kind](value)
+        except ValueError as exc:
+            raise HonchoConfigError(f"{label} {exc}, got {value!r}") from None
     else:
         if not isinstance(value, str):
             raise HonchoConfigError(f"{label} must be a string, got {value!r}")

@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hermes_memory_core.coerce import as_bool, as_non_negative_float
+
 __all__ = [
     "CONFIG_FIELDS",
     "DEFAULT_AGENT_ID",
@@ -221,23 +223,10 @@ class Mem0Settings:
         return ""
 
 
-def _parse_bool(key: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        low = value.strip().lower()
-        if low in ("1", "true", "yes", "on"):
-            return True
-        if low in ("0", "false", "no", "off", ""):
-            return False
-    if isinstance(value, int):
-        return bool(value)
-    raise ConfigError(f"mem0.{key} must be true or false, got {value!r}")
-
-
-def _parse_number(key: str, value: Any, kind: str) -> float | int:
+def _parse_int(key: str, value: Any) -> int:
+    # Not core's as_int: a fractional YAML number is truncated here (7.9 -> 7), as it always was.
     try:
-        number: float | int = int(value) if kind == "int" else float(value)
+        number = int(value)
     except (TypeError, ValueError):
         raise ConfigError(f"mem0.{key} must be a number, got {value!r}") from None
     if isinstance(value, bool) or number < 0:
@@ -247,10 +236,13 @@ def _parse_number(key: str, value: Any, kind: str) -> float | int:
 
 def _coerce(key: str, value: Any) -> Any:
     kind = _TYPES[key]
-    if kind == "bool":
-        return _parse_bool(key, value)
-    if kind in ("int", "float"):
-        return _parse_number(key, value, kind)
+    if kind == "int":
+        return _parse_int(key, value)
+    if kind in ("bool", "float"):
+        try:
+            return as_bool(value) if kind == "bool" else as_non_negative_float(value)
+        except ValueError as exc:
+            raise ConfigError(f"mem0.{key} {exc}, got {value!r}") from None
     if kind == "dict":
         if not isinstance(value, Mapping):
             raise ConfigError(f"mem0.{key} must be a mapping, got {type(value).__name__}")
