@@ -131,46 +131,36 @@ def test_bad_parameters_are_refused(threshold, cooldown):
         CircuitBreaker(threshold, cooldown)
 
 
+def run_together(count, fn):
+    """Start ``count`` threads at one barrier; collect what ``fn`` returns in each."""
+    barrier = threading.Barrier(count)
+    results: list[object] = []
+    lock = threading.Lock()
+
+    def worker() -> None:
+        barrier.wait()
+        result = fn()
+        with lock:
+            results.append(result)
+
+    threads = [threading.Thread(target=worker) for _ in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(5)
+    return results
+
+
 def test_one_trial_among_many_threads():
     clock = Clock()
     breaker = CircuitBreaker(threshold=1, cooldown=1, clock=clock)
     breaker.record_failure()
     clock.now = 5
-    barrier = threading.Barrier(8)
-    allowed: list[bool] = []
-    lock = threading.Lock()
-
-    def worker() -> None:
-        barrier.wait()
-        result = breaker.allow()
-        with lock:
-            allowed.append(result)
-
-    threads = [threading.Thread(target=worker) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(5)
-    assert sorted(allowed) == [False] * 7 + [True]
+    assert sorted(run_together(8, breaker.allow)) == [False] * 7 + [True]
 
 
 def test_concurrent_failures_open_exactly_once():
     breaker = CircuitBreaker(threshold=50, cooldown=60)
-    barrier = threading.Barrier(4)
-    opened: list[bool] = []
-    lock = threading.Lock()
-
-    def worker() -> None:
-        barrier.wait()
-        for _ in range(25):
-            result = breaker.record_failure()
-            with lock:
-                opened.append(result)
-
-    threads = [threading.Thread(target=worker) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(5)
+    results = run_together(4, lambda: [breaker.record_failure() for _ in range(25)])
     assert breaker.failures == 100
-    assert opened.count(True) == 1
+    assert sum(opened.count(True) for opened in results) == 1
