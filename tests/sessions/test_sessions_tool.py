@@ -264,3 +264,23 @@ def test_format_timestamp() -> None:
     assert format_timestamp(None) == "unknown"
     assert format_timestamp("yesterday") == "yesterday"
     assert format_timestamp("1700000000") == format_timestamp(1700000000)
+
+
+def test_natural_language_prefers_sessions_with_more_content_words(store: SessionStore) -> None:
+    store.create_session("target", started_at=1.0e9)
+    store.append_messages(
+        "target",
+        [
+            {"role": "user", "content": "We need to sort out the docker deployment for the api."},
+            {"role": "assistant", "content": "Agreed: the docker deployment uses swarm."},
+        ],
+    )
+    for i in range(40):  # newer sessions sharing single words with the question
+        sid = f"noise{i}"
+        store.create_session(sid, started_at=2.0e9 + i)
+        word = ["decide", "deployment", "docker"][i % 3]
+        store.append_message(sid, "user", f"we should {word} something about lunch {i}")
+    out = call(store, query="what did we decide about the docker deployment last week")
+    assert out["fallback"] == "any_terms"
+    assert out["results"][0]["session_id"] == "target"
+    assert ">>>docker<<<" in out["results"][0]["snippet"]
