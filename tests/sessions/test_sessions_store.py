@@ -312,3 +312,27 @@ def test_updates_move_rows_between_indexes(store: SessionStore) -> None:
     assert ids(store.search_messages("narwhal")) == [mid]
     assert ids(store.search_messages("独角鲸")) == [mid]
     check_integrity(store)
+
+
+def test_incremental_merge_and_optimize_keep_indexes_correct(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import hermes_memory_sessions.store as store_module
+
+    monkeypatch.setattr(store_module, "MERGE_EVERY", 5)
+    monkeypatch.setattr(store_module, "MERGE_PAGES", 2)
+    store.create_session("s1")
+    for i in range(60):
+        store.append_messages(
+            "s1",
+            [
+                {"role": "user", "content": f"otter {i} 水獭"},
+                {"role": "tool", "content": f"log otter {i}"},
+            ],
+        )
+    assert len(store.search_messages("otter", role_filter=["user"], limit=100)) == 60
+    assert len(store.search_messages("水獭", limit=100)) == 60
+    check_integrity(store)
+    store.optimize()
+    check_integrity(store)
+    assert len(store.search_messages("otter", limit=200)) == 120

@@ -373,6 +373,9 @@ def _v1(conn: sqlite3.Connection) -> None:
     # Rows already present (an existing Hermes database): index them now.
     conn.execute("INSERT INTO hm_fts_words(hm_fts_words) VALUES ('rebuild')")
     conn.execute("INSERT INTO hm_fts_tools(hm_fts_tools) VALUES ('rebuild')")
+    for table in ("hm_fts_words", "hm_fts_tools", "hm_fts_cjk"):
+        # incremental 'merge' commands may combine as few as two segments
+        conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('usermerge', 2)")  # noqa: S608
     conn.execute(
         "INSERT INTO hm_cjk_pending(op, id) SELECT 'i', id FROM messages "  # noqa: S608
         f"WHERE content GLOB '{CJK_GLOB}' OR tool_calls GLOB '{CJK_GLOB}'"
