@@ -58,8 +58,8 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict on hermes-memory-core (configured in the root pyproject)."""
-    session.install("mypy", "types-PyYAML", "pytest", "-e", "packages/hermes-memory-core")
+    """mypy --strict on every package (configured in the root pyproject)."""
+    session.install("mypy", "types-PyYAML", "pytest", *[a for p in PACKAGES for a in ("-e", p)])
     session.run("mypy")
 
 
