@@ -32,22 +32,21 @@ _JOINERS = ".-_/@%'"
 _SPLIT = re.compile(r"[^\w.\-/@%'*]+")
 _WORDCHAR = re.compile(r"\w")
 
-#: Words dropped from the natural-language any-term fallback (English, plus question,
-#: time and filler words that say nothing about a conversation's topic).
+#: Words dropped from the natural-language any-term fallback: English function words and
+#: chat fillers only. Words such as "last", "years", "ago" or "time" stay: in a conversation
+#: they are often what the answer says ("4 years ago"), and BM25's IDF already gives common
+#: words little weight.
 STOP_WORDS = frozenset(
     """
     a about above after again against all also am an and any are aren as at be because been
     before being below between both but by can could did didn do does doesn doing don down
     during each few for from further had has have having he her here hers herself him himself
-    his how i if in into is isn it its itself just me more most my myself no nor not now of
-    off on once only or other our ours ourselves out over own same she should so some such
-    than that the their theirs them themselves then there these they this those through to
-    too under until up very was we were what when where which while who whom why will with
-    would you your yours yourself yourselves let lets let's us ok okay please thanks thank
-    hi hello hey yes yeah sure tell say said remember recall talk talked discuss discussed
-    mention mentioned ago last week weeks month months year years day days yesterday today
-    tomorrow time earlier previous previously recently recent again anything something thing
-    things stuff know think thought get got one ever
+    his how i if in into is isn it its itself just me more most my myself no nor not of off
+    on once only or other our ours ourselves out over own same she should so some such than
+    that the their theirs them themselves then there these they this those through to too
+    under until up very was we were what when where which while who whom why will with would
+    you your yours yourself yourselves let lets let's us ok okay please thanks thank hi hello
+    hey yes yeah sure
     """.split()  # noqa: SIM905
 )
 

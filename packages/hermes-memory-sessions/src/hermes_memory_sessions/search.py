@@ -26,7 +26,6 @@ import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import combinations
 from typing import Any
 
 from hermes_memory_sessions.cjk import cjk_match_expr, split_cjk
@@ -200,8 +199,13 @@ def _search_items(
     has_cjk: bool,
     want: int,
     filters: dict[str, Any],
+    natural: Sequence[Term] = (),
 ) -> list[dict[str, Any]]:
-    """Rows (each with ``rank`` and ``_src``) matching one boolean item list, best first."""
+    """Rows (each with ``rank`` and ``_src``) matching one boolean item list, best first.
+
+    ``natural`` (the content terms of an any-term fallback) switches `_run` to the
+    natural-language ranking and lets the word indexes drop common terms (`_natural`).
+    """
     role_filter = filters.get("role_filter")
     sort = filters.get("sort")
     word_tables = []
@@ -224,8 +228,23 @@ def _search_items(
         for table, expr in group:
             if not expr:
                 continue
+            full = False
             try:
-                rows = _run(conn, table, expr, limit=want, offset=0, **filters)
+                if natural and table != _CJK and not has_cjk:
+                    rare = _prune_common(conn, table, natural)
+                    if rare:
+                        expr = " OR ".join(t.fts() for t in rare)
+                        full = True
+                rows = _run(
+                    conn,
+                    table,
+                    expr,
+                    limit=want,
+                    offset=0,
+                    natural=bool(natural),
+                    full=full,
+                    **filters,
+                )
             except sqlite3.OperationalError:
                 rows = []
             for row in rows:
@@ -243,45 +262,52 @@ def _search_items(
     return merged
 
 
-#: Most boolean queries one natural-language fallback may run.
-FALLBACK_MAX_QUERIES = 12
-#: Most content words of a question the fallback combines.
-FALLBACK_MAX_TERMS = 6
+#: Any-term fallback: a content term matching at least this many messages is too common to
+#: rank on (its BM25 IDF is close to 0); it is dropped while rarer terms are left.
+COMMON_TERM_CAP = 5000
+#: Weight of the best adjacent message's BM25 in a natural-language hit's score.
+SMOOTHING = 0.5
+#: Any-term fallback: how many BM25-ranked messages are re-scored by smoothing.
+NATURAL_POOL = 200
+#: Any-term fallback: the adjacent turns of this many best hits become candidates.
+_SMOOTH_SEEDS = 50
 
 
-def _coordination(
+def _natural(
     conn: sqlite3.Connection, parsed: ParsedQuery, want: int, filters: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    """Natural-language fallback: rows with more of the content words first.
+    """Natural-language fallback: any-term BM25 with neighbour smoothing, best first.
 
-    Content words (stop words dropped, at most `FALLBACK_MAX_TERMS`) are tried as AND
-    queries of decreasing size — all of them, then every combination missing one, and so
-    on — so a message containing "docker" and "deployment" outranks one with only
-    "decide". Within a level rows keep BM25 order. Every query is an indexed AND, so the
-    cost stays bounded however common the individual words are.
+    The content terms (stop words dropped) are OR-ed. On the word indexes a term matching
+    `COMMON_TERM_CAP` messages or more is dropped when rarer terms are left, and the rare
+    ones are ranked over *all* their matches; when every term is common the newest
+    `RANK_WINDOW` matches are ranked. A message then also scores `SMOOTHING` times the best
+    BM25 of its adjacent messages in the same session, and the adjacent turns of the best
+    hits become candidates: a chat answer often shares no word with the question while
+    the turn before or after it does. A bounded number of SQL statements whatever the
+    question's length.
     """
-    terms = [Term(t.text, prefix=t.prefix) for t in content_terms(parsed)][:FALLBACK_MAX_TERMS]
-    out: list[dict[str, Any]] = []
-    seen: set[int] = set()
-    queries = 0
-    for size in range(len(terms), 0, -1):
-        level: list[dict[str, Any]] = []
-        for subset in combinations(terms, size):
-            if queries >= FALLBACK_MAX_QUERIES:
-                break
-            queries += 1
-            items: list[Term | str] = list(subset)
-            has_cjk = any(_has_cjk(t) for t in subset)
-            for row in _search_items(conn, items, has_cjk, want, filters):
-                if row["id"] not in seen:
-                    seen.add(row["id"])
-                    row["_level"] = size
-                    level.append(row)
-        level.sort(key=lambda r: (r.get("rank") or 0.0, r["id"]))
-        out.extend(level)
-        if len(out) >= want or queries >= FALLBACK_MAX_QUERIES:
-            break
-    return out
+    terms = content_terms(parsed)
+    if not terms:
+        return []
+    items: list[Term | str] = []
+    for t in terms:
+        if items:
+            items.append("OR")
+        items.append(t)
+    has_cjk = any(_has_cjk(t) for t in terms)
+    return _search_items(conn, items, has_cjk, want, filters, natural=terms)
+
+
+def _prune_common(conn: sqlite3.Connection, table: str, terms: Sequence[Term]) -> list[Term]:
+    """The terms of ``terms`` matching fewer than `COMMON_TERM_CAP` messages of ``table``.
+
+    One query when the terms together match fewer (the usual case in a small archive).
+    """
+    expr = " OR ".join(t.fts() for t in terms)
+    if _count(conn, table, expr, COMMON_TERM_CAP) < COMMON_TERM_CAP:
+        return list(terms)
+    return [t for t in terms if _count(conn, table, t.fts(), COMMON_TERM_CAP) < COMMON_TERM_CAP]
 
 
 def find_hits(
@@ -299,7 +325,7 @@ def find_hits(
 ) -> Hits | None:
     """Matching rows without snippets/context (None when nothing matches or no terms).
 
-    ``any_terms=True`` is the natural-language fallback (see `_coordination`).
+    ``any_terms=True`` is the natural-language fallback (see `_natural`).
     """
     parsed = parse_query(query)
     if not parsed.terms:
@@ -314,7 +340,7 @@ def find_hits(
         "include_inactive": include_inactive,
     }
     if any_terms:
-        rows = _coordination(conn, parsed, limit + offset, filters)
+        rows = _natural(conn, parsed, limit + offset, filters)
     else:
         rows = _search_items(conn, list(parsed.items), parsed.has_cjk, limit + offset, filters)
     if not rows:
@@ -329,7 +355,6 @@ def find_hits(
     for row in merged:
         row.pop("rank", None)
         row.pop("_src", None)
-        row.pop("_level", None)
     return Hits(merged, sources, _needles(parsed))
 
 
@@ -392,7 +417,14 @@ def _run(
     offset: int,
     sort: str | None,
     include_inactive: bool,
+    natural: bool = False,
+    full: bool = False,
 ) -> list[dict[str, Any]]:
+    """Rows matching ``expr`` on ``table`` that pass the filters, in the requested order.
+
+    ``natural`` ranks a larger pool and smooths it (`_smooth`); ``full`` ranks all matches
+    instead of the newest `RANK_WINDOW` (the caller guarantees the terms are rare).
+    """
     where: list[str] = []
     params: list[Any] = []
     if role_filter:
@@ -429,9 +461,29 @@ def _run(
             if len(rows) >= limit or scan < 0 or _count(conn, table, expr, scan) < scan:
                 return [dict(r) for r in rows]
             scan = scan * 8 if scan < 100_000 else -1
+    if natural:
+        pool = max(NATURAL_POOL, limit + offset)
+        found = _ranked(conn, table, expr, select, cond, params, pool, 0, windowed=not full)
+        return _smooth(conn, found, select, cond, params)[offset : offset + limit]
+    return _ranked(conn, table, expr, select, cond, params, limit, offset, windowed=True)
+
+
+def _ranked(
+    conn: sqlite3.Connection,
+    table: str,
+    expr: str,
+    select: str,
+    cond: str,
+    params: Sequence[Any],
+    limit: int,
+    offset: int,
+    *,
+    windowed: bool,
+) -> list[dict[str, Any]]:
+    """Rows by BM25 rank (among the newest `RANK_WINDOW` matches only when ``windowed``)."""
     need = limit + offset
     scan = max(_FIRST_SCAN, need * 2)
-    window = RANK_WINDOW
+    window = RANK_WINDOW if windowed else 0
     while True:
         floor = _window_floor(conn, table, expr, window) if window > 0 else None
         bounded = " AND rowid >= ?" if floor is not None else ""
@@ -454,6 +506,61 @@ def _run(
             break
         scan = scan * 8 if scan < 100_000 else -1
     return [dict(r) for r in rows]
+
+
+def _adjacent(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, tuple[int, ...]]:
+    """The previous and next message id (same session) of each of ``ids``."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(
+        "SELECT m.id,"  # noqa: S608
+        " (SELECT p.id FROM messages p WHERE p.session_id = m.session_id AND p.id < m.id"
+        "  ORDER BY p.id DESC LIMIT 1),"
+        " (SELECT n.id FROM messages n WHERE n.session_id = m.session_id AND n.id > m.id"
+        "  ORDER BY n.id LIMIT 1)"
+        f" FROM messages m WHERE m.id IN ({marks})",
+        list(ids),
+    ).fetchall()
+    return {int(r[0]): tuple(int(x) for x in r[1:] if x is not None) for r in rows}
+
+
+def _smooth(
+    conn: sqlite3.Connection,
+    rows: list[dict[str, Any]],
+    select: str,
+    cond: str,
+    params: Sequence[Any],
+) -> list[dict[str, Any]]:
+    """Re-rank: score(m) = bm25(m) + `SMOOTHING` × max bm25(adjacent message of m).
+
+    The adjacent turns of the `_SMOOTH_SEEDS` best rows become candidates too (they pass
+    the same filters). ``rank`` of the returned rows is the negated smoothed score.
+    """
+    if not rows:
+        return rows
+    score = {int(r["id"]): -float(r["rank"] or 0.0) for r in rows}
+    by_id = {int(r["id"]): r for r in rows}
+    near = _adjacent(conn, list(score))
+    seeds = list(score)[:_SMOOTH_SEEDS]
+    extra = sorted({n for mid in seeds for n in near.get(mid, ()) if n not in by_id})
+    if extra:
+        marks = ",".join("?" * len(extra))
+        where = (cond + " AND" if cond else " WHERE") + f" m.id IN ({marks})"
+        added = conn.execute(
+            f"{select}, 0.0 AS rank FROM messages m JOIN sessions s ON s.id = m.session_id{where}",
+            [*params, *extra],
+        ).fetchall()
+        new = {int(r["id"]): dict(r) for r in added}
+        by_id.update(new)
+        near.update(_adjacent(conn, list(new)))
+
+    def smoothed(mid: int) -> float:
+        best = max((score.get(n, 0.0) for n in near.get(mid, ())), default=0.0)
+        return score.get(mid, 0.0) + SMOOTHING * best
+
+    ranked = sorted(by_id, key=lambda mid: (-smoothed(mid), mid))
+    return [{**by_id[mid], "rank": -smoothed(mid)} for mid in ranked]
 
 
 def _count(conn: sqlite3.Connection, table: str, expr: str, cap: int) -> int:

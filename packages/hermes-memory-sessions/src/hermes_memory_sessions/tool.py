@@ -303,7 +303,8 @@ def _collect(
 
     Returns whether the query matched anything at all.
     """
-    page = max(8, limit * 3) if fallback else max(16, limit * 8)
+    # The fallback ranks a bounded pool in one pass: ask for all of it at once.
+    page = _MAX_SCAN if fallback else max(16, limit * 8)
     offset = 0
     found = False
     while True:
