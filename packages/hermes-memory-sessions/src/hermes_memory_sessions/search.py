@@ -228,13 +228,11 @@ def _search_items(
         for table, expr in group:
             if not expr:
                 continue
-            full = False
             try:
                 if natural and table != _CJK and not has_cjk:
                     rare = _prune_common(conn, table, natural)
                     if rare:
                         expr = " OR ".join(t.fts() for t in rare)
-                        full = True
                 rows = _run(
                     conn,
                     table,
@@ -242,7 +240,6 @@ def _search_items(
                     limit=want,
                     offset=0,
                     natural=bool(natural),
-                    full=full,
                     **filters,
                 )
             except sqlite3.OperationalError:
@@ -265,6 +262,10 @@ def _search_items(
 #: Any-term fallback: a content term matching at least this many messages is too common to
 #: rank on (its BM25 IDF is close to 0); it is dropped while rarer terms are left.
 COMMON_TERM_CAP = 5000
+#: Any-term fallback: BM25 ranks at most this many of the newest matches of the remaining
+#: terms (all of them when fewer match): rare terms reach old sessions, and the cost stays
+#: bounded when several mid-frequency terms match many messages together.
+NATURAL_WINDOW = 2000
 #: Weight of the best adjacent message's BM25 in a natural-language hit's score.
 SMOOTHING = 0.5
 #: Any-term fallback: how many BM25-ranked messages are re-scored by smoothing.
@@ -418,12 +419,11 @@ def _run(
     sort: str | None,
     include_inactive: bool,
     natural: bool = False,
-    full: bool = False,
 ) -> list[dict[str, Any]]:
     """Rows matching ``expr`` on ``table`` that pass the filters, in the requested order.
 
-    ``natural`` ranks a larger pool and smooths it (`_smooth`); ``full`` ranks all matches
-    instead of the newest `RANK_WINDOW` (the caller guarantees the terms are rare).
+    ``natural`` ranks a larger pool among the newest `NATURAL_WINDOW` matches and smooths
+    it (`_smooth`).
     """
     where: list[str] = []
     params: list[Any] = []
@@ -463,9 +463,9 @@ def _run(
             scan = scan * 8 if scan < 100_000 else -1
     if natural:
         pool = max(NATURAL_POOL, limit + offset)
-        found = _ranked(conn, table, expr, select, cond, params, pool, 0, windowed=not full)
+        found = _ranked(conn, table, expr, select, cond, params, pool, 0, NATURAL_WINDOW)
         return _smooth(conn, found, select, cond, params)[offset : offset + limit]
-    return _ranked(conn, table, expr, select, cond, params, limit, offset, windowed=True)
+    return _ranked(conn, table, expr, select, cond, params, limit, offset, RANK_WINDOW)
 
 
 def _ranked(
@@ -477,13 +477,12 @@ def _ranked(
     params: Sequence[Any],
     limit: int,
     offset: int,
-    *,
-    windowed: bool,
+    window: int,
 ) -> list[dict[str, Any]]:
-    """Rows by BM25 rank (among the newest `RANK_WINDOW` matches only when ``windowed``)."""
+    """Rows by BM25 rank among the newest ``window`` matches (widened when filters leave
+    too few; all matches when fewer match)."""
     need = limit + offset
     scan = max(_FIRST_SCAN, need * 2)
-    window = RANK_WINDOW if windowed else 0
     while True:
         floor = _window_floor(conn, table, expr, window) if window > 0 else None
         bounded = " AND rowid >= ?" if floor is not None else ""

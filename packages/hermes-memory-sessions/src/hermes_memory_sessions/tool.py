@@ -19,7 +19,7 @@ from typing import Any
 
 from hermes_memory_core.toolresult import tool_error, tool_result
 from hermes_memory_sessions.query import any_terms, parse_query
-from hermes_memory_sessions.search import Hits, find_hits, shape_message
+from hermes_memory_sessions.search import NATURAL_POOL, Hits, find_hits, shape_message
 from hermes_memory_sessions.store import SessionStore
 
 __all__ = ["HIDDEN_SOURCES", "SESSION_SEARCH_SCHEMA", "format_timestamp", "session_search"]
@@ -303,8 +303,9 @@ def _collect(
 
     Returns whether the query matched anything at all.
     """
-    # The fallback ranks a bounded pool in one pass: ask for all of it at once.
-    page = _MAX_SCAN if fallback else max(16, limit * 8)
+    # The fallback ranks one bounded pool (NATURAL_POOL messages plus their neighbours):
+    # read it in one call; paging on would only rank the same pool again.
+    page = NATURAL_POOL if fallback else max(16, limit * 8)
     offset = 0
     found = False
     while True:
@@ -316,7 +317,7 @@ def _collect(
         found = True
         _pick(hits, lineages, kept, limit, fallback)
         offset += page
-        if len(kept) >= limit or len(hits.rows) < page or offset >= _MAX_SCAN:
+        if fallback or len(kept) >= limit or len(hits.rows) < page or offset >= _MAX_SCAN:
             return found
         page = min(page * 2, _MAX_SCAN - offset)
 
