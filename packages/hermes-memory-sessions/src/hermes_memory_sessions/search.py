@@ -269,9 +269,9 @@ NATURAL_WINDOW = 2000
 #: Weight of the best adjacent message's BM25 in a natural-language hit's score.
 SMOOTHING = 0.5
 #: Any-term fallback: how many BM25-ranked messages are re-scored by smoothing.
-NATURAL_POOL = 200
+NATURAL_POOL = 50
 #: Any-term fallback: the adjacent turns of this many best hits become candidates.
-_SMOOTH_SEEDS = 50
+_SMOOTH_SEEDS = 25
 
 
 def _natural(
@@ -540,7 +540,14 @@ def _smooth(
         return rows
     score = {int(r["id"]): -float(r["rank"] or 0.0) for r in rows}
     by_id = {int(r["id"]): r for r in rows}
-    near = _adjacent(conn, list(score))
+    # Adjacency is symmetric (m is the next message of its previous one), so the
+    # neighbours of every candidate that carry a score follow from the pool's own
+    # neighbours: no lookup is needed for the added turns.
+    near: dict[int, set[int]] = {}
+    for mid, around in _adjacent(conn, list(score)).items():
+        for n in around:
+            near.setdefault(mid, set()).add(n)
+            near.setdefault(n, set()).add(mid)
     seeds = list(score)[:_SMOOTH_SEEDS]
     extra = sorted({n for mid in seeds for n in near.get(mid, ()) if n not in by_id})
     if extra:
@@ -550,16 +557,15 @@ def _smooth(
             f"{select}, 0.0 AS rank FROM messages m JOIN sessions s ON s.id = m.session_id{where}",
             [*params, *extra],
         ).fetchall()
-        new = {int(r["id"]): dict(r) for r in added}
-        by_id.update(new)
-        near.update(_adjacent(conn, list(new)))
+        by_id.update((int(r["id"]), dict(r)) for r in added)
 
-    def smoothed(mid: int) -> float:
-        best = max((score.get(n, 0.0) for n in near.get(mid, ())), default=0.0)
-        return score.get(mid, 0.0) + SMOOTHING * best
-
-    ranked = sorted(by_id, key=lambda mid: (-smoothed(mid), mid))
-    return [{**by_id[mid], "rank": -smoothed(mid)} for mid in ranked]
+    smoothed = {
+        mid: score.get(mid, 0.0)
+        + SMOOTHING * max((score.get(n, 0.0) for n in near.get(mid, ())), default=0.0)
+        for mid in by_id
+    }
+    ranked = sorted(by_id, key=lambda mid: (-smoothed[mid], mid))
+    return [{**by_id[mid], "rank": -smoothed[mid]} for mid in ranked]
 
 
 def _count(conn: sqlite3.Connection, table: str, expr: str, cap: int) -> int:

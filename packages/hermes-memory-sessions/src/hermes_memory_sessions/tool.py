@@ -303,8 +303,9 @@ def _collect(
 
     Returns whether the query matched anything at all.
     """
-    # The fallback ranks one bounded pool (NATURAL_POOL messages plus their neighbours):
-    # read it in one call; paging on would only rank the same pool again.
+    # The fallback ranks one bounded pool per call (NATURAL_POOL messages at least, plus
+    # their neighbours): one call, and at most one wider call when its rows all sit in
+    # fewer than ``limit`` lineages.
     page = NATURAL_POOL if fallback else max(16, limit * 8)
     offset = 0
     found = False
@@ -317,9 +318,14 @@ def _collect(
         found = True
         _pick(hits, lineages, kept, limit, fallback)
         offset += page
-        if fallback or len(kept) >= limit or len(hits.rows) < page or offset >= _MAX_SCAN:
+        if len(kept) >= limit or len(hits.rows) < page or offset >= _MAX_SCAN:
             return found
-        page = min(page * 2, _MAX_SCAN - offset)
+        if fallback:
+            if offset > NATURAL_POOL:
+                return found
+            page = _MAX_SCAN - offset
+        else:
+            page = min(page * 2, _MAX_SCAN - offset)
 
 
 def _discover(
