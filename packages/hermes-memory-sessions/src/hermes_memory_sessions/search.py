@@ -8,15 +8,18 @@ Routing of `search_messages`:
 * a query with CJK runs against ``hm_fts_cjk``: a run of 1 or 2 characters is a unigram or
   bigram token, a longer run the phrase of its consecutive bigrams (an exact substring
   match); Latin terms of a mixed query match the Latin words of CJK messages;
-* ``any_terms=True`` ORs the content terms (stop words dropped) instead of ANDing all terms:
-  the natural-language fallback of `session_search`.
+* ``any_terms=True`` ORs the content terms (function words dropped) instead of ANDing all
+  terms, with neighbour smoothing: the natural-language fallback of `session_search`
+  (see `_natural`).
 
 Cost is bounded for common words: BM25 ranks at most the `RANK_WINDOW` newest matching
 messages (all of them when fewer match), and only the top ``scan`` hits by rank are joined
 to ``messages`` (both widened geometrically when filters remove too many). A query that
 matches 50,000 messages therefore costs about as much as one that matches 1,000, and the
 relevance order is "best among the most recent matches" — the natural reading for a
-conversation archive. ``sort="newest"|"oldest"`` walks matches in id order.
+conversation archive. The any-term fallback drops terms matching `COMMON_TERM_CAP` messages
+or more (when rarer ones are left) and ranks the newest `NATURAL_WINDOW` matches of the rest,
+so a rare word reaches old sessions. ``sort="newest"|"oldest"`` walks matches in id order.
 """
 
 from __future__ import annotations
