@@ -178,6 +178,7 @@ class SessionArchiveProvider(MemoryProvider):
             {
                 "key": "sessions.db_path",
                 "description": "SQLite file of the session archive",
+                "type": "text",
                 "secret": False,
                 "required": False,
                 "default": "<home>/state.db",

@@ -328,7 +328,7 @@ def config_schema() -> list[dict[str, Any]]:
         entry: dict[str, Any] = {
             "key": spec.key,
             "description": spec.description,
-            "type": {bool: "boolean", int: "integer", float: "number"}.get(spec.kind, "string"),
+            "type": {bool: "boolean", int: "integer", float: "number"}.get(spec.kind, "text"),
             "default": defaults[spec.key],
             "secret": spec.secret,
             "required": False,

@@ -46,6 +46,17 @@ class ConfigError(ValueError):
     """A ``mem0:`` setting has the wrong type or value; the message names the key."""
 
 
+#: Internal type names → the `get_config_schema` vocabulary shared with Hermes' setup wizard
+#: (text / integer / number / boolean; ``object`` for the nested ``oss`` section).
+_SCHEMA_TYPES = {
+    "str": "text",
+    "int": "integer",
+    "float": "number",
+    "bool": "boolean",
+    "dict": "object",
+}
+
+
 @dataclass(frozen=True)
 class _Field:
     key: str
@@ -60,7 +71,7 @@ class _Field:
         out: dict[str, Any] = {
             "key": self.key,
             "description": self.description,
-            "type": self.type,
+            "type": _SCHEMA_TYPES[self.type],
             "secret": self.secret,
             "required": False,
         }
