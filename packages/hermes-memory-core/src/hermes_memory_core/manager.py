@@ -19,11 +19,12 @@ from typing import Any, cast
 import pluggy
 
 from hermes_memory_core.config import HermesConfig, load_config, resolve_home
-from hermes_memory_core.fencing import build_memory_context_block
+from hermes_memory_core.fencing import build_memory_context_block, sanitize_context
 from hermes_memory_core.hookspecs import PROJECT_NAME, PROVIDER_HOOK_NAMES, ProviderSpec
 from hermes_memory_core.plugins import PluginRegistry, accepted_kwargs, get_registry
 from hermes_memory_core.provider import BUILTIN_TIER_NAMES, MemoryProvider, ToolSchema
 from hermes_memory_core.redact import scrub_secrets
+from hermes_memory_core.threats import scan_for_threats
 from hermes_memory_core.toolresult import tool_error
 from hermes_memory_core.trivial import is_trivial_prompt
 from hermes_memory_core.worker import SerialWorker
@@ -281,6 +282,12 @@ class MemoryManager:
         """The agent continues under ``new_session_id`` (no-op for an empty id)."""
         if not new_session_id:
             return
+        # Turns queued for the old session must land before providers close or end it.
+        if not self._worker.drain(self.shutdown_timeout):
+            logger.warning(
+                "session switch: queued memory syncs still running after %.1fs",
+                self.shutdown_timeout,
+            )
         self.session_id = new_session_id
         extra: dict[str, Any] = {"parent_session_id": parent_session_id, "reset": reset, **kwargs}
         if rewound:
@@ -325,7 +332,9 @@ class MemoryManager:
 
         Builtin-tier providers run inline. The external provider runs on a daemon thread and
         is waited for at most ``prefetch_timeout``; while a previous call of it is still
-        running it is skipped. Trivial prompts ("ok", "thanks", slash commands) recall nothing.
+        running it is skipped, and lines of its recall that the threat scanner flags (scope
+        ``context``) are dropped: a remote memory store is untrusted text. Trivial prompts
+        ("ok", "thanks", slash commands) recall nothing.
         """
         if is_trivial_prompt(query):
             return ""
@@ -336,7 +345,8 @@ class MemoryManager:
             if _name(provider) in BUILTIN_TIER_NAMES:
                 text = self._call(provider, "prefetch", query, session_id=session_id, default="")
             else:
-                text = self._bounded_prefetch(provider, query, session_id)
+                recalled = self._bounded_prefetch(provider, query, session_id)
+                text = _drop_threat_lines(recalled, provider)
             if isinstance(text, str) and text.strip():
                 parts.append(text.strip())
         return build_memory_context_block("\n\n".join(parts))
@@ -361,7 +371,11 @@ class MemoryManager:
                 target=run, name=f"hermes-memory-prefetch-{name}", daemon=True
             )
             self._prefetch_inflight[name] = thread
-        thread.start()
+        try:
+            thread.start()
+        except RuntimeError as exc:  # no threads left, or the interpreter is exiting
+            logger.warning("memory provider %r prefetch not started: %s", name, exc)
+            return ""
         thread.join(self.prefetch_timeout)
         if thread.is_alive():
             logger.warning(
@@ -402,6 +416,11 @@ class MemoryManager:
         """
         if not self._providers or not user_content or not user_content.strip():
             return
+        # A host may pass the API copy of the user message, recall block included: storing it
+        # would feed recalled text back into memory as if the user had said it.
+        user_content = _strip_recall(user_content)
+        if messages is not None:
+            messages = [_strip_recall_message(m) for m in messages]
         user_content, assistant_content, messages, kwargs = self._scrub(
             (user_content, assistant_content, messages, kwargs)
         )
@@ -422,7 +441,8 @@ class MemoryManager:
                     **extra,
                 )
 
-        self._worker.submit(task)
+        if not self._worker.submit(task):
+            logger.warning("memory sync after shutdown_all() was dropped (session %r)", session_id)
 
     def flush_pending(self, timeout: float | None = None) -> bool:
         """Block until queued syncs and prefetch warm-ups finished; False on timeout."""
@@ -467,7 +487,7 @@ class MemoryManager:
                 return tool_error(f"Arguments for tool '{name}' are not valid JSON")
         if not isinstance(cast(object, args), Mapping):
             return tool_error(f"Arguments for tool '{name}' must be a JSON object")
-        clean_args = self._scrub(dict(args))
+        clean_args = self._scrub_tool_args(provider, dict(args))
         try:
             result = provider.handle_tool_call(name, clean_args, **kwargs)
         except Exception as exc:
@@ -516,6 +536,24 @@ class MemoryManager:
     def _scrub(self, value: Any) -> Any:
         return scrub_secrets(value) if self.scrub else value
 
+    def _scrub_tool_args(self, provider: MemoryProvider, args: dict[str, Any]) -> dict[str, Any]:
+        """Scrub tool arguments, except the builtin tier's ``old_text`` locators.
+
+        A locator only finds an entry and is never stored; scrubbing it would make an entry
+        that already holds a credential (a hand edit) impossible to replace or remove.
+        """
+        clean: dict[str, Any] = self._scrub(args)
+        if not self.scrub or _name(provider) not in BUILTIN_TIER_NAMES:
+            return clean
+        if "old_text" in args:
+            clean["old_text"] = args["old_text"]
+        ops, clean_ops = args.get("operations"), clean.get("operations")
+        if isinstance(ops, list) and isinstance(clean_ops, list):
+            for op, clean_op in zip(ops, clean_ops, strict=True):
+                if isinstance(op, Mapping) and isinstance(clean_op, dict) and "old_text" in op:
+                    clean_op["old_text"] = op["old_text"]
+        return clean
+
     def _call(
         self,
         provider: MemoryProvider,
@@ -541,6 +579,37 @@ class MemoryManager:
                 exc_info=True,
             )
             return default
+
+
+def _drop_threat_lines(text: str, provider: MemoryProvider) -> str:
+    """``text`` without the lines the threat scanner flags at ``context`` scope."""
+    if not text:
+        return text
+    kept = []
+    for line in text.splitlines():
+        threats = scan_for_threats(line, "context")
+        if threats:
+            logger.warning(
+                "memory provider %r recalled a line flagged as %s; it was not injected",
+                _name(provider),
+                ", ".join(threats),
+            )
+            continue
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def _strip_recall(text: str) -> str:
+    return sanitize_context(text) if "<memory-context" in text.lower() else text
+
+
+def _strip_recall_message(message: Any) -> Any:
+    if isinstance(message, Mapping) and isinstance(message.get("content"), str):
+        content = message["content"]
+        cleaned = _strip_recall(content)
+        if cleaned != content:
+            return {**message, "content": cleaned}
+    return message
 
 
 def _memory_writes(
