@@ -15,10 +15,16 @@ import os
 import stat
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["LockError", "exclusive_lock", "lock_path_for"]
+__all__ = ["LOCK_TIMEOUT_S", "LockError", "exclusive_lock", "lock_path_for"]
+
+#: How long a writer waits for another process's lock before giving up with `LockError`.
+#: A stopped process (SIGSTOP, a debugger) keeps its lock; the agent's turn must not wait
+#: for it for ever.
+LOCK_TIMEOUT_S = 10.0
 
 
 # flock() is per open file description, so two threads of one process that each open the
@@ -74,29 +80,54 @@ def _open_lock_file(lock_path: Path) -> int:
 
 
 @contextlib.contextmanager
-def exclusive_lock(path: Path) -> Iterator[None]:
+def exclusive_lock(path: Path, timeout: float | None = None) -> Iterator[None]:
     """Hold the exclusive lock of data file ``path`` for the duration of the ``with`` block.
 
-    Blocks until the lock is free. Raises `LockError` when the lock file cannot be used.
-    The lock is released when the block ends or the process dies (the kernel drops it).
+    Waits up to ``timeout`` seconds (default `LOCK_TIMEOUT_S`) for the lock. Raises `LockError` when the lock file
+    cannot be used or stays taken. The lock is released when the block ends or the process
+    dies (the kernel drops it).
     """
+    if timeout is None:
+        timeout = LOCK_TIMEOUT_S
     lock_path = lock_path_for(path)
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     with _thread_lock(lock_path):
         if sys.platform == "win32":  # pragma: no cover - no flock on Windows
             import filelock
 
-            with filelock.FileLock(str(lock_path), mode=0o600):
-                yield
+            try:
+                with filelock.FileLock(str(lock_path), mode=0o600, timeout=timeout):
+                    yield
+            except filelock.Timeout as exc:
+                raise LockError(errno.EAGAIN, f"{lock_path} is held by another process") from exc
         else:
             import fcntl
 
             fd = _open_lock_file(lock_path)
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
+                _flock_with_deadline(fd, lock_path, timeout)
                 try:
                     yield
                 finally:
                     fcntl.flock(fd, fcntl.LOCK_UN)
             finally:
                 os.close(fd)
+
+
+def _flock_with_deadline(fd: int, lock_path: Path, timeout: float) -> None:
+    import fcntl
+
+    deadline = time.monotonic() + timeout
+    delay = 0.005
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise LockError(
+                    errno.EAGAIN,
+                    f"{lock_path} has been held by another process for {timeout:.0f} s",
+                ) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
