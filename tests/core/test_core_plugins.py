@@ -120,7 +120,7 @@ def test_allow_and_deny_lists(plugin_path):
         {"hm_broken_import": BROKEN_IMPORT},
     )
     only_good = PluginRegistry.from_entry_points(environ={"HERMES_MEMORY_PLUGINS": "good"})
-    assert list(only_good.providers) == ["good"]
+    assert set(only_good.providers) - {"builtin", "sessions"} == {"good"}
     assert not only_good.errors
     no_good = PluginRegistry.from_entry_points(
         environ={"HERMES_MEMORY_DISABLE_PLUGINS": "good, broken"}
@@ -160,3 +160,11 @@ def test_unknown_provider_name_lists_installed():
     registry = PluginRegistry()
     with pytest.raises(KeyError, match="no memory provider named 'nope'"):
         registry.create("nope")
+
+
+def test_allow_list_keeps_the_builtin_tier(plugin_path):
+    make_dist(plugin_path, "hm-good", {"good": "hm_good"}, {"hm_good": GOOD})
+    only_good = PluginRegistry.from_entry_points(environ={"HERMES_MEMORY_PLUGINS": "good"})
+    assert {"good", "builtin", "sessions"} <= set(only_good.providers)
+    denied = PluginRegistry.from_entry_points(environ={"HERMES_MEMORY_DISABLE_PLUGINS": "sessions"})
+    assert "sessions" not in denied.providers

@@ -78,3 +78,22 @@ def test_secret_never_reaches_disk_through_memory_or_archive(home):
     for path in home.rglob("*"):
         if path.is_file():
             assert secret.encode() not in path.read_bytes(), f"secret leaked into {path}"
+
+
+def test_model_is_told_when_a_secret_was_masked_in_a_memory_write(home):
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    manager = session(home, "20261130_110000_dddddd")
+    result = json.loads(
+        manager.handle_tool_call(
+            "memory", {"action": "add", "target": "memory", "content": f"CI token {secret}"}
+        )
+    )
+    assert result["success"] is True
+    assert "[redacted]" in result["redacted"]
+    plain = json.loads(
+        manager.handle_tool_call(
+            "memory", {"action": "add", "target": "memory", "content": "CI runs on GitHub"}
+        )
+    )
+    assert "redacted" not in plain
+    manager.shutdown_all()

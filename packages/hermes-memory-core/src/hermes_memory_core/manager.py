@@ -499,6 +499,8 @@ class MemoryManager:
             except (TypeError, ValueError):
                 return tool_error(f"Memory tool '{name}' returned a non-JSON result")
         if name == MEMORY_TOOL_NAME and _name(provider) == "builtin":
+            if clean_args != args:
+                result = _note_redaction(result)
             self.notify_memory_tool_write(result, clean_args)
         return result
 
@@ -579,6 +581,24 @@ class MemoryManager:
                 exc_info=True,
             )
             return default
+
+
+_REDACTION_NOTE = (
+    "Credentials in the content were replaced by [redacted] before saving: memory is shown "
+    "in every future prompt, so secrets are never stored there."
+)
+
+
+def _note_redaction(result: str) -> str:
+    """Tell the model that the saved text differs from what it sent (secrets masked)."""
+    try:
+        payload = json.loads(result)
+    except ValueError:
+        return result
+    if not isinstance(payload, dict):
+        return result
+    payload["redacted"] = _REDACTION_NOTE
+    return json.dumps(payload, ensure_ascii=False)
 
 
 def _drop_threat_lines(text: str, provider: MemoryProvider) -> str:

@@ -5,7 +5,8 @@ Here every entry point is loaded in its own try/except: a failure is recorded (e
 distribution, version, error), logged once per process, and the others still load.
 
 Selection by environment, comma-separated entry-point or provider names:
-``HERMES_MEMORY_PLUGINS=a,b`` loads only those; ``HERMES_MEMORY_DISABLE_PLUGINS=a,b`` blocks them.
+``HERMES_MEMORY_PLUGINS=a,b`` loads only those (plus the builtin tier, ``builtin`` and
+``sessions``, which only the deny-list removes); ``HERMES_MEMORY_DISABLE_PLUGINS=a,b`` blocks them.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import importlib_metadata
 import pluggy
 
 from hermes_memory_core.hookspecs import PROJECT_NAME, PROVIDER_HOOK_NAMES, RegistrationSpec
-from hermes_memory_core.provider import MemoryProvider
+from hermes_memory_core.provider import BUILTIN_TIER_NAMES, MemoryProvider
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -372,7 +373,8 @@ def _name_set(value: str | None) -> set[str] | None:
 def _selected(name: str, allow: set[str] | None, deny: set[str] | None) -> bool:
     if deny and name in deny:
         return False
-    return allow is None or name in allow
+    # The allow-list picks among optional plugins; the builtin tier stays unless denied.
+    return allow is None or name in allow or name in BUILTIN_TIER_NAMES
 
 
 def _describe(exc: BaseException) -> str:
