@@ -34,6 +34,7 @@ import httpx
 from hermes_memory_core.provider import MemoryProvider, RecallStatus
 from hermes_memory_core.toolresult import tool_error, tool_result
 from hermes_memory_core.worker import SerialWorker
+from hermes_memory_honcho import spool
 from hermes_memory_honcho.breaker import CircuitBreaker
 from hermes_memory_honcho.config import (
     ID_PATTERN,
@@ -55,8 +56,9 @@ T = TypeVar("T")
 
 #: Messages per ``add_messages`` request (the server's batch limit).
 MESSAGES_PER_BATCH = 100
-#: File under the home directory holding writes that could not be sent before shutdown.
-PENDING_FILE = "honcho_pending.json"
+#: The single pending-writes file older versions wrote (see `hermes_memory_honcho.spool`
+#: for the per-process files used now).
+PENDING_FILE = spool.LEGACY_FILE
 _CONTINUED = "[continued] "
 
 
@@ -80,6 +82,7 @@ class _PendingWrite:
     session: str
     items: list[tuple[str, str]] = field(default_factory=list)  # (peer_id, content)
     sent: int = 0  # messages already accepted by the server (for partial batches)
+    origin: Path | None = field(default=None, compare=False)  # claimed file it came from
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "session": self.session, "items": self.items[self.sent :]}
@@ -157,6 +160,7 @@ class HonchoProvider(MemoryProvider):
         self._pending: deque[_PendingWrite] = deque()
         self._pending_lock = threading.Lock()
         self._dropped = 0
+        self._claimed: dict[Path, int] = {}  # claimed file -> writes from it not yet settled
         self._known_facts: set[str] = set()
         self._snapshot = _Snapshot()
         self._turn = 0
@@ -522,9 +526,9 @@ class HonchoProvider(MemoryProvider):
         with self._pending_lock:
             self._pending.append(write)
             overflow = len(self._pending) - max(1, cfg.max_pending_turns)
-            for _ in range(max(0, overflow)):
-                self._pending.popleft()
-                self._dropped += 1
+            dropped = [self._pending.popleft() for _ in range(max(0, overflow))]
+            self._dropped += len(dropped)
+        self._settle(dropped)
         if overflow > 0 and self._breaker is not None:
             detail = (
                 f"{self._dropped} write(s) dropped: Honcho unreachable and more than "
@@ -552,8 +556,25 @@ class HonchoProvider(MemoryProvider):
             except Exception:  # a bug must not wedge the queue
                 logger.warning("Honcho: unexpected error sending a write; dropped", exc_info=True)
             with self._pending_lock:
-                if self._pending and self._pending[0] is write:
+                done = bool(self._pending) and self._pending[0] is write
+                if done:
                     self._pending.popleft()
+            if done:
+                self._settle([write])
+
+    def _settle(self, writes: list[_PendingWrite]) -> None:
+        """Writes left the queue: delete each claimed file none of whose writes remain."""
+        finished: list[Path] = []
+        with self._pending_lock:
+            for write in writes:
+                if write.origin is None or write.origin not in self._claimed:
+                    continue
+                self._claimed[write.origin] -= 1
+                if self._claimed[write.origin] <= 0:
+                    del self._claimed[write.origin]
+                    finished.append(write.origin)
+        for path in finished:
+            spool.release(path)
 
     def _send(self, write: _PendingWrite) -> None:
         session, user, ai = self._ensure(write.session)
@@ -570,45 +591,66 @@ class HonchoProvider(MemoryProvider):
             write.sent += len(batch)
 
     def _save_pending(self) -> None:
+        """Save unsent writes to this process's own file; then the claimed files they came
+        from are no longer needed. Nothing is deleted unless the new file was written."""
         with self._pending_lock:
             pending = [w.to_json() for w in self._pending if w.sent < len(w.items)]
             self._pending.clear()
+            claimed = list(self._claimed)
+            self._claimed.clear()
         if not pending:
+            for old in claimed:
+                spool.release(old)
             return
         if self._home is None:
             logger.warning("Honcho: %d write(s) not sent before shutdown are lost", len(pending))
             return
-        from hermes_memory_core.fsutil import atomic_write_text
-
-        path = self._home / PENDING_FILE
         try:
-            atomic_write_text(path, json.dumps(pending, ensure_ascii=False), mode=0o600)
+            path = spool.save_writes(self._home, pending)
         except OSError as exc:
             logger.warning("Honcho: %d unsent write(s) lost (%s)", len(pending), exc)
             return
+        for old in claimed:
+            spool.release(old)
         detail = f"{len(pending)} write(s) not sent before shutdown; saved to {path}"
         logger.warning("Honcho: %s", detail)
         if self._breaker is not None:
             self._breaker.report(self._breaker.state, detail)
 
     def _restore_pending(self) -> None:
+        """Queue the writes saved by earlier shutdowns (of any process sharing the home).
+
+        Each saved file is claimed (renamed) first and deleted only when its writes are
+        settled, so a crash before the resend leaves it for the next start.
+        """
         if self._home is None or not self._writes_enabled:
             return
-        path = self._home / PENDING_FILE
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+            paths = spool.claim_saved(self._home)
+        except OSError as exc:
+            logger.warning("Honcho: cannot list saved writes in %s (%s)", self._home, exc)
             return
-        except (OSError, ValueError) as exc:
-            logger.warning("Honcho: cannot read %s (%s); left in place", path, exc)
-            return
-        restored = [w for w in map(_PendingWrite.from_json, data or []) if w is not None]
+        restored: list[_PendingWrite] = []
+        for path in paths:
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                logger.warning("Honcho: cannot read %s (%s); left in place", path, exc)
+                continue
+            rows = data if isinstance(data, list) else []
+            writes = [w for w in map(_PendingWrite.from_json, rows) if w is not None]
+            if not writes:
+                spool.release(path)
+                continue
+            for write in writes:
+                write.origin = path
+            restored += writes
+            with self._pending_lock:
+                self._claimed[path] = len(writes)
         with self._pending_lock:
             self._pending.extendleft(reversed(restored))
-        with contextlib.suppress(OSError):
-            path.unlink()
         if restored:
-            logger.info("Honcho: resending %d write(s) saved at the last shutdown", len(restored))
+            logger.info("Honcho: resending %d write(s) saved at an earlier shutdown", len(restored))
 
     # ------------------------------------------------------------------ SDK access
     def _ensure(self, key: str) -> tuple[Any, Any, Any]:
