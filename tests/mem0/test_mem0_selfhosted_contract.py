@@ -183,3 +183,40 @@ def test_non_json_answer_is_an_error_not_a_crash(make_provider):
     )
     result = json.loads(provider.handle_tool_call("mem0_search", {"query": "x"}))
     assert "not JSON" in result["error"]
+
+
+def test_recall_cache_keeps_only_the_most_recent_sessions(make_provider):
+    """MockTransport fake: a long-running gateway recalls for many sessions; only the last 8
+    sessions' recalls stay cached (served while the server is down), older ones are gone."""
+    fake = FakeMem0("selfhosted", api_key=None)
+    fake.seed("User likes tea")
+    provider = make_provider(fake)
+    for n in range(20):
+        assert "User likes tea" in provider.prefetch(f"tea {n}", session_id=f"chat-{n}")
+    fake.fail(500, count=1_000)
+    assert "User likes tea" in provider.prefetch("tea 19", session_id="chat-19")
+    assert "User likes tea" in provider.prefetch("tea 12", session_id="chat-12")
+    assert provider.prefetch("tea 11", session_id="chat-11") == ""
+    assert provider.prefetch("tea 0", session_id="chat-0") == ""
+
+
+def test_availability_is_checked_once_at_initialize(make_provider, monkeypatch):
+    """After initialize, tool calls, writes and the prompt block do not re-probe the
+    environment or the installed packages (the answer initialize found is reused)."""
+    from hermes_memory_mem0 import provider as provider_module
+
+    fake = FakeMem0("selfhosted", api_key=None)
+    provider = make_provider(fake)
+    probes: list[str] = []
+    real_load = provider_module.load_settings
+    monkeypatch.setattr(
+        provider_module,
+        "load_settings",
+        lambda *a, **k: probes.append("load") or real_load(*a, **k),
+    )
+    assert provider.system_prompt_block()
+    provider.sync_turn("hello", "hi")
+    assert "error" not in json.loads(provider.handle_tool_call("mem0_search", {"query": "x"}))
+    provider.on_session_end([])
+    assert probes == []
+    assert provider.unavailable_reason() == ""

@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,8 @@ T = TypeVar("T")
 
 #: A recall older than this is not reused for the same query; a new search starts.
 _RECALL_FRESH_SECONDS = 60.0
+#: Sessions whose last recall is kept (least recently used dropped first).
+_RECALL_SESSIONS = 8
 _BUILTIN_SEPARATOR = "\n§\n"
 
 
@@ -126,7 +129,7 @@ class Mem0Provider(MemoryProvider):
         self._agent_id = "hermes"
         self._platform = ""
         self._writes_enabled = True
-        self._recall: dict[str, _Recall] = {}
+        self._recall: OrderedDict[str, _Recall] = OrderedDict()  # bounded LRU by session
         self._inflight: dict[tuple[str, str], threading.Event] = {}
         self._known_facts: set[str] = set()
         self._last_count = 0
@@ -134,6 +137,7 @@ class Mem0Provider(MemoryProvider):
         self._status_state = ""
         self._last_kind: FailureKind | None = None
         self._closed = False
+        self._reason: str | None = None  # unavailable_reason() fixed by initialize
 
     # ------------------------------------------------------------------ configuration
     def _load(self) -> Mem0Settings | None:
@@ -150,7 +154,16 @@ class Mem0Provider(MemoryProvider):
         return not self.unavailable_reason()
 
     def unavailable_reason(self) -> str:
-        """What is missing, in words a user can act on (``""`` when nothing is)."""
+        """What is missing, in words a user can act on (``""`` when nothing is).
+
+        Checked afresh before `initialize`; from then on the answer `initialize` found is
+        reused (no re-reading of settings or the environment on every turn).
+        """
+        if self._reason is not None:
+            return self._reason
+        return self._check_available()
+
+    def _check_available(self) -> str:
         settings = self._load()
         if settings is None:
             return f"mem0 configuration error: {self._settings_error}"
@@ -193,6 +206,7 @@ class Mem0Provider(MemoryProvider):
         self._platform = str(kwargs.get("platform") or "")
         context = kwargs.get("agent_context") or "primary"
         self._writes_enabled = context == "primary"
+        self._reason = self._check_available()
         settings = self._load()
         if settings is None:
             self._init_error = f"configuration error: {self._settings_error}"
@@ -431,8 +445,7 @@ class Mem0Provider(MemoryProvider):
             return ""
         sid = session_id or self._session_id
         query = query.strip()
-        with self._lock:
-            cached = self._recall.get(sid)
+        cached = self._cached_recall(sid)
         fresh = (
             cached is not None
             and cached.query == query
@@ -442,10 +455,16 @@ class Mem0Provider(MemoryProvider):
             done = self._start_search(sid, query)
             if done is not None:
                 done.wait(settings.prefetch_wait)
-            with self._lock:
-                cached = self._recall.get(sid)
+            cached = self._cached_recall(sid)
         self._last_count = cached.count if cached else 0
         return cached.text if cached else ""
+
+    def _cached_recall(self, sid: str) -> _Recall | None:
+        with self._lock:
+            cached = self._recall.get(sid)
+            if cached is not None:
+                self._recall.move_to_end(sid)
+            return cached
 
     def recall_status(self) -> RecallStatus | None:
         """How many mem0 facts the last prefetch returned (None when none)."""
@@ -486,6 +505,9 @@ class Mem0Provider(MemoryProvider):
                 )
                 with self._lock:
                     self._recall[sid] = _Recall(query, text, count, time.monotonic())
+                    self._recall.move_to_end(sid)
+                    while len(self._recall) > _RECALL_SESSIONS:
+                        self._recall.popitem(last=False)
             except (Unavailable, CallFailed):
                 pass  # reported by _call (or nothing to report while the breaker is open)
             finally:
