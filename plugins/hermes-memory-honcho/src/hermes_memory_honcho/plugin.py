@@ -5,11 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-try:
-    from hermes_memory_core import hookimpl
-except ImportError:  # core releases that export the marker only from hookspecs
-    from hermes_memory_core.hookspecs import hookimpl
-
+from hermes_memory_core import hookimpl
 from hermes_memory_honcho.provider import HonchoProvider
 
 __all__ = ["register_memory_providers"]

@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 
 import httpx
 
+from hermes_memory_core import first_threat_message, sanitize_context
 from hermes_memory_core.provider import MemoryProvider, RecallStatus
 from hermes_memory_core.toolresult import tool_error, tool_result
 from hermes_memory_core.worker import SerialWorker
@@ -819,10 +820,6 @@ class HonchoProvider(MemoryProvider):
     def _check_writable(self, texts: list[str]) -> None:
         if not self._writes_enabled:
             raise ValueError("writing to Honcho is disabled outside the primary agent")
-        try:
-            from hermes_memory_core.threats import first_threat_message
-        except ImportError:  # older core without the scanner
-            return
         for text in texts:
             message = first_threat_message(text, scope="strict")
             if message:
@@ -967,12 +964,6 @@ def split_message(content: str, max_chars: int) -> list[str]:
 
 def _strip_recall(text: str) -> str:
     """Remove an injected recall block from user text before it is stored."""
-    try:
-        from hermes_memory_core.fencing import (  # type: ignore[import-not-found,unused-ignore]
-            sanitize_context,
-        )
-    except ImportError:
-        return text
     try:
         return str(sanitize_context(text))
     except Exception:

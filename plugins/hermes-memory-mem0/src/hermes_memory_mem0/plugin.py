@@ -4,11 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-try:
-    from hermes_memory_core import hookimpl
-except ImportError:  # core versions that only expose the marker in hookspecs
-    from hermes_memory_core.hookspecs import hookimpl
-
+from hermes_memory_core import hookimpl
 from hermes_memory_mem0.provider import Mem0Provider
 
 __all__ = ["register_memory_providers"]

@@ -31,6 +31,7 @@ from typing import Any, TypeVar, cast
 
 import httpx
 
+from hermes_memory_core import first_threat_message
 from hermes_memory_core.breaker import CircuitBreaker
 from hermes_memory_core.health import write_provider_status
 from hermes_memory_core.provider import MemoryProvider, RecallStatus
@@ -819,9 +820,5 @@ class Mem0Provider(MemoryProvider):
 
 
 def _threat_message(text: str) -> str | None:
-    """The core's strict threat scan, when that module is available."""
-    try:
-        from hermes_memory_core.threats import first_threat_message
-    except ImportError:  # older core without the scanner
-        return None
+    """The core's strict threat scan: the refusal message, or None when ``text`` is clean."""
     return first_threat_message(text, scope="strict")
