@@ -37,6 +37,7 @@ LOCAL_DEPS = {
         "packages/hermes-memory-builtin",
         "packages/hermes-memory-sessions",
         "packages/hermes-memory",
+        "plugins/hermes-memory-example",  # test-only: an external provider to route to
     ],
     "plugins/hermes-memory-example": ["packages/hermes-memory-core"],
     "plugins/hermes-memory-mem0": ["packages/hermes-memory-core", "packages/hermes-memory-builtin"],
