@@ -125,3 +125,14 @@ def test_injected_store_is_not_closed(tmp_path: Path) -> None:
     p.shutdown()
     assert len(store.get_messages("s")) == 2
     store.close()
+
+
+def test_fts5_probe_runs_once_per_process(tmp_path: Path) -> None:
+    """is_available() is called on every turn by some hosts: the SQLite probe is cached."""
+    from hermes_memory_sessions import provider as provider_module
+
+    provider_module._sqlite_has_fts5.cache_clear()
+    providers = [SessionArchiveProvider(hermes_home=tmp_path) for _ in range(3)]
+    assert all(p.is_available() and p.unavailable_reason() == "" for p in providers)
+    info = provider_module._sqlite_has_fts5.cache_info()
+    assert info.misses == 1 and info.hits == 5

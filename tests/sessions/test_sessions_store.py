@@ -336,3 +336,19 @@ def test_incremental_merge_and_optimize_keep_indexes_correct(
     store.optimize()
     check_integrity(store)
     assert len(store.search_messages("otter", limit=200)) == 120
+
+
+def test_tail_messages_returns_the_last_n_in_id_order(store: SessionStore) -> None:
+    store.create_session("s1", source="cli")
+    store.create_session("s2", source="cli")
+    store.append_messages("s1", [{"role": "user", "content": f"m{i}"} for i in range(10)])
+    store.append_message("s2", "user", "other session")
+    store.append_message("s1", "assistant", "last", tool_calls=[{"id": "c1"}])
+    tail = store.tail_messages("s1", 3)
+    assert [m["content"] for m in tail] == ["m8", "m9", "last"]
+    assert tail == store.get_messages("s1")[-3:]
+    assert [m["content"] for m in store.tail_messages("s1", 50)] == [
+        m["content"] for m in store.get_messages("s1")
+    ]
+    assert store.tail_messages("s1", 0) == []
+    assert store.tail_messages("missing", 5) == []

@@ -11,6 +11,7 @@ before the first write or tool call.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -29,6 +30,22 @@ __all__ = ["SessionArchiveProvider"]
 
 logger = logging.getLogger(__name__)
 _REMEMBERED = 200  # fingerprints per session kept to drop re-delivered messages
+
+
+@functools.cache
+def _sqlite_has_fts5() -> bool:
+    """Whether the linked SQLite library can create an FTS5 table (probed once, in memory)."""
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(":memory:")
+        try:
+            conn.execute("CREATE VIRTUAL TABLE temp.p USING fts5(x)")
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
+    return True
 
 
 def _text(content: Any) -> str | None:
@@ -140,18 +157,8 @@ class SessionArchiveProvider(MemoryProvider):
             return self._store
 
     def is_available(self) -> bool:
-        """True when the linked SQLite has FTS5 (no I/O, no network)."""
-        import sqlite3
-
-        try:
-            conn = sqlite3.connect(":memory:")
-            try:
-                conn.execute("CREATE VIRTUAL TABLE temp.p USING fts5(x)")
-            finally:
-                conn.close()
-        except sqlite3.Error:
-            return False
-        return True
+        """True when the linked SQLite has FTS5 (probed once per process; no network)."""
+        return _sqlite_has_fts5()
 
     def unavailable_reason(self) -> str:
         """Why the archive cannot run."""
@@ -221,7 +228,7 @@ class SessionArchiveProvider(MemoryProvider):
             )
             self._recorded[session_id] = []
         else:
-            tail = store.get_messages(session_id)[-_REMEMBERED:]
+            tail = store.tail_messages(session_id, _REMEMBERED)
             self._recorded[session_id] = [
                 _fingerprint(m["role"], m["content"], m["tool_call_id"], m["tool_calls"])
                 for m in tail

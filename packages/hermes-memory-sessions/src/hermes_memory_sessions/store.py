@@ -31,6 +31,7 @@ Public API (stable; importers and the CLI build on it)::
         # parent_session_id, started_at, ended_at, end_reason, counters, ...) and its
         # messages in order with their timestamps; ValueError if the id already exists
     store.get_messages(session_id) -> list[dict]               # all stored columns, id order
+    store.tail_messages(session_id, n) -> list[dict]            # the last n, id order
     store.get_messages_around(session_id, anchor_id, window) -> dict
     store.get_anchored_view(session_id, anchor_id, window=5, bookend=3,
                             keep_roles=("user", "assistant")) -> dict
@@ -721,6 +722,20 @@ class SessionStore:
                 "SELECT * FROM messages WHERE session_id = ? ORDER BY id", (session_id,)
             ).fetchall()
         return [dict(r) for r in rows]
+
+    def tail_messages(self, session_id: str, n: int) -> list[dict[str, Any]]:
+        """The last ``n`` messages of a session (all stored columns), in id order.
+
+        Reads only those rows (``ORDER BY id DESC LIMIT n``), however long the session is.
+        """
+        if n <= 0:
+            return []
+        with self.read() as conn:
+            rows = conn.execute(
+                "SELECT * FROM messages WHERE session_id = ? ORDER BY id DESC LIMIT ?",
+                (session_id, int(n)),
+            ).fetchall()
+        return [dict(r) for r in reversed(rows)]
 
     def get_messages_around(self, session_id: str, anchor_id: int, window: int) -> dict[str, Any]:
         """Up to ``window`` messages before and after an anchor, ascending by id.
