@@ -205,3 +205,23 @@ def test_manager_routes_tool_and_mirrors_successful_writes(tmp_path: Path) -> No
     assert recorder.writes[0][3] is not None
     assert recorder.writes[0][3]["previous_content"] == "Repo uses nox"
     manager.shutdown_all()
+
+
+@pytest.mark.parametrize("value", ["yes", "OFF", 1, 0, "", "t", "none", 1.5, "maybe"])
+def test_memory_flags_follow_the_core_config_rule(tmp_path: Path, value: object) -> None:
+    """The builtin accepts exactly the boolean spellings core's load_config accepts."""
+    from hermes_memory_core.config import ConfigError, load_config
+
+    (tmp_path / "config.yaml").write_text(
+        f"memory:\n  memory_enabled: {value!r}\n", encoding="utf-8"
+    )
+    try:
+        expected: bool | None = load_config(tmp_path).memory.memory_enabled
+    except ConfigError:
+        expected = None
+    config = {"memory": {"memory_enabled": value}}
+    if expected is None:
+        with pytest.raises(ValueError, match=r"memory\.memory_enabled must be true or false"):
+            BuiltinMemoryProvider(hermes_home=tmp_path, config=config)
+    else:
+        assert BuiltinMemoryProvider(hermes_home=tmp_path, config=config).memory_enabled is expected

@@ -18,6 +18,7 @@ from hermes_memory_builtin.store import (
     MemoryStore,
 )
 from hermes_memory_builtin.tool import memory_schema, memory_tool
+from hermes_memory_core.coerce import as_bool
 from hermes_memory_core.provider import MemoryProvider, ToolSchema
 from hermes_memory_core.toolresult import tool_result
 
@@ -25,25 +26,19 @@ __all__ = ["BuiltinMemoryProvider", "parse_flag"]
 
 logger = logging.getLogger(__name__)
 
-_TRUE = {"1", "true", "yes", "on", "y", "t"}
-_FALSE = {"0", "false", "no", "off", "n", "f", "", "none", "null"}
-
 
 def parse_flag(key: str, value: Any, default: bool) -> bool:
-    """A boolean config value; accepts YAML booleans and the usual truthy/falsy strings."""
+    """A boolean ``memory.<key>`` value: ``default`` when unset (``None``), otherwise what
+    `hermes_memory_core.coerce.as_bool` accepts (the same rule ``load_config`` applies).
+
+    :raises ValueError: ``"memory.<key> must be true or false, got <value>"``.
+    """
     if value is None:
         return default
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int | float):
-        return bool(value)
-    if isinstance(value, str):
-        lowered = value.strip().lower()
-        if lowered in _TRUE:
-            return True
-        if lowered in _FALSE:
-            return False
-    raise ValueError(f"memory.{key} must be true or false, got {value!r}")
+    try:
+        return as_bool(value)
+    except ValueError:
+        raise ValueError(f"memory.{key} must be true or false, got {value!r}") from None
 
 
 class BuiltinMemoryProvider(MemoryProvider):

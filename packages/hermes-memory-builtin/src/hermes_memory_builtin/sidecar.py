@@ -18,15 +18,14 @@ Format (version 1)::
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
-import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypedDict
+
+from hermes_memory_core.fsutil import atomic_write_text
 
 __all__ = [
     "EntryMeta",
@@ -126,21 +125,6 @@ def reconcile(
     return result
 
 
-def _replace_without_fsync(path: Path, text: str) -> None:
-    # Atomic (readers see the old or the new sidecar) but not fsynced: the sidecar is
-    # rebuildable metadata, and skipping two fsyncs halves the cost of every memory write.
-    fd, tmp_name = tempfile.mkstemp(prefix=".mem_", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.chmod(tmp_name, 0o600)
-        os.replace(tmp_name, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise
-
-
 def save_sidecar(data_path: Path, entries: list[str], metas: dict[str, EntryMeta]) -> None:
     """Write the sidecar for ``entries`` (in file order). Failures are logged, not raised:
     the data file is already safely written and metadata is secondary."""
@@ -157,6 +141,10 @@ def save_sidecar(data_path: Path, entries: list[str], metas: dict[str, EntryMeta
     body = ",\n  ".join(json.dumps(row, ensure_ascii=False) for row in rows)
     text = f"{head}\n  {body}\n ]}}\n" if rows else f"{head}]}}\n"
     try:
-        _replace_without_fsync(sidecar_path_for(data_path), text)
+        # Atomic (readers see the old or the new sidecar) but not fsynced: the sidecar is
+        # rebuildable metadata, and skipping two fsyncs halves the cost of every memory write.
+        atomic_write_text(
+            sidecar_path_for(data_path), text, tmp_prefix=".mem_", mode=0o600, fsync=False
+        )
     except OSError as exc:
         logger.warning("could not write memory sidecar for %s: %s", data_path, exc)

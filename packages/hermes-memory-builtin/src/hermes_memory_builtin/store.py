@@ -46,6 +46,8 @@ from hermes_memory_builtin.sidecar import (
     save_sidecar,
 )
 from hermes_memory_builtin.similarity import find_near_duplicate
+from hermes_memory_core.coerce import as_positive_int
+from hermes_memory_core.config import resolve_home
 from hermes_memory_core.fsutil import atomic_write_text
 
 __all__ = [
@@ -73,27 +75,14 @@ Result = dict[str, Any]
 
 def default_memory_dir() -> Path:
     """``$HERMES_HOME/memories`` (``~/.hermes/memories`` by default), resolved now."""
-    home = os.environ.get("HERMES_HOME") or "~/.hermes"
-    return Path(home).expanduser() / "memories"
+    return resolve_home() / "memories"
 
 
 def _coerce_limit(name: str, value: Any) -> int:
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    if isinstance(value, float):
-        if not value.is_integer():
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        value = int(value)
-    if isinstance(value, str):
-        try:
-            value = int(value.strip().replace("_", ""))
-        except ValueError:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}") from None
-    if not isinstance(value, int):
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    if value <= 0:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return value
+    try:
+        return as_positive_int(value)
+    except ValueError:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}") from None
 
 
 @dataclass

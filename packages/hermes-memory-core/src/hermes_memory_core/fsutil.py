@@ -16,6 +16,7 @@ def atomic_write_text(
     *,
     tmp_prefix: str = ".tmp_",
     mode: int | None = None,
+    fsync: bool = True,
 ) -> None:
     """Replace ``path`` with ``text`` so that readers see the old or the new file, never half.
 
@@ -23,6 +24,10 @@ def atomic_write_text(
     then renamed over the target; the directory is fsynced too so the rename survives a
     crash. ``mode`` sets the permissions of the new file (default: keep the old file's mode,
     or 0600 for a new file). The temporary file is removed on any failure.
+
+    ``fsync=False`` skips both fsyncs: the replacement is still atomic for readers, but after
+    a power loss the file may hold the old text (or, on some filesystems, be empty). Use it
+    only for data that can be rebuilt, where the two fsyncs would dominate the cost.
     """
     target = Path(path)
     directory = target.parent
@@ -37,14 +42,16 @@ def atomic_write_text(
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
             handle.flush()
-            os.fsync(handle.fileno())
+            if fsync:
+                os.fsync(handle.fileno())
         os.chmod(tmp_name, mode)
         os.replace(tmp_name, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
         raise
-    _fsync_directory(directory)
+    if fsync:
+        _fsync_directory(directory)
 
 
 def _fsync_directory(directory: Path) -> None:
