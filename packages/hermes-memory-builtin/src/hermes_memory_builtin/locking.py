@@ -83,9 +83,9 @@ def _open_lock_file(lock_path: Path) -> int:
 def exclusive_lock(path: Path, timeout: float | None = None) -> Iterator[None]:
     """Hold the exclusive lock of data file ``path`` for the duration of the ``with`` block.
 
-    Waits up to ``timeout`` seconds (default `LOCK_TIMEOUT_S`) for the lock. Raises `LockError` when the lock file
-    cannot be used or stays taken. The lock is released when the block ends or the process
-    dies (the kernel drops it).
+    Waits up to ``timeout`` seconds (default `LOCK_TIMEOUT_S`) for the lock. Raises
+    `LockError` when the lock file cannot be used or stays taken. The lock is released when
+    the block ends or the process dies (the kernel drops it).
     """
     if timeout is None:
         timeout = LOCK_TIMEOUT_S
