@@ -1,4 +1,9 @@
-"""The MCP resources: the curated memory files, read live, and the frozen session snapshot."""
+"""The MCP resources: the curated memory files, read live, and the frozen session snapshot.
+
+The memory files are served entry by entry through the builtin's threat scan, like the
+snapshot: an entry matching a threat pattern (a hand edit, another writer) reaches the client
+only as a ``[BLOCKED: …]`` placeholder, never verbatim.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from hermes_memory_builtin.format import parse_entries, read_raw, serialise
+from hermes_memory_builtin.scan import sanitise_for_prompt
 from hermes_memory_core.config import HermesConfig
 
 __all__ = [
@@ -18,9 +25,9 @@ __all__ = [
 ]
 
 MEMORY_URI = "hermes-memory://memories/MEMORY.md"
-"""The agent's notes, ``<home>/memories/MEMORY.md``, as on disk right now."""
+"""The agent's notes, ``<home>/memories/MEMORY.md``, as on disk right now (scanned)."""
 USER_URI = "hermes-memory://memories/USER.md"
-"""The user profile, ``<home>/memories/USER.md``, as on disk right now."""
+"""The user profile, ``<home>/memories/USER.md``, as on disk right now (scanned)."""
 SNAPSHOT_URI = "hermes-memory://snapshot"
 """The system-prompt blocks frozen when this server's session started."""
 
@@ -41,17 +48,17 @@ class MemoryResource:
     read: Callable[[], str]
 
 
-def read_memory_file(path: Path) -> str:
-    """The file's text, ``""`` when it does not exist yet.
+def read_memory_file(path: Path, target: str) -> str:
+    """The entries of memory file ``path`` (store ``target``: ``"memory"`` or ``"user"``),
+    one per ``§`` block, each flagged entry replaced by the snapshot's ``[BLOCKED: …]``
+    placeholder; ``""`` when the file does not exist yet.
 
     :raises ResourceReadError: the file exists but cannot be read as UTF-8.
     """
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ResourceReadError(f"cannot read {path}: {exc}") from exc
+    raw = read_raw(path)
+    if raw.error is not None or (raw.exists and raw.text is None):
+        raise ResourceReadError(f"cannot read {path}: {raw.error}")
+    return serialise(sanitise_for_prompt(target, parse_entries(raw.text)))
 
 
 def memory_resources(config: HermesConfig, snapshot: Callable[[], str]) -> list[MemoryResource]:
@@ -68,10 +75,11 @@ def memory_resources(config: HermesConfig, snapshot: Callable[[], str]) -> list[
                 title="Agent memory (MEMORY.md)",
                 description=(
                     "The agent's curated notes, entries separated by a line holding '§'. "
-                    f"Read live from {path}; edit it with the 'memory' tool (target 'memory')."
+                    f"Read live from {path}; an entry matching a threat pattern is shown as a "
+                    "[BLOCKED: ...] placeholder. Edit it with the 'memory' tool (target 'memory')."
                 ),
                 mime_type="text/markdown",
-                read=lambda: read_memory_file(path),
+                read=lambda: read_memory_file(path, "memory"),
             )
         )
     if config.memory.user_profile_enabled:
@@ -83,11 +91,12 @@ def memory_resources(config: HermesConfig, snapshot: Callable[[], str]) -> list[
                 title="User profile (USER.md)",
                 description=(
                     "What the agent knows about the user, entries separated by a line holding "
-                    f"'§'. Read live from {user_path}; edit it with the 'memory' tool "
+                    f"'§'. Read live from {user_path}; an entry matching a threat pattern is "
+                    "shown as a [BLOCKED: ...] placeholder. Edit it with the 'memory' tool "
                     "(target 'user')."
                 ),
                 mime_type="text/markdown",
-                read=lambda: read_memory_file(user_path),
+                read=lambda: read_memory_file(user_path, "user"),
             )
         )
     resources.append(
