@@ -37,6 +37,7 @@ __all__ = [
     "META_SCHEMA_KEY",
     "SCHEMA_VERSION",
     "TOOL_INDEX_PREFIX",
+    "ArchiveBusy",
     "connect",
     "migrate",
 ]
@@ -222,6 +223,11 @@ END;
 )
 
 
+class ArchiveBusy(sqlite3.OperationalError):
+    """A read gave up: the database stayed locked (by another process, or by a write of this
+    store waiting for it) for the whole read budget."""
+
+
 class RetryingConnection(sqlite3.Connection):
     """A connection whose stand-alone reads retry while another process holds the lock.
 
@@ -231,7 +237,7 @@ class RetryingConnection(sqlite3.Connection):
     here: the store retries whole transactions itself.
     """
 
-    read_budget_s = 60.0
+    read_budget_s = 5.0
 
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
         """`sqlite3.Connection.execute` with a bounded, jittered retry for reads."""
@@ -242,10 +248,21 @@ class RetryingConnection(sqlite3.Connection):
             try:
                 return super().execute(sql, parameters)
             except sqlite3.OperationalError as exc:
-                text = str(exc).lower()
-                if ("locked" not in text and "busy" not in text) or time.monotonic() > deadline:
+                if not _lock_error(exc):
                     raise
+                if time.monotonic() > deadline:
+                    raise ArchiveBusy(
+                        f"the session archive is locked by another process "
+                        f"(gave up after {self.read_budget_s:g} s): {exc}"
+                    ) from exc
                 time.sleep(random.uniform(0.01, 0.1))  # noqa: S311 - backoff jitter
+
+
+def _lock_error(exc: sqlite3.OperationalError) -> bool:
+    """A locked database: "database is locked" / "busy", or an FTS5 table that could not
+    read its configuration because of the lock ("vtable constructor failed")."""
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text or "vtable constructor failed" in text
 
 
 def _ensure_file(path: Path) -> None:

@@ -34,6 +34,7 @@ from typing import Any
 from hermes_memory_sessions.cjk import cjk_match_expr, split_cjk
 from hermes_memory_sessions.query import ParsedQuery, Term, parse_query
 from hermes_memory_sessions.query import any_terms as content_terms
+from hermes_memory_sessions.schema import ArchiveBusy
 
 __all__ = [
     "Hits",
@@ -245,6 +246,8 @@ def _search_items(
                     natural=bool(natural),
                     **filters,
                 )
+            except ArchiveBusy:
+                raise
             except sqlite3.OperationalError:
                 rows = []
             for row in rows:
@@ -402,6 +405,8 @@ def snippet_for(
                 f"WHERE {table} MATCH ? AND rowid = ?",
                 (expr, message_id),
             ).fetchone()
+        except ArchiveBusy:
+            raise
         except sqlite3.OperationalError:
             row = None
         return str(row[0]) if row and row[0] else ""

@@ -2,7 +2,8 @@
 
 Public API (stable; importers and the CLI build on it)::
 
-    store = SessionStore(path, *, busy_timeout_ms=5000, write_budget_s=60.0, journal_mode="wal")
+    store = SessionStore(path, *, busy_timeout_ms=5000, write_budget_s=60.0, read_budget_s=5.0,
+                         journal_mode="wal")
 
     # sessions
     store.create_session(session_id, *, source="cli", model=None, parent_session_id=None,
@@ -174,6 +175,9 @@ class SessionStore:
         busy_timeout_ms: SQLite busy timeout per attempt.
         write_budget_s: total time a write keeps retrying a locked database before it
             raises ``sqlite3.OperationalError``.
+        read_budget_s: about the longest a read waits for a locked database (or for a write
+            of this store in another thread) before it raises `schema.ArchiveBusy` (a
+            ``sqlite3.OperationalError``); reads answer tools inside the agent's turn.
         journal_mode: ``"wal"`` (default; falls back to ``"delete"`` where WAL cannot
             work) or ``"delete"``. The mode in effect is `journal_mode` on the instance.
     """
@@ -184,10 +188,12 @@ class SessionStore:
         *,
         busy_timeout_ms: int = 5000,
         write_budget_s: float = 60.0,
+        read_budget_s: float = 5.0,
         journal_mode: str = "wal",
     ) -> None:
         self.path = Path(path).expanduser()
         self._budget = write_budget_s
+        self._read_budget = read_budget_s
         self._lock = threading.RLock()
         self._writes = 0
         self._unmerged = 0  # messages written since the last incremental index merge
@@ -196,7 +202,7 @@ class SessionStore:
         )
         conn.row_factory = sqlite3.Row
         if isinstance(conn, schema.RetryingConnection):
-            conn.read_budget_s = write_budget_s
+            conn.read_budget_s = read_budget_s
         self._conn: sqlite3.Connection | None = conn
         try:
             with self._write() as conn:
@@ -216,14 +222,23 @@ class SessionStore:
 
     @contextlib.contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
-        """Serialise a read against other threads using this store."""
-        with self._lock:
+        """Serialise a read against other threads using this store.
+
+        :raises schema.ArchiveBusy: another thread's write held the store past the read budget.
+        """
+        if not self._lock.acquire(timeout=self._read_budget):
+            raise schema.ArchiveBusy(
+                f"the session archive is busy with a write (gave up after {self._read_budget:g} s)"
+            )
+        try:
             yield self.conn
+        finally:
+            self._lock.release()
 
     def read_with(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         """Run ``fn(connection, *args, **kwargs)`` for a read, serialised against threads."""
-        with self._lock:
-            return fn(self.conn, *args, **kwargs)
+        with self.read() as conn:
+            return fn(conn, *args, **kwargs)
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:

@@ -13,16 +13,20 @@ content words (stop words dropped): more matched words first, BM25 within the sa
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from hermes_memory_core.toolresult import tool_error, tool_result
 from hermes_memory_sessions.query import any_terms, parse_query
+from hermes_memory_sessions.schema import ArchiveBusy
 from hermes_memory_sessions.search import NATURAL_POOL, Hits, find_hits, shape_message
 from hermes_memory_sessions.store import SessionStore
 
 __all__ = ["HIDDEN_SOURCES", "SESSION_SEARCH_SCHEMA", "format_timestamp", "session_search"]
+
+logger = logging.getLogger(__name__)
 
 #: Sources never shown by session_search.
 HIDDEN_SOURCES: tuple[str, ...] = ("tool",)
@@ -147,6 +151,13 @@ def session_search(
         return tool_error("arguments must be a JSON object", success=False)
     try:
         return _dispatch(raw, store, current_session_id or None)
+    except ArchiveBusy as exc:
+        logger.warning("session_search: %s", exc)
+        return tool_error(
+            "session archive is busy (another process is holding its lock); "
+            "try session_search again in a moment",
+            success=False,
+        )
     except Exception as exc:  # the model gets a message, never a traceback
         return tool_error(f"session_search failed: {exc}", success=False)
 
@@ -194,6 +205,8 @@ def _scroll(
         return tool_error(f"session_id not found: {session_id}", success=False)
     try:
         view = store.get_messages_around(resolved, anchor, window)
+    except ArchiveBusy:
+        raise
     except Exception as exc:
         return tool_error(f"failed to load messages: {exc}", success=False)
     warning = None
@@ -389,6 +402,8 @@ def _result_entry(
     mid = row["id"]
     try:
         view = store.get_anchored_view(sid, mid, window=5, bookend=3)
+    except ArchiveBusy:
+        raise
     except Exception:
         return None
     root_meta = store.get_session(root) or {}
@@ -465,6 +480,8 @@ def _browse(store: SessionStore, limit: int, current: str | None) -> str:
                 )
                 if len(results) >= limit:
                     break
+    except ArchiveBusy:
+        raise
     except Exception as exc:
         return tool_error(f"Failed to list recent sessions: {exc}", success=False)
     return tool_result(
