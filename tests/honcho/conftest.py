@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 import httpx
 import pytest
 from honcho_fake import FakeHoncho
+from honcho_helpers import wait_for  # noqa: F401  (re-exported for older imports)
 
 from hermes_memory_honcho import HonchoProvider
 
@@ -24,17 +24,6 @@ BASE_SETTINGS: dict[str, Any] = {
     "tool_timeout": 5.0,
     "cooldown": 60.0,
 }
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 5.0) -> Any:
-    """Poll ``predicate`` until it returns something truthy; fail after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.01)
-    raise AssertionError(f"condition not met within {timeout}s")
 
 
 @pytest.fixture

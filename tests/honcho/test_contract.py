@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import wait_for
 from honcho_fake import FakeHoncho
+from honcho_helpers import wait_for
 
 from hermes_memory_honcho import HonchoProvider
 from hermes_memory_honcho.provider import split_message

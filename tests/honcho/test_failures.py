@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import httpx
-from conftest import wait_for
 from honcho_fake import FakeHoncho, LoopbackServer, free_port
+from honcho_helpers import wait_for
 
 from hermes_memory_core.health import read_provider_status
 

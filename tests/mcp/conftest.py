@@ -6,7 +6,6 @@ subprocess by the official ``mcp`` client (``stdio_client`` + ``ClientSession``)
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -14,25 +13,9 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession
 from mcp.client.stdio import stdio_client
-
-SCRIPT = Path(sys.executable).with_name("hermes-memory-mcp")
-
-
-def server_params(home: Path, *extra: str) -> StdioServerParameters:
-    """Parameters launching the console script on ``home`` (a clean, minimal environment)."""
-    assert SCRIPT.exists(), f"console script missing: {SCRIPT} (install hermes-memory-mcp)"
-    return StdioServerParameters(command=str(SCRIPT), args=["--home", str(home), *extra])
-
-
-def payload(result: Any) -> dict[str, Any]:
-    """The JSON object a tool returned as its single text content."""
-    assert len(result.content) == 1, result.content
-    assert result.content[0].type == "text"
-    data = json.loads(result.content[0].text)
-    assert isinstance(data, dict)
-    return data
+from mcp_helpers import SCRIPT, payload, server_params  # noqa: F401
 
 
 @pytest.fixture

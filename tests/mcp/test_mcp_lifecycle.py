@@ -21,9 +21,9 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import SCRIPT, payload
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp_helpers import SCRIPT, payload
 
 from hermes_memory_mcp import new_session_id
 from hermes_memory_mcp.ids import SESSION_ID_PATTERN

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import payload, server_params
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
+from mcp_helpers import payload, server_params
 
 from hermes_memory_sessions.store import SessionStore
 
