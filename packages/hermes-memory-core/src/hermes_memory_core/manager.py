@@ -595,7 +595,7 @@ def _note_redaction(result: str) -> str:
         payload = json.loads(result)
     except ValueError:
         return result
-    if not isinstance(payload, dict):
+    if not isinstance(payload, dict) or payload.get("success") is not True:
         return result
     payload["redacted"] = _REDACTION_NOTE
     return json.dumps(payload, ensure_ascii=False)
