@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from hermes_memory_sessions.store import MESSAGE_DATA_FIELDS
+
 if TYPE_CHECKING:
     from hermes_memory_sessions.store import SessionStore
 
@@ -50,19 +52,7 @@ ProgressCallback = Callable[[int, int], None]
 SESSION_RECOMPUTED: frozenset[str] = frozenset({"message_count", "tool_call_count"})
 
 #: Message columns copied from the source when present (the archive's compatible subset).
-MESSAGE_FIELDS: tuple[str, ...] = (
-    "role",
-    "content",
-    "tool_call_id",
-    "tool_calls",
-    "tool_name",
-    "timestamp",
-    "token_count",
-    "finish_reason",
-    "reasoning",
-    "active",
-    "compacted",
-)
+MESSAGE_FIELDS: tuple[str, ...] = MESSAGE_DATA_FIELDS
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _BATCH = 1000

@@ -101,7 +101,8 @@ _MESSAGE_FIELDS = (
     "active",
     "compacted",
 )
-_INSERTABLE_MESSAGE = tuple(f for f in _MESSAGE_FIELDS if f not in ("id", "session_id"))
+#: Message columns a caller (or an importer) supplies: every stored field but the two keys.
+MESSAGE_DATA_FIELDS = tuple(f for f in _MESSAGE_FIELDS if f not in ("id", "session_id"))
 _INVISIBLE = {
     "\u200b", "\u200c", "\u200d", "\u200e", "\u200f", "\u2060", "\ufeff", "\ufffc",
     "\u202a", "\u202b", "\u202c", "\u202d", "\u202e",
@@ -631,7 +632,7 @@ class SessionStore:
             role = m.get("role")
             if not isinstance(role, str) or not role.strip():
                 raise ValueError("message role must be a non-empty string")
-            values: dict[str, Any] = {k: m.get(k) for k in _INSERTABLE_MESSAGE if k in m}
+            values: dict[str, Any] = {k: m.get(k) for k in MESSAGE_DATA_FIELDS if k in m}
             values["role"] = role
             values["content"] = _encode_content(m.get("content"))
             values["tool_calls"] = _encode_json(m.get("tool_calls"))
