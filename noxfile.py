@@ -17,8 +17,8 @@ PACKAGES = {
     "packages/hermes-memory-core": ["tests/core"],
     "packages/hermes-memory-builtin": ["tests/builtin"],
     "packages/hermes-memory-sessions": ["tests/sessions"],
-    "packages/hermes-memory": ["tests/cli"],
-    "packages/hermes-memory-mcp": ["tests/mcp"],
+    "packages/hermes-memory-cli": ["tests/cli"],
+    "packages/hermes-memory-mcp-server": ["tests/mcp"],
     "plugins/hermes-memory-example": ["tests/example"],
     "plugins/hermes-memory-mem0": ["tests/mem0"],
     "plugins/hermes-memory-honcho": ["tests/honcho"],
@@ -27,16 +27,16 @@ PACKAGES = {
 LOCAL_DEPS = {
     "packages/hermes-memory-builtin": ["packages/hermes-memory-core"],
     "packages/hermes-memory-sessions": ["packages/hermes-memory-core"],
-    "packages/hermes-memory": [
+    "packages/hermes-memory-cli": [
         "packages/hermes-memory-core",
         "packages/hermes-memory-builtin",
         "packages/hermes-memory-sessions",
     ],
-    "packages/hermes-memory-mcp": [
+    "packages/hermes-memory-mcp-server": [
         "packages/hermes-memory-core",
         "packages/hermes-memory-builtin",
         "packages/hermes-memory-sessions",
-        "packages/hermes-memory",
+        "packages/hermes-memory-cli",
         "plugins/hermes-memory-example",  # test-only: an external provider to route to
     ],
     "plugins/hermes-memory-example": ["packages/hermes-memory-core"],

@@ -97,19 +97,19 @@ def test_debug_shows_traceback_on_failure(cli):
 
 
 def test_mcp_group_without_the_package_says_how_to_install(cli, home):
-    # Hide hermes_memory_mcp from the import system to see the stub the CLI falls back to.
+    # Hide hermes_memory_mcp_server from the import system to see the stub the CLI falls back to.
     code = (
-        "import sys; sys.modules['hermes_memory_mcp'] = None; "
-        "from hermes_memory.cli import main; sys.exit(main(['mcp', 'serve']))"
+        "import sys; sys.modules['hermes_memory_mcp_server'] = None; "
+        "from hermes_memory_cli.cli import main; sys.exit(main(['mcp', 'serve']))"
     )
     proc = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=cli.env, timeout=60
     )
     assert proc.returncode == 1
-    assert proc.stderr.strip().splitlines() == ["hermes-memory: error: install hermes-memory-mcp"]
+    assert proc.stderr.strip().splitlines() == ["hermes-memory: error: install hermes-memory-mcp-server"]
 
 
 def test_mcp_group_is_contributed_when_installed(cli):
-    pytest.importorskip("hermes_memory_mcp.cli")
+    pytest.importorskip("hermes_memory_mcp_server.cli")
     result = cli.ok("mcp", "serve", "--help")
     assert "--http" in result.out

@@ -14,7 +14,7 @@ SCRIPT = Path(sys.executable).with_name("hermes-memory-mcp")
 
 def server_params(home: Path, *extra: str) -> StdioServerParameters:
     """Parameters launching the console script on ``home`` (a clean, minimal environment)."""
-    assert SCRIPT.exists(), f"console script missing: {SCRIPT} (install hermes-memory-mcp)"
+    assert SCRIPT.exists(), f"console script missing: {SCRIPT} (install hermes-memory-mcp-server)"
     return StdioServerParameters(command=str(SCRIPT), args=["--home", str(home), *extra])
 
 

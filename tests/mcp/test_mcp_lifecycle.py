@@ -25,8 +25,8 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp_helpers import SCRIPT, payload
 
-from hermes_memory_mcp import new_session_id
-from hermes_memory_mcp.ids import SESSION_ID_PATTERN
+from hermes_memory_mcp_server import new_session_id
+from hermes_memory_mcp_server.ids import SESSION_ID_PATTERN
 from hermes_memory_sessions.store import SessionStore
 
 pytestmark = pytest.mark.timeout(90)

@@ -213,7 +213,7 @@ def test_external_provider_tools_are_exposed_and_memory_writes_mirrored(home, ru
     assert "Uses NixOS at home" in notes  # the builtin write reached the provider
 
 
-def test_hermes_memory_mcp_serve_is_the_same_server(home, tmp_path):
+def test_hermes_memory_mcp_server_serve_is_the_same_server(home, tmp_path):
     """``hermes-memory --home DIR mcp serve`` (the CLI hook) serves the same tools."""
     cli = Path(sys.executable).with_name("hermes-memory")
     if not cli.exists():

@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_memory._context import CLIError, Context
+from hermes_memory_cli._context import CLIError, Context
 
 if TYPE_CHECKING:
     from hermes_memory_sessions.store import SessionStore

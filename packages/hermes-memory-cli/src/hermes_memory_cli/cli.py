@@ -2,12 +2,12 @@
 
 ``hermes-memory [--home DIR] [--profile NAME] [--json] [--debug] COMMAND ...``
 
-Command handlers live in `hermes_memory.commands` and are imported only when their command
+Command handlers live in `hermes_memory_cli.commands` and are imported only when their command
 runs, so ``hermes-memory --help`` stays fast. Every failure ends with exit status 1 (2 for a
 usage error) and one line on stderr; ``--debug`` adds the traceback.
 
-Other distributions can contribute a command group. ``hermes-memory-mcp`` does so for
-``mcp``: when ``hermes_memory_mcp.cli`` is importable, its
+Other distributions can contribute a command group. ``hermes-memory-mcp-server`` does so for
+``mcp``: when ``hermes_memory_mcp_server.cli`` is importable, its
 ``register(subparsers, *, parents)`` is called with this parser's sub-parser collection and
 the list of parent parsers carrying the common options (``--home``, ``--profile``,
 ``--json``, ``--debug``); it adds a ``mcp`` parser whose leaf parsers set
@@ -28,7 +28,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from hermes_memory import __version__
+from hermes_memory_cli import __version__
 
 __all__ = ["build_parser", "main"]
 
@@ -215,17 +215,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _register_mcp(sub: Any, common: list[argparse.ArgumentParser]) -> None:
-    """Let ``hermes-memory-mcp`` add its ``mcp`` group, or add a stub that says to install it."""
-    problem = "install hermes-memory-mcp"
+    """Let ``hermes-memory-mcp-server`` add its ``mcp`` group, or add a stub that says to install it."""
+    problem = "install hermes-memory-mcp-server"
     try:
-        module = importlib.import_module("hermes_memory_mcp.cli")
+        module = importlib.import_module("hermes_memory_mcp_server.cli")
         register = module.register
     except ModuleNotFoundError as exc:
-        if exc.name not in {"hermes_memory_mcp", "hermes_memory_mcp.cli"}:
-            problem = f"hermes-memory-mcp failed to load: {exc}"
+        if exc.name not in {"hermes_memory_mcp_server", "hermes_memory_mcp_server.cli"}:
+            problem = f"hermes-memory-mcp-server failed to load: {exc}"
         register = None
     except Exception as exc:
-        problem = f"hermes-memory-mcp failed to load: {type(exc).__name__}: {exc}"
+        problem = f"hermes-memory-mcp-server failed to load: {type(exc).__name__}: {exc}"
         register = None
     if register is not None:
         try:
@@ -236,8 +236,8 @@ def _register_mcp(sub: Any, common: list[argparse.ArgumentParser]) -> None:
                 register(sub)
             return
         except Exception as exc:
-            problem = f"hermes-memory-mcp failed to register its commands: {exc}"
-    mcp = sub.add_parser("mcp", help="serve the memory over MCP (needs hermes-memory-mcp)")
+            problem = f"hermes-memory-mcp-server failed to register its commands: {exc}"
+    mcp = sub.add_parser("mcp", help="serve the memory over MCP (needs hermes-memory-mcp-server)")
     msub = mcp.add_subparsers(dest="mcp_command", metavar="ACTION", parser_class=_Parser)
     msub.required = True
     serve = msub.add_parser("serve", help="serve over stdio", parents=common)
@@ -299,7 +299,7 @@ def _setup_logging(debug: bool) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from hermes_memory._context import CLIError, Context
+    from hermes_memory_cli._context import CLIError, Context
 
     missing = getattr(args, "_missing", None)
     if missing:
@@ -311,7 +311,7 @@ def _run(args: argparse.Namespace) -> int:
             raise CLIError("no command given (see 'hermes-memory --help')", code=2)
         return int(func(args) or 0)
     module_name, func_name = target.split(":")
-    module = importlib.import_module(f"hermes_memory.commands.{module_name}")
+    module = importlib.import_module(f"hermes_memory_cli.commands.{module_name}")
     return int(getattr(module, func_name)(Context(args)) or 0)
 
 
@@ -321,7 +321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(list(argv) if argv is not None else None)
     debug = bool(getattr(args, "debug", False)) or bool(os.environ.get("HERMES_MEMORY_DEBUG"))
     _setup_logging(debug)
-    from hermes_memory._context import CLIError
+    from hermes_memory_cli._context import CLIError
 
     try:
         return _run(args)

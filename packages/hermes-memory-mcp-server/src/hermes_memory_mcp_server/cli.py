@@ -89,7 +89,7 @@ def run_serve(args: Any) -> int:
         home = resolve_home(
             getattr(namespace, "home", None), profile=getattr(namespace, "profile", None)
         )
-        from hermes_memory_mcp.server import serve_http, serve_stdio
+        from hermes_memory_mcp_server.server import serve_http, serve_stdio
 
         port = getattr(namespace, "http", None)
         if port is None:

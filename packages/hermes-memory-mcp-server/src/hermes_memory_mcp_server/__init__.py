@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hermes_memory_mcp.ids import new_session_id
-from hermes_memory_mcp.resources import MEMORY_URI, SNAPSHOT_URI, USER_URI
+from hermes_memory_mcp_server.ids import new_session_id
+from hermes_memory_mcp_server.resources import MEMORY_URI, SNAPSHOT_URI, USER_URI
 
 if TYPE_CHECKING:
-    from hermes_memory_mcp.bridge import MemoryBridge, ToolOutcome
-    from hermes_memory_mcp.server import (
+    from hermes_memory_mcp_server.bridge import MemoryBridge, ToolOutcome
+    from hermes_memory_mcp_server.server import (
         build_server,
         serve_http,
         serve_http_async,
@@ -38,20 +38,20 @@ __all__ = [
 ]
 
 _LAZY = {
-    "MemoryBridge": "hermes_memory_mcp.bridge",
-    "ToolOutcome": "hermes_memory_mcp.bridge",
-    "build_server": "hermes_memory_mcp.server",
-    "serve_http": "hermes_memory_mcp.server",
-    "serve_http_async": "hermes_memory_mcp.server",
-    "serve_stdio": "hermes_memory_mcp.server",
-    "serve_stdio_async": "hermes_memory_mcp.server",
+    "MemoryBridge": "hermes_memory_mcp_server.bridge",
+    "ToolOutcome": "hermes_memory_mcp_server.bridge",
+    "build_server": "hermes_memory_mcp_server.server",
+    "serve_http": "hermes_memory_mcp_server.server",
+    "serve_http_async": "hermes_memory_mcp_server.server",
+    "serve_stdio": "hermes_memory_mcp_server.server",
+    "serve_stdio_async": "hermes_memory_mcp_server.server",
 }
 
 
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
-        raise AttributeError(f"module 'hermes_memory_mcp' has no attribute {name!r}")
+        raise AttributeError(f"module 'hermes_memory_mcp_server' has no attribute {name!r}")
     import importlib
 
     return getattr(importlib.import_module(module), name)

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hermes_memory._context import CLIError, Context
+from hermes_memory_cli._context import CLIError, Context
 
 TARGETS = ("memory", "user")
 _DETAIL_KEYS = ("matches", "similar_entry", "suggested_removals", "current_entries")
@@ -135,7 +135,7 @@ def remove(ctx: Context) -> int:
 
 def edit(ctx: Context) -> int:
     """``memory edit``: open the file in ``$EDITOR``, validate, then replace it."""
-    from hermes_memory import memedit
+    from hermes_memory_cli import memedit
     from hermes_memory_builtin.format import read_raw
 
     store = ctx.memory_store()

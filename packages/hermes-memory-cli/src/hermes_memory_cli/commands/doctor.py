@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from hermes_memory._context import Context
+from hermes_memory_cli._context import Context
 
 _LEFTOVER_AGE_S = 3600
 _MARK = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL", "info": "info"}

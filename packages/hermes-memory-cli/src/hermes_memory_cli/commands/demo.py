@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hermes_memory._context import CLIError, Context
+from hermes_memory_cli._context import CLIError, Context
 
 # (user message, assistant reply, memory tool calls made during the turn)
 Turn = tuple[str, str, list[dict[str, Any]]]

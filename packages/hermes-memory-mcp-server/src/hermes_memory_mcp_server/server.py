@@ -26,9 +26,9 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from hermes_memory_mcp.bridge import MemoryBridge
-from hermes_memory_mcp.resources import MemoryResource, ResourceReadError, memory_resources
-from hermes_memory_mcp.stdin import StdinLines, stdin_is_pollable
+from hermes_memory_mcp_server.bridge import MemoryBridge
+from hermes_memory_mcp_server.resources import MemoryResource, ResourceReadError, memory_resources
+from hermes_memory_mcp_server.stdin import StdinLines, stdin_is_pollable
 
 __all__ = [
     "HTTP_HOST",
@@ -62,7 +62,7 @@ _INSTRUCTIONS = (
 
 def _package_version() -> str:
     try:
-        return version("hermes-memory-mcp")
+        return version("hermes-memory-mcp-server")
     except PackageNotFoundError:  # pragma: no cover - running from a source tree
         return "0"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes_memory._context import CLIError, Context
+from hermes_memory_cli._context import CLIError, Context
 
 
 def _infos(ctx: Context) -> list[Any]:
@@ -118,7 +118,7 @@ def _ago(ts: Any) -> str:
 
 
 def _write(ctx: Context, value: str) -> None:
-    from hermes_memory.configedit import ConfigEditError, set_memory_provider
+    from hermes_memory_cli.configedit import ConfigEditError, set_memory_provider
 
     _ = ctx.config  # a malformed file is reported before anything is written
     try:

@@ -1,4 +1,0 @@
-"""Handlers of the ``hermes-memory`` commands, one module per command group.
-
-Each handler takes a `hermes_memory._context.Context` and returns the exit status.
-"""
