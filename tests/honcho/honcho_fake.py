@@ -1,7 +1,7 @@
 """A stateful in-memory fake of the Honcho 3.0.12 v3 API, for offline contract tests.
 
 Built from the real exchanges in
-``/work/shared/reference/recordings/honcho-3.0.12-sdk-2.7.0.jsonl`` (paths, bodies, status codes,
+``tests/recordings/honcho-3.0.12-sdk-2.7.0.jsonl`` (paths, bodies, status codes,
 response shapes, the 422 id-pattern error and the 404 detail) and Honcho's published v3 API
 (endpoint list in ``external-providers.md`` §3.2). It is served two ways:
 

@@ -17,7 +17,9 @@ from mem0_fake import FakeMem0, wait_until
 
 from hermes_memory_core.health import read_provider_status
 
-RECORDING = Path("/work/shared/reference/recordings/mem0-platform-sdk-2.2.1-requests.jsonl")
+RECORDING = (
+    Path(__file__).resolve().parents[1] / "recordings" / "mem0-platform-sdk-2.2.1-requests.jsonl"
+)
 
 
 def _recorded() -> list[dict]:

@@ -16,7 +16,7 @@ from mem0_fake import FakeMem0, Request
 
 from hermes_memory_core.health import read_provider_status
 
-RECORDING = Path("/work/shared/reference/recordings/mem0-server-selfhosted.jsonl")
+RECORDING = Path(__file__).resolve().parents[1] / "recordings" / "mem0-server-selfhosted.jsonl"
 
 
 def _shape(value: object) -> object:

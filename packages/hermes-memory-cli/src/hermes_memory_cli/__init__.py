@@ -4,6 +4,9 @@ This meta-package installs ``hermes-memory-core``, ``hermes-memory-builtin`` and
 ``hermes-memory-sessions`` and adds the ``hermes-memory`` command (`hermes_memory_cli.cli`).
 """
 
+from importlib.metadata import version as _dist_version
+
 __all__ = ["__version__"]
 
-__version__ = "0.1.0"
+# The version lives in pyproject.toml only; installed metadata is its one copy.
+__version__ = _dist_version("hermes-memory-cli")

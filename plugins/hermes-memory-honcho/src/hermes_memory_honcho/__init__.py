@@ -4,7 +4,10 @@ Install ``hermes-memory-honcho``, set ``memory.provider: honcho`` and either
 ``HONCHO_API_KEY`` (Honcho cloud) or ``HONCHO_BASE_URL`` (a self-hosted server).
 """
 
+from importlib.metadata import version as _dist_version
+
 from hermes_memory_honcho.provider import HonchoProvider
 
 __all__ = ["HonchoProvider", "__version__"]
-__version__ = "0.1.0"
+# The version lives in pyproject.toml only; installed metadata is its one copy.
+__version__ = _dist_version("hermes-memory-honcho")

@@ -6,8 +6,11 @@ Install ``hermes-memory-mem0``, set ``memory.provider: mem0`` in ``config.yaml``
 Importing this package does not import mem0.
 """
 
+from importlib.metadata import version as _dist_version
+
 from hermes_memory_mem0.provider import Mem0Provider
 from hermes_memory_mem0.settings import ConfigError, Mem0Settings, load_settings
 
 __all__ = ["ConfigError", "Mem0Provider", "Mem0Settings", "load_settings"]
-__version__ = "0.1.0"
+# The version lives in pyproject.toml only; installed metadata is its one copy.
+__version__ = _dist_version("hermes-memory-mem0")
