@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -60,6 +62,14 @@ class MemoryBridge:
     (`MemoryManager.on_turn_start`) for the first call and for any call that comes more than
     ``turn_gap`` seconds after the previous one finished.
 
+    **A home that does not exist** (a mistyped ``--home``) is not created by starting: the
+    bridge serves an empty memory. Tool schemas come from the configured (not yet
+    initialised) manager; ``session_search`` and calls of unknown tools are answered by a
+    throw-away manager on an empty temporary directory; the first call of any other tool
+    (the ``memory`` tool, even a ``remove``, and provider tools) creates the home, logs
+    ``created new memory home at PATH`` as a warning and initialises the real manager.
+    `home_created` tells whether that happened.
+
     :param home: the Hermes home directory (default ``$HERMES_HOME`` or ``~/.hermes``).
     :param session_id: the session id to initialise providers with (default: a fresh one).
     :param turn_gap: seconds of silence that start a new turn (default 20).
@@ -86,6 +96,10 @@ class MemoryBridge:
         self._turn = 0
         self._last_call_end: float | None = None
         self._closed = False
+        self._pending_home = False
+        self._empty: tuple[MemoryManager, Path] | None = None
+        self.home_created = False
+        """True once this bridge created the missing home directory (on the first write)."""
 
     # ----------------------------------------------------------------- lifecycle
     async def start(self) -> None:
@@ -98,12 +112,62 @@ class MemoryBridge:
 
     def _build(self) -> tuple[MemoryManager, str]:
         manager = self._factory(self.home)
+        if not self.home.exists():
+            # Do not create a mistyped home just by starting: initialising the providers
+            # would make its directory, state.db and memories/. Wait for a write.
+            self._pending_home = True
+            logger.warning(
+                "memory home %s does not exist: serving an empty memory; the first write "
+                "will create it (check --home / HERMES_HOME if this is not a new memory)",
+                self.home,
+            )
+            return manager, ""
+        return manager, self._initialize(manager)
+
+    def _initialize(self, manager: MemoryManager) -> str:
         manager.initialize_all(self.session_id, hermes_home=str(self.home), platform=PLATFORM)
         names = ", ".join(p.name for p in manager.providers) or "none"
         logger.info(
             "hermes-memory MCP session %s on %s (providers: %s)", self.session_id, self.home, names
         )
-        return manager, manager.build_system_prompt()
+        return manager.build_system_prompt()
+
+    def _manager_for(self, name: str, arguments: Mapping[str, Any]) -> MemoryManager:
+        """The manager that should run this call (worker thread only).
+
+        While the home is missing, a call that may write creates it first; a read-only call
+        goes to the empty throw-away manager, so it answers exactly as an empty home would.
+        """
+        manager = self.manager
+        if not self._pending_home:
+            return manager
+        known = {str(schema.get("name")) for schema in manager.get_all_tool_schemas()}
+        may_write = name in known and name not in _READ_ONLY_TOOLS
+        if self.home.exists() or may_write:
+            if not self.home.exists():
+                self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+                self.home_created = True
+                logger.warning("created new memory home at %s", self.home)
+            self._drop_empty()
+            self._initialize(manager)
+            self._pending_home = False
+            return manager
+        if self._empty is None:
+            scratch = Path(tempfile.mkdtemp(prefix="hermes-memory-mcp-empty-"))
+            empty = self._factory(scratch)
+            empty.initialize_all(self.session_id, hermes_home=str(scratch), platform=PLATFORM)
+            self._empty = (empty, scratch)
+        return self._empty[0]
+
+    def _drop_empty(self) -> None:
+        if self._empty is None:
+            return
+        empty, scratch = self._empty
+        self._empty = None
+        try:
+            empty.shutdown_all()
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
 
     async def aclose(self) -> None:
         """End the session and shut the providers down, then stop the worker thread.
@@ -118,8 +182,12 @@ class MemoryBridge:
         manager, self._manager = self._manager, None
 
         def finish(manager: MemoryManager) -> None:
-            manager.on_session_end([])
-            manager.shutdown_all()
+            try:
+                if not self._pending_home:  # never initialised: nothing to end or flush
+                    manager.on_session_end([])
+                    manager.shutdown_all()
+            finally:
+                self._drop_empty()
 
         try:
             if manager is not None:
@@ -150,15 +218,21 @@ class MemoryBridge:
         Never raises for a tool problem: unknown tools, bad arguments and provider failures
         come back as an error outcome whose text is the JSON the manager produced.
         """
-        manager = self.manager
+        self.manager  # noqa: B018 - raises a clear error before start() / after aclose()
+        args = dict(arguments or {})
 
         def run() -> str:
+            try:
+                manager = self._manager_for(name, args)
+            except OSError as exc:
+                logger.warning("cannot create memory home %s: %s", self.home, exc)
+                return tool_error(f"Cannot create the memory home {self.home}: {exc}")
             now = time.monotonic()
             if self._last_call_end is None or now - self._last_call_end > self.turn_gap:
                 self._turn += 1
                 manager.on_turn_start(self._turn, "")
             try:
-                return manager.handle_tool_call(name, dict(arguments or {}))
+                return manager.handle_tool_call(name, args)
             except Exception as exc:  # the manager isolates providers; this is a last guard
                 logger.warning("memory tool %r failed: %s", name, exc, exc_info=True)
                 return tool_error(f"Memory tool '{name}' failed: {exc}")
@@ -171,6 +245,10 @@ class MemoryBridge:
     # ----------------------------------------------------------------- internals
     async def _run(self, func: Callable[[], _T]) -> _T:
         return await asyncio.wrap_future(self._executor.submit(func))
+
+
+_READ_ONLY_TOOLS = frozenset({"session_search"})
+"""Tools known never to write to the home (served from an empty memory while it is missing)."""
 
 
 def classify_result(text: str) -> ToolOutcome:
