@@ -1,14 +1,17 @@
 """Command-line entry points: ``hermes-memory-mcp`` and the ``hermes-memory mcp serve`` hook.
 
-``hermes-memory-mcp [--home DIR] [--profile NAME] [--http PORT] [--verbose]`` serves over
-stdio (what MCP clients launch) or, with ``--http``, over streamable HTTP on 127.0.0.1.
-The ``hermes-memory`` CLI calls `register` to add the same thing as ``mcp serve``.
+``hermes-memory-mcp [--home DIR] [--profile NAME] [--http PORT [--host ADDRESS]
+[--token-file PATH | --no-auth]] [--verbose] [--debug] [--version]`` serves over stdio (what
+MCP clients launch) or, with ``--http``, over streamable HTTP (127.0.0.1 by default, bearer
+token required). The ``hermes-memory`` CLI (distribution ``hermes-memory-cli``) calls
+`register` to add the same thing as ``mcp serve``.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -26,15 +29,51 @@ def _port(text: str) -> int:
     return value
 
 
+def _host(text: str) -> str:
+    import ipaddress
+
+    value = text.strip()
+    if value.lower() == "localhost":
+        return "localhost"
+    try:
+        return str(ipaddress.ip_address(value.strip("[]")))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"invalid address {text!r}: give an IP address such as 127.0.0.1, ::1 or 0.0.0.0"
+        ) from None
+
+
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``--http PORT`` and ``--verbose`` to ``parser``."""
+    """Add ``--http PORT``, ``--host``, ``--token-file``, ``--no-auth`` and ``--verbose``."""
     parser.add_argument(
         "--http",
         metavar="PORT",
         type=_port,
         default=None,
         help="serve streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio "
-        "(0 picks a free port; only the loopback interface is bound)",
+        "(0 picks a free port); clients must send 'Authorization: Bearer <token>'",
+    )
+    parser.add_argument(
+        "--host",
+        metavar="ADDRESS",
+        type=_host,
+        default=None,
+        help="with --http: the address to bind (default 127.0.0.1; anything else exposes the "
+        "server, token-protected but over plain HTTP, to that network)",
+    )
+    auth = parser.add_mutually_exclusive_group()
+    auth.add_argument(
+        "--token-file",
+        metavar="PATH",
+        default=None,
+        help="with --http: read the bearer token from PATH (mode 0600, yours, not a symlink) "
+        "instead of <home>/mcp/http-token, which is generated on first use",
+    )
+    auth.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="with --http on 127.0.0.1 or ::1 only: accept requests without a token "
+        "(any local user or process can then use the memory)",
     )
     parser.add_argument(
         "-v",
@@ -83,19 +122,48 @@ def run_serve(args: Any) -> int:
     namespace = args if isinstance(args, argparse.Namespace) else getattr(args, "args", args)
     from hermes_memory_core.config import ConfigError, resolve_home
 
-    debug = bool(getattr(namespace, "debug", False))
+    debug = bool(getattr(namespace, "debug", False)) or bool(os.environ.get("HERMES_MEMORY_DEBUG"))
     _configure_logging(verbose=bool(getattr(namespace, "verbose", False)), debug=debug)
+    port = getattr(namespace, "http", None)
+    host = getattr(namespace, "host", None)
+    token_file = getattr(namespace, "token_file", None)
+    no_auth = bool(getattr(namespace, "no_auth", False))
+    if port is None:
+        given = [
+            name
+            for name, value in (
+                ("--host", host),
+                ("--token-file", token_file),
+                ("--no-auth", no_auth),
+            )
+            if value
+        ]
+        if given:
+            print(f"hermes-memory-mcp: {', '.join(given)} needs --http PORT", file=sys.stderr)
+            return 2
     try:
         home = resolve_home(
             getattr(namespace, "home", None), profile=getattr(namespace, "profile", None)
         )
-        from hermes_memory_mcp_server.server import serve_http, serve_stdio
+        from hermes_memory_mcp_server.auth import TokenError, is_loopback
+        from hermes_memory_mcp_server.server import HTTP_HOST, serve_http, serve_stdio
 
-        port = getattr(namespace, "http", None)
         if port is None:
             serve_stdio(home)
         else:
-            serve_http(port, home)
+            host = host or HTTP_HOST
+            if no_auth and not is_loopback(host):
+                print(
+                    f"hermes-memory-mcp: --no-auth is refused with --host {host}: it is "
+                    "allowed only on 127.0.0.1 or ::1 (use the token instead)",
+                    file=sys.stderr,
+                )
+                return 2
+            try:
+                serve_http(port, home, host=host, token_file=token_file, no_auth=no_auth)
+            except TokenError as exc:
+                print(f"hermes-memory-mcp: {exc}", file=sys.stderr)
+                return 2
     except ConfigError as exc:
         print(f"hermes-memory-mcp: {exc}", file=sys.stderr)
         return 2
@@ -132,11 +200,25 @@ def _configure_logging(*, verbose: bool, debug: bool) -> None:
         root.setLevel(logging.WARNING)
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("hermes-memory-mcp-server")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser of the ``hermes-memory-mcp`` console script."""
     parser = argparse.ArgumentParser(
         prog="hermes-memory-mcp",
         description="Serve hermes-memory over the Model Context Protocol (stdio by default).",
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"hermes-memory-mcp (hermes-memory-mcp-server) {_version()}",
     )
     parser.add_argument(
         "--home",
@@ -145,6 +227,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="Hermes home directory (default: $HERMES_HOME or ~/.hermes)",
     )
     parser.add_argument("--profile", metavar="NAME", default=None, help="use <home>/profiles/NAME")
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="log everything (DEBUG) to stderr and show the traceback of a failure "
+        "(also HERMES_MEMORY_DEBUG=1)",
+    )
     add_serve_arguments(parser)
     return parser
 

@@ -9,6 +9,7 @@ threat scanning and size limits hold for MCP clients exactly as for Hermes itsel
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import signal
 import socket
@@ -24,8 +25,18 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 
+from hermes_memory_mcp_server.auth import (
+    BearerAuthMiddleware,
+    HttpToken,
+    SameOriginMiddleware,
+    TokenError,
+    is_loopback,
+    load_or_create_token,
+    read_token_file,
+)
 from hermes_memory_mcp_server.bridge import MemoryBridge
 from hermes_memory_mcp_server.resources import MemoryResource, ResourceReadError, memory_resources
 from hermes_memory_mcp_server.stdin import StdinLines, stdin_is_pollable
@@ -34,7 +45,10 @@ __all__ = [
     "HTTP_HOST",
     "HTTP_PATH",
     "SERVER_NAME",
+    "TokenError",
     "build_server",
+    "client_configurations",
+    "resolve_http_token",
     "serve_http",
     "serve_http_async",
     "serve_stdio",
@@ -45,7 +59,7 @@ logger = logging.getLogger(__name__)
 
 SERVER_NAME = "hermes-memory"
 HTTP_HOST = "127.0.0.1"
-"""The only interface the HTTP transport listens on: memory is never exposed to a network."""
+"""The default interface of the HTTP transport (loopback: memory is not exposed to a network)."""
 HTTP_PATH = "/mcp"
 """The streamable-HTTP endpoint path."""
 
@@ -189,36 +203,81 @@ def serve_stdio(home: str | Path | None = None) -> None:
 
 
 # --------------------------------------------------------------------------- http
+def _endpoint(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}{HTTP_PATH}"
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    address = "127.0.0.1" if host.lower() == "localhost" else host.strip("[]")
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((address, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _http_app(server: Server[Any], host: str, token: str | None) -> Any:
+    """The streamable-HTTP app behind the origin checks and the bearer-token check."""
+    if is_loopback(host):
+        # The SDK turns on its DNS-rebinding protection (Host and Origin must be local).
+        app: Any = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=HTTP_HOST)
+    else:
+        insecure = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        app = server.streamable_http_app(
+            streamable_http_path=HTTP_PATH, host=host, transport_security=insecure
+        )
+        app = SameOriginMiddleware(app)
+    if token is not None:
+        app = BearerAuthMiddleware(app, token)
+    return app
+
+
 async def serve_http_async(
     port: int,
     home: str | Path | None = None,
     *,
+    host: str = HTTP_HOST,
+    token: str | None = None,
+    no_auth: bool = False,
     on_ready: Callable[[str], None] | None = None,
 ) -> None:
-    """Serve streamable HTTP on ``http://127.0.0.1:<port>/mcp`` until SIGINT/SIGTERM.
+    """Serve streamable HTTP on ``http://<host>:<port>/mcp`` until SIGINT/SIGTERM.
 
-    ``port`` 0 picks a free port; ``on_ready`` receives the endpoint URL once the socket
-    listens (the CLI prints it to stderr). Only 127.0.0.1 is bound, and DNS-rebinding
-    protection refuses requests whose Host or Origin header is not local. One manager
-    serves every HTTP session of the process.
+    Every request must carry ``Authorization: Bearer <token>`` (401 otherwise). Pass the
+    ``token`` (see `hermes_memory_mcp_server.auth.load_or_create_token`), or
+    ``no_auth=True``, which is accepted only for a loopback ``host`` (``127.0.0.1``,
+    ``::1``, ``localhost``). On loopback, DNS-rebinding protection refuses requests whose
+    Host or Origin header is not local; on any other address a browser request must come
+    from the same origin. ``port`` 0 picks a free port; ``on_ready`` receives the endpoint
+    URL once the socket listens. One manager serves every HTTP session of the process.
+
+    :raises ValueError: bad port, neither ``token`` nor ``no_auth``, or ``no_auth`` with a
+        non-loopback host.
     """
     import uvicorn  # the HTTP stack is only needed here
 
     if not 0 <= port <= 65535:
         raise ValueError(f"port must be between 0 and 65535, got {port}")
+    if no_auth:
+        if not is_loopback(host):
+            raise ValueError(
+                f"--no-auth is refused when binding {host}: it is allowed only on 127.0.0.1 or ::1"
+            )
+        token = None
+    elif not token:
+        raise ValueError("serve_http_async needs token=... (or no_auth=True on loopback)")
     bridge = MemoryBridge(home)
     try:
         await bridge.start()
         server = build_server(bridge)
-        app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=HTTP_HOST)
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((HTTP_HOST, port))
-        except OSError:
-            sock.close()
-            raise
-        url = f"http://{HTTP_HOST}:{sock.getsockname()[1]}{HTTP_PATH}"
+        app = _http_app(server, host, token)
+        sock = _bind(host, port)
+        url = _endpoint(host, sock.getsockname()[1])
         config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
         web = uvicorn.Server(config)
         with sock, _keep_running_after_signal():
@@ -250,10 +309,93 @@ def _keep_running_after_signal() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def serve_http(port: int, home: str | Path | None = None) -> None:
-    """Blocking form of `serve_http_async`; prints the endpoint URL to stderr when ready."""
+def client_configurations(url: str, token: str) -> str:
+    """Ready-to-paste client configurations (Cursor, VS Code, Claude Code) for ``url``."""
+    headers = {"Authorization": f"Bearer {token}"}
+    entry = {"url": url, "headers": headers}
+    cursor = {"mcpServers": {"hermes-memory": entry}}
+    vscode = {"servers": {"hermes-memory": {"type": "http", **entry}}}
+    claude = {"mcpServers": {"hermes-memory": {"type": "http", **entry}}}
+
+    def show(value: Any) -> str:
+        return json.dumps(value, indent=2, ensure_ascii=False)
+
+    return (
+        f"Cursor (~/.cursor/mcp.json):\n{show(cursor)}\n\n"
+        f"VS Code (.vscode/mcp.json, or MCP: Open User Configuration):\n{show(vscode)}\n\n"
+        f"Claude Code (.mcp.json):\n{show(claude)}\n"
+    )
+
+
+def resolve_http_token(
+    home: str | Path | None, *, token_file: str | Path | None = None
+) -> HttpToken:
+    """The token an HTTP server on ``home`` requires: read from ``token_file`` when given,
+    else ``<home>/mcp/http-token`` (generated on first use).
+
+    :raises TokenError: unsafe or unreadable token file, or a home that does not exist.
+    """
+    if token_file is not None:
+        path = Path(token_file).expanduser()
+        return HttpToken(read_token_file(path), path, created=False)
+    from hermes_memory_core.config import resolve_home
+
+    return load_or_create_token(resolve_home(home))
+
+
+def serve_http(
+    port: int,
+    home: str | Path | None = None,
+    *,
+    host: str = HTTP_HOST,
+    token_file: str | Path | None = None,
+    no_auth: bool = False,
+) -> None:
+    """Blocking form of `serve_http_async` that manages the token and talks to the user.
+
+    The token comes from `resolve_http_token` (unless ``no_auth``). stderr gets the endpoint
+    URL; a newly generated token is printed there once, with the client configurations to
+    paste; on later starts only the token file's path is shown.
+
+    :raises TokenError: the token file is unsafe or unreadable, or the home does not exist.
+    :raises ValueError: ``no_auth`` with a non-loopback ``host``.
+    """
+    if no_auth and not is_loopback(host):
+        raise ValueError(
+            f"--no-auth is refused when binding {host}: it is allowed only on 127.0.0.1 or ::1"
+        )
+    token = None if no_auth else resolve_http_token(home, token_file=token_file)
+    if no_auth:
+        logger.warning(
+            "HTTP authentication is OFF (--no-auth): any local user or process can read "
+            "and write this memory"
+        )
+    elif not is_loopback(host):
+        logger.warning(
+            "listening on %s: plain HTTP, the bearer token crosses that network unencrypted",
+            host,
+        )
 
     def announce(url: str) -> None:
-        print(f"hermes-memory MCP server listening on {url}", file=sys.stderr, flush=True)
+        lines = [f"hermes-memory MCP server listening on {url}"]
+        if token is not None and token.created:
+            lines += [
+                f"A new bearer token was generated and saved in {token.path}.",
+                "It is shown only this once; clients send it as 'Authorization: Bearer <token>':",
+                "",
+                f"    {token.value}",
+                "",
+                client_configurations(url, token.value),
+            ]
+        elif token is not None:
+            lines.append(
+                f"Clients must send 'Authorization: Bearer <token>'; the token is in {token.path}"
+            )
+        print("\n".join(lines), file=sys.stderr, flush=True)
 
-    anyio.run(lambda: serve_http_async(port, home, on_ready=announce))
+    token_value = None if token is None else token.value
+    anyio.run(
+        lambda: serve_http_async(
+            port, home, host=host, token=token_value, no_auth=no_auth, on_ready=announce
+        )
+    )
