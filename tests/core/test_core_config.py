@@ -20,7 +20,7 @@ def test_missing_file_gives_defaults(tmp_path):
     assert cfg.memory.user_char_limit == 1375
     assert cfg.memory.prefetch_timeout == 8.0
     assert cfg.memory.provider == ""
-    assert cfg.sessions.db_path == tmp_path / "state.db"
+    assert cfg.sessions.db_path == tmp_path / "hermes-memory" / "sessions.db"
 
 
 def test_hermes_keys_with_string_values_are_cast(tmp_path):

@@ -33,7 +33,7 @@ print("ok")
 @pytest.mark.slow
 @pytest.mark.parametrize(("mode", "n"), [("wal", 120), ("delete", 40)])
 def test_processes_append_concurrently(tmp_path: Path, mode: str, n: int) -> None:
-    path = tmp_path / "state.db"
+    path = tmp_path / "sessions.db"
     with SessionStore(path, journal_mode=mode) as first:
         assert first.journal_mode == mode
     workers = 4

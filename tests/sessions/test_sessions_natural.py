@@ -70,7 +70,7 @@ NOISE = [
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[SessionStore]:
-    s = SessionStore(tmp_path / "state.db")
+    s = SessionStore(tmp_path / "sessions.db")
     for sid, started, turns in CORPUS:
         s.create_session(sid, started_at=started)
         s.append_messages(sid, [{"role": r, "content": c} for r, c in turns])

@@ -49,7 +49,7 @@ def test_lazy_open_and_config_path(tmp_path: Path) -> None:
     assert p.db_path == home / "db" / "arch.db"
     assert [s["name"] for s in p.get_tool_schemas()] == ["session_search"]
     default = SessionArchiveProvider(hermes_home=home)
-    assert default.db_path == home / "state.db"
+    assert default.db_path == home / "hermes-memory" / "sessions.db"
 
 
 def test_sync_turn_records_tool_messages_without_duplicates(tmp_path: Path) -> None:
@@ -61,7 +61,7 @@ def test_sync_turn_records_tool_messages_without_duplicates(tmp_path: Path) -> N
     p.sync_turn("u2", "a2", messages=turn_messages(1) + turn_messages(2))
     p.sync_turn("plain", "reply")
     p.shutdown()
-    with SessionStore(tmp_path / "state.db") as store:
+    with SessionStore(tmp_path / "hermes-memory" / "sessions.db") as store:
         rows = store.get_messages("s1")
         assert [r["role"] for r in rows] == ["user", "assistant", "tool", "assistant"] * 2 + [
             "user",
@@ -80,7 +80,7 @@ def test_sync_turn_records_tool_messages_without_duplicates(tmp_path: Path) -> N
     p2.sync_turn("u", "a", messages=[*history, *turn_messages(3)])
     p2.sync_turn("u", "a", messages=turn_messages(3))  # re-delivered turn
     p2.shutdown()
-    with SessionStore(tmp_path / "state.db") as store:
+    with SessionStore(tmp_path / "hermes-memory" / "sessions.db") as store:
         assert len(store.get_messages("s1")) == 14
 
 
@@ -114,7 +114,7 @@ def test_non_primary_context_writes_nothing(tmp_path: Path) -> None:
     p.initialize("sub", hermes_home=str(tmp_path), agent_context="subagent")
     p.sync_turn("hello", "world")
     p.on_session_end([])
-    assert not (tmp_path / "state.db").exists()
+    assert not (tmp_path / "hermes-memory" / "sessions.db").exists()
 
 
 def test_injected_store_is_not_closed(tmp_path: Path) -> None:

@@ -133,7 +133,7 @@ def _nasty_corpus(seed: int, n: int) -> list[str]:
 
 
 def test_fuzz_never_raises_or_leaks_fts_errors(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path / "state.db")
+    store = SessionStore(tmp_path / "sessions.db")
     store.create_session("s")
     store.append_message("s", "user", "docker 部署 user@example.com NEAR rank x 1e9")
     conn = store.conn

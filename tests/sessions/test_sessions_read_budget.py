@@ -52,7 +52,7 @@ def exclusive_lock_held_by_another_process(path: Path) -> Iterator[subprocess.Po
 def test_session_search_answers_a_clear_error_while_another_process_holds_the_lock(
     tmp_path: Path,
 ) -> None:
-    path = tmp_path / "state.db"
+    path = tmp_path / "sessions.db"
     with SessionStore(path, journal_mode="delete") as seed:
         seed.create_session("old", source="cli")
         seed.append_message("old", "user", "we configured pgBackRest for the 数据库 backups")
@@ -74,7 +74,7 @@ def test_session_search_answers_a_clear_error_while_another_process_holds_the_lo
 
 def test_default_read_budget_is_short(tmp_path: Path) -> None:
     """With default settings a read gives up after about 5 s, not the 60 s write budget."""
-    path = tmp_path / "state.db"
+    path = tmp_path / "sessions.db"
     store = SessionStore(path, journal_mode="delete")
     try:
         with exclusive_lock_held_by_another_process(path):

@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from hermes_memory_sessions.hermesdb import HermesDatabaseError
 from hermes_memory_sessions.schema import META_SCHEMA_KEY, SCHEMA_VERSION, TOOL_INDEX_PREFIX
 from hermes_memory_sessions.store import SessionStore, sanitize_title
 
 
 @pytest.fixture
 def store(tmp_path: Path):
-    s = SessionStore(tmp_path / "home" / "state.db")
+    s = SessionStore(tmp_path / "home" / "hermes-memory" / "sessions.db")
     yield s
     s.close()
 
@@ -62,7 +63,7 @@ def test_file_mode_wal_and_tables(store: SessionStore) -> None:
 
 
 def test_reopen_keeps_data_and_rejects_newer_schema(tmp_path: Path) -> None:
-    path = tmp_path / "state.db"
+    path = tmp_path / "sessions.db"
     with SessionStore(path) as s:
         s.create_session("s1")
         s.append_message("s1", "user", "hello archive")
@@ -222,7 +223,7 @@ def test_delete_and_prune_leave_no_index_rows(store: SessionStore) -> None:
 
 
 def test_foreign_writers_are_indexed_on_next_open(tmp_path: Path) -> None:
-    path = tmp_path / "state.db"
+    path = tmp_path / "sessions.db"
     with SessionStore(path) as s:
         s.create_session("s1")
         keep = s.append_message("s1", "user", "保留这条")
@@ -244,8 +245,8 @@ def test_foreign_writers_are_indexed_on_next_open(tmp_path: Path) -> None:
         check_integrity(s)
 
 
-def test_opens_existing_hermes_style_database(tmp_path: Path) -> None:
-    path = tmp_path / "state.db"
+def test_refuses_to_open_a_hermes_database_and_leaves_it_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
     raw = sqlite3.connect(path)
     raw.executescript("""
         CREATE TABLE schema_version (version INTEGER NOT NULL);
@@ -263,11 +264,11 @@ def test_opens_existing_hermes_style_database(tmp_path: Path) -> None:
     """)
     raw.commit()
     raw.close()
-    with SessionStore(path) as s:
-        assert len(s.search_messages("kubernetes")) == 1
-        assert len(s.search_messages("集群")) == 1
-        assert s.conn.execute("SELECT version FROM schema_version").fetchone()[0] == 11
-        assert "last_activity_at" in {r[1] for r in s.conn.execute("PRAGMA table_info(sessions)")}
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    for read_only in (None, True, False):
+        with pytest.raises(HermesDatabaseError, match="import --from-hermes"):
+            SessionStore(path, read_only=read_only)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
 
 
 def test_stats(store: SessionStore) -> None:

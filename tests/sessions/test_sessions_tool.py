@@ -13,7 +13,7 @@ from hermes_memory_sessions.tool import SESSION_SEARCH_SCHEMA, format_timestamp,
 
 @pytest.fixture
 def store(tmp_path: Path):
-    s = SessionStore(tmp_path / "state.db")
+    s = SessionStore(tmp_path / "sessions.db")
     yield s
     s.close()
 

@@ -28,6 +28,7 @@ __all__ = [
     "SessionsConfig",
     "load_config",
     "resolve_home",
+    "sessions_db_path",
 ]
 
 logger = logging.getLogger(__name__)
@@ -39,7 +40,15 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class MemoryConfig:
-    """The ``memory:`` section (Hermes keys plus ``prefetch_timeout``)."""
+    """The ``memory:`` section (Hermes keys plus our time bounds).
+
+    The four ``*_timeout`` keys bound, in seconds, how long `MemoryManager` waits for the
+    external provider (the local tiers are never time-bounded): ``prefetch_timeout`` for
+    recall, ``hook_timeout`` for the quick hooks (``initialize``, ``system_prompt_block``,
+    ``on_turn_start``, ``on_memory_write``, ``on_pre_compress``, ``on_session_switch``,
+    ``on_delegation``), ``tool_timeout`` for its tools, and ``shutdown_timeout`` for draining
+    queued syncs and for ``on_session_end`` / ``shutdown``.
+    """
 
     memory_enabled: bool = True
     user_profile_enabled: bool = True
@@ -48,12 +57,15 @@ class MemoryConfig:
     nudge_interval: int = 10
     provider: str = ""
     prefetch_timeout: float = 8.0
+    hook_timeout: float = 5.0
+    tool_timeout: float = 30.0
+    shutdown_timeout: float = 5.0
     write_approval: bool = False
 
 
 @dataclass(frozen=True)
 class SessionsConfig:
-    """The ``sessions:`` section: where the archive lives (default ``<home>/state.db``)."""
+    """The ``sessions:`` section: where the archive lives (see `sessions_db_path`)."""
 
     db_path: Path
 
@@ -133,6 +145,9 @@ def _parse_memory(section: Mapping[str, Any], path: Path) -> MemoryConfig:
         "nudge_interval": as_non_negative_int,
         "provider": _as_name,
         "prefetch_timeout": _as_seconds,
+        "hook_timeout": _as_seconds,
+        "tool_timeout": _as_seconds,
+        "shutdown_timeout": _as_seconds,
         "write_approval": as_bool,
     }
     # Keys Hermes itself uses in this section that we accept and ignore.
@@ -151,16 +166,33 @@ def _parse_memory(section: Mapping[str, Any], path: Path) -> MemoryConfig:
     return MemoryConfig(**{**vars(defaults), **values})
 
 
+#: The session archive's file, relative to the home, unless ``sessions.db_path`` says otherwise.
+#: A file of our own: ``<home>/state.db`` is Hermes Agent's database and is never our archive.
+DEFAULT_SESSIONS_DB = Path("hermes-memory") / "sessions.db"
+
+
+def sessions_db_path(home: str | os.PathLike[str], configured: str | None = None) -> Path:
+    """Where the session archive lives: ``configured`` (``sessions.db_path``; ``~`` expanded,
+    relative to ``home`` unless absolute), else ``<home>/hermes-memory/sessions.db``.
+
+    The one place this is decided (config loading, the sessions provider and the CLI use it).
+    """
+    home_path = Path(home).expanduser()
+    if configured is None or not str(configured).strip():
+        return home_path / DEFAULT_SESSIONS_DB
+    candidate = Path(configured).expanduser()
+    return candidate if candidate.is_absolute() else home_path / candidate
+
+
 def _parse_sessions(section: Mapping[str, Any], path: Path, home: Path) -> SessionsConfig:
-    db_path = home / "state.db"
+    db_path = sessions_db_path(home)
     for key, value in section.items():
         if key == "db_path":
             if value is None:
                 continue
             if not isinstance(value, str) or not value.strip():
                 raise ConfigError(f"{path}: sessions.db_path must be a path string, got {value!r}")
-            candidate = Path(value).expanduser()
-            db_path = candidate if candidate.is_absolute() else home / candidate
+            db_path = sessions_db_path(home, value)
         else:
             logger.warning("%s: unknown key sessions.%s is ignored", path, key)
     return SessionsConfig(db_path=db_path)

@@ -5,8 +5,9 @@ tool results of the turn), ends the session on ``on_session_end``, follows sessi
 (the new session is linked through ``parent_session_id``), and exposes ``session_search``.
 
 The database is ``sessions.db_path`` from ``config.yaml`` (``~`` expanded; a relative path
-is taken relative to the home directory), default ``<home>/state.db``. Nothing is opened
-before the first write or tool call.
+is taken relative to the home directory), default ``<home>/hermes-memory/sessions.db``
+(resolved by `hermes_memory_core.config.sessions_db_path`). Hermes' own ``state.db`` is never
+used as the archive. Nothing is opened before the first write or tool call.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from hermes_memory_core.config import sessions_db_path
 from hermes_memory_core.provider import MemoryProvider
 from hermes_memory_core.toolresult import tool_error
 from hermes_memory_sessions.store import SessionStore
@@ -139,14 +141,11 @@ class SessionArchiveProvider(MemoryProvider):
 
     @property
     def db_path(self) -> Path:
-        """Where the archive lives (``sessions.db_path`` or ``<home>/state.db``)."""
+        """Where the archive lives (``sessions.db_path`` or ``<home>/hermes-memory/sessions.db``)."""
         home = self._home or Path(os.environ.get("HERMES_HOME") or "~/.hermes").expanduser()
         section = self._config.get("sessions")
         configured = section.get("db_path") if isinstance(section, Mapping) else None
-        if configured:
-            path = Path(str(configured)).expanduser()
-            return path if path.is_absolute() else home / path
-        return home / "state.db"
+        return sessions_db_path(home, str(configured) if configured else None)
 
     @property
     def store(self) -> SessionStore:
@@ -188,7 +187,7 @@ class SessionArchiveProvider(MemoryProvider):
                 "type": "text",
                 "secret": False,
                 "required": False,
-                "default": "<home>/state.db",
+                "default": "<home>/hermes-memory/sessions.db",
             }
         ]
 

@@ -1,9 +1,11 @@
 """Schema, connection setup and versioned migrations of the session archive.
 
 Tables and columns are a compatible subset of Hermes Agent's ``state.db`` (``sessions``,
-``messages``, ``schema_version``, ``state_meta``), so an existing Hermes database can be
-opened or imported and Hermes can read ours. The full-text indexes carry an ``hm_`` prefix
-so they never collide with Hermes' own ``messages_fts*`` tables when both tools share a file:
+``messages``, ``schema_version``, ``state_meta``), so Hermes' sessions import column for
+column and Hermes could read ours. The archive is always a file of its own: Hermes'
+``state.db`` is never opened as an archive (`hermes_memory_sessions.hermesdb`). Every object
+that is ours alone carries an ``hm_`` prefix (an earlier release did put them inside Hermes'
+file; `hermes_memory_sessions.migrate_out` moves such an archive out):
 
 * ``hm_fts_words`` — FTS5 ``unicode61`` (diacritics folded), *external content* over the
   view ``hm_fts_words_src`` (no second copy of the text), kept in sync by triggers. Columns
@@ -39,11 +41,12 @@ __all__ = [
     "TOOL_INDEX_PREFIX",
     "ArchiveBusy",
     "connect",
+    "connect_readonly",
     "migrate",
 ]
 
 #: Current hermes-memory schema version (see `MIGRATIONS`).
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: ``state_meta`` key that holds our schema version.
 META_SCHEMA_KEY = "hermes_memory_schema_version"
 #: Characters of a ``role='tool'`` message that are indexed (the rest is stored, not indexed).
@@ -331,6 +334,35 @@ def connect(
     return conn, mode
 
 
+def connect_readonly(path: Path, *, busy_timeout_ms: int = 5000) -> sqlite3.Connection:
+    """Open our archive for reading only (a read-only home: file or directory not writable).
+
+    Nothing is created: with a ``-wal``/``-shm`` pair present the connection reads through
+    them; without a ``-wal`` in a directory we cannot write, the file is opened
+    ``immutable=1`` (nobody can be writing it: a WAL writer would need that directory).
+    """
+    from urllib.parse import quote
+
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    immutable = not wal.exists() and not os.access(path.parent, os.W_OK)
+    if wal.exists() and not shm.exists() and not os.access(path.parent, os.W_OK):
+        raise sqlite3.OperationalError(
+            f"{path}: cannot read: its -wal file needs recovery and the directory is read-only"
+        )
+    uri = "file:" + quote(str(path)) + "?mode=ro" + ("&immutable=1" if immutable else "")
+    conn = sqlite3.connect(
+        uri,
+        uri=True,
+        timeout=busy_timeout_ms / 1000,
+        isolation_level=None,
+        check_same_thread=False,
+        factory=RetryingConnection,
+    )
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    conn.execute("PRAGMA temp_store = MEMORY")
+    return conn
+
+
 def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
     return {str(r[1]) for r in conn.execute(f"PRAGMA table_info({table})")}
 
@@ -399,8 +431,37 @@ def _v1(conn: sqlite3.Connection) -> None:
     )
 
 
+_IMPORT_DDL = """
+CREATE TABLE IF NOT EXISTS hm_import_sources (
+    source TEXT PRIMARY KEY,
+    last_message_id INTEGER NOT NULL DEFAULT 0,
+    imported_at REAL,
+    sessions INTEGER NOT NULL DEFAULT 0,
+    messages INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS hm_import_sessions (
+    source TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    PRIMARY KEY (source, session_id)
+) WITHOUT ROWID;
+"""
+
+
+def _v2(conn: sqlite3.Connection) -> None:
+    """Bookkeeping of incremental imports from Hermes databases.
+
+    ``hm_import_sources``: per source file, the highest source message id imported (the
+    watermark). ``hm_import_sessions``: which archive sessions an import of that source
+    created (only those receive messages appended to the source later; a session the archive
+    recorded itself is never doubled).
+    """
+    _run_script(conn, _IMPORT_DDL)
+
+
 #: Versioned migrations: ``(version, function)``; each runs once, inside one transaction.
-MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = [(1, _v1)]
+MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = [(1, _v1), (2, _v2)]
+#: The oldest schema version a read-only open can serve (reads need nothing newer).
+READABLE_VERSION = 1
 
 
 def current_version(conn: sqlite3.Connection) -> int:

@@ -3,7 +3,8 @@
 Public API (stable; importers and the CLI build on it)::
 
     store = SessionStore(path, *, busy_timeout_ms=5000, write_budget_s=60.0, read_budget_s=5.0,
-                         journal_mode="wal")
+                         journal_mode="wal", read_only=None)
+        # HermesDatabaseError (a sqlite3.DatabaseError) when path is Hermes' own state.db
 
     # sessions
     store.create_session(session_id, *, source="cli", model=None, parent_session_id=None,
@@ -19,6 +20,8 @@ Public API (stable; importers and the CLI build on it)::
     store.iter_sessions() -> Iterator[dict]                    # started_at ASC, id ASC
     store.delete_session(session_id) -> bool                   # children are orphaned
     store.prune(older_than_days) -> int                        # ended sessions only
+    store.end_stale_sessions(older_than_hours) -> list[str]    # left open by a crash
+    store.count_open_sessions(older_than_days=None) -> int
     store.lineage_root(session_id) -> str
 
     # messages
@@ -62,6 +65,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import random
 import sqlite3
 import threading
@@ -71,10 +75,18 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hermes_memory_sessions import schema
+from hermes_memory_sessions import hermesdb, schema
 from hermes_memory_sessions.cjk import cjk_index_text
 
-__all__ = ["TITLE_MAX_CHARS", "SessionStore", "sanitize_title"]
+__all__ = ["STALE_END_REASON", "TITLE_MAX_CHARS", "ArchiveReadOnly", "SessionStore", "sanitize_title"]
+
+#: ``end_reason`` written by `SessionStore.end_stale_sessions`.
+STALE_END_REASON = "stale"
+
+
+class ArchiveReadOnly(sqlite3.OperationalError):
+    """A write was asked of an archive opened read-only (its file or directory is not
+    writable); reads keep working."""
 
 T = TypeVar("T")
 
@@ -181,6 +193,14 @@ class SessionStore:
             ``sqlite3.OperationalError``); reads answer tools inside the agent's turn.
         journal_mode: ``"wal"`` (default; falls back to ``"delete"`` where WAL cannot
             work) or ``"delete"``. The mode in effect is `journal_mode` on the instance.
+        read_only: ``True`` opens for reading only (nothing is created or written; writes
+            raise `ArchiveReadOnly`); ``None`` (default) does so when the file exists and it or
+            its directory is not writable (a read-only home), else opens for writing.
+
+    Raises:
+        hermesdb.HermesDatabaseError: ``path`` is Hermes Agent's own ``state.db`` (the archive
+            is a file of its own; import Hermes' sessions with ``import_hermes_db``).
+        sqlite3.OperationalError: a read-only archive too old to read, or not readable.
     """
 
     def __init__(
@@ -191,6 +211,7 @@ class SessionStore:
         write_budget_s: float = 60.0,
         read_budget_s: float = 5.0,
         journal_mode: str = "wal",
+        read_only: bool | None = None,
     ) -> None:
         self.path = Path(path).expanduser()
         self._budget = write_budget_s
@@ -198,18 +219,37 @@ class SessionStore:
         self._lock = threading.RLock()
         self._writes = 0
         self._unmerged = 0  # messages written since the last incremental index merge
-        conn, self.journal_mode = schema.connect(
-            self.path, busy_timeout_ms=busy_timeout_ms, journal_mode=journal_mode
-        )
+        hermesdb.check_not_hermes(self.path)
+        if read_only is None:
+            read_only = self.path.exists() and not (
+                os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK)
+            )
+        self.read_only = bool(read_only)
+        if self.read_only:
+            conn = schema.connect_readonly(self.path, busy_timeout_ms=busy_timeout_ms)
+            self.journal_mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+        else:
+            conn, self.journal_mode = schema.connect(
+                self.path, busy_timeout_ms=busy_timeout_ms, journal_mode=journal_mode
+            )
         conn.row_factory = sqlite3.Row
         if isinstance(conn, schema.RetryingConnection):
             conn.read_budget_s = read_budget_s
         self._conn: sqlite3.Connection | None = conn
         try:
-            with self._write() as conn:
-                schema.migrate(conn)
+            if self.read_only:
+                version = schema.current_version(conn)
+                if version < schema.READABLE_VERSION:
+                    raise sqlite3.OperationalError(
+                        f"{self.path} is read-only and is not a hermes-memory archive this "
+                        "version can read (it would need to be initialised or upgraded)"
+                    )
+            else:
+                with self._write() as conn:
+                    schema.migrate(conn)
         except BaseException:
             self._conn.close()
+            self._conn = None
             raise
 
     # ------------------------------------------------------------------ plumbing
@@ -246,6 +286,11 @@ class SessionStore:
         """``BEGIN IMMEDIATE`` … ``COMMIT`` with bounded, jittered retry on a locked database."""
         with self._lock:
             conn = self.conn
+            if self.read_only:
+                raise ArchiveReadOnly(
+                    f"the session archive {self.path} is open read-only (its file or directory"
+                    " is not writable): nothing can be recorded or changed"
+                )
             deadline = time.monotonic() + self._budget
             start = time.monotonic()
             while True:
@@ -355,12 +400,13 @@ class SessionStore:
         with self._lock:
             if self._conn is None:
                 return
-            if self.journal_mode == "wal":
+            if self.journal_mode == "wal" and not self.read_only:
                 with contextlib.suppress(sqlite3.Error):
                     self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
             self._conn.close()
             self._conn = None
-            schema.tighten_permissions(self.path)
+            if not self.read_only:
+                schema.tighten_permissions(self.path)
 
     def __enter__(self) -> SessionStore:
         return self
@@ -448,9 +494,14 @@ class SessionStore:
         return dict(row) if row else None
 
     def resolve_session_id(self, id_or_prefix: str) -> str | None:
-        """Full id for an exact id or a *unique* prefix; None when unknown or ambiguous."""
+        """Full id for an exact id or a *unique* prefix; None when unknown or ambiguous.
+
+        Raises ValueError for an id containing NUL or another control character (SQLite's
+        ``LIKE`` would stop at a NUL and match a shorter prefix).
+        """
         if not id_or_prefix:
             return None
+        _check_id(id_or_prefix)
         with self.read() as conn:
             if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (id_or_prefix,)).fetchone():
                 return id_or_prefix
@@ -575,6 +626,44 @@ class SessionStore:
             for sid in ids:
                 self._delete(conn, sid)
         return len(ids)
+
+    def end_stale_sessions(self, older_than_hours: float) -> list[str]:
+        """End sessions still open whose last activity is more than ``older_than_hours`` ago.
+
+        For sessions left open by a host that crashed or was killed: each gets ``ended_at`` =
+        its last activity (its last message, else its start) and ``end_reason`` =
+        `STALE_END_REASON`, so `prune` can delete it once it is old enough. Returns the ids
+        ended, oldest activity first.
+        """
+        hours = float(older_than_hours)
+        if not hours >= 0:
+            raise ValueError("older_than_hours must be a number >= 0")
+        cutoff = time.time() - hours * 3600
+        with self._write() as conn:
+            rows = conn.execute(
+                "SELECT id, COALESCE(last_activity_at, started_at) AS at FROM sessions"
+                " WHERE ended_at IS NULL AND COALESCE(last_activity_at, started_at) < ?"
+                " ORDER BY at, id",
+                (cutoff,),
+            ).fetchall()
+            for row in rows:
+                conn.execute(
+                    "UPDATE sessions SET ended_at = ?, end_reason = ?"
+                    " WHERE id = ? AND ended_at IS NULL",
+                    (row["at"], STALE_END_REASON, row["id"]),
+                )
+        return [str(r["id"]) for r in rows]
+
+    def count_open_sessions(self, older_than_days: float | None = None) -> int:
+        """Sessions not ended (optionally only those started more than N days ago): what
+        `prune` leaves alone; `end_stale_sessions` ends those abandoned by a crash."""
+        sql = "SELECT COUNT(*) FROM sessions WHERE ended_at IS NULL"
+        params: list[Any] = []
+        if older_than_days is not None:
+            sql += " AND started_at < ?"
+            params.append(time.time() - float(older_than_days) * 86400)
+        with self.read() as conn:
+            return int(conn.execute(sql, params).fetchone()[0])
 
     # ------------------------------------------------------------------ messages
 
@@ -836,6 +925,12 @@ def schema_columns(conn: sqlite3.Connection, table: str) -> set[str]:
 def _check_id(session_id: Any) -> str:
     if not isinstance(session_id, str) or not session_id.strip():
         raise ValueError("session_id must be a non-empty string")
+    bad = next((ch for ch in session_id if ch == "\x00" or unicodedata.category(ch) == "Cc"), None)
+    if bad is not None:
+        raise ValueError(
+            f"session id {session_id!r} contains the control character U+{ord(bad):04X};"
+            " session ids are printable text"
+        )
     return session_id
 
 

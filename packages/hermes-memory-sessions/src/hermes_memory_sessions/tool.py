@@ -194,7 +194,10 @@ def _scroll(
     except (TypeError, ValueError, OverflowError):
         return tool_error("scroll requires integer around_message_id", success=False)
     window = _clamp(_int_or(window_arg if window_arg is not None else 5, 5), 1, 20)
-    resolved = store.resolve_session_id(session_id)
+    try:
+        resolved = store.resolve_session_id(session_id)
+    except ValueError as exc:  # a NUL or control character: refused, never prefix-matched
+        return tool_error(str(exc), success=False)
     if current and resolved and store.lineage_root(resolved) == store.lineage_root(current):
         return tool_error(
             "scroll rejected: anchor lives in the current session lineage "
