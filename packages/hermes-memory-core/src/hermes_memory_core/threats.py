@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Final, Literal, NamedTuple
+
+from hermes_memory_core._normalize import TAG_PAYLOAD_RE, fold_keyword, matching_forms
 
 __all__ = [
     "INVISIBLE_CHARS",
@@ -131,10 +132,139 @@ _VERB_EDIT = r"update|modify|edit|write|change|append|add\s+to"
 #: past a comment closer — so successive "<!--" starts scan disjoint stretches (linear time).
 _COMMENT_BODY = r"(?:[^<-]|<(?!!--)|-(?!->)){0,4096}?"
 _SENSITIVE_VAR = r"\$\{?\w{0,64}?(?:key|token|secret|password|credentials?)(?![a-z0-9])"
+#: Template copies of secret files (``.env.example``) hold no secrets.
+_NOT_TEMPLATE = r"(?!\.(?:example|sample|template|dist|defaults?|tmpl|tpl|schema)(?![a-z0-9]))"
+#: Whom a C2 implant talks to. A heartbeat to "the monitoring service" is ordinary ops.
+_C2_PEER = (
+    r"(?:(?:the|your|our|its|an?)\s+)?(?:c2|c&c|operator|handler|listener|mothership|"
+    r"coordinator|command\s+server|team\s*server|attacker|home\s+base|botnet)(?![a-z0-9])"
+)
+#: What "you must …" demands of an implant (not "you must report hours in Harvest").
+_FORCED = (
+    r"register\s+(?:as\s+an?\s+(?:node|agent|bot|implant)|with\s+(?:the\s+)?"
+    r"(?:c2|coordinator|controller|operator|handler|mothership))"
+    r"|connect\s+(?:to|with)\s+(?:the\s+)?(?:c2|network|mesh|botnet|listener|handler|"
+    r"coordinator|operator|mothership)"
+    r"|report\s+(?:home|back\s+to\s+(?:the\s+|your\s+)?(?:operator|handler|c2|coordinator|server))"
+    r"|beacon|phone\s+home|call\s+home"
+)
+#: "only use one-liners" as anti-forensics: said to the agent, or for the sake of leaving no
+#: trace. "Prefers to only use one-liners for quick fixes" is a preference, not a threat.
+_ONELINER = (
+    _B
+    + r"(?:you\s+(?:must|should|shall|will)\s+(?:always\s+)?only\s+use\s+one[-\s]?liners?"
+    + _E
+    + r"|only\s+use\s+one[-\s]?liners?"
+    + _E
+    + r"(?=[^.\n]{0,80}?(?<![a-z])(?:traces?|forensics?|evidence|disk|detect\w{0,4}|logs?|"
+    + r"history|artifacts?|footprint)(?![a-z])))"
+)
+#: Data worth stealing, as the object of a "send … to https://" instruction. "upload build
+#: artifacts to https://…" names none of it.
+_SENSITIVE_DATA = (
+    r"(?:conversations?|chats?|transcripts?|history|(?:previous|all|user'?s?|chat|private)\s+"
+    r"messages|memory|memories|secrets?|credentials?|(?:api|private|secret|access|signing)"
+    r"[\s_-]?keys?|tokens?|passwords?|passwd|\.env|env(?:ironment)?\s+variables|cookies?|"
+    r"system\s+prompt|(?:full|entire|whole)\s+context|everything|personal\s+(?:data|info|"
+    r"information)|user\s+data|id_rsa|id_ed25519|\.ssh)"
+)
+#: A home directory however it is spelled: ``~``, ``$HOME``, ``%USERPROFILE%``, ``/home/x``.
+_HOME_PREFIX = (
+    r"(?:\$\{?home\}?|~|%userprofile%|/home/[^/\s]{1,64}|/root|/users/[^/\s]{1,64}|"
+    r"c:\\users\\[^\\\s]{1,64})"
+)
+#: Reading, listing, copying or sending SSH keys. A path mentioned as a fact ("aliases live in
+#: ~/.ssh/config") has no such verb and passes.
+_SSH_VERBS = (
+    r"cat|less|more|head|tail|type|get-content|read|open|print|show|display|dump|output|reveal|"
+    r"copy|cp|scp|rsync|mv|move|tar|zip|7z|base64|xxd|od|send|upload|post|exfiltrate|paste|"
+    r"share|e-?mail|leak|attach|encode|grep|find|ls|dir|list|archive|steal|grab|collect|"
+    r"fetch|look\s+in|look\s+at|go\s+through|search"
+)
+_SSH_PATH = (
+    r"(?:\S{0,128}?(?<![a-z0-9_])\.ssh(?![a-z0-9_-])"
+    r"|\S{0,128}?(?<![a-z0-9])id_(?:rsa|dsa|ecdsa|ed25519)(?![a-z0-9_]|\.pub))"
+)
+_SSH_ACCESS = (
+    _B
+    + f"(?:{_SSH_VERBS})"
+    + _E
+    + _S
+    + f"(?>{_F}{_SSH_PATH})"
+    + "|"
+    + _SSH_PATH
+    + r"\S{0,64}?[^\w\s]{0,3}\s+(?:\S{1,64}\s+){0,4}?(?:send|upload|post|paste|exfiltrate|"
+    + r"leak|e-?mail)(?![a-z0-9])"
+)
+_ROLE = r"(?:system|user|assistant|developer|tool|model)(?![a-z0-9])"
+#: Chat-template control markup: ChatML, Llama 2/3, Gemma, Harmony, Zephyr. ``[|l]``: the
+#: skeleton reads look-alikes of ``|`` (``ǀ``, ``∣``) as ``l``.
+_ROLE_MARKUP = (
+    r"<\s{0,3}[|l]\s{0,3}(?:im_start|start_header_id|start)\s{0,3}[|l]\s{0,3}>\s{0,3}"
+    + _ROLE
+    + r"|<\s{0,3}[|l]\s{0,3}(?:system|user|assistant|developer)\s{0,3}[|l]\s{0,3}>"
+    + r"|\[\s{0,2}/?\s{0,2}inst\s{0,2}\]|<<\s{0,2}/?\s{0,2}sys\s{0,2}>>"
+    + r"|<\s{0,2}(?:start|end)_of_turn\s{0,2}>"
+)
+_PLACEHOLDER = (
+    r"(?:\{\{?\s{0,2}[a-z_][\w.\s-]{0,40}\}|%7b|\$\{?[a-z_]|<[a-z_][\w\s-]{0,40}>"
+    r"|\[[a-z_][\w\s-]{0,40}\])"
+)
+_LEAK_WORDS = (
+    r"(?:conversation|chat|history|messages|context|memory|memories|system_prompt|prompt|"
+    r"transcript|secrets?)"
+)
+#: A URL the agent is meant to fill in with private data: any template in an image URL (an
+#: image loads without a click), or a template naming the conversation in any URL.
+_URL_TEMPLATE = (
+    r"!\[[^\]\n]{0,256}\]\(\s{0,4}<?(?:https?:)?//[^\s)]{0,1024}?"
+    + _PLACEHOLDER
+    + r"|<img(?![a-z0-9])[^>]{0,512}?src\s{0,2}=\s{0,2}[\"']?(?:https?:)?//[^\s\"'>]{0,1024}?"
+    + _PLACEHOLDER
+    + r"|https?://\S{0,1024}?[?&#/=](?:\{\{?|%7b|\$\{?|<|\[)\s{0,2}[\w.-]{0,24}?"
+    + _LEAK_WORDS
+)
+_FAKE_TOOL_RESULT = (
+    r"<\s{0,2}/?\s{0,2}(?:tool_result|tool_response|tool_output|tool_call_result|"
+    r"function_results?|function_response|function_output|function_calls?|tool_calls?|"
+    r"tool_use)(?![a-z0-9_])[^<>\n]{0,256}>"
+    r"|\[\s{0,2}(?:tool|function)[\s_-]{0,2}(?:call[\s_-]{0,2})?(?:result|output|response)s?"
+    r"\s{0,2}[\]:]"
+    r"|[\"']role[\"']\s{0,4}:\s{0,4}[\"'](?:tool|function|ipython)[\"']"
+    r"|[\"']type[\"']\s{0,4}:\s{0,4}[\"']tool_result[\"']"
+)
+#: The snapshot's block headers and rules, the recall fence and its system note, and generic
+#: "SYSTEM MESSAGE:" headers: text inside an entry must not pose as the frame around it.
+_FAKE_MEMORY_HEADER = (
+    r"memory\s{0,4}\(\s{0,4}your\s{1,4}personal\s{1,4}notes\s{0,4}\)"
+    r"|user\s{1,4}profile\s{0,4}\(\s{0,4}who\s{1,4}the\s{1,4}user\s{1,4}is\s{0,4}\)"
+    r"|═{10}"
+    r"|<\s{0,2}/?\s{0,2}memory[-_\s]context\s{0,2}>"
+    r"|\[\s{0,2}system\s{1,4}note\s{0,2}:"
+    r"|(?m:^)[ \t]{0,8}(?:#{1,6}[ \t]{0,4})?\[?[ \t]{0,2}(?:system|developer)[ \t]{1,4}"
+    r"(?:message|instructions?|override|notice|prompt)[ \t]{0,2}\]?[ \t]{0,2}:"
+)
+#: Sending a local file somewhere: curl form/data/upload flags, wget's post/body file,
+#: netcat fed from a file or a pipe, PowerShell -InFile.
+_UPLOAD = (
+    r"(?<![a-z0-9])curl(?![a-z0-9])[^\n]{0,1024}?"
+    r"(?:\s(?:-f|--form(?:-string)?)\s{0,4}[\"']?[^\s=\"']{0,64}=[\"']?[@<]"
+    r"|\s(?:-d|--data(?:-binary|-raw|-urlencode|-ascii)?|--json)[\s=]{0,4}[\"']?@\S"
+    r"|\s(?:-t|--upload-file)[\s=]{1,4}[\"']?[^\s\"'-])"
+    r"|(?<![a-z0-9])wget(?![a-z0-9])[^\n]{0,1024}?--(?:post-file|body-file)"
+    r"|(?<![a-z0-9])(?:nc|ncat|netcat|socat)(?![a-z0-9])[^\n<|]{1,256}<\s{0,4}[^\s<]"
+    r"|\|\s{0,4}(?:nc|ncat|netcat)\s"
+    r"|(?<![a-z0-9])(?:invoke-webrequest|invoke-restmethod|iwr|irm)(?![a-z0-9])[^\n]{0,512}?"
+    r"-infile(?![a-z0-9])"
+)
 
 _PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
     # ---- all --------------------------------------------------------------------------------
-    ("prompt_injection", "all", _words("ignore", "previous|all|above|prior", "instructions?")),
+    (
+        "prompt_injection",
+        "all",
+        _words("ignore|forget", "previous|all|above|prior", "instructions?"),
+    ),
     ("sys_prompt_override", "all", _phrase("system", "prompt", "override")),
     (
         "disregard_rules",
@@ -179,8 +309,15 @@ _PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
         + r"cat\s+"
         + _F
         + r"\S{0,128}?(?=[.c])(?:\.env|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc)"
-        + _E,
+        + _E
+        + _NOT_TEMPLATE,
     ),
+    ("role_markup", "all", _ROLE_MARKUP),
+    ("exfil_url_template", "all", _URL_TEMPLATE),
+    # A payload written in invisible tag characters; matched on the raw text (see _RAW_IDS).
+    ("invisible_tag_text", "all", TAG_PAYLOAD_RE.pattern),
+    # Built on first use from translated keywords (see _multilingual_source).
+    ("prompt_injection_multilingual", "all", "(?!)"),
     # ---- context ----------------------------------------------------------------------------
     ("role_hijack", "context", _words(r"you\s+are", r"now\s+(?:a|an|the)")),
     ("role_pretend", "context", _words("pretend", r"you\s+are|to\s+be")),
@@ -193,11 +330,15 @@ _PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
     ("fake_update", "context", _words(r"you\s+have\s+been", r"(?:updated|upgraded|patched)\s+to")),
     ("identity_override", "context", _B + r"name\s+yourself\s+[^\W_]"),
     ("c2_node_registration", "context", _phrase("register", "as", "a", "node")),
-    ("c2_heartbeat", "context", _B + r"(?:heartbeat|beacon|check-in)\s+(?:to|with)" + _E),
+    (
+        "c2_heartbeat",
+        "context",
+        _B + r"(?:heartbeat|beacon|check-in|check\s+in)\s+(?:back\s+)?(?:to|with)\s+" + _C2_PEER,
+    ),
     ("c2_task_pull", "context", _B + r"pull\s+(?:down\s+)?(?:new\s+)?tasking" + _E),
     ("c2_network_connect", "context", _phrase("connect", "to", "the", "network")),
-    ("forced_action", "context", _words(r"you\s+must", "register|connect|report|beacon")),
-    ("anti_forensic_oneliner", "context", _B + r"only\s+use\s+one[-\s]?liners?" + _E),
+    ("forced_action", "context", _words(r"you\s+must", _FORCED)),
+    ("anti_forensic_oneliner", "context", _ONELINER),
     (
         "anti_forensic_disk",
         "context",
@@ -214,15 +355,29 @@ _PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
     (
         "known_c2_framework",
         "context",
-        _B + r"(?:cobalt\s*strike|sliver|havoc|mythic|metasploit|brainworm)" + _E,
+        _B
+        + r"(?:cobalt\s*strike|metasploit|meterpreter|brainworm|(?:sliver|havoc|mythic)\s+"
+        + r"(?:c2|implants?|beacons?|listeners?|payloads?|teamserver|stagers?|demons?|callbacks?))"
+        + _E,
     ),
     ("c2_explicit", "context", _B + r"c2[\s-]+(?:server|channel|infrastructure|beacon)"),
     ("c2_explicit_long", "context", _B + r"command[\s-]+(?:and|&)[\s-]+control" + _E),
+    ("fake_tool_result", "context", _FAKE_TOOL_RESULT),
+    ("fake_memory_header", "context", _FAKE_MEMORY_HEADER),
     # ---- strict -----------------------------------------------------------------------------
     (
         "send_to_url",
         "strict",
-        _B + r"(?:send|post|upload|transmit)" + _E + _S + _F + r"(?:to|at)\s+https?://",
+        _B
+        + r"(?:send|post|upload|transmit|forward|exfiltrate|leak|e-?mail|submit)"
+        + _E
+        + _S
+        + r"(?>"
+        + _F
+        + _SENSITIVE_DATA
+        + r")"
+        + _E
+        + r"[^\w\s]{0,3}(?:\s+\S{1,64}){0,8}?\s+(?:to|at)\s+(?:https?|ftps?)://",
     ),
     (
         "context_exfil",
@@ -233,8 +388,8 @@ _PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
         ),
     ),
     ("ssh_backdoor", "strict", r"authorized_keys"),
-    ("ssh_access", "strict", r"(?:\$\{?home\}?|~)/\.ssh(?![a-z0-9])"),
-    ("hermes_env", "strict", r"(?:\$\{?home\}?|~)/\.hermes/\.env(?![a-z0-9])"),
+    ("ssh_access", "strict", _SSH_ACCESS),
+    ("hermes_env", "strict", _HOME_PREFIX + r"/\.hermes/\.env(?![a-z0-9])"),
     (
         "agent_config_mod",
         "strict",
@@ -255,14 +410,112 @@ _PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
         "strict",
         r"(?:api[_-]?key|token|secret|password)\s*[=:]\s*[\"'][A-Za-z0-9+/=_\-]{20}",
     ),
+    ("exfil_upload", "strict", _UPLOAD),
 )
+
+# --- the override instruction in other languages --------------------------------------------
+# Keywords are written in their natural spelling and passed through the same normalisation as
+# the text (case folding, accents removed, confusable skeleton), so Cyrillic keywords become
+# the mixed-script skeleton the text will have. Each language lists verbs (ignore / forget /
+# disregard), qualifiers (previous / all / above / system) and nouns (instructions / rules).
+
+_CJK_VERBS = (
+    "忽略", "无视", "無視", "忘记", "忘記", "忘掉", "不要理会", "不要理會", "别管", "別管",
+    "抛开", "拋開", "丢弃", "丟棄", "跳过", "跳過", "忘れ", "破棄", "従わな", "무시", "잊어",
+    "잊고", "잊으", "따르지",
+)  # fmt: skip
+_CJK_QUALIFIERS = (
+    "之前", "以前", "先前", "此前", "上面", "上述", "以上", "前面", "前述", "所有", "全部",
+    "一切", "原来", "原來", "原有", "早先", "系统", "系統", "开发者", "開發者", "これまで",
+    "今まで", "上記", "前の", "先の", "すべて", "全て", "既存", "元の", "システム", "이전",
+    "앞의", "앞선", "위의", "위에", "모든", "기존", "지금까지", "시스템",
+)  # fmt: skip
+_CJK_NOUNS = (
+    "指令", "指示", "说明", "說明", "规则", "規則", "提示词", "提示詞", "命令", "设定", "設定",
+    "限制", "约束", "約束", "要求", "内容", "內容", "ルール", "制約", "プロンプト", "지시",
+    "지침", "명령", "규칙", "프롬프트", "설정", "제약", "내용",
+)  # fmt: skip
+_RU_VERBS = (
+    "игнорир", "проигнорир", "забуд", "забыть", "отброс", "отмен", "пренебре",
+    "не обращай", "не слушай", "не следуй",
+)  # fmt: skip
+_RU_QUALIFIERS = (
+    "предыдущ", "прежн", "вышеуказанн", "вышеизложенн", "все", "всё", "всех", "прошл",
+    "ранее", "системн", "изначальн", "исходн", "сво", "тво",
+)  # fmt: skip
+_RU_NOUNS = (
+    "инструкци", "указани", "правил", "команд", "установк", "ограничени", "директив",
+    "промпт", "распоряжени",
+)  # fmt: skip
+_EU_VERBS = (
+    "ignora", "ignore", "ignorez", "ignorer", "ignorar", "ignoriere", "ignorieren", "ignorier",
+    "olvida", "olvide", "olviden", "olvidar", "oublie", "oubliez", "oublier", "esquece",
+    "esqueça", "dimentica", "dimenticate", "vergiss", "vergessen", "vergesst", "missachte",
+    "missachten", "descarta", "descartar", "scarta", "omite", "haz caso omiso de",
+    "no hagas caso de", "ne tiens pas compte", "ne tenez pas compte", "fais abstraction",
+    "faites abstraction", "non considerare", "non tenere conto", "beachte nicht",
+)  # fmt: skip
+_EU_QUALIFIERS = (
+    "anteriores", "previas", "previos", "precedentes", "precedenti", "previe", "précédentes",
+    "antérieures", "ci-dessus", "todas", "todos", "toutes", "tous", "tutte", "tutti", "alle",
+    "vorherigen", "vorigen", "bisherigen", "vorangegangenen", "obigen", "früheren",
+    "ursprünglichen", "arriba", "sopra", "del sistema", "du système",
+)  # fmt: skip
+_EU_NOUNS = (
+    "instrucciones", "instruções", "istruzioni", "instructions", "indicaciones",
+    "indicazioni", "consignes", "directives", "directivas", "reglas", "regras", "regole",
+    "règles", "órdenes", "ordens", "ordini", "comandos", "comandi", "anweisungen",
+    "instruktionen", "regeln", "befehle", "vorgaben", "anordnungen", "richtlinien",
+)  # fmt: skip
+
+
+def _alt(words: tuple[str, ...]) -> str:
+    """An alternation of ``words`` as they read after normalisation, longest first."""
+    folded = sorted({fold_keyword(w) for w in words}, key=len, reverse=True)
+    return "(?:" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in folded) + ")"
+
+
+def _multilingual_source() -> str:
+    """The regex of ``prompt_injection_multilingual`` (zh, ja, ko, ru, es, fr, de, it, pt)."""
+    gap = r"[^\n。!?]{0,16}?"  # CJK has no spaces between words; NFKC turned ！ into !
+    v, q, n = _alt(_CJK_VERBS), _alt(_CJK_QUALIFIERS), _alt(_CJK_NOUNS)
+    cjk = f"{v}{gap}{q}{gap}{n}|{q}{gap}{n}{gap}{v}"
+    w = r"(?<!\w)"
+    words = r"(?:\s+\S{1,40}){0,4}?\s+"
+    rv, rq, rn = _alt(_RU_VERBS), _alt(_RU_QUALIFIERS), _alt(_RU_NOUNS)
+    ru = (
+        f"{w}{rv}\\w{{0,8}}{words}{rq}\\w{{0,6}}{words}{rn}"
+        f"|{w}{rq}\\w{{0,6}}{words}{rn}\\w{{0,6}}{words}{rv}"
+    )
+    ev, eq, en = _alt(_EU_VERBS), _alt(_EU_QUALIFIERS), _alt(_EU_NOUNS)
+    eu = (
+        f"{_B}{ev}{_E}{words}{eq}{_E}{words}{en}{_E}"
+        f"|{_B}{ev}{_E}{words}{en}{_E}\\s+{eq}{_E}"
+        f"|{_B}{eq}{_E}{words}{en}{_E}{words}{ev}{_E}"
+    )
+    return f"{cjk}|{ru}|{eu}"
+
+
+@functools.cache
+def _pattern_source() -> tuple[tuple[str, str, str], ...]:
+    """``(id, home scope, regex source)`` for every pattern, the translated one filled in."""
+    multilingual = _multilingual_source()
+    return tuple(
+        (pid, scope, multilingual if pid == "prompt_injection_multilingual" else source)
+        for pid, scope, source in _PATTERN_SOURCE
+    )
+
+
+#: Patterns matched against the raw text, not the normalised forms.
+_RAW_IDS: Final = frozenset({"invisible_tag_text"})
+
 
 #: Literals that every match of a pattern necessarily contains (lower case): each inner tuple
 #: is an any-of group and all groups must be present. A pattern whose literals are absent
 #: from the lower-cased text cannot match, so its regex is skipped — a plain substring test
 #: is far cheaper than a regex pass, and most text contains few trigger words.
 _REQUIRED: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
-    "prompt_injection": (("ignore",), ("instruction",)),
+    "prompt_injection": (("ignore", "forget"), ("instruction",)),
     "sys_prompt_override": (("override",),),
     "disregard_rules": (("disregard",),),
     "bypass_restrictions": (("act",), ("restrictions", "limits", "rules")),
@@ -273,6 +526,13 @@ _REQUIRED: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
     "exfil_curl": (("curl",), ("$",)),
     "exfil_wget": (("wget",), ("$",)),
     "read_secrets": (("cat",), (".env", "credentials", ".netrc", ".pgpass", ".npmrc", ".pypirc")),
+    "role_markup": (("<", "["),),
+    "exfil_url_template": (("//",), ("{", "%7b", "$", "<", "[")),
+    "invisible_tag_text": (),
+    # Every match contains a verb (the reverse word orders end with it).
+    "prompt_injection_multilingual": (
+        tuple(dict.fromkeys(v.split()[0] for v in _CJK_VERBS + _RU_VERBS + _EU_VERBS)),
+    ),
     "role_hijack": (("you",), ("now",)),
     "role_pretend": (("pretend",),),
     "leak_system_prompt": (("output",), ("prompt",)),
@@ -280,24 +540,32 @@ _REQUIRED: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
     "fake_update": (("been",),),
     "identity_override": (("yourself",),),
     "c2_node_registration": (("node",),),
-    "c2_heartbeat": (("heartbeat", "beacon", "check-in"),),
+    "c2_heartbeat": (("heartbeat", "beacon", "check"),),
     "c2_task_pull": (("tasking",),),
     "c2_network_connect": (("network",),),
     "forced_action": (("must",),),
     "anti_forensic_oneliner": (("liner",),),
     "anti_forensic_disk": (("never",), ("disk",)),
     "env_var_unset_agent": (("unset",),),
-    "known_c2_framework": (("cobalt", "sliver", "havoc", "mythic", "metasploit", "brainworm"),),
+    "known_c2_framework": (
+        ("cobalt", "sliver", "havoc", "mythic", "metasploit", "meterpreter", "brainworm"),
+    ),
     "c2_explicit": (("c2",),),
     "c2_explicit_long": (("control",),),
-    "send_to_url": (("http",),),
+    "fake_tool_result": (("tool", "function", "ipython"),),
+    "fake_memory_header": (("memory", "profile", "═", "system", "developer"),),
+    "send_to_url": (
+        ("send", "post", "upload", "transmit", "forward", "exfiltrate", "leak", "mail", "submit"),
+        ("://",),
+    ),
     "context_exfil": (("conversation", "history", "messages", "context"),),
     "ssh_backdoor": (("authorized_keys",),),
-    "ssh_access": (("/.ssh",),),
+    "ssh_access": ((".ssh", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"),),
     "hermes_env": (("/.hermes/.env",),),
     "agent_config_mod": (("agents.md", "claude.md", ".cursorrules", ".clinerules"),),
     "hermes_config_mod": ((".hermes/",),),
     "hardcoded_secret": (("key", "token", "secret", "password"),),
+    "exfil_upload": (("curl", "wget", "nc", "socat", "invoke-", "iwr", "irm"),),
 }
 
 #: Characters that ``re.IGNORECASE`` equates with an ASCII letter but ``str.lower`` does not
@@ -327,11 +595,13 @@ class _Plan(NamedTuple):
 _VERBS = ("update", "modify", "edit", "write", "change", "append", "add")
 _SECRET_FILES = (".env", "credentials", ".netrc", ".pgpass", ".npmrc", ".pypirc")
 
-#: One plan per pattern. ``reach`` is at least the pattern's longest possible match on the
-#: whitespace-collapsed (or folded) text; tests/core/test_threats.py checks it against the
-#: regex parser and compares every plan with a plain whole-text ``search`` on generated text.
+#: Plans for the patterns whose keywords are common words; the other patterns are gated by
+#: their :data:`_REQUIRED` literals and then searched once. ``reach`` is at least the
+#: pattern's longest possible match on the whitespace-collapsed (or folded) text;
+#: tests/core/test_threats.py checks it against the regex parser and compares every plan with
+#: a plain whole-text ``search`` on generated text.
 _PLANS: Final[dict[str, _Plan]] = {
-    "prompt_injection": _Plan(("ignore",), ("instruction",), 1080, spaced=True),
+    "prompt_injection": _Plan(("ignore", "forget"), ("instruction",), 1080, spaced=True),
     "sys_prompt_override": _Plan(("system",), ("override",), 22, spaced=True),
     "disregard_rules": _Plan(("disregard",), ("instructions", "rules", "guidelines"), 1079, True),
     "bypass_restrictions": _Plan(("act",), ("restrictions", "limits", "rules"), 1620, True),
@@ -356,19 +626,14 @@ _PLANS: Final[dict[str, _Plan]] = {
     "fake_update": _Plan(("you",), ("updated", "upgraded", "patched"), 551, spaced=True),
     "identity_override": _Plan(("name",), ("yourself",), 15, spaced=True),
     "c2_node_registration": _Plan(("register",), ("node",), 18, spaced=True),
-    "c2_heartbeat": _Plan(("heartbeat", "beacon", "check-in"), ("to", "with"), 14, spaced=True),
     "c2_task_pull": _Plan(("pull",), ("tasking",), 21, spaced=True),
     "c2_network_connect": _Plan(("connect",), ("network",), 22, spaced=True),
-    "forced_action": _Plan(("you",), ("must",), 543, spaced=True),
-    "anti_forensic_oneliner": _Plan(("only",), ("liner",), 19, spaced=True),
     "anti_forensic_disk": _Plan(("never",), ("disk",), 1603, spaced=True),
     "env_var_unset_agent": _Plan(
         ("unset",), ("claude", "codex", "hermes", "agent", "openai", "anthropic"), 602, True
     ),
-    "known_c2_framework": _Plan(("cobalt", "sliver", "havoc", "mythic", "metasploit", "brainworm")),
     "c2_explicit": _Plan(("c2",)),
     "c2_explicit_long": _Plan(("command",), ("control",)),
-    "send_to_url": _Plan(("send", "post", "upload", "transmit"), ("http",), 546, spaced=True),
     "context_exfil": _Plan(
         ("include", "output", "print", "share"),
         ("conversation", "history", "messages", "context"),
@@ -376,8 +641,6 @@ _PLANS: Final[dict[str, _Plan]] = {
         spaced=True,
     ),
     "ssh_backdoor": _Plan(("authorized_keys",)),
-    "ssh_access": _Plan(("$", "~"), ("/.ssh",), 12),
-    "hermes_env": _Plan(("$", "~"), ("/.hermes/.env",), 20),
     "agent_config_mod": _Plan(
         _VERBS, ("agents.md", "claude.md", ".cursorrules", ".clinerules"), 673, spaced=True
     ),
@@ -398,7 +661,7 @@ def _compiled() -> tuple[ThreatPattern, ...]:
     """Compile the pattern table on first use (importing the module stays cheap)."""
     return tuple(
         ThreatPattern(pid, scope, re.compile(source, re.IGNORECASE))
-        for pid, scope, source in _PATTERN_SOURCE
+        for pid, scope, source in _pattern_source()
     )
 
 
@@ -412,6 +675,15 @@ def __getattr__(name: str) -> tuple[ThreatPattern, ...]:
     if name == "THREAT_PATTERNS":
         return _compiled()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@functools.cache
+def _required() -> dict[str, tuple[tuple[str, ...], ...]]:
+    """:data:`_REQUIRED` with every literal in normalised form (``═`` and CJK stay as is)."""
+    return {
+        pid: tuple(tuple(fold_keyword(lit) for lit in group) for group in groups)
+        for pid, groups in _REQUIRED.items()
+    }
 
 
 _SCOPE_RANK: Final[dict[str, int]] = {name: rank for rank, name in enumerate(SCOPES)}
@@ -551,7 +823,9 @@ class _Texts:
 
 def _pattern_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
     """``pattern.regex.search(folded) is not None``, computed at few candidate positions."""
-    plan = _PLANS[pattern.id]
+    plan = _PLANS.get(pattern.id)
+    if plan is None:
+        return pattern.regex.search(texts.folded) is not None
     text, probe = texts.spaced() if plan.spaced else (texts.folded, texts.probe)
     if len(probe) != len(text):  # lower() changed a length: offsets would not line up
         return pattern.regex.search(texts.folded) is not None
@@ -580,13 +854,20 @@ def _iter_findings(text: str, scope: str) -> Iterator[tuple[str, str]]:
             yield "invisible", _invisible_code(char)
             if len(seen) == len(INVISIBLE_CHARS):
                 break
-    texts = _Texts(unicodedata.normalize("NFKC", text))
-    probe = texts.probe
+    forms = [_Texts(form) for form in matching_forms(text)]
     for pattern in patterns:
-        if not all(any(literal in probe for literal in group) for group in _REQUIRED[pattern.id]):
+        if pattern.id in _RAW_IDS:
+            if max(text) >= "\U000e0020" and pattern.regex.search(text) is not None:
+                yield "pattern", pattern.id
             continue
-        if _pattern_matches(pattern, texts):
-            yield "pattern", pattern.id
+        required = _required()[pattern.id]
+        for texts in forms:
+            probe = texts.probe
+            if all(
+                any(literal in probe for literal in group) for group in required
+            ) and _pattern_matches(pattern, texts):
+                yield "pattern", pattern.id
+                break
 
 
 def scan_for_threats(text: str, scope: str = "context") -> list[str]:

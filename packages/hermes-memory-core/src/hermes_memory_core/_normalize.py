@@ -1,0 +1,254 @@
+"""Text normalisation for threat matching: see through invisible and look-alike characters.
+
+The threat patterns are written for plain lower-case text. Attackers disguise a payload so
+that it still reads the same to a model (or a human) but no longer matches a plain regex:
+
+* look-alike letters from other scripts (Cyrillic ``о`` for Latin ``o``, mathematical
+  alphabets, full-width forms);
+* invisible characters inside or between words (soft hyphen, U+2061, U+034F, bidi marks,
+  variation selectors, Hangul fillers);
+* a whole payload written in Unicode *tag* characters (U+E0020–U+E007E mirror printable
+  ASCII and render as nothing);
+* combining marks stacked on letters (``ìgnöre``).
+
+:func:`matching_forms` returns the text the patterns run on, built in this order:
+
+1. runs of tag characters are decoded to ASCII and set off by spaces (other ignorable
+   characters inside a run are dropped, so they cannot split the hidden text);
+2. NFKC;
+3. default-ignorable and format (``Cf``) code points are removed, or, in a second form that
+   is only built when such a character was present, replaced by a space (an invisible
+   character may stand in for a letter boundary *or* for the space between words);
+   U+2800 BRAILLE PATTERN BLANK counts as a space;
+4. case folding (``str.casefold``);
+5. combining diacritical marks are removed (NFD, drop the marks, NFC);
+6. a restricted TR39 *skeleton*: every non-ASCII character whose confusable prototype in
+   Unicode's ``confusables.txt`` is ASCII is replaced by that prototype. ASCII itself is never
+   changed (``0`` stays ``0``, ``1`` stays ``1``), and CJK, kana, Hangul and Bopomofo are left
+   alone, so Chinese, Japanese and Korean text keeps its meaning;
+7. characters whose prototype is ``l`` (``ǀ``, ``∣``, ``ℓ``…) also stand in for a capital
+   ``I``: when one occurs, a further form reads them as ``i``.
+
+ASCII-only text takes a fast path: its only form is ``text.lower()``.
+
+The confusable data comes from the ``confusable-homoglyphs`` package and is read on the first
+call that needs it, so importing this module costs nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import json
+import logging
+import re
+import unicodedata
+from collections.abc import Iterable
+from typing import Final
+
+__all__ = ["TAG_PAYLOAD_RE", "fold_keyword", "matching_forms"]
+
+logger = logging.getLogger(__name__)
+
+#: Default_Ignorable_Code_Point (Unicode DerivedCoreProperties) plus the other format (Cf)
+#: characters, as regex class ranges. tests/core/test_threats_normalize.py checks that every
+#: Cf code point of this Python's Unicode database is covered.
+_IGNORABLE_RANGES: Final[tuple[tuple[int, int], ...]] = (
+    (0x00AD, 0x00AD),  # soft hyphen
+    (0x034F, 0x034F),  # combining grapheme joiner
+    (0x0600, 0x0605),  # Arabic number signs (Cf)
+    (0x061C, 0x061C),  # Arabic letter mark
+    (0x06DD, 0x06DD),
+    (0x070F, 0x070F),
+    (0x0890, 0x0891),
+    (0x08E2, 0x08E2),
+    (0x115F, 0x1160),  # Hangul choseong / jungseong fillers
+    (0x17B4, 0x17B5),  # Khmer inherent vowels
+    (0x180B, 0x180F),  # Mongolian free variation selectors, vowel separator
+    (0x200B, 0x200F),  # zero-width space/non-joiner/joiner, LRM, RLM
+    (0x202A, 0x202E),  # bidi embeddings and overrides
+    (0x2060, 0x206F),  # word joiner, invisible operators, bidi isolates, deprecated formats
+    (0x3164, 0x3164),  # Hangul filler
+    (0xFE00, 0xFE0F),  # variation selectors
+    (0xFEFF, 0xFEFF),  # zero-width no-break space / BOM
+    (0xFFA0, 0xFFA0),  # half-width Hangul filler
+    (0xFFF0, 0xFFFB),  # unassigned specials, interlinear annotation
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x1345F),  # Egyptian hieroglyph format controls
+    (0x1BCA0, 0x1BCA3),  # shorthand format controls
+    (0x1D173, 0x1D17A),  # musical symbol format controls
+    (0xE0000, 0xE0FFF),  # tags, variation selectors supplement, reserved
+)
+
+#: Blocks never folded by the skeleton: CJK ideographs and radicals, CJK symbols, kana,
+#: Bopomofo, Hangul, half-width/full-width forms (NFKC has already handled those).
+_CJK_RANGES: Final[tuple[tuple[int, int], ...]] = (
+    (0x1100, 0x11FF),
+    (0x2E80, 0x2FFF),
+    (0x3000, 0x33FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xA960, 0xA97F),
+    (0xAC00, 0xD7FF),
+    (0xF900, 0xFAFF),
+    (0xFE30, 0xFE4F),
+    (0xFF00, 0xFFEF),
+    (0x1B000, 0x1B16F),
+    (0x20000, 0x3FFFF),
+)
+
+#: Combining diacritical marks removed in step 5 (Latin, Cyrillic, extended, for symbols,
+#: half marks). Kana voicing marks (U+3099, U+309A) are not in these blocks.
+_MARK_RANGES: Final[tuple[tuple[int, int], ...]] = (
+    (0x0300, 0x036F),
+    (0x0483, 0x0489),
+    (0x1AB0, 0x1AFF),
+    (0x1DC0, 0x1DFF),
+    (0x20D0, 0x20FF),
+    (0xFE20, 0xFE2F),
+)
+
+
+def _char_class(ranges: Iterable[tuple[int, int]]) -> str:
+    parts = []
+    for low, high in ranges:
+        parts.append(
+            re.escape(chr(low)) if low == high else f"{re.escape(chr(low))}-{re.escape(chr(high))}"
+        )
+    return "[" + "".join(parts) + "]"
+
+
+_IGNORABLE_CLASS: Final = _char_class(_IGNORABLE_RANGES)
+_IGNORABLE_RE: Final = re.compile(_IGNORABLE_CLASS + "+")
+_BLANK_RE: Final = re.compile("\u2800")
+_TAG_LOW, _TAG_HIGH = 0xE0000, 0xE007F
+#: A run of tag characters, possibly interleaved with other ignorable characters.
+_TAG_RUN_RE: Final = re.compile(f"[\U000e0000-\U000e007f]{_IGNORABLE_CLASS}*+")
+_MARKS_RE: Final = re.compile(_char_class(_MARK_RANGES) + "+")
+
+#: Eight or more printable tag characters (optionally interleaved with ignorable ones): a
+#: hidden ASCII payload. Flag emoji use at most six tag letters (``gbsct`` + cancel tag).
+TAG_PAYLOAD_RE: Final = re.compile(
+    f"[\U000e0020-\U000e007e](?:{_IGNORABLE_CLASS}*?[\U000e0020-\U000e007e]){{7}}"
+)
+
+#: A minimal table used only when the confusable data cannot be read (broken install).
+_FALLBACK: Final[dict[str, str]] = {
+    "а": "a", "с": "c", "ԁ": "d", "е": "e", "һ": "h", "і": "i", "ј": "j", "ӏ": "i",
+    "о": "o", "р": "p", "ԛ": "q", "ѕ": "s", "ԝ": "w", "х": "x", "у": "y", "г": "r",
+    "α": "a", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t",
+    "υ": "u", "χ": "x", "ı": "i", "ɡ": "g", "ɑ": "a",
+}  # fmt: skip
+
+
+def _in_ranges(code: int, ranges: tuple[tuple[int, int], ...]) -> bool:
+    return any(low <= code <= high for low, high in ranges)
+
+
+def _load_confusables() -> dict[str, str]:
+    """``{non-ASCII char: ASCII prototype}`` from the confusable-homoglyphs data file."""
+    try:
+        data_file = importlib.resources.files("confusable_homoglyphs") / "confusables.json"
+        data = json.loads(data_file.read_text(encoding="utf-8"))
+    except (ImportError, OSError, ValueError) as exc:
+        logger.warning(
+            "threat scanner: confusable data unavailable (%s); using a minimal built-in table "
+            "(reinstall confusable-homoglyphs)",
+            exc,
+        )
+        return dict(_FALLBACK)
+    direct: dict[str, str] = {}
+    derived: dict[str, str] = {}
+    for char, entries in data.items():
+        if len(char) != 1 or char.isascii() or len(entries) != 1:
+            continue  # prototypes list all their look-alikes; a look-alike lists one prototype
+        target = unicodedata.normalize("NFKC", entries[0]["c"].replace("\u200e", "")).casefold()
+        if not target or not target.isascii() or not target.isprintable() or " " in target:
+            continue
+        direct[char] = target
+        folded = char.casefold()
+        if len(folded) == 1 and not folded.isascii():
+            derived.setdefault(folded, target)
+    table = {**derived, **direct}
+    return {
+        char: target
+        for char, target in table.items()
+        if not _in_ranges(ord(char), _CJK_RANGES)
+        and not _in_ranges(ord(char), _IGNORABLE_RANGES)
+        and not _in_ranges(ord(char), _MARK_RANGES)
+    }
+
+
+class _Skeleton:
+    """The confusable table compiled into one regex, plus the ``l``/``I`` look-alikes."""
+
+    def __init__(self, table: dict[str, str]) -> None:
+        self.table = table
+        self.regex = re.compile(_char_class((ord(c), ord(c)) for c in sorted(table)))
+        self.l_like = frozenset(c for c, t in table.items() if t == "l")
+        self.l_regex = re.compile(_char_class((ord(c), ord(c)) for c in sorted(self.l_like)))
+
+    def apply(self, text: str, l_as_i: bool = False) -> str:
+        table = self.table
+        if l_as_i:
+            return self.regex.sub(lambda m: "i" if m[0] in self.l_like else table[m[0]], text)
+        return self.regex.sub(lambda m: table[m[0]], text)
+
+
+@functools.cache
+def _skeleton() -> _Skeleton:
+    return _Skeleton(_load_confusables())
+
+
+def _decode_tags(match: re.Match[str]) -> str:
+    chars = [
+        chr(code - _TAG_LOW)
+        for code in map(ord, match[0])
+        if _TAG_LOW + 0x20 <= code <= _TAG_LOW + 0x7E
+    ]
+    return " " + "".join(chars) + " "
+
+
+def _fold(text: str) -> str:
+    """Steps 4–5: case folding and removal of combining marks."""
+    text = text.casefold()
+    decomposed = unicodedata.normalize("NFD", text)
+    if _MARKS_RE.search(decomposed) is None:
+        return text
+    return unicodedata.normalize("NFC", _MARKS_RE.sub("", decomposed))
+
+
+def matching_forms(text: str) -> list[str]:
+    """The normalised forms of ``text`` that threat patterns are matched against.
+
+    Usually one string; two or three when the text contains invisible characters (removed in
+    one form, read as spaces in another) or ``l``-like look-alikes (also read as ``i``).
+    Every form is lower case (case-folded). See the module docstring for the steps.
+    """
+    if text.isascii():
+        return [text.lower()]
+    if max(text) >= "\U000e0000":
+        text = _TAG_RUN_RE.sub(_decode_tags, text)
+    text = unicodedata.normalize("NFKC", text)
+    if "\u2800" in text:
+        text = _BLANK_RE.sub(" ", text)
+    skeleton = _skeleton()
+    bases = [text]
+    if _IGNORABLE_RE.search(text) is not None:
+        bases = [_IGNORABLE_RE.sub("", text), _IGNORABLE_RE.sub(" ", text)]
+    forms: list[str] = []
+    for base in bases:
+        folded = _fold(base)
+        if folded.isascii():
+            forms.append(folded)
+            continue
+        forms.append(skeleton.apply(folded))
+        if skeleton.l_regex.search(folded) is not None:
+            forms.append(skeleton.apply(folded, l_as_i=True))
+    return forms
+
+
+def fold_keyword(keyword: str) -> str:
+    """``keyword`` as it appears in the first of :func:`matching_forms` (for building patterns)."""
+    return matching_forms(keyword)[0]
