@@ -2,25 +2,56 @@
 
 Recalled text is appended to the model's copy of the user message inside a fenced block with
 an *advisory* system note, so the model treats it as background that may be stale — never as
-new user input or as authoritative instructions. Three tools:
+new user input or as authoritative instructions. The tools, in the order a recall meets them:
 
-* :func:`build_memory_context_block` — fence a provider's raw recall text;
+* :func:`cap_recall` — bound the size of a provider's recall (characters and lines) before
+  anything else looks at it;
+* :func:`filter_recall_threats` — judge the recall with the threat scanner as a whole and drop
+  the offending lines (or the whole recall);
+* :func:`build_memory_context_block` — fence the recall; tag-like text inside it is rendered
+  harmless, so the model only ever sees one real fence;
 * :func:`sanitize_context` — remove fences and notes from text (a provider that returns
   already-wrapped text, a model that echoes the block, a transcript being archived);
 * :class:`StreamingContextScrubber` — the same for a streamed model reply, delta by delta, so
   an echoed block never reaches the user's screen.
+
+All of them recognise tags with ONE grammar (see :func:`find_memory_tags`): an opening
+angle bracket (``<``, full-width ``＜`` and other look-alikes, the HTML entities ``&lt;``,
+``&#60;``, ``&#x3c;``, the escapes ``\\u003c`` / ``\\x3c``), optional spaces, an optional
+``/``, then the name *memory context* in any case, written with Latin letters, NFKC variants
+(``ｍｅｍｏｒｙ``), accented letters or Cyrillic/Greek look-alikes (``mеmory`` with a
+Cyrillic ``е``), with up to 32 invisible characters (soft hyphen, zero-width characters, tag
+characters, variation selectors, combining marks) between letters and ``-``, ``_``, ``.``,
+``:``, spaces (or nothing) between the two words; then optional attributes and a closing
+bracket (``>``, ``＞``, ``&gt;``…). Every quantifier is bounded, so one match never looks at
+more than :data:`MAX_TAG_CHARS` characters and scanning is linear in the text length.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
-from typing import Final
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Final, NamedTuple
+
+from hermes_memory_core.threats import scan_for_threats
 
 __all__ = [
+    "DEFAULT_RECALL_MAX_CHARS",
+    "DEFAULT_RECALL_MAX_LINES",
+    "MAX_TAG_CHARS",
     "MEMORY_CONTEXT_NOTE",
+    "FilteredRecall",
+    "MemoryTag",
     "StreamingContextScrubber",
     "build_memory_context_block",
+    "cap_recall",
+    "filter_recall_threats",
+    "find_memory_tags",
+    "neutralize_memory_tags",
     "sanitize_context",
 ]
 
@@ -33,12 +64,13 @@ MEMORY_CONTEXT_NOTE: Final[str] = (
     "and verify live operational facts with tools before acting.]"
 )
 
+#: Default for the ``memory.recall_max_chars`` setting: about 2,000 tokens of recall per turn.
+DEFAULT_RECALL_MAX_CHARS: Final[int] = 8000
+#: Default for the ``memory.recall_max_lines`` setting.
+DEFAULT_RECALL_MAX_LINES: Final[int] = 200
+
 _OPEN_TAG: Final = "<memory-context>"
 _CLOSE_TAG: Final = "</memory-context>"
-
-# Tags with optional whitespace inside the brackets, any case.
-_TAG_OPEN_RE: Final = re.compile(r"<\s*memory-context\s*>", re.IGNORECASE)
-_ANY_TAG_RE: Final = re.compile(r"<\s*(/)?\s*memory-context\s*>", re.IGNORECASE)
 
 # Every note variant shares this lead sentence; the rest (authoritative, informational or
 # advisory wording, or a future one) runs to the closing bracket on the same line.
@@ -48,31 +80,471 @@ _NOTE_RE: Final = re.compile(
     re.IGNORECASE,
 )
 
-# The literal tags as the streaming scrubber looks for them (any case, no inner whitespace).
-_STREAM_OPEN_RE: Final = re.compile(re.escape(_OPEN_TAG), re.IGNORECASE)
-_STREAM_CLOSE_RE: Final = re.compile(re.escape(_CLOSE_TAG), re.IGNORECASE)
-
 _BULLET_RE: Final = re.compile(r"[ \t]*[-*•+][ \t]+\S")
 _HEADING_RE: Final = re.compile(r"[ \t]*#{1,6}[ \t]")
 
+# ----------------------------------------------------------------------------- the grammar
+#
+# The grammar is written once as a tree of small nodes. Each node renders two regexes:
+# ``full()`` matches the node; ``prefix()`` matches when *the rest of the input* (up to \Z)
+# is a prefix of something the node matches. The streaming scrubber needs the second one to
+# know how much of a delta's tail could still become a tag and must be held back.
 
-def _remove_blocks(text: str) -> str:
-    """Remove each ``<memory-context> … </memory-context>`` span (first close after an open).
+#: Cap on invisible characters between two letters of the name, on spaces between the
+#: bracket and the name, and on the separator between "memory" and "context".
+_GAP: Final = 32
+#: Cap on the attribute text between the name and the closing bracket.
+_ATTRS: Final = 256
 
-    Equivalent to a non-greedy regex substitution but linear in the text length even when
-    it holds many unclosed open tags.
+_Range = tuple[int, int]
+
+
+def _class_body(items: Iterable[str | _Range]) -> str:
+    """A regex character-class body for single characters and inclusive code point ranges."""
+    parts: list[str] = []
+    for item in items:
+        lo, hi = (ord(item), ord(item)) if isinstance(item, str) else item
+        parts.append(f"\\U{lo:08x}" if lo == hi else f"\\U{lo:08x}-\\U{hi:08x}")
+    return "".join(parts)
+
+
+@dataclass(frozen=True)
+class _Chars:
+    """``lo``..``hi`` characters from a class (possessive when variable, or lazy)."""
+
+    body: str
+    lo: int = 1
+    hi: int = 1
+    negate: bool = False
+    lazy: bool = False
+
+    @property
+    def _cls(self) -> str:
+        return f"[{'^' if self.negate else ''}{self.body}]"
+
+    def full(self, named: bool = True) -> str:
+        if self.lo == self.hi == 1:
+            return self._cls
+        suffix = "?" if self.lazy else "+"
+        return f"{self._cls}{{{self.lo},{self.hi}}}{suffix}"
+
+    def prefix(self) -> str:
+        return f"{self._cls}{{0,{self.hi}}}\\Z"
+
+    @property
+    def max_len(self) -> int:
+        return self.hi
+
+
+@dataclass(frozen=True)
+class _Lit:
+    text: str
+
+    def full(self, named: bool = True) -> str:
+        return re.escape(self.text)
+
+    def prefix(self) -> str:
+        out = r"\Z"
+        for char in reversed(self.text):
+            out = f"(?:\\Z|{re.escape(char)}{out})"
+        return out
+
+    @property
+    def max_len(self) -> int:
+        return len(self.text)
+
+
+@dataclass(frozen=True)
+class _Alt:
+    items: tuple[_Node, ...]
+
+    def full(self, named: bool = True) -> str:
+        return "(?:" + "|".join(item.full(named) for item in self.items) + ")"
+
+    def prefix(self) -> str:
+        return "(?:" + "|".join(item.prefix() for item in self.items) + ")"
+
+    @property
+    def max_len(self) -> int:
+        return max(item.max_len for item in self.items)
+
+
+@dataclass(frozen=True)
+class _Seq:
+    items: tuple[_Node, ...]
+
+    def full(self, named: bool = True) -> str:
+        return "".join(item.full(named) for item in self.items)
+
+    def prefix(self) -> str:
+        out = r"\Z"
+        for item in reversed(self.items):
+            out = f"(?:{item.full(named=False)}{out}|{item.prefix()})"
+        return out
+
+    @property
+    def max_len(self) -> int:
+        return sum(item.max_len for item in self.items)
+
+
+@dataclass(frozen=True)
+class _Rep:
+    """``item`` repeated ``lo``..``hi`` times, greedily (``hi == 1`` is an optional item)."""
+
+    item: _Node
+    lo: int
+    hi: int
+
+    def full(self, named: bool = True) -> str:
+        return f"(?:{self.item.full(named)}){{{self.lo},{self.hi}}}"
+
+    def prefix(self) -> str:
+        # Up to hi - 1 whole repetitions, then a prefix of one more (which may be whole).
+        head = f"(?:{self.item.full(named=False)}){{0,{self.hi - 1}}}" if self.hi > 1 else ""
+        return head + self.item.prefix()
+
+    @property
+    def max_len(self) -> int:
+        return self.hi * self.item.max_len
+
+
+@dataclass(frozen=True)
+class _Group:
+    name: str
+    item: _Node
+
+    def full(self, named: bool = True) -> str:
+        inner = self.item.full(named)
+        return f"(?P<{self.name}>{inner})" if named else f"(?:{inner})"
+
+    def prefix(self) -> str:
+        return self.item.prefix()
+
+    @property
+    def max_len(self) -> int:
+        return self.item.max_len
+
+
+_Node = _Chars | _Lit | _Alt | _Seq | _Rep | _Group
+
+
+def _seq(*items: _Node) -> _Seq:
+    return _Seq(items)
+
+
+def _alt(*items: _Node) -> _Alt:
+    return _Alt(items)
+
+
+def _opt(item: _Node) -> _Rep:
+    return _Rep(item, 0, 1)
+
+
+#: Default-ignorable code points (Unicode's Default_Ignorable_Code_Point, incl. soft hyphen,
+#: zero-width characters, bidi controls, variation selectors, tag characters) plus the
+#: combining-mark blocks: invisible (or merely decorating) inside a word.
+_IGNORABLE: Final[tuple[_Range, ...]] = (
+    (0x00AD, 0x00AD),
+    (0x0300, 0x036F),
+    (0x061C, 0x061C),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x1AB0, 0x1AFF),
+    (0x1DC0, 0x1DFF),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x20D0, 0x20FF),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFE20, 0xFE2F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+)
+#: Horizontal whitespace (no line breaks: a tag never spans lines).
+_HSPACE: Final[tuple[str | _Range, ...]] = (
+    "\t",
+    "\x0b",
+    "\x0c",
+    " ",
+    "\xa0",
+    "\u1680",
+    (0x2000, 0x200A),
+    "\u202f",
+    "\u205f",
+    "\u3000",
+)
+_OPEN_BRACKETS: Final = "<\uff1c\ufe64\u2039\u2329\u3008\u27e8\u1438\u02c2\u276e\u276c"
+_CLOSE_BRACKETS: Final = ">\uff1e\ufe65\u203a\u232a\u3009\u27e9\u1433\u02c3\u276f\u276d"
+_SLASHES: Final = "/\uff0f\u2215\u2044\u29f8"
+_SEPARATORS: Final = (
+    "-_.:\u00b7\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2043\ufe58\ufe63\uff0d\uff3f"
+    "\uff0e\uff1a\u30fb\uff65"
+)
+_NAME: Final = ("memory", "context")
+
+#: Look-alikes of the name's letters that no normalisation maps to them (keys case-folded):
+#: Cyrillic, Greek, Armenian and small-capital letters, and the digit zero for "o".
+_HOMOGLYPHS: Final[dict[str, str]] = {
+    "м": "m",
+    "μ": "m",
+    "е": "e",
+    "ҽ": "e",
+    "о": "o",
+    "ο": "o",
+    "օ": "o",
+    "σ": "o",
+    "ᴏ": "o",
+    "0": "o",
+    "г": "r",
+    "у": "y",
+    "ү": "y",
+    "υ": "y",
+    "γ": "y",
+    "ʏ": "y",
+    "с": "c",
+    "ϲ": "c",
+    "ᴄ": "c",
+    "ո": "n",
+    "ν": "n",
+    "η": "n",
+    "т": "t",
+    "τ": "t",
+    "ᴛ": "t",
+    "х": "x",
+    "χ": "x",
+    "×": "x",
+}
+#: Blocks searched for letters that fold to a letter of the name (NFKD, marks removed,
+#: case-folded, then :data:`_HOMOGLYPHS`): Latin, IPA, Greek, Cyrillic, Armenian, phonetic
+#: extensions, Latin/Greek extended, super/subscripts, letter-like symbols, enclosed
+#: letters, full-width forms, mathematical alphanumerics, squared letters.
+_LETTER_BLOCKS: Final[tuple[_Range, ...]] = (
+    (0x0000, 0x02FF),
+    (0x0370, 0x058F),
+    (0x1D00, 0x1DBF),
+    (0x1E00, 0x1FFF),
+    (0x2070, 0x209F),
+    (0x2100, 0x218F),
+    (0x2460, 0x24FF),
+    (0xFF00, 0xFF5F),
+    (0x1D400, 0x1D7FF),
+    (0x1F110, 0x1F189),
+)
+
+
+def _letter_classes() -> dict[str, list[str]]:
+    wanted = set("".join(_NAME))
+    classes: dict[str, list[str]] = {letter: [] for letter in sorted(wanted)}
+    for lo, hi in _LETTER_BLOCKS:
+        for code in range(lo, hi + 1):
+            char = chr(code)
+            base = unicodedata.normalize("NFKD", char)
+            key = "".join(c for c in base if not unicodedata.combining(c)).casefold()
+            key = _HOMOGLYPHS.get(key, key)
+            if key in wanted:
+                classes[key].append(char)
+    return classes
+
+
+def _entity(name: str | None, *codes: int, amp: bool = False) -> _Node:
+    """``&name;``, ``&#NN;`` and ``&#xHH;`` forms (``;`` optional, up to 8 leading zeros).
+
+    With ``amp``, double- and triple-escaped forms (``&amp;lt;``) are accepted as well.
+    """
+    zeros = _Chars("0", 0, 8)
+    forms: list[_Node] = [
+        _seq(_Lit("#"), zeros, _alt(*(_Lit(str(code)) for code in codes))),
+        _seq(_Lit("#x"), zeros, _alt(*(_Lit(f"{code:x}") for code in codes))),
+    ]
+    if name is not None:
+        forms.insert(0, _Lit(name))
+    head: list[_Node] = [_Lit("&")]
+    if amp:
+        head.append(_Rep(_Lit("amp;"), 0, 2))
+    return _seq(*head, _alt(*forms), _opt(_Lit(";")))
+
+
+def _escaped(char: str, *, amp: bool) -> _Node:
+    """An ASCII punctuation character as an HTML entity or a ``\\u00XX`` / ``\\xXX`` escape."""
+    names = {"<": "lt", ">": "gt", "/": "sol"}
+    entity = _entity(names[char], ord(char), amp=amp)
+    return _alt(entity, _Lit(f"\\u{ord(char):04x}"), _Lit(f"\\x{ord(char):02x}"))
+
+
+class _Grammar(NamedTuple):
+    tree: _Node
+    tag: re.Pattern[str]
+    first_chars: frozenset[str]
+
+
+@functools.cache
+def _grammar() -> _Grammar:
+    """Compile the tag grammar (once, on first use: keeps ``import`` cheap)."""
+    ignorable = _class_body(_IGNORABLE)
+    hspace = _class_body(_HSPACE)
+    blank = _Chars(hspace + ignorable, 0, _GAP)
+    between_letters = _Chars(ignorable, 0, _GAP)
+    classes = _letter_classes()
+
+    def letter(char: str) -> _Node:
+        codes = (ord(char), ord(char.upper()))
+        return _alt(_Chars(_class_body(classes[char])), _entity(None, *codes))
+
+    def word(text: str) -> list[_Node]:
+        nodes: list[_Node] = []
+        for index, char in enumerate(text):
+            if index:
+                nodes.append(between_letters)
+            nodes.append(letter(char))
+        return nodes
+
+    separator = _Chars(_class_body(_SEPARATORS) + hspace + ignorable, 0, _GAP)
+    name = _seq(*word(_NAME[0]), separator, *word(_NAME[1]))
+    opener = _alt(_Chars(_class_body(_OPEN_BRACKETS)), _escaped("<", amp=True))
+    slash = _alt(_Chars(_class_body(_SLASHES)), _Lit("\\/"), _escaped("/", amp=False))
+    closer = _alt(_Chars(_class_body(_CLOSE_BRACKETS)), _escaped(">", amp=True))
+    # Attribute text never holds a bracket, "&" or "\\": it cannot hide another tag's opener.
+    attr_lead = _Chars(hspace + ignorable + _class_body("/"))
+    attr_body = _Chars(
+        _class_body("\r\n&\\" + _OPEN_BRACKETS + _CLOSE_BRACKETS), 0, _ATTRS, negate=True, lazy=True
+    )
+    tree = _seq(
+        _Group("open", opener),
+        blank,
+        _opt(_Group("slash", slash)),
+        blank,
+        _Group("name", name),
+        _opt(_seq(_opt(_seq(attr_lead, attr_body)), _Group("close", closer))),
+    )
+    first = set(_OPEN_BRACKETS + "&\\")
+    return _Grammar(
+        tree=tree,
+        tag=re.compile(tree.full(), re.IGNORECASE),
+        first_chars=frozenset(first),
+    )
+
+
+@functools.cache
+def _prefix_re() -> re.Pattern[str]:
+    """Matches where the rest of the text is a prefix of a tag (the stream's hold-back)."""
+    return re.compile(_grammar().tree.prefix(), re.IGNORECASE)
+
+
+#: Upper bound on the length of one tag in the grammar (a stream never holds back more).
+MAX_TAG_CHARS: Final[int] = 1024
+
+_BLANK_RE: Final = re.compile(
+    "[" + _class_body(_HSPACE) + _class_body(_IGNORABLE) + "\\r\\n\\x1c-\\x1e\\x85\\u2028\\u2029]*"
+)
+_OPEN_TAIL_RE: Final = re.compile(
+    "[" + _class_body(_HSPACE) + _class_body(_IGNORABLE) + f"]{{0,{2 * _GAP}}}+"
+)
+_LONG_IGNORABLE_RUN_RE: Final = re.compile(f"[{_class_body(_IGNORABLE)}]{{{_GAP + 1},}}")
+
+
+class MemoryTag(NamedTuple):
+    """One tag-like match of the grammar in a text (see :func:`find_memory_tags`)."""
+
+    start: int
+    end: int
+    #: ``True`` for a closing tag (``</memory-context>``).
+    closing: bool
+    #: ``True`` when the match ends with a closing bracket; an incomplete match
+    #: (``"<memory-context"`` followed by something else) is tag-like but not a tag.
+    complete: bool
+    #: ``(start, end)`` of the opening bracket token and of the closing one (or ``None``).
+    opener: tuple[int, int]
+    closer: tuple[int, int] | None
+
+
+def _tag(match: re.Match[str]) -> MemoryTag:
+    has_close = match.group("close") is not None
+    return MemoryTag(
+        start=match.start(),
+        end=match.end(),
+        closing=match.group("slash") is not None,
+        complete=has_close,
+        opener=match.span("open"),
+        closer=match.span("close") if has_close else None,
+    )
+
+
+def _may_hold_tag(text: str) -> bool:
+    first = _grammar().first_chars
+    return any(char in text for char in first)
+
+
+def find_memory_tags(text: str) -> Iterator[MemoryTag]:
+    """Yield every tag-like mention of *memory context* in ``text``, left to right.
+
+    This is the one grammar that :func:`build_memory_context_block`,
+    :func:`sanitize_context` and :class:`StreamingContextScrubber` share (the module
+    docstring lists what it accepts). Matches do not overlap. Linear in ``len(text)``.
+    """
+    if not _may_hold_tag(text):
+        return
+    for match in _grammar().tag.finditer(text):
+        yield _tag(match)
+
+
+def _render_harmless(text: str, tag: MemoryTag) -> str:
+    """``tag``'s text with its brackets replaced by ``[`` and ``]``."""
+    inner_end = tag.closer[0] if tag.closer is not None else tag.end
+    return "[" + text[tag.opener[1] : inner_end] + ("]" if tag.closer is not None else "")
+
+
+def neutralize_memory_tags(text: str, *, complete_only: bool = False) -> str:
+    """Render every tag-like mention of *memory context* in ``text`` harmless.
+
+    The angle brackets (or their entity / look-alike forms) of each match become ``[`` and
+    ``]``: ``</memory-context id="1">`` reads ``[/memory-context id="1"]``, and
+    ``&lt;memory-context`` reads ``[memory-context``. The result holds no match of the
+    grammar any more (a single pass suffices: no replacement can create a new opener).
+    With ``complete_only``, matches without a closing bracket are left alone.
     """
     pieces: list[str] = []
     keep_from = 0
+    for tag in find_memory_tags(text):
+        if complete_only and not tag.complete:
+            continue
+        pieces.append(text[keep_from : tag.start])
+        pieces.append(_render_harmless(text, tag))
+        keep_from = tag.end
+    if not pieces:
+        return text
+    pieces.append(text[keep_from:])
+    return "".join(pieces)
+
+
+def _remove_blocks(text: str, tags: list[MemoryTag]) -> str:
+    """Remove each open-tag … close-tag span (first close after an open), linear time."""
+    pieces: list[str] = []
+    keep_from = 0
     block_start: int | None = None
-    for match in _ANY_TAG_RE.finditer(text):
-        is_close = match.group(1) is not None
-        if block_start is None and not is_close:
-            block_start = match.start()
-        elif block_start is not None and is_close:
+    for tag in tags:
+        if block_start is None and not tag.closing:
+            block_start = tag.start
+        elif block_start is not None and tag.closing:
             pieces.append(text[keep_from:block_start])
-            keep_from = match.end()
+            keep_from = tag.end
             block_start = None
+    pieces.append(text[keep_from:])
+    return "".join(pieces)
+
+
+def _remove_tags(text: str) -> str:
+    pieces: list[str] = []
+    keep_from = 0
+    for tag in find_memory_tags(text):
+        if tag.complete:
+            pieces.append(text[keep_from : tag.start])
+            keep_from = tag.end
     pieces.append(text[keep_from:])
     return "".join(pieces)
 
@@ -80,17 +552,24 @@ def _remove_blocks(text: str) -> str:
 def sanitize_context(text: str) -> str:
     """Strip memory fencing from ``text``.
 
-    In order: whole ``<memory-context>…</memory-context>`` blocks (case-insensitive, whitespace
-    allowed inside the tag brackets, each open tag paired with the first close tag after it),
-    then every recalled-memory system note (authoritative, informational and advisory
-    wordings) with the whitespace that follows it, then any stray open or close tag.
-    Everything else is returned unchanged.
+    In order: whole blocks — an open tag, then everything up to the first close tag after it
+    — then every recalled-memory system note (authoritative, informational and advisory
+    wordings) with the whitespace that follows it, then any stray open or close tag. A tag
+    here is any *complete* match of the shared grammar (the module docstring): ``< MEMORY-
+    context >``, ``</memory_context id="2">``, ``＜/ｍｅｍｏｒｙ-context＞``,
+    ``&lt;/memory-context&gt;`` and so on. If those removals glue two halves of a tag together
+    (``<memory-<memory-context>context>``), the new tag's brackets are rendered harmless
+    (``[memory-context]``), so the result never contains a complete tag. Everything else is
+    returned unchanged.
     """
     if not text:
         return text
-    without_blocks = _remove_blocks(text)
+    tags = [tag for tag in find_memory_tags(text) if tag.complete]
+    without_blocks = _remove_blocks(text, tags) if tags else text
     without_notes = _NOTE_RE.sub("", without_blocks)
-    return _ANY_TAG_RE.sub("", without_notes)
+    if not tags and without_notes == text:
+        return text
+    return neutralize_memory_tags(_remove_tags(without_notes), complete_only=True)
 
 
 def _drop_repeated_bullets(text: str) -> str:
@@ -121,38 +600,244 @@ def _drop_repeated_bullets(text: str) -> str:
     return "\n".join(kept)
 
 
+def _check_str(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
+    return value
+
+
 def build_memory_context_block(raw: str) -> str:
     """Fence recalled memory text for injection into the model's copy of a user message.
 
-    Returns ``""`` for blank input (or input that is nothing but fencing). Otherwise the text
-    is sanitised (a WARNING is logged when a provider handed back pre-wrapped context),
-    exact duplicate self-contained bullet lines within a section are dropped, and the result
-    is returned as::
+    Returns ``""`` for blank input (or input that is nothing but fencing). Otherwise:
+
+    1. runs of more than 32 invisible characters (soft hyphens, zero-width and tag
+       characters, variation selectors, combining marks) are shortened to 32;
+    2. the text is sanitised (:func:`sanitize_context`; a WARNING is logged when a provider
+       handed back pre-wrapped context);
+    3. every remaining tag-like mention of the fence — incomplete ones such as
+       ``</memory-context`` at the end of a line included — is rendered harmless
+       (:func:`neutralize_memory_tags`, WARNING logged), so the model sees exactly one
+       opening and one closing fence tag: the real ones;
+    4. exact duplicate self-contained bullet lines within a section are dropped;
+
+    and the result is returned as::
 
         <memory-context>
         [System note: …advisory wording…]
 
         <recalled text>
         </memory-context>
+
+    Size limits and threat filtering are the caller's job, before this call:
+    :func:`cap_recall`, then :func:`filter_recall_threats`.
     """
+    _check_str(raw, "recall")
     if not raw or not raw.strip():
         return ""
-    clean = sanitize_context(raw)
-    if clean != raw:
+    text = _LONG_IGNORABLE_RUN_RE.sub(lambda m: m.group()[:_GAP], raw)
+    clean = sanitize_context(text)
+    if clean != text:
         logger.warning("memory provider returned pre-wrapped context; stripped")
-    clean = _drop_repeated_bullets(clean).strip()
-    if not clean:
+    harmless = neutralize_memory_tags(clean)
+    if harmless != clean:
+        logger.warning("memory provider returned tag-like text; its brackets were neutralised")
+    body = _drop_repeated_bullets(harmless).strip()
+    if not body:
         return ""
-    return f"{_OPEN_TAG}\n{MEMORY_CONTEXT_NOTE}\n\n{clean}\n{_CLOSE_TAG}"
+    return f"{_OPEN_TAG}\n{MEMORY_CONTEXT_NOTE}\n\n{body}\n{_CLOSE_TAG}"
 
 
-def _held_prefix_len(buffer: str, tag: str) -> int:
-    """Length of the longest suffix of ``buffer`` that is a proper prefix of ``tag``."""
-    folded = buffer[-(len(tag) - 1) :].lower()
-    for size in range(min(len(folded), len(tag) - 1), 0, -1):
-        if tag.startswith(folded[-size:]):
-            return size
-    return 0
+# ------------------------------------------------------------------------------- cap_recall
+
+
+def _check_limit(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, got {value}")
+    return value
+
+
+def _joins_next(char: str) -> bool:
+    """True if ``char`` belongs to the grapheme before it (a cut must not go before it)."""
+    code = ord(char)
+    return (
+        unicodedata.combining(char) != 0
+        or unicodedata.category(char) in ("Mn", "Mc", "Me")
+        or 0xDC00 <= code <= 0xDFFF  # low surrogate of a pair stored as two code points
+        or 0xFE00 <= code <= 0xFE0F  # variation selectors
+        or 0xE0100 <= code <= 0xE01EF
+        or 0x1F3FB <= code <= 0x1F3FF  # skin-tone modifiers
+        or 0xE0020 <= code <= 0xE007F  # tag characters (flag sequences)
+        or code in (0x200D, 0x200C, 0x034F)
+        or char == "\n"  # never separate "\r\n"
+    )
+
+
+def _safe_cut(text: str, end: int) -> int:
+    """Move ``end`` back (at most 64 steps) so no character sequence is split."""
+    floor = max(0, end - 64)
+    cut = end
+    while cut > floor and cut < len(text):
+        before = text[cut - 1]
+        if (
+            _joins_next(text[cut])
+            or before == "\u200d"  # zero-width joiner glues the next character on
+            or 0xD800 <= ord(before) <= 0xDBFF
+        ):
+            cut -= 1
+            continue
+        break
+    else:
+        if cut == floor and cut != end and floor > 0:
+            return end  # a pathological run: cut where asked
+    # Regional-indicator flags come in pairs: an odd count before the cut splits one.
+    run = 0
+    index = cut - 1
+    while index >= 0 and 0x1F1E6 <= ord(text[index]) <= 0x1F1FF:
+        run += 1
+        index -= 1
+    if run % 2 == 1 and cut < len(text) and 0x1F1E6 <= ord(text[cut]) <= 0x1F1FF:
+        cut -= 1
+    return cut
+
+
+def cap_recall(
+    text: str,
+    *,
+    max_chars: int = DEFAULT_RECALL_MAX_CHARS,
+    max_lines: int = DEFAULT_RECALL_MAX_LINES,
+) -> str:
+    """Bound a provider's recall to ``max_chars`` characters and ``max_lines`` lines.
+
+    Call it first, before any scanning or fencing: everything after it then costs at most
+    a fixed amount per turn however much a provider returns (a 16 MB recall costs the time
+    to look at its first ``max_chars`` characters).
+
+    Text within both limits is returned unchanged. Otherwise the kept head ends on a line
+    boundary — at the end of line ``max_lines``, or at the last line break within the
+    ``max_chars`` characters when that keeps at least half of them; a single huge line is
+    cut mid-line, never inside a character sequence (combining marks, a surrogate pair,
+    emoji joined with ZWJ or a skin tone, a flag, ``\\r\\n``). A final marker line says how
+    much was left out::
+
+        [… recall truncated: 1234 more characters]
+
+    The head holds at most ``max_chars`` characters and ``max_lines`` lines; the marker
+    adds one line of at most 60 characters. Raises :class:`TypeError` for a non-``str``
+    text or non-``int`` limits and :class:`ValueError` for a limit below 1.
+    """
+    _check_str(text, "recall")
+    max_chars = _check_limit(max_chars, "max_chars")
+    max_lines = _check_limit(max_lines, "max_lines")
+    end = min(len(text), max_chars)
+    # End of line number max_lines (a bounded number of C-level finds).
+    newline = -1
+    for _ in range(max_lines):
+        newline = text.find("\n", newline + 1, end)
+        if newline < 0:
+            break
+    else:
+        end = newline  # line max_lines ends here: keep it, drop its line break
+    if end == len(text):
+        return text
+    if end == max_chars and (end >= len(text) or text[end] != "\n"):
+        # Cut inside a line: prefer the previous line break if it keeps half the budget.
+        last = text.rfind("\n", 0, end)
+        end = last if last >= end // 2 else _safe_cut(text, end)
+    head = text[:end].rstrip("\r")
+    dropped = len(text) - len(head)
+    marker = f"[… recall truncated: {dropped} more characters]"
+    return f"{head}\n{marker}" if head else marker
+
+
+# -------------------------------------------------------------------- filter_recall_threats
+
+
+class FilteredRecall(NamedTuple):
+    """Result of :func:`filter_recall_threats`: unpack as ``text, threats = …``."""
+
+    #: The recall with offending lines removed (``""`` if all of it was dropped).
+    text: str
+    #: Ids of every threat that fired (scanner ids, e.g. ``"prompt_injection"`` or
+    #: ``"invisible_unicode_U+200B"``), first seen first, no repeats; empty if clean.
+    threats: list[str]
+
+
+def _add(found: list[str], ids: Iterable[str]) -> None:
+    for threat in ids:
+        if threat not in found:
+            found.append(threat)
+
+
+def _drop_flagged(parts: list[str], scope: str, found: list[str]) -> list[str]:
+    kept: list[str] = []
+    for part in parts:
+        hits = scan_for_threats(part, scope) if part.strip() else []
+        if hits:
+            _add(found, hits)
+        else:
+            kept.append(part)
+    return kept
+
+
+_PARAGRAPH_BREAK_RE: Final = re.compile(r"\n[ \t\r]*\n")
+
+
+def filter_recall_threats(text: str, *, scope: str = "context") -> FilteredRecall:
+    """Screen an external provider's recall with the threat scanner before it is fenced.
+
+    A remote memory store is untrusted text, so the recall is judged as a **whole**
+    (``scan_for_threats(text, scope)``), not only line by line: a payload split over two
+    lines ("ignore all previous" / "instructions and …") is caught. Policy:
+
+    1. the whole text is clean → returned unchanged, no ids;
+    2. otherwise every line the scanner flags on its own is dropped; if what is left is
+       clean as a whole, it is returned — the line-level hits explained the whole-text hit;
+    3. otherwise (a payload spread over several lines, or one formed by the lines that
+       remain), every paragraph (lines between blank lines) the scanner flags on its own is
+       dropped as well; if the rest is clean as a whole, it is returned;
+    4. otherwise the whole recall is dropped (``""``).
+
+    What is returned is always clean as a whole at ``scope``. Run it after
+    :func:`cap_recall` (so its cost is bounded) and before
+    :func:`build_memory_context_block`. It does not log: the caller knows the provider's
+    name, and should log a WARNING with the returned ids when there are any, e.g.::
+
+        text, threats = filter_recall_threats(cap_recall(recalled, max_chars=…, max_lines=…))
+        if threats:
+            logger.warning("provider %r recalled text flagged as %s; %s", name,
+                           ", ".join(threats), "dropped it" if not text else "dropped lines")
+
+    Raises :class:`ValueError` for an unknown scope (the scanner's error).
+    """
+    _check_str(text, "recall")
+    whole = scan_for_threats(text, scope)
+    if not whole:
+        return FilteredRecall(text, [])
+    found: list[str] = []
+    _add(found, whole)
+    lines = _drop_flagged(text.split("\n"), scope, found)
+    candidate = "\n".join(lines)
+    remaining = scan_for_threats(candidate, scope) if candidate.strip() else []
+    if not remaining:
+        return FilteredRecall(candidate if candidate.strip() else "", found)
+    paragraphs = _drop_flagged(_PARAGRAPH_BREAK_RE.split(candidate), scope, found)
+    candidate = "\n\n".join(paragraphs)
+    remaining = scan_for_threats(candidate, scope) if candidate.strip() else []
+    if not remaining:
+        return FilteredRecall(candidate if candidate.strip() else "", found)
+    _add(found, remaining)
+    return FilteredRecall("", found)
+
+
+# ----------------------------------------------------------------- StreamingContextScrubber
+
+
+def _is_blank(text: str) -> bool:
+    """True if ``text`` is whitespace and invisible characters only."""
+    return _BLANK_RE.fullmatch(text) is not None
 
 
 class StreamingContextScrubber:
@@ -161,17 +846,21 @@ class StreamingContextScrubber:
     Feed each streamed delta to :meth:`feed` and show what it returns; call :meth:`flush` at
     the end of the stream and show that too. Call :meth:`reset` before each new turn.
 
+    Tags are those of the shared grammar (the module docstring): ``< memory-context >``,
+    ``<Memory_Context id="1">``, ``＜/ｍｅｍｏｒｙ-context＞``, ``&lt;/memory-context&gt;``…
     Rules (those of the reference):
 
-    * Outside a block, ``<memory-context>`` (any case) opens one only at a *block boundary* —
-      nothing but whitespace between the start of its line and the tag — and only when the
-      next character is ``\\r`` or ``\\n``. Mid-sentence mentions ("The <memory-context> tag
-      …") and line-start mentions followed by a space are shown verbatim.
-    * The longest tail that could still become the tag (e.g. ``"<memo"``) is held back and
-      released once the next delta shows it is prose; a complete tag at a block boundary at
-      the very end of a delta is held until the next character decides.
-    * Inside a block everything is dropped until ``</memory-context>`` (any case, recognised
-      anywhere); text after the close tag is shown.
+    * Outside a block, an opening tag opens one only at a *block boundary* — nothing but
+      whitespace (or invisible characters) between the start of its line and the tag — and
+      only when the rest of its line is blank (at most 64 spaces) up to ``\\r`` or ``\\n``.
+      Mid-sentence mentions ("The <memory-context> tag …") and line-start mentions followed
+      by more text are shown verbatim.
+    * Whatever tail of the text seen so far could still become a tag (``"<memo"``,
+      ``"</memory-context id="``) is held back, and released once the next delta shows it is
+      prose; a tag at a block boundary followed only by blanks is held until the next
+      character decides. At most :data:`MAX_TAG_CHARS` characters are ever held.
+    * Inside a block everything is dropped until a closing tag (recognised anywhere); the
+      text after it is shown.
     * :meth:`flush` inside an unterminated block returns ``""`` and discards the rest —
       leaking recalled memory is worse than a truncated answer.
 
@@ -195,57 +884,87 @@ class StreamingContextScrubber:
         out.append(text)
         newline = text.rfind("\n")
         if newline >= 0:
-            self._at_line_start = text[newline + 1 :].strip() == ""
-        elif text.strip():
+            self._at_line_start = _is_blank(text[newline + 1 :])
+        elif not _is_blank(text):
             self._at_line_start = False
 
     def _is_boundary(self, index: int) -> bool:
         before = self._buffer[:index]
         newline = before.rfind("\n")
         if newline >= 0:
-            return before[newline + 1 :].strip() == ""
-        return before.strip() == "" and self._at_line_start
+            return _is_blank(before[newline + 1 :])
+        return self._at_line_start and _is_blank(before)
+
+    def _hold_start(self) -> int:
+        """Index of the earliest buffer position whose rest could still grow into a tag."""
+        buffer = self._buffer
+        if not _may_hold_tag(buffer[-MAX_TAG_CHARS:]):
+            return len(buffer)
+        lowest = max(0, len(buffer) - MAX_TAG_CHARS)
+        match = _prefix_re().search(buffer, lowest)
+        return len(buffer) if match is None else match.start()
+
+    def _decided_tags(self, hold: int) -> Iterator[re.Match[str]]:
+        """Tag matches that start before ``hold``: no later delta can change them."""
+        buffer = self._buffer
+        if hold == 0 or not _may_hold_tag(buffer):
+            return
+        for match in _grammar().tag.finditer(buffer):
+            if match.start() >= hold:
+                return
+            yield match
 
     def feed(self, delta: str) -> str:
         """Take the next streamed delta; return the part that may be shown now."""
+        _check_str(delta, "delta")
         if not delta:
             return ""
         self._buffer += delta
         out: list[str] = []
         while self._buffer:
             if self._in_span:
-                close = _STREAM_CLOSE_RE.search(self._buffer)
-                if close is None:
-                    keep = _held_prefix_len(self._buffer, _CLOSE_TAG)
-                    self._buffer = self._buffer[len(self._buffer) - keep :] if keep else ""
+                if not self._scan_inside():
                     break
-                self._buffer = self._buffer[close.end() :]
-                self._in_span = False
-                self._at_line_start = True
-                continue
-            if not self._scan_outside(out):
+            elif not self._scan_outside(out):
                 break
         return "".join(out)
 
+    def _scan_inside(self) -> bool:
+        """Drop text inside a block; True if a closing tag ended it (keep looping)."""
+        hold = self._hold_start()
+        for match in self._decided_tags(hold):
+            if match.group("slash") is not None and match.group("close") is not None:
+                self._buffer = self._buffer[match.end() :]
+                self._in_span = False
+                self._at_line_start = True
+                return True
+        self._buffer = self._buffer[hold:]
+        return False
+
     def _scan_outside(self, out: list[str]) -> bool:
         """Process the buffer outside a block; True if a block was opened (keep looping)."""
-        for match in _STREAM_OPEN_RE.finditer(self._buffer):
+        buffer = self._buffer
+        hold = self._hold_start()
+        for match in self._decided_tags(hold):
+            if match.group("slash") is not None or match.group("close") is None:
+                continue
             index, end = match.start(), match.end()
-            if self._is_boundary(index):
-                if end == len(self._buffer):
-                    # Complete tag at the end: the next character decides.
-                    self._emit(self._buffer[:index], out)
-                    self._buffer = self._buffer[index:]
-                    return False
-                if self._buffer[end] in "\r\n":
-                    self._emit(self._buffer[:index], out)
-                    self._buffer = self._buffer[end:]
-                    self._in_span = True
-                    return True
-        keep = _held_prefix_len(self._buffer, _OPEN_TAG)
-        cut = len(self._buffer) - keep
-        self._emit(self._buffer[:cut], out)
-        self._buffer = self._buffer[cut:]
+            if not self._is_boundary(index):
+                continue
+            blanks = _OPEN_TAIL_RE.match(buffer, end)
+            after = blanks.end() if blanks is not None else end
+            if after == len(buffer):
+                # Only blanks after the tag so far: the next character decides.
+                self._emit(buffer[:index], out)
+                self._buffer = buffer[index:]
+                return False
+            if buffer[after] in "\r\n":
+                self._emit(buffer[:index], out)
+                self._buffer = buffer[end:]
+                self._in_span = True
+                return True
+        self._emit(buffer[:hold], out)
+        self._buffer = buffer[hold:]
         return False
 
     def flush(self) -> str:
