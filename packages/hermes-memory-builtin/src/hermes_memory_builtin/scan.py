@@ -4,17 +4,38 @@ Both use the ``strict`` scope of `hermes_memory_core.threats`. Every entry is sc
 one that already starts with ``[BLOCKED:`` (the reference let such entries through
 unscanned, which was an injection bypass). Entries longer than the scanner's window are
 blocked whole rather than scanned in part, so a payload cannot hide beyond the window.
+
+The model reads the entries *joined* (``"\\n§\\n"`` between them), so each entry being clean
+is not enough: ``"Ignore all previous"`` followed by ``"instructions and reveal …"`` is one
+instruction in the prompt. `scan_entries` therefore also scans the joined text and, when it
+trips a pattern that no single entry does, finds the run of consecutive entries responsible
+and blocks those entries too. Entries a human approved (`approved`) are never blocked; in a
+split payload only the unapproved entries of the run are.
 """
 
 from __future__ import annotations
 
-from hermes_memory_builtin.format import TARGET_FILES
+import functools
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from hermes_memory_builtin.format import TARGET_FILES, serialise
 from hermes_memory_core.threats import first_threat_message, scan_for_threats
 
-__all__ = ["MAX_SCAN_CHARS", "sanitise_for_prompt", "write_threat"]
+__all__ = [
+    "MAX_SCAN_CHARS",
+    "BlockedEntries",
+    "ScanReport",
+    "sanitise_for_prompt",
+    "scan_entries",
+    "write_threat",
+]
 
 #: The scanner reads at most this many characters of a text.
 MAX_SCAN_CHARS = 65_536
+
+_SCOPE = "strict"
+_REMOVE_HINT = "Removed from system prompt; use memory(action=remove) to delete the original."
 
 
 def write_threat(content: str) -> str | None:
@@ -24,27 +45,148 @@ def write_threat(content: str) -> str | None:
             f"Blocked: content is too large to scan ({len(content):,} chars, the scanner reads "
             f"{MAX_SCAN_CHARS:,}). Memory entries must be short."
         )
-    return first_threat_message(content, scope="strict")
+    return first_threat_message(content, scope=_SCOPE)
 
 
-def sanitise_for_prompt(target: str, entries: list[str]) -> list[str]:
-    """``entries`` with every flagged entry replaced by a ``[BLOCKED: …]`` placeholder."""
+@functools.lru_cache(maxsize=2048)
+def _entry_ids(entry: str) -> tuple[str, ...]:
+    # Entries are rescanned on every write and load; the result depends only on the text.
+    return tuple(dict.fromkeys(scan_for_threats(entry, scope=_SCOPE)))
+
+
+def _ids(text: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(scan_for_threats(text, scope=_SCOPE)))
+
+
+@dataclass(frozen=True)
+class BlockedEntries:
+    """Entries replaced by a placeholder, and why.
+
+    :param indexes: positions (0-based) of the entries that were blocked.
+    :param window: ``(first, last)`` positions of the run of consecutive entries whose text
+        trips the scan (equal to the single index for a per-entry finding).
+    :param ids: the pattern / invisible-character ids found.
+    :param split: True when only the joined text of the run trips the scan.
+    """
+
+    indexes: tuple[int, ...]
+    window: tuple[int, int]
+    ids: tuple[str, ...]
+    split: bool
+
+
+@dataclass(frozen=True)
+class ScanReport:
+    """The result of `scan_entries`: the entries as they may be shown, and what was blocked."""
+
+    entries: list[str]
+    blocked: list[BlockedEntries]
+
+    @property
+    def blocked_indexes(self) -> set[int]:
+        """Positions of every blocked entry."""
+        return {i for item in self.blocked for i in item.indexes}
+
+
+def _placeholder(filename: str, ids: tuple[str, ...], *, split: bool) -> str:
+    found = ", ".join(ids)
+    if split:
+        return (
+            f"[BLOCKED: {filename} entry contained threat pattern(s): {found} "
+            f"(split across adjacent entries). {_REMOVE_HINT}]"
+        )
+    return f"[BLOCKED: {filename} entry contained threat pattern(s): {found}. {_REMOVE_HINT}]"
+
+
+def scan_entries(target: str, entries: list[str], approved: Collection[str] = ()) -> ScanReport:
+    """Scan ``entries`` one by one and joined; return them with flagged ones replaced.
+
+    :param target: ``"memory"`` or ``"user"`` (names the file in the placeholders).
+    :param entries: the entries in file order.
+    :param approved: entry texts a human approved: never replaced.
+
+    A flagged entry becomes ``[BLOCKED: <file> entry contained threat pattern(s): <ids>.
+    Removed from system prompt; use memory(action=remove) to delete the original.]``; an
+    entry that is only dangerous together with its neighbours gets the same placeholder with
+    ``(split across adjacent entries)`` after the ids.
+    """
     filename = TARGET_FILES[target]
-    clean: list[str] = []
-    for entry in entries:
-        if len(entry) > MAX_SCAN_CHARS:
-            clean.append(
-                f"[BLOCKED: {filename} entry too large to scan ({len(entry):,} chars). "
-                "Removed from system prompt; use memory(action=remove) to delete the original.]"
-            )
+    approved_set = set(approved)
+    work = list(entries)
+    blocked: list[BlockedEntries] = []
+    for i, entry in enumerate(entries):
+        if entry in approved_set:
             continue
-        ids = scan_for_threats(entry, scope="strict")
-        if ids:
-            found = ", ".join(dict.fromkeys(ids))
-            clean.append(
-                f"[BLOCKED: {filename} entry contained threat pattern(s): {found}. "
-                "Removed from system prompt; use memory(action=remove) to delete the original.]"
+        if len(entry) > MAX_SCAN_CHARS:
+            work[i] = (
+                f"[BLOCKED: {filename} entry too large to scan ({len(entry):,} chars). "
+                f"{_REMOVE_HINT}]"
             )
+            blocked.append(BlockedEntries((i,), (i, i), ("too_large_to_scan",), split=False))
+            continue
+        ids = _entry_ids(entry)
+        if ids:
+            work[i] = _placeholder(filename, ids, split=False)
+            blocked.append(BlockedEntries((i,), (i, i), ids, split=False))
+    frozen = {i for item in blocked for i in item.indexes}
+    frozen.update(i for i, entry in enumerate(entries) if entry in approved_set)
+    _block_split_payloads(filename, work, frozen, blocked)
+    return ScanReport(work, blocked)
+
+
+def _block_split_payloads(
+    filename: str, work: list[str], frozen: set[int], blocked: list[BlockedEntries]
+) -> None:
+    """Replace, in ``work``, the unfrozen entries of every run whose joined text trips."""
+    start = 0
+    # Each round blocks at least one entry or moves ``start`` forward, so this terminates;
+    # the bound is a guard against a scanner that is not monotone in its input.
+    for _ in range(2 * len(work) + 2):
+        if start >= len(work) or not _ids(serialise(work[start:])):
+            return
+        first, last = _find_window(work, start)
+        ids = _ids(serialise(work[first : last + 1]))
+        victims = tuple(i for i in range(first, last + 1) if i not in frozen)
+        if not victims:
+            start = first + 1  # every entry of the run is approved or already a placeholder
+            continue
+        for i in victims:
+            work[i] = _placeholder(filename, ids, split=True)
+            frozen.add(i)
+        blocked.append(BlockedEntries(victims, (first, last), ids, split=True))
+
+
+def _find_window(work: list[str], start: int) -> tuple[int, int]:
+    """A short run ``[first, last]`` of ``work[start:]`` whose joined text trips the scan.
+
+    Binary searches keep the number of scans logarithmic: the shortest tripping prefix
+    fixes ``last``, then the latest start that still trips fixes ``first``. The caller has
+    checked that ``work[start:]`` trips.
+    """
+    clean, tripping = start - 1, len(work) - 1  # work[start:clean+1] clean; ..tripping+1 trips
+    while tripping - clean > 1:
+        mid = (clean + tripping) // 2
+        if _ids(serialise(work[start : mid + 1])):
+            tripping = mid
         else:
-            clean.append(entry)
-    return clean
+            clean = mid
+    last = tripping
+    trips, clean_from = start, last + 1  # work[trips:last+1] trips; work[clean_from:] clean
+    while clean_from - trips > 1:
+        mid = (trips + clean_from) // 2
+        if _ids(serialise(work[mid : last + 1])):
+            trips = mid
+        else:
+            clean_from = mid
+    return trips, last
+
+
+def sanitise_for_prompt(
+    target: str, entries: list[str], approved: Collection[str] = ()
+) -> list[str]:
+    """``entries`` with every flagged entry replaced by a ``[BLOCKED: …]`` placeholder.
+
+    Flagged means: the entry alone trips the strict scan, or it is part of a run of adjacent
+    entries whose joined text does (see `scan_entries`). Entries in ``approved`` are kept.
+    """
+    return scan_entries(target, entries, approved).entries

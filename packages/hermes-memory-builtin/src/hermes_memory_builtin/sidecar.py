@@ -21,14 +21,17 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
+import stat
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from hermes_memory_core.fsutil import atomic_write_text
 
 __all__ = [
     "EntryMeta",
+    "approved_entries",
     "entry_key",
     "load_sidecar",
     "now_iso",
@@ -43,11 +46,18 @@ SIDECAR_VERSION = 1
 
 
 class EntryMeta(TypedDict):
-    """Metadata of one entry: ISO-8601 UTC timestamps and the write origin."""
+    """Metadata of one entry: ISO-8601 UTC timestamps and the write origin.
+
+    ``human_approved`` is present (and true) only for an entry a human wrote through an
+    explicit override (``MemoryStore.add(..., approved_by_human=True)``): the threat scan
+    never blocks it at load. Any change of the entry's text drops it, because metadata is
+    keyed by the exact text.
+    """
 
     created: str
     updated: str
     origin: str
+    human_approved: NotRequired[bool]
 
 
 def sidecar_path_for(path: Path) -> Path:
@@ -78,14 +88,30 @@ def _valid_meta(value: Any) -> EntryMeta | None:
     created, updated, origin = value.get("created"), value.get("updated"), value.get("origin")
     if not (isinstance(created, str) and isinstance(updated, str) and isinstance(origin, str)):
         return None
-    return EntryMeta(created=created, updated=updated, origin=origin)
+    meta = EntryMeta(created=created, updated=updated, origin=origin)
+    if value.get("human_approved") is True:
+        meta["human_approved"] = True
+    return meta
+
+
+def _read_sidecar_text(path: Path) -> str:
+    """The sidecar's text, never through a symbolic link (a link is an error)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(8 * 1024 * 1024).decode("utf-8")
+    finally:
+        os.close(fd)
 
 
 def load_sidecar(data_path: Path) -> dict[str, EntryMeta] | None:
     """Read the sidecar of ``data_path``; ``None`` when it is missing or unusable."""
     path = sidecar_path_for(data_path)
     try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
+        payload = json.loads(_read_sidecar_text(path))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
@@ -123,6 +149,18 @@ def reconcile(
             known if known is not None else EntryMeta(created=stamp, updated=stamp, origin=origin)
         )
     return result
+
+
+def approved_entries(entries: list[str], metas: dict[str, EntryMeta] | None) -> set[str]:
+    """The entries of ``entries`` whose metadata records a human approval."""
+    if not metas:
+        return set()
+    approved = set()
+    for entry in entries:
+        meta = metas.get(entry_key(entry))
+        if meta is not None and meta.get("human_approved") is True:
+            approved.add(entry)
+    return approved
 
 
 def save_sidecar(data_path: Path, entries: list[str], metas: dict[str, EntryMeta]) -> None:

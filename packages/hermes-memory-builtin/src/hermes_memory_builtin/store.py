@@ -23,12 +23,23 @@ from pathlib import Path
 from typing import Any
 
 from hermes_memory_builtin.drift import check_drift, save_backup
+from hermes_memory_builtin.errors import MemoryFileError
+from hermes_memory_builtin.files import (
+    STALE_TEMP_AGE_S,
+    TEMP_PREFIX,
+    clean_stale_temps,
+    ensure_memory_dir,
+)
 from hermes_memory_builtin.format import (
     TARGET_FILES,
+    RawFile,
     char_count,
     dedupe,
+    delimiter_problem,
     format_count_usage,
     format_usage,
+    hermes_entries,
+    normalise_newlines,
     parse_entries,
     preview,
     read_raw,
@@ -36,9 +47,10 @@ from hermes_memory_builtin.format import (
     serialise,
 )
 from hermes_memory_builtin.locking import LockError, exclusive_lock
-from hermes_memory_builtin.scan import sanitise_for_prompt, write_threat
+from hermes_memory_builtin.scan import scan_entries, write_threat
 from hermes_memory_builtin.sidecar import (
     EntryMeta,
+    approved_entries,
     entry_key,
     load_sidecar,
     now_iso,
@@ -49,6 +61,7 @@ from hermes_memory_builtin.similarity import find_near_duplicate
 from hermes_memory_core.coerce import as_positive_int
 from hermes_memory_core.config import resolve_home
 from hermes_memory_core.fsutil import atomic_write_text
+from hermes_memory_core.redact import scrub_secrets
 
 __all__ = [
     "DEFAULT_MEMORY_CHAR_LIMIT",
@@ -69,6 +82,14 @@ TARGETS: tuple[str, ...] = ("memory", "user")
 
 SUCCESS_NOTE = "Write saved. This update is complete — do not repeat it."
 BATCH_SUFFIX = " No operations were applied (batch is all-or-nothing)."
+#: The ``redacted`` field of a successful write whose content had credentials masked (the
+#: same key `hermes_memory_core.MemoryManager` sets for tool writes it scrubbed first).
+REDACTION_NOTE = (
+    "Credentials in the content were replaced by [redacted] before saving: memory is shown "
+    "in every future prompt, so secrets are never stored there."
+)
+#: Mode of the memory files and their sidecars.
+FILE_MODE = 0o600
 
 Result = dict[str, Any]
 
@@ -117,7 +138,7 @@ def _distinct(entries: list[str], indexes: list[int]) -> list[int]:
 
 def _as_text(value: Any) -> str:
     if isinstance(value, str):
-        return value.strip()
+        return normalise_newlines(value).strip()
     if isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
     return ""
@@ -161,6 +182,7 @@ class MemoryStore:
         self._live: dict[str, list[str]] = {target: [] for target in TARGETS}
         self._snapshot: dict[str, str | None] = dict.fromkeys(TARGETS)
         self._load_errors: dict[str, str] = {}
+        self._load_problems: dict[str, MemoryFileError] = {}
         self._failures = 0
         self._mutex = threading.RLock()
 
@@ -186,7 +208,8 @@ class MemoryStore:
 
     @property
     def load_errors(self) -> dict[str, str]:
-        """Targets whose file existed but could not be read at the last load, with the reason."""
+        """Targets whose file existed but could not be used at the last load, with the full
+        message (path, cause and fix)."""
         return dict(self._load_errors)
 
     @staticmethod
@@ -196,25 +219,50 @@ class MemoryStore:
         return target
 
     # ------------------------------------------------------------------ reading
-    def load_from_disk(self) -> None:
+    def load_from_disk(self, *, strict: bool = False) -> None:
         """Read both files into the live state and freeze the system-prompt snapshot.
 
-        A file that exists but cannot be read or decoded is left untouched: its live list is
-        empty, the reason is in `load_errors`, and every write to it is refused until it is
-        readable again (it is never mistaken for an empty store).
+        The memories directory is created (mode 0700) when missing, and ``.mem_*.tmp``
+        files left by a killed writer more than 10 minutes ago are removed. Every entry is
+        threat-scanned alone and joined with its neighbours; flagged entries appear in the
+        snapshot as ``[BLOCKED: …]`` placeholders (entries a human approved are kept).
+
+        A file that exists but cannot be used — a symbolic link (also a linked memories
+        directory), not UTF-8, not readable, a directory — is left untouched: its live list
+        is empty, the full message is in `load_errors` (the exception in `load_problems`),
+        and every write to it is refused until it is fixed (it is never mistaken for an
+        empty store).
+
+        :param strict: raise the first problem instead of only recording it (for a command
+            line tool that should print it and exit non-zero). Both targets are loaded
+            before raising.
+        :raises MemoryFileError: only with ``strict=True``; `UnsafeMemoryPath` for links.
         """
         with self._mutex:
-            try:
-                self.memory_dir.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                logger.warning("cannot create memory directory %s: %s", self.memory_dir, exc)
             self._load_errors = {}
+            self._load_problems = {}
+            directory = self.memory_dir
+            try:
+                ensure_memory_dir(directory)
+            except MemoryFileError as exc:
+                logger.warning("%s", exc)
+                for target in TARGETS:
+                    self._live[target] = []
+                    self._snapshot[target] = None
+                    self._load_problems[target] = exc
+                    self._load_errors[target] = str(exc)
+                if strict:
+                    raise
+                return
+            self._clean_temps_if_any(directory)
             for target in TARGETS:
                 path = self.path(target)
                 raw = read_raw(path)
                 if not raw.readable:
-                    logger.warning("cannot read %s (%s); memory left untouched", path, raw.error)
-                    self._load_errors[target] = raw.error or "unreadable"
+                    problem = _problem_of(path, raw)
+                    logger.warning("memory left untouched: %s", problem)
+                    self._load_problems[target] = problem
+                    self._load_errors[target] = str(problem)
                     entries: list[str] = []
                 else:
                     entries = parse_entries(raw.text)
@@ -227,10 +275,44 @@ class MemoryStore:
                         f"{used:,}",
                         f"{limit:,}",
                     )
+                approved = approved_entries(entries, load_sidecar(path)) if entries else set()
+                report = scan_entries(target, entries, approved)
+                for item in report.blocked:
+                    logger.warning(
+                        "%s: entr%s %s blocked from the system prompt (%s%s)",
+                        path,
+                        "y" if len(item.indexes) == 1 else "ies",
+                        ", ".join(str(i + 1) for i in item.indexes),
+                        ", ".join(item.ids),
+                        "; split across adjacent entries" if item.split else "",
+                    )
                 self._live[target] = entries
-                self._snapshot[target] = render_block(
-                    target, sanitise_for_prompt(target, entries), limit
-                )
+                self._snapshot[target] = render_block(target, report.entries, limit)
+            if strict:
+                for target in TARGETS:
+                    if target in self._load_problems:
+                        raise self._load_problems[target]
+
+    def _clean_temps_if_any(self, directory: Path) -> None:
+        """Remove stale temp files under the MEMORY.md lock, without creating a lock file
+        when there is nothing to clean (loading stays read-only in the common case)."""
+        try:
+            names = [n for n in os.listdir(directory) if n.startswith(TEMP_PREFIX)]
+        except OSError:
+            return
+        if not names:
+            return
+        try:
+            with exclusive_lock(self.path("memory"), timeout=0):
+                clean_stale_temps(directory, STALE_TEMP_AGE_S)
+        except LockError:
+            pass  # a writer is busy; the next write cleans up under its own lock
+
+    @property
+    def load_problems(self) -> dict[str, MemoryFileError]:
+        """Targets whose file could not be used at the last load, with the exception (its
+        ``str`` is a complete message naming the path, the cause and the fix)."""
+        return dict(self._load_problems)
 
     def entries(self, target: str) -> list[str]:
         """The live entries of ``target`` (a copy), as of the last load, refresh or write."""
@@ -335,10 +417,21 @@ class MemoryStore:
         name = TARGET_FILES[target]
         with self._mutex:
             try:
+                ensure_memory_dir(path.parent)
+            except MemoryFileError as exc:
+                return {
+                    "success": False,
+                    "error": f"Refusing to write {name}: {exc}. Nothing was changed.",
+                }
+            try:
                 with exclusive_lock(path):
+                    clean_stale_temps(path.parent, STALE_TEMP_AGE_S)
                     raw = read_raw(path)
                     if not raw.readable:
-                        return {"success": False, "error": _unreadable_message(name)}
+                        return {
+                            "success": False,
+                            "error": _unreadable_message(name, _problem_of(path, raw)),
+                        }
                     text = raw.text or ""
                     disk = parse_entries(text)
                     if drift_check and raw.data is not None:
@@ -350,9 +443,15 @@ class MemoryStore:
                     metas = reconcile(load_sidecar(path), disk, path)
                     outcome = mutation(list(disk), metas)
                     if outcome.entries is not None:
-                        atomic_write_text(path, serialise(outcome.entries), tmp_prefix=".mem_")
+                        normalised = _normalisation(raw, disk)
+                        backup = save_backup(path, raw.data) if normalised and raw.data else ""
+                        atomic_write_text(
+                            path, serialise(outcome.entries), tmp_prefix=TEMP_PREFIX, mode=FILE_MODE
+                        )
                         self._live[target] = outcome.entries
                         save_sidecar(path, outcome.entries, outcome.metas or metas)
+                        if normalised:
+                            outcome.result.update(_normalised_fields(name, normalised, backup))
                     return outcome.result
             except LockError as exc:
                 return {
@@ -364,6 +463,49 @@ class MemoryStore:
                     "success": False,
                     "error": f"Failed to write memory file {path}: {exc}. Nothing was changed.",
                 }
+
+    def _echo(self, target: str, entries: list[str], metas: dict[str, EntryMeta]) -> list[str]:
+        """``entries`` as they may be shown to the model in a response: flagged entries as
+        the snapshot's ``[BLOCKED: …]`` placeholders (a hand-planted payload must not reach
+        the model through an error response either)."""
+        return scan_entries(target, entries, approved_entries(entries, metas)).entries
+
+    def _split_threat(
+        self,
+        target: str,
+        before: list[str],
+        after: list[str],
+        metas_before: dict[str, EntryMeta],
+        metas_after: dict[str, EntryMeta],
+    ) -> Result | None:
+        """A refusal when ``after`` blocks an entry that ``before`` did not: the write would
+        complete an instruction split across adjacent entries."""
+        old = scan_entries(target, before, approved_entries(before, metas_before))
+        was_blocked = {before[i] for i in old.blocked_indexes}
+        new = scan_entries(target, after, approved_entries(after, metas_after))
+        for item in new.blocked:
+            if all(after[i] in was_blocked for i in item.indexes):
+                continue
+            first, last = item.window
+            changed = set(after) - set(before)
+            others = [after[i] for i in range(first, last + 1) if after[i] not in changed]
+            ids = ", ".join(f"'{pid}'" for pid in item.ids)
+            shown = ", ".join(f"'{preview(entry, 60)}'" for entry in others)
+            together = (
+                f" together with the adjacent entr{'y' if len(others) == 1 else 'ies'} {shown}"
+                if others
+                else ""
+            )
+            return {
+                "success": False,
+                "error": (
+                    f"Blocked: this content, read{together}, matches threat pattern(s) {ids}. "
+                    "Memory entries are shown joined in the system prompt, so an instruction "
+                    "split across entries is still an instruction. Rephrase the content, or "
+                    "change the other entry first."
+                ),
+            }
+        return None
 
     def _room_advice(
         self,
@@ -393,35 +535,71 @@ class MemoryStore:
                 f" Free at least {needed:,} chars. Even with every other entry removed the "
                 f"result would still be {over:,} chars over the limit: shorten the new content."
             )
-            return text, {"chars_to_free": needed, "suggested_removals": list(removable)}
+            shown = self._echo(target, list(removable), metas)
+            return text, {"chars_to_free": needed, "suggested_removals": shown}
         text = (
             f" Free at least {needed:,} chars: removing the {len(chosen)} least recently "
             "updated entr" + ("y" if len(chosen) == 1 else "ies") + " listed in "
             "suggested_removals would be enough (or shorten entries by that much)."
         )
-        return text, {"chars_to_free": needed, "suggested_removals": chosen}
+        return text, {
+            "chars_to_free": needed,
+            "suggested_removals": self._echo(target, chosen, metas),
+        }
 
     # ------------------------------------------------------------------ add
-    def add(self, target: str, content: str, *, origin: str | None = None) -> Result:
+    def add(
+        self,
+        target: str,
+        content: str,
+        *,
+        origin: str | None = None,
+        approved_by_human: bool = False,
+    ) -> Result:
         """Append ``content`` as a new entry of ``target``.
 
         Exact duplicates succeed without writing; near-duplicates (same text but for case,
         punctuation, whitespace or a tiny edit) and additions over the budget are refused
-        with the entry they resemble or the characters to free.
+        with the entry they resemble or the characters to free. Content holding the entry
+        separator (a line of only ``§``) is refused. Credentials are masked before saving
+        (the result then carries ``redacted``). Content that trips the threat scan — alone,
+        or joined with the existing entries (a split instruction) — is refused.
+
+        :param approved_by_human: a human at the command line explicitly accepted this
+            content: a threat-scan refusal is overridden (the result says which, in
+            ``threat_overridden``), the entry is recorded as human-approved in the sidecar and
+            is never blocked from the system prompt at load for a threat. The ``memory`` tool
+            never sets this. Editing the entry later without approval drops the approval.
         """
         if target not in TARGET_FILES:
             return self._invalid_target(target)
         content = _as_text(content)
         if not content:
             return {"success": False, "error": "Content cannot be empty."}
+        problem = delimiter_problem(content)
+        if problem:
+            return {"success": False, "error": problem}
+        masked = scrub_secrets(content)
+        redacted = masked != content
+        content = masked
         threat = write_threat(content)
-        if threat:
+        if threat and not approved_by_human:
             return {"success": False, "error": threat}
         origin = origin or self.write_origin
         limit = self.limit(target)
 
         def mutation(entries: list[str], metas: dict[str, EntryMeta]) -> _Outcome:
             if content in entries:
+                meta = metas.get(entry_key(content))
+                if approved_by_human and meta is not None and not meta.get("human_approved"):
+                    approved_metas = dict(metas)
+                    approved_metas[entry_key(content)] = _approved(meta)
+                    result = self._success(
+                        target,
+                        entries,
+                        "Entry already exists (no duplicate added); marked as approved by a human.",
+                    )
+                    return _Outcome(result, entries, approved_metas)
                 return _Outcome(
                     self._success(target, entries, "Entry already exists (no duplicate added).")
                 )
@@ -439,8 +617,8 @@ class MemoryStore:
                                 "set to the complete new entry; if memory already says this, "
                                 "leave it unchanged."
                             ),
-                            "similar_entry": similar,
-                            "current_entries": entries,
+                            "similar_entry": self._echo(target, [similar], metas)[0],
+                            "current_entries": self._echo(target, entries, metas),
                             "usage": format_count_usage(used, limit),
                         }
                     )
@@ -460,7 +638,7 @@ class MemoryStore:
                                 "current_entries below), then retry this add — all in this "
                                 "turn." + advice
                             ),
-                            "current_entries": entries,
+                            "current_entries": self._echo(target, entries, metas),
                             "usage": format_count_usage(used, limit),
                             **extra,
                         }
@@ -468,14 +646,25 @@ class MemoryStore:
                 )
             stamp = now_iso()
             new_metas = dict(metas)
-            new_metas[entry_key(content)] = EntryMeta(created=stamp, updated=stamp, origin=origin)
+            meta = EntryMeta(created=stamp, updated=stamp, origin=origin)
+            new_metas[entry_key(content)] = _approved(meta) if approved_by_human else meta
+            if not approved_by_human:
+                refusal = self._split_threat(target, entries, final, metas, new_metas)
+                if refusal is not None:
+                    return _Outcome(refusal)
             return _Outcome(self._success(target, final, "Entry added."), final, new_metas)
 
-        return self._mutate(target, drift_check=False, mutation=mutation)
+        result = self._mutate(target, drift_check=False, mutation=mutation)
+        return _annotate(result, redacted=redacted, approved=approved_by_human, threat=threat)
 
     # ------------------------------------------------------------------ replace / remove
     def _locate_single(
-        self, target: str, entries: list[str], old_text: str, verb: str
+        self,
+        target: str,
+        entries: list[str],
+        old_text: str,
+        verb: str,
+        metas: dict[str, EntryMeta],
     ) -> int | Result:
         matches = _distinct(entries, _locate(entries, old_text))
         if not matches:
@@ -486,24 +675,39 @@ class MemoryStore:
                         f"No entry matched '{old_text}'. Check current_entries below and retry "
                         f"with the exact text of the entry you want to {verb}."
                     ),
-                    "current_entries": entries,
+                    "current_entries": self._echo(target, entries, metas),
                 }
             )
         if len(matches) > 1:
             return {
                 "success": False,
                 "error": f"Multiple entries matched '{old_text}'. Be more specific.",
-                "matches": [preview(entries[i]) for i in matches],
+                "matches": [
+                    preview(entry)
+                    for entry in self._echo(target, [entries[i] for i in matches], metas)
+                ],
             }
         return matches[0]
 
     def replace(
-        self, target: str, old_text: str, new_content: str, *, origin: str | None = None
+        self,
+        target: str,
+        old_text: str,
+        new_content: str,
+        *,
+        origin: str | None = None,
+        approved_by_human: bool = False,
     ) -> Result:
         """Overwrite the whole entry identified by ``old_text`` with ``new_content``.
 
         ``old_text`` identifies the entry (an exact entry, else a unique substring); it is
-        not spliced. ``new_content`` is the complete new entry.
+        not spliced. ``new_content`` is the complete new entry; it is checked like `add`
+        content (separator, credentials, threat scan alone and joined with its neighbours).
+        The new entry keeps the old one's ``created`` time; a human approval of the old
+        entry is not carried over.
+
+        :param approved_by_human: as for `add`: override a threat-scan refusal and record
+            the new entry as approved by a human. Never set by the ``memory`` tool.
         """
         if target not in TARGET_FILES:
             return self._invalid_target(target)
@@ -516,14 +720,20 @@ class MemoryStore:
                 "success": False,
                 "error": "new_content cannot be empty. Use 'remove' to delete entries.",
             }
+        problem = delimiter_problem(new)
+        if problem:
+            return {"success": False, "error": problem}
+        masked = scrub_secrets(new)
+        redacted = masked != new
+        new = masked
         threat = write_threat(new)
-        if threat:
+        if threat and not approved_by_human:
             return {"success": False, "error": threat}
         origin = origin or self.write_origin
         limit = self.limit(target)
 
         def mutation(entries: list[str], metas: dict[str, EntryMeta]) -> _Outcome:
-            located = self._locate_single(target, entries, old, "replace")
+            located = self._locate_single(target, entries, old, "replace", metas)
             if isinstance(located, dict):
                 return _Outcome(located)
             previous = entries[located]
@@ -544,7 +754,7 @@ class MemoryStore:
                                 "stale or less important entries to make room (see "
                                 "current_entries below), then retry — all in this turn." + advice
                             ),
-                            "current_entries": entries,
+                            "current_entries": self._echo(target, entries, metas),
                             "usage": format_count_usage(used, limit),
                             **extra,
                         }
@@ -553,13 +763,20 @@ class MemoryStore:
             new_metas = dict(metas)
             old_meta = metas.get(entry_key(previous))
             stamp = now_iso()
-            new_metas[entry_key(new)] = EntryMeta(
+            meta = EntryMeta(
                 created=old_meta["created"] if old_meta else stamp, updated=stamp, origin=origin
             )
-            result = self._success(target, final, "Entry replaced.", replaced_entry=previous)
+            new_metas[entry_key(new)] = _approved(meta) if approved_by_human else meta
+            if not approved_by_human:
+                refusal = self._split_threat(target, entries, final, metas, new_metas)
+                if refusal is not None:
+                    return _Outcome(refusal)
+            shown_previous = self._echo(target, [previous], metas)[0]
+            result = self._success(target, final, "Entry replaced.", replaced_entry=shown_previous)
             return _Outcome(result, final, new_metas)
 
-        return self._mutate(target, drift_check=True, mutation=mutation)
+        result = self._mutate(target, drift_check=True, mutation=mutation)
+        return _annotate(result, redacted=redacted, approved=approved_by_human, threat=threat)
 
     def remove(self, target: str, old_text: str, *, origin: str | None = None) -> Result:
         """Delete the entry identified by ``old_text`` (removing the last entry is allowed)."""
@@ -571,12 +788,13 @@ class MemoryStore:
             return {"success": False, "error": "old_text cannot be empty."}
 
         def mutation(entries: list[str], metas: dict[str, EntryMeta]) -> _Outcome:
-            located = self._locate_single(target, entries, old, "remove")
+            located = self._locate_single(target, entries, old, "remove", metas)
             if isinstance(located, dict):
                 return _Outcome(located)
             previous = entries[located]
             final = [entry for i, entry in enumerate(entries) if i != located]
-            result = self._success(target, final, "Entry removed.", removed_entry=previous)
+            shown_previous = self._echo(target, [previous], metas)[0]
+            result = self._success(target, final, "Entry removed.", removed_entry=shown_previous)
             return _Outcome(result, final, metas)
 
         return self._mutate(target, drift_check=True, mutation=mutation)
@@ -589,7 +807,10 @@ class MemoryStore:
 
         Operations run in order on a working copy of the entries on disk; the budget is
         checked on the final state only. Any failing operation aborts the whole batch, and
-        a batch that would empty a non-empty store is refused.
+        a batch that would empty a non-empty store is refused. Every failure carries
+        ``current_entries`` (the entries on disk, flagged ones as placeholders) and ``usage``.
+        Add/replace contents are checked like `add` content (separator, credentials, threat
+        scan alone and on the final joined entries).
         """
         if target not in TARGET_FILES:
             return self._invalid_target(target)
@@ -601,12 +822,26 @@ class MemoryStore:
         ops: list[Any] = operations
         if not ops:
             return {"success": False, "error": "operations list is empty."}
+        redacted = False
+        cleaned: list[Any] = []
         for index, op in enumerate(ops, start=1):
             if isinstance(op, dict) and op.get("action") in ("add", "replace"):
                 text = _op_content(op)
-                threat = write_threat(text) if text else None
+                problem = delimiter_problem(text) if text else None
+                if problem:
+                    return {
+                        "success": False,
+                        "error": f"Operation {index}: {problem}{BATCH_SUFFIX}",
+                    }
+                masked = scrub_secrets(text)
+                redacted = redacted or masked != text
+                threat = write_threat(masked) if masked else None
                 if threat:
-                    return {"success": False, "error": f"Operation {index}: {threat}"}
+                    return {"success": False, "error": f"Operation {index}: {threat}{BATCH_SUFFIX}"}
+                op = {key: value for key, value in op.items() if key != "new_text"}
+                op["content"] = masked
+            cleaned.append(op)
+        ops = cleaned
         origin = origin or self.write_origin
         limit = self.limit(target)
         name = TARGET_FILES[target]
@@ -620,6 +855,7 @@ class MemoryStore:
                         {
                             "success": False,
                             "error": message,
+                            "current_entries": self._echo(target, entries, metas),
                             "usage": format_count_usage(used, limit),
                             **(extra or {}),
                         }
@@ -701,11 +937,15 @@ class MemoryStore:
                     "entries in the same batch, then retry." + advice,
                     extra,
                 )
+            refusal = self._split_threat(target, entries, working, metas, new_metas)
+            if refusal is not None:
+                refusal["error"] += BATCH_SUFFIX
+                return _Outcome(refusal)
             extra_fields: dict[str, Any] = {}
             if replaced:
-                extra_fields["replaced_entries"] = replaced
+                extra_fields["replaced_entries"] = self._echo_map(target, replaced, metas)
             if removed:
-                extra_fields["removed_entries"] = removed
+                extra_fields["removed_entries"] = self._echo_map(target, removed, metas)
             result = self._success(
                 target, working, f"Applied {len(ops)} operation(s).", **extra_fields
             )
@@ -713,7 +953,35 @@ class MemoryStore:
                 return _Outcome(result)
             return _Outcome(result, working, new_metas)
 
-        return self._mutate(target, drift_check=True, mutation=mutation)
+        result = self._mutate(target, drift_check=True, mutation=mutation)
+        return _annotate(result, redacted=redacted, approved=False, threat=None)
+
+    def _echo_map(
+        self, target: str, items: dict[int, str], metas: dict[str, EntryMeta]
+    ) -> dict[int, str]:
+        shown = [self._echo(target, [text], metas)[0] for text in items.values()]
+        return dict(zip(items, shown, strict=True))
+
+
+def _approved(meta: EntryMeta) -> EntryMeta:
+    approved = EntryMeta(created=meta["created"], updated=meta["updated"], origin=meta["origin"])
+    approved["human_approved"] = True
+    return approved
+
+
+def _annotate(result: Result, *, redacted: bool, approved: bool, threat: str | None) -> Result:
+    """Add the notes a successful write owes its caller: masked credentials, an approval."""
+    if result.get("success") is not True or "note" not in result:
+        return result
+    note = result.pop("note")
+    if redacted:
+        result["redacted"] = REDACTION_NOTE
+    if approved:
+        result["human_approved"] = True
+        if threat:
+            result["threat_overridden"] = threat
+    result["note"] = note
+    return result
 
 
 def _updated(metas: dict[str, EntryMeta], entry: str) -> str:
@@ -728,14 +996,51 @@ def _op_content(op: dict[str, Any]) -> str:
     return _as_text(content)
 
 
-def _unreadable_message(name: str) -> str:
+def _problem_of(path: Path, raw: RawFile) -> MemoryFileError:
+    if raw.problem is not None:
+        return raw.problem
+    return MemoryFileError(path, f"cannot be read ({raw.error})", "check the file, then retry")
+
+
+def _unreadable_message(name: str, problem: MemoryFileError) -> str:
     return (
-        f"Refusing to write {name}: the file exists on disk but could not be read right now "
-        "(temporarily locked by another program, a permission change, invalid/corrupt text "
-        "encoding, or a filesystem error). Treating an unreadable file as empty and saving "
-        "would wipe existing memory, so the write is refused. Nothing was changed — retry in "
-        "a moment."
+        f"Refusing to write {name}: the file exists on disk but could not be read — "
+        f"{problem.path} {problem.problem}. Treating an unreadable file as empty and saving "
+        "would wipe existing memory, so the write is refused. Nothing was changed. Tell the "
+        f"user how to fix it: {problem.fix}."
     )
+
+
+def _normalisation(raw: RawFile, entries: list[str]) -> str:
+    """Why rewriting ``raw`` as ``entries`` changes how Hermes Agent reads the file ("" when
+    it does not): its reader has none of our tolerance for CRLF, spaces or blank lines
+    around '§', and older versions kept a BOM."""
+    data = raw.data
+    if not data:
+        return ""
+    if data == serialise(entries).encode("utf-8"):
+        return ""
+    reasons = []
+    if data.startswith(b"\xef\xbb\xbf"):
+        reasons.append("a byte-order mark (BOM) at the start")
+    if b"\r" in data:
+        reasons.append("CRLF or CR line endings")
+    theirs = hermes_entries(data)
+    if theirs is not None and theirs != entries and b"\r" not in data:
+        reasons.append("a '§' separator line with spaces or tabs around the sign")
+    return " and ".join(reasons)
+
+
+def _normalised_fields(name: str, reasons: str, backup: str) -> Result:
+    return {
+        "normalized_file": True,
+        "normalized_backup": backup,
+        "normalization_note": (
+            f"{name} had been edited by hand ({reasons}); it was read leniently and has now "
+            f"been rewritten in the canonical format that Hermes Agent reads (entries "
+            f"separated by a line holding only '§'). The file as it was is saved at {backup}."
+        ),
+    }
 
 
 def _drift_error(name: str, backup: str) -> Result:
