@@ -703,6 +703,9 @@ def _safe_cut(text: str, end: int) -> int:
     return cut
 
 
+_BLANK_TO_END_RE: Final = re.compile(r"\s*+\Z")
+
+
 def cap_recall(
     text: str,
     *,
@@ -742,13 +745,15 @@ def cap_recall(
         end = newline  # line max_lines ends here: keep it, drop its line break
     if end == len(text):
         return text
+    if _BLANK_TO_END_RE.match(text, end) is not None:
+        return text[:end]  # only trailing whitespace would be cut: no marker needed
     if end == max_chars and (end >= len(text) or text[end] != "\n"):
         # Cut inside a line: prefer the previous line break if it keeps half the budget.
         last = text.rfind("\n", 0, end)
         end = last if last >= end // 2 else _safe_cut(text, end)
     head = text[:end].rstrip("\r")
     dropped = len(text) - len(head)
-    marker = f"[… recall truncated: {dropped} more characters]"
+    marker = f"[… recall truncated: {dropped} more character{'' if dropped == 1 else 's'}]"
     return f"{head}\n{marker}" if head else marker
 
 
@@ -771,18 +776,45 @@ def _add(found: list[str], ids: Iterable[str]) -> None:
             found.append(threat)
 
 
-def _drop_flagged(parts: list[str], scope: str, found: list[str]) -> list[str]:
+def _drop_flagged(lines: list[str], scope: str, found: list[str]) -> list[str]:
     kept: list[str] = []
-    for part in parts:
-        hits = scan_for_threats(part, scope) if part.strip() else []
+    for line in lines:
+        hits = scan_for_threats(line, scope) if line.strip() else []
         if hits:
             _add(found, hits)
         else:
-            kept.append(part)
+            kept.append(line)
     return kept
 
 
-_PARAGRAPH_BREAK_RE: Final = re.compile(r"\n[ \t\r]*\n")
+#: A payload split over lines is looked for within this many consecutive lines.
+_WINDOW_LINES: Final = 8
+
+
+def _drop_spans(lines: list[str], scope: str, found: list[str]) -> list[str]:
+    """Drop every minimal run of 2..8 consecutive lines the scanner flags as a whole.
+
+    For each line ``i`` the shortest flagged run starting there is found; it is minimal
+    (and dropped) unless the run starting at ``i + 1`` is flagged and ends no later.
+    """
+    ends: list[int | None] = []
+    for start in range(len(lines)):
+        end: int | None = None
+        for stop in range(start + 1, min(len(lines), start + _WINDOW_LINES)):
+            hits = scan_for_threats("\n".join(lines[start : stop + 1]), scope)
+            if hits:
+                _add(found, hits)
+                end = stop
+                break
+        ends.append(end)
+    dropped: set[int] = set()
+    for start, end in enumerate(ends):
+        if end is None:
+            continue
+        following = ends[start + 1] if start + 1 < len(ends) else None
+        if following is None or following > end:
+            dropped.update(range(start, end + 1))
+    return [line for index, line in enumerate(lines) if index not in dropped]
 
 
 def filter_recall_threats(text: str, *, scope: str = "context") -> FilteredRecall:
@@ -796,21 +828,28 @@ def filter_recall_threats(text: str, *, scope: str = "context") -> FilteredRecal
     2. otherwise every line the scanner flags on its own is dropped; if what is left is
        clean as a whole, it is returned — the line-level hits explained the whole-text hit;
     3. otherwise (a payload spread over several lines, or one formed by the lines that
-       remain), every paragraph (lines between blank lines) the scanner flags on its own is
-       dropped as well; if the rest is clean as a whole, it is returned;
+       remain once others are gone), every *minimal* run of 2 to 8 consecutive lines that
+       the scanner flags as a whole is dropped too; if the rest is clean as a whole, it is
+       returned;
     4. otherwise the whole recall is dropped (``""``).
 
-    What is returned is always clean as a whole at ``scope``. Run it after
-    :func:`cap_recall` (so its cost is bounded) and before
-    :func:`build_memory_context_block`. It does not log: the caller knows the provider's
-    name, and should log a WARNING with the returned ids when there are any, e.g.::
+    What is returned is always clean as a whole at ``scope`` (or empty). The cost is one
+    scan when the recall is clean; only a flagged recall pays for the line (and window)
+    scans, so run it after :func:`cap_recall`, which bounds the line count. Run
+    :func:`build_memory_context_block` afterwards. It does not log: the caller knows the
+    provider's name and should log a WARNING with the ids, e.g.::
 
-        text, threats = filter_recall_threats(cap_recall(recalled, max_chars=…, max_lines=…))
+        text, threats = filter_recall_threats(
+            cap_recall(recalled, max_chars=max_chars, max_lines=max_lines)
+        )
         if threats:
-            logger.warning("provider %r recalled text flagged as %s; %s", name,
-                           ", ".join(threats), "dropped it" if not text else "dropped lines")
+            logger.warning(
+                "memory provider %r recalled text flagged as %s; %s not injected",
+                name, ", ".join(threats), "it was" if not text else "those lines were",
+            )
 
-    Raises :class:`ValueError` for an unknown scope (the scanner's error).
+    Raises :class:`TypeError` for a non-``str`` text and :class:`ValueError` for an
+    unknown scope (the scanner's error).
     """
     _check_str(text, "recall")
     whole = scan_for_threats(text, scope)
@@ -819,15 +858,15 @@ def filter_recall_threats(text: str, *, scope: str = "context") -> FilteredRecal
     found: list[str] = []
     _add(found, whole)
     lines = _drop_flagged(text.split("\n"), scope, found)
-    candidate = "\n".join(lines)
-    remaining = scan_for_threats(candidate, scope) if candidate.strip() else []
-    if not remaining:
-        return FilteredRecall(candidate if candidate.strip() else "", found)
-    paragraphs = _drop_flagged(_PARAGRAPH_BREAK_RE.split(candidate), scope, found)
-    candidate = "\n\n".join(paragraphs)
-    remaining = scan_for_threats(candidate, scope) if candidate.strip() else []
-    if not remaining:
-        return FilteredRecall(candidate if candidate.strip() else "", found)
+    for step in (None, _drop_spans):
+        if step is not None:
+            lines = step(lines, scope, found)
+        candidate = "\n".join(lines)
+        if not candidate.strip():
+            return FilteredRecall("", found)
+        remaining = scan_for_threats(candidate, scope)
+        if not remaining:
+            return FilteredRecall(candidate, found)
     _add(found, remaining)
     return FilteredRecall("", found)
 
