@@ -23,6 +23,7 @@ import anyio
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_helpers import SCRIPT, payload
 
 from hermes_memory_mcp_server import new_session_id
@@ -223,11 +224,14 @@ def test_http_transport_on_loopback(home, tmp_path):
             assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
             port = int(url.rsplit(":", 1)[1].split("/")[0])
             assert port > 0
+            token = (home / "mcp" / "http-token").read_text(encoding="ascii").strip()
+            bearer = {"Authorization": f"Bearer {token}"}
 
             async def talk() -> Any:
                 with anyio.fail_after(30):
                     async with (
-                        streamable_http_client(url) as (read, write),
+                        create_mcp_http_client(headers=bearer) as http,
+                        streamable_http_client(url, http_client=http) as (read, write),
                         ClientSession(read, write) as session,
                     ):
                         await session.initialize()
@@ -246,9 +250,9 @@ def test_http_transport_on_loopback(home, tmp_path):
             assert (home / "memories" / "USER.md").read_text(encoding="utf-8") == "Works from 深圳"
 
             # DNS-rebinding protection: a page on another origin cannot reach the memory.
-            status = _post_with_host(port, "evil.example:80")
+            status = _post_with_host(port, "evil.example:80", bearer)
             assert status in (403, 421), status
-            assert _post_with_host(port, f"127.0.0.1:{port}") not in (403, 421)
+            assert _post_with_host(port, f"127.0.0.1:{port}", bearer) not in (403, 421)
 
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(15) == 0, stderr_path.read_text()
@@ -272,7 +276,7 @@ def _wait_for_url(proc: subprocess.Popen[bytes], stderr_path: Path) -> str:
     raise AssertionError("server did not announce its URL")
 
 
-def _post_with_host(port: int, host: str) -> int:
+def _post_with_host(port: int, host: str, extra: dict[str, str]) -> int:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     try:
         body = json.dumps(
@@ -295,6 +299,7 @@ def _post_with_host(port: int, host: str) -> int:
                 "Host": host,
                 "Content-Type": "application/json",
                 "Accept": "application/json, text/event-stream",
+                **extra,
             },
         )
         response = conn.getresponse()

@@ -155,12 +155,16 @@ def read_token_file(path: str | Path) -> str:
             message = f"token file {path} is a symbolic link; refusing to follow it"
             raise TokenError(message) from None
         raise TokenError(f"cannot open token file {path}: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as handle:
-        st = os.fstat(handle.fileno())
+    try:
+        st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise TokenError(f"token file {path} is not a regular file")
         _check_private(st, path, "token file")
-        data = handle.read(4097)
+        data = os.read(fd, 4097)
+    except OSError as exc:
+        raise TokenError(f"cannot read token file {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
     if len(data) > 4096:
         raise TokenError(f"token file {path} is too large to hold a token")
     try:
