@@ -4,8 +4,14 @@
 ``memory_tool(args, store)`` answers the model's ``memory`` tool calls with JSON;
 ``BuiltinMemoryProvider`` plugs both into ``hermes_memory_core.MemoryManager`` as
 ``"builtin"``.
+
+A memory file that cannot be used as it is (a symbolic link, not UTF-8, unreadable, a
+directory) raises `MemoryFileError` (`UnsafeMemoryPath` for links) from
+``MemoryStore.load_from_disk(strict=True)``; its message names the path, the cause and the
+fix. Without ``strict`` the problem is recorded in ``MemoryStore.load_problems``.
 """
 
+from hermes_memory_builtin.errors import MemoryFileError, UnsafeMemoryPath
 from hermes_memory_builtin.format import ENTRY_DELIMITER, MEMORY_BLOCK_HEADERS
 from hermes_memory_builtin.provider import BuiltinMemoryProvider
 from hermes_memory_builtin.store import (
@@ -24,7 +30,9 @@ __all__ = [
     "MEMORY_BLOCK_HEADERS",
     "MEMORY_SCHEMA",
     "BuiltinMemoryProvider",
+    "MemoryFileError",
     "MemoryStore",
+    "UnsafeMemoryPath",
     "memory_schema",
     "memory_tool",
 ]

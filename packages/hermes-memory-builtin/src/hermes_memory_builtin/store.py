@@ -340,8 +340,9 @@ class MemoryStore:
         """Live usage of ``target`` as ``"P% — C/L chars"``."""
         return format_usage(char_count(self.entries(target)), self.limit(target))
 
-    def entry_metadata(self, target: str) -> list[dict[str, str]]:
-        """Entries on disk with their metadata: ``entry``, ``created``, ``updated``, ``origin``.
+    def entry_metadata(self, target: str) -> list[dict[str, Any]]:
+        """Entries on disk with their metadata: ``entry``, ``created``, ``updated``, ``origin``
+        and ``human_approved`` (a bool).
 
         Read without the lock and without writing; entries the sidecar does not know yet
         are reported as they would be recorded on the next write.
@@ -352,7 +353,7 @@ class MemoryStore:
             return []
         entries = parse_entries(raw.text)
         metas = reconcile(load_sidecar(path), entries, path)
-        rows: list[dict[str, str]] = []
+        rows: list[dict[str, Any]] = []
         for entry in entries:
             meta = metas[entry_key(entry)]
             rows.append(
@@ -361,6 +362,7 @@ class MemoryStore:
                     "created": meta["created"],
                     "updated": meta["updated"],
                     "origin": meta["origin"],
+                    "human_approved": meta.get("human_approved") is True,
                 }
             )
         return rows
