@@ -282,9 +282,9 @@ def test_children_before_parents_and_dangling_parent(tmp_path: Path, store: Sess
     order: list[str] = []
     original = store.import_session
 
-    def spy(session, messages):  # records the order the importer writes sessions in
+    def spy(session, messages, **kwargs):  # records the order the importer writes sessions in
         order.append(session["id"])
-        return original(session, messages)
+        return original(session, messages, **kwargs)
 
     store.import_session = spy  # type: ignore[method-assign]
     report = import_hermes_db(path, store)

@@ -145,10 +145,9 @@ def our_objects(conn: sqlite3.Connection) -> list[tuple[str, str]]:
     triggers and indexes, plus `OUR_INDEXES` (FTS5 shadow tables included)."""
     rows = conn.execute(
         "SELECT type, name FROM sqlite_master WHERE name LIKE 'hm\\_%' ESCAPE '\\'"
-        " OR (type = 'index' AND name IN (" + ",".join("?" * len(OUR_INDEXES)) + "))",
-        sorted(OUR_INDEXES),
+        " OR type = 'index'"
     ).fetchall()
-    return [(str(t), str(n)) for t, n in rows]
+    return [(str(t), str(n)) for t, n in rows if str(n).startswith("hm_") or n in OUR_INDEXES]
 
 
 @dataclass(frozen=True)
@@ -189,8 +188,7 @@ def inspect_database(path: str | Path) -> DatabaseInfo:
         return DatabaseInfo(p, "unreadable", detail=str(exc))
     try:
         tables = {
-            str(r[0])
-            for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
         }
         objects = tuple(our_objects(conn))
         marker = False

@@ -141,7 +141,8 @@ class SessionArchiveProvider(MemoryProvider):
 
     @property
     def db_path(self) -> Path:
-        """Where the archive lives (``sessions.db_path`` or ``<home>/hermes-memory/sessions.db``)."""
+        """Where the archive lives: ``sessions.db_path``, else the default of
+        `hermes_memory_core.config.sessions_db_path` (``<home>/hermes-memory/sessions.db``)."""
         home = self._home or Path(os.environ.get("HERMES_HOME") or "~/.hermes").expanduser()
         section = self._config.get("sessions")
         configured = section.get("db_path") if isinstance(section, Mapping) else None

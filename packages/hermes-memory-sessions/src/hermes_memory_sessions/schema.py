@@ -442,6 +442,7 @@ CREATE TABLE IF NOT EXISTS hm_import_sources (
 CREATE TABLE IF NOT EXISTS hm_import_sessions (
     source TEXT NOT NULL,
     session_id TEXT NOT NULL,
+    last_message_id INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (source, session_id)
 ) WITHOUT ROWID;
 """

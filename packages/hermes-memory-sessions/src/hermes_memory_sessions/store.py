@@ -30,10 +30,15 @@ Public API (stable; importers and the CLI build on it)::
     store.append_messages(session_id, messages: Iterable[Mapping]) -> list[int]
         # one transaction; keys role, content, tool_name, tool_calls, tool_call_id, timestamp
     store.import_session(session: Mapping, messages: Iterable[Mapping], *,
-                         keep_ids=False) -> str
+                         keep_ids=False, import_source=None, source_last_id=None) -> str
         # one transaction: the session row with all given columns (id, source, model, title,
         # parent_session_id, started_at, ended_at, end_reason, counters, ...) and its
         # messages in order with their timestamps; ValueError if the id already exists
+    store.import_more(session_id, messages, *, import_source, source_last_id,
+                      ended_at=None, end_reason=None) -> bool   # incremental imports
+    store.import_state(source) -> (watermark, {session_id: last source message id})
+    store.set_import_watermark(source, message_id, *, sessions=0, messages=0)
+    store.forget_import_source(source)
     store.get_messages(session_id) -> list[dict]               # all stored columns, id order
     store.tail_messages(session_id, n) -> list[dict]            # the last n, id order
     store.get_messages_around(session_id, anchor_id, window) -> dict
@@ -78,7 +83,13 @@ from typing import Any, TypeVar
 from hermes_memory_sessions import hermesdb, schema
 from hermes_memory_sessions.cjk import cjk_index_text
 
-__all__ = ["STALE_END_REASON", "TITLE_MAX_CHARS", "ArchiveReadOnly", "SessionStore", "sanitize_title"]
+__all__ = [
+    "STALE_END_REASON",
+    "TITLE_MAX_CHARS",
+    "ArchiveReadOnly",
+    "SessionStore",
+    "sanitize_title",
+]
 
 #: ``end_reason`` written by `SessionStore.end_stale_sessions`.
 STALE_END_REASON = "stale"
@@ -87,6 +98,7 @@ STALE_END_REASON = "stale"
 class ArchiveReadOnly(sqlite3.OperationalError):
     """A write was asked of an archive opened read-only (its file or directory is not
     writable); reads keep working."""
+
 
 T = TypeVar("T")
 
@@ -757,6 +769,8 @@ class SessionStore:
         messages: Iterable[Mapping[str, Any]],
         *,
         keep_ids: bool = False,
+        import_source: str | None = None,
+        source_last_id: int | None = None,
     ) -> str:
         """Insert one complete session (row + messages) in one transaction; returns its id.
 
@@ -766,6 +780,9 @@ class SessionStore:
         Messages keep their order, timestamps and stored fields. Their ``id`` is reassigned
         unless ``keep_ids`` is true: then each message's ``id`` is kept (an id already in the
         archive is a ValueError and nothing is imported; later appends get larger ids).
+        With ``import_source`` the session is recorded, in the same transaction, as created
+        by an import of that source, ``source_last_id`` being the last source message id it
+        holds (see `import_more`).
         Raises ValueError when the session id already exists or a title is taken.
         """
         sid = _check_id(session.get("id"))
@@ -818,7 +835,90 @@ class SessionStore:
                     f"UPDATE sessions SET {', '.join(f'{k} = ?' for k in sets)} WHERE id = ?",  # noqa: S608
                     [*sets.values(), sid],
                 )
+            if import_source is not None:
+                self._record_import(conn, import_source, sid, source_last_id)
         return sid
+
+    @staticmethod
+    def _record_import(
+        conn: sqlite3.Connection, source: str, session_id: str, last_id: int | None
+    ) -> None:
+        conn.execute(
+            "INSERT INTO hm_import_sessions(source, session_id, last_message_id) VALUES (?, ?, ?)"
+            " ON CONFLICT(source, session_id) DO UPDATE SET"
+            " last_message_id = MAX(last_message_id, excluded.last_message_id)",
+            (source, session_id, int(last_id or 0)),
+        )
+
+    def import_more(
+        self,
+        session_id: str,
+        messages: Iterable[Mapping[str, Any]],
+        *,
+        import_source: str,
+        source_last_id: int,
+        ended_at: float | None = None,
+        end_reason: str | None = None,
+    ) -> bool:
+        """Append messages that an import source added to a session it created earlier.
+
+        One transaction: the messages (as `append_messages`), the session's end when the
+        source has ended it and the archive has not, and the new ``source_last_id``. Returns
+        True when anything changed. ValueError when the session is not in the archive.
+        """
+        with self._write() as conn:
+            if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
+                raise ValueError(f"session_id not found: {session_id}")
+            ids = self._insert_messages(conn, session_id, messages)
+            self._unmerged += len(ids)
+            changed = bool(ids)
+            if ended_at is not None:
+                cur = conn.execute(
+                    "UPDATE sessions SET ended_at = ?, end_reason = COALESCE(?, end_reason)"
+                    " WHERE id = ? AND ended_at IS NULL",
+                    (float(ended_at), end_reason, session_id),
+                )
+                changed = changed or cur.rowcount > 0
+            self._record_import(conn, import_source, session_id, source_last_id)
+        return changed
+
+    def import_state(self, source: str) -> tuple[int, dict[str, int]]:
+        """What earlier imports of ``source`` did: ``(watermark, {session_id: last source
+        message id})`` (``(0, {})`` for a source never imported)."""
+        with self.read() as conn:
+            row = conn.execute(
+                "SELECT last_message_id FROM hm_import_sources WHERE source = ?", (source,)
+            ).fetchone()
+            sessions = {
+                str(r[0]): int(r[1])
+                for r in conn.execute(
+                    "SELECT i.session_id, i.last_message_id FROM hm_import_sessions i"
+                    " JOIN sessions s ON s.id = i.session_id WHERE i.source = ?",
+                    (source,),
+                )
+            }
+        return (int(row[0]) if row else 0), sessions
+
+    def set_import_watermark(
+        self, source: str, message_id: int, *, sessions: int = 0, messages: int = 0
+    ) -> None:
+        """Record that every message of ``source`` up to ``message_id`` has been looked at."""
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO hm_import_sources(source, last_message_id, imported_at, sessions,"
+                " messages) VALUES (?, ?, ?, ?, ?) ON CONFLICT(source) DO UPDATE SET"
+                " last_message_id = excluded.last_message_id,"
+                " imported_at = excluded.imported_at,"
+                " sessions = hm_import_sources.sessions + excluded.sessions,"
+                " messages = hm_import_sources.messages + excluded.messages",
+                (source, int(message_id), time.time(), int(sessions), int(messages)),
+            )
+
+    def forget_import_source(self, source: str) -> None:
+        """Drop the bookkeeping of ``source`` (its sessions stay; a re-import skips them)."""
+        with self._write() as conn:
+            conn.execute("DELETE FROM hm_import_sources WHERE source = ?", (source,))
+            conn.execute("DELETE FROM hm_import_sessions WHERE source = ?", (source,))
 
     def get_messages(self, session_id: str) -> list[dict[str, Any]]:
         """Every message of a session with all stored columns, in id order."""
