@@ -27,6 +27,8 @@ import re
 from collections.abc import Iterator
 from typing import Final, TypeVar
 
+from hermes_memory_core import _secret_rules
+
 __all__ = ["REDACTED", "find_secrets", "scrub_secrets"]
 
 #: What every secret is replaced with.
@@ -50,8 +52,9 @@ _SPECIFIC: Final[tuple[re.Pattern[str], ...]] = tuple(
     for source in (
         # PEM private key: body never runs past the next "-----", so unterminated BEGIN lines
         # cannot make the scan quadratic; a truncated key is masked to where it stops.
-        r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----(?:[^-]|-(?!----)){0,32768}"
-        r"(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----)?",
+        # PGP armour ("PRIVATE KEY BLOCK") has the same shape.
+        r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[^-]|-(?!----)){0,32768}"
+        r"(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----)?",
         _WORD_START + r"sk-ant-[A-Za-z0-9_-]{20,}",
         _WORD_START + r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
         _WORD_START + r"gh[pousr]_[A-Za-z0-9]{20,}",
@@ -60,6 +63,8 @@ _SPECIFIC: Final[tuple[re.Pattern[str], ...]] = tuple(
         _WORD_START + r"xox[abprs]-[A-Za-z0-9-]{10,}",
         _WORD_START + r"AIza[A-Za-z0-9_-]{35}" + _WORD_END,
         _WORD_START + r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+        # SendGrid "SG.<id>.<secret>" of any plausible length (gitleaks wants exactly 66).
+        _WORD_START + r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}" + _WORD_END,
     )
 )
 
@@ -72,18 +77,56 @@ _AUTH_SCHEME_RE: Final = re.compile(
 _URL_CREDENTIALS_RE: Final = re.compile(
     r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s/:@]{0,128}:([^\s/@]{1,256})@"
 )
+#: A hand-written DSN whose password holds ``@`` or ``/`` (``postgres://u:p@ss/w0rd@host/db``):
+#: the password runs to the last ``@`` that is not right after a ``/`` and is followed by a
+#: host name, without crossing whitespace, ``?`` or ``#``.
+_URL_WIDE_CREDENTIALS_RE: Final = re.compile(
+    r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s/:@]{0,128}:([^\s?#]{1,256})(?<!/)@"
+    r"(?=[A-Za-z0-9._-]{1,253}(?:[:/?#\s]|$))"
+)
 #: ``name = value`` / ``"name": "value"`` / ``name: value``; the name is checked in Python.
 _ASSIGNMENT_RE: Final = re.compile(
     r"(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,64})[\"']?\s{0,8}[=:]\s{0,8}[\"']?"
-    r"(?!//)([^\s\"'`,;&?#<>(){}\[\]=:]{8,4096}={0,3})"
+    r"(?!//)([^\s\"'`,;&?#<>(){}\[\]=:]{4,4096}={0,3})"
 )
+#: ``name = "value"`` / ``'name': 'value'``: a quoted value is taken whole (symbols, spaces).
+_QUOTED_ASSIGNMENT_RE: Final = re.compile(
+    r"(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,64})[\"']?[ \t]{0,8}[=:][ \t]{0,8}"
+    r"(?:\"([^\"\n]{1,512})\"|'([^'\n]{1,512})')"
+)
+#: Shell / dotenv ``NAME=value`` (line start, after whitespace, ``;`` or ``export``): the value
+#: runs to the next whitespace, whatever symbols it holds.
+_ENV_ASSIGNMENT_RE: Final = re.compile(
+    r"(?<![^\s;])(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]{0,63})=([^\s\"'`]{4,512})"
+)
+#: A password stated in English prose: "my password is hunter2!", "the password for the db
+#: is …", "passphrase: …". Matched only where a password word starts (see ``_PROSE_WORDS``).
+_PROSE_PASSWORD_RE: Final = re.compile(
+    r"(?<![A-Za-z])(?i:password|passwd|passphrase|passcode|pwd)(?![A-Za-z])"
+    r"(?:[ \t]{1,4}(?i:for|of|to|on|at)(?:[ \t]{1,4}[^\s:=：]{1,40}){1,4}?)?"
+    r"(?:[ \t]{1,4}(?i:is|was)(?:[ \t]{0,4}[:=])?[ \t]{1,4}|[ \t]{0,4}[:=：][ \t]{0,4})"
+    r"(?:[\"'“‘`]([^\"'”’`\n]{1,128})[\"'”’`]|([^\s\"'`“”‘’]{1,128}))"
+)
+_PROSE_WORDS: Final = ("password", "passwd", "passphrase", "passcode", "pwd")
+#: The same in Chinese, Japanese and Korean: "密码是 …", "密码：…", "パスワードは …".
+_CJK_PASSWORD_WORDS: Final = ("密码", "密碼", "口令", "パスワード", "비밀번호")
+_CJK_PASSWORD_RE: Final = re.compile(
+    r"(?:密码|密碼|口令|パスワード|비밀번호)(?:[ \t]{0,4}(?:是|为|為|は|는|：|:|=)){1,2}[ \t]{0,4}"
+    r"(?:[\"'“‘「]([^\"'”’」\n]{1,128})[\"'”’」]|([!-~]{1,128}))"
+)
+#: Sentence punctuation stripped from the end of a bare value found in prose.
+_TRAILING_PUNCTUATION: Final = ".,!?;:)]}>"
 _NAME_WORD_RE: Final = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _SECRET_NAME_WORDS: Final = frozenset(
     {"key", "apikey", "token", "secret", "password", "passwd", "pwd", "credential", "credentials"}
 )
+#: Names whose value is a password: a last word in this set (``DB_PASS``, ``smtpPw``) …
+_PASSWORD_NAME_WORDS: Final = frozenset({"password", "passwd", "passphrase", "pass", "pwd", "pw"})
+#: … or a last word ending with one of these (``PGPASSWORD``, ``mysqlpassword``).
+_PASSWORD_NAME_ENDINGS: Final = ("password", "passwd", "passphrase")
 
 #: Every secret-looking assignment name contains one of these (cheap pre-check).
-_NAME_HINTS: Final = ("key", "token", "secret", "passw", "pwd", "credential")
+_NAME_HINTS: Final = ("key", "token", "secret", "pass", "pw", "credential")
 
 _MIN_URL_PASSWORD = 4
 #: Secrets at least this long are masked wherever they occur, even inside a longer word;
@@ -109,8 +152,49 @@ def _looks_secret(value: str) -> bool:
 
 
 def _is_secret_name(name: str) -> bool:
+    words = [word.lower() for word in _NAME_WORD_RE.findall(name)]
+    if not words:
+        return False
+    # Rails-style SECRET_KEY_BASE / *_KEY_BASE: the key material is the base.
+    return words[-1] in _SECRET_NAME_WORDS or words[-2:] == ["key", "base"]
+
+
+def _is_password_name(name: str) -> bool:
     words = _NAME_WORD_RE.findall(name)
-    return bool(words) and words[-1].lower() in _SECRET_NAME_WORDS
+    if not words:
+        return False
+    last = words[-1].lower()
+    return last in _PASSWORD_NAME_WORDS or last.endswith(_PASSWORD_NAME_ENDINGS)
+
+
+#: Values that stand for a password rather than being one.
+_PLACEHOLDER_WORDS: Final = frozenset(
+    {"none", "null", "nil", "true", "false", "empty", "unset", "redacted", "hidden", "secret"}
+)
+
+
+def _is_placeholder(value: str) -> bool:
+    return (
+        value.startswith(("$", "%", "<", "{", "[", "(", "@"))
+        or len(set(value)) == 1
+        or value.lower() in _PLACEHOLDER_WORDS
+        or value == REDACTED
+    )
+
+
+def _password_value_ok(value: str, *, literal: bool) -> bool:
+    """Whether ``value``, given as a password, is one.
+
+    ``literal`` values (quoted, or assigned to an upper-case environment name) count from
+    4 characters; a bare word in prose or config only when it is not an ordinary word: it
+    must hold a digit, a symbol or an upper-case letter after the first character
+    (``hunter2`` yes, ``required`` no).
+    """
+    if not 4 <= len(value) <= 512 or _is_placeholder(value):
+        return False
+    if literal:
+        return True
+    return any(c.isdigit() or not c.isalnum() for c in value) or any(c.isupper() for c in value[1:])
 
 
 def _plain_segments(text: str) -> Iterator[tuple[bool, str]]:
@@ -141,6 +225,7 @@ _SPECIFIC_LITERALS: Final[tuple[tuple[str, ...], ...]] = (
     ("xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"),
     ("AIza",),
     ("eyJ",),
+    ("SG.",),
 )
 #: Where an assignment's value can end, from its ``=``/``:`` (same shape as the regex).
 _ASSIGNMENT_TAIL_RE: Final = re.compile(
@@ -221,11 +306,57 @@ def _find_in_plain(text: str, found: set[str]) -> None:
         for match in _URL_CREDENTIALS_RE.finditer(text):
             if len(match.group(1)) >= _MIN_URL_PASSWORD:
                 found.add(match.group(1))
+        for match in _URL_WIDE_CREDENTIALS_RE.finditer(text):
+            password = match.group(1)
+            port, slash, _ = password.partition("/")
+            if slash and port.isdigit():
+                continue  # "host:8080/path@x" is a port and a path, not a password
+            if len(password) >= _MIN_URL_PASSWORD and ("@" in password or slash):
+                found.add(password)
+    found.update(_secret_rules.load_rules().find_secrets(text))
+    if any(word in text for word in _CJK_PASSWORD_WORDS):
+        for match in _CJK_PASSWORD_RE.finditer(text):
+            _add_stated_password(match, found)
     if not any(word in lowered for word in _NAME_HINTS):
         return
     for match in _assignments(text, lowered):
-        if _is_secret_name(match.group(1)) and _looks_secret(match.group(2)):
+        if _assignment_is_secret(match.group(1), match.group(2), literal=False):
             found.add(match.group(2))
+    if "=" in text or ":" in text:
+        for match in _QUOTED_ASSIGNMENT_RE.finditer(text):
+            value = match.group(2) if match.group(2) is not None else match.group(3)
+            if _assignment_is_secret(match.group(1), value, literal=True):
+                found.add(value)
+    if "=" in text:
+        for match in _ENV_ASSIGNMENT_RE.finditer(text):
+            name = match.group(1)
+            if _assignment_is_secret(name, match.group(2), literal=name.isupper()):
+                found.add(match.group(2))
+    if len(lowered) == len(text):
+        for word in _PROSE_WORDS:
+            index = lowered.find(word)
+            while index >= 0:
+                prose = _PROSE_PASSWORD_RE.match(text, index)
+                if prose is not None:
+                    _add_stated_password(prose, found)
+                index = lowered.find(word, index + 1)
+
+
+def _assignment_is_secret(name: str, value: str, *, literal: bool) -> bool:
+    if _is_password_name(name):
+        return _password_value_ok(value, literal=literal)
+    return _is_secret_name(name) and _looks_secret(value)
+
+
+def _add_stated_password(match: re.Match[str], found: set[str]) -> None:
+    """Add the password of a prose match: group 1 quoted (taken as is), group 2 bare."""
+    if match.group(1) is not None:
+        if _password_value_ok(match.group(1), literal=True):
+            found.add(match.group(1))
+        return
+    value = match.group(2).rstrip(_TRAILING_PUNCTUATION)
+    if _password_value_ok(value, literal=False):
+        found.add(value)
 
 
 def find_secrets(text: str) -> set[str]:
