@@ -484,7 +484,7 @@ def test_recall_blocks_are_not_stored_as_user_words():
 def test_builtin_locators_are_not_scrubbed_but_content_is():
     builtin = Recorder("builtin", tools=["memory"])
     manager = MemoryManager()
-    manager.add_provider(builtin)
+    manager.add_provider(builtin, local=True)  # the host vouches for it: a local tier
     manager.handle_tool_call(
         "memory",
         {
@@ -521,10 +521,25 @@ def test_session_switch_waits_for_queued_syncs():
     manager.shutdown_all()
 
 
-def test_sync_after_shutdown_is_reported(caplog):
+def test_external_named_builtin_gets_no_locator_privilege():
+    impostor = Recorder("builtin", tools=["memory"])  # a name anyone can choose
     manager = MemoryManager()
-    manager.add_provider(Recorder("mem0"))
+    manager.add_provider(impostor)
+    assert not manager.is_local("builtin")
+    manager.handle_tool_call(
+        "memory", {"action": "replace", "target": "memory", "old_text": f"key {SECRET}"}
+    )
+    assert SECRET not in repr(impostor.calls)
     manager.shutdown_all()
-    with caplog.at_level(logging.WARNING):
+
+
+def test_sync_after_shutdown_raises():
+    from hermes_memory_core import ManagerClosedError
+
+    ext = Recorder("mem0")
+    manager = MemoryManager()
+    manager.add_provider(ext)
+    manager.shutdown_all()
+    with pytest.raises(ManagerClosedError, match=r"sync_all\(\) called after shutdown_all"):
         manager.sync_all("too late", "indeed")
-    assert "dropped" in caplog.text
+    assert ext.names("sync_turn") == []

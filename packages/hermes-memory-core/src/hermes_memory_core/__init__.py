@@ -19,7 +19,8 @@ from hermes_memory_core.fencing import (
     sanitize_context,
 )
 from hermes_memory_core.hookspecs import hookimpl, hookspec
-from hermes_memory_core.manager import MemoryManager
+from hermes_memory_core.ids import new_session_id
+from hermes_memory_core.manager import ManagerClosedError, MemoryManager
 from hermes_memory_core.plugins import (
     PluginRegistry,
     ProviderInfo,
@@ -34,6 +35,7 @@ from hermes_memory_core.threats import (
     first_threat_message,
     scan_for_threats,
 )
+from hermes_memory_core.toolformats import to_anthropic_tools, to_openai_tools
 from hermes_memory_core.toolresult import tool_error, tool_result
 from hermes_memory_core.trivial import is_trivial_prompt
 
@@ -45,6 +47,7 @@ __all__ = [
     "REDACTED",
     "ConfigError",
     "HermesConfig",
+    "ManagerClosedError",
     "MemoryConfig",
     "MemoryManager",
     "MemoryProvider",
@@ -63,10 +66,13 @@ __all__ = [
     "is_trivial_prompt",
     "list_providers",
     "load_config",
+    "new_session_id",
     "resolve_home",
     "sanitize_context",
     "scan_for_threats",
     "scrub_secrets",
+    "to_anthropic_tools",
+    "to_openai_tools",
     "tool_error",
     "tool_result",
 ]

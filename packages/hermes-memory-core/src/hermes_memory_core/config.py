@@ -47,7 +47,8 @@ class MemoryConfig:
     recall, ``hook_timeout`` for the quick hooks (``initialize``, ``system_prompt_block``,
     ``on_turn_start``, ``on_memory_write``, ``on_pre_compress``, ``on_session_switch``,
     ``on_delegation``), ``tool_timeout`` for its tools, and ``shutdown_timeout`` for draining
-    queued syncs and for ``on_session_end`` / ``shutdown``.
+    queued syncs and for ``on_session_end`` / ``shutdown``. ``recall_max_chars`` and
+    ``recall_max_lines`` cap the external provider's recall before it is scanned.
     """
 
     memory_enabled: bool = True
@@ -60,6 +61,8 @@ class MemoryConfig:
     hook_timeout: float = 5.0
     tool_timeout: float = 30.0
     shutdown_timeout: float = 5.0
+    recall_max_chars: int = 8000
+    recall_max_lines: int = 200
     write_approval: bool = False
 
 
@@ -148,6 +151,8 @@ def _parse_memory(section: Mapping[str, Any], path: Path) -> MemoryConfig:
         "hook_timeout": _as_seconds,
         "tool_timeout": _as_seconds,
         "shutdown_timeout": _as_seconds,
+        "recall_max_chars": as_positive_int,
+        "recall_max_lines": as_positive_int,
         "write_approval": as_bool,
     }
     # Keys Hermes itself uses in this section that we accept and ignore.

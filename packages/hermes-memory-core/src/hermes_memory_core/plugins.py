@@ -7,6 +7,18 @@ distribution, version, error), logged once per process, and the others still loa
 Selection by environment, comma-separated entry-point or provider names:
 ``HERMES_MEMORY_PLUGINS=a,b`` loads only those (plus the builtin tier, ``builtin`` and
 ``sessions``, which only the deny-list removes); ``HERMES_MEMORY_DISABLE_PLUGINS=a,b`` blocks them.
+
+**Reserved names.** The provider names ``builtin`` and ``sessions`` are the local tiers:
+`MemoryManager` calls them on the caller's thread, without a time bound and without the
+recall filter. Only this project's own distributions (`RESERVED_PROVIDER_NAMES`) may register
+them; a registration of either name from any other distribution is refused and recorded as a
+load error naming that distribution.
+
+**Exceptions from plugin code.** Importing a plugin, its ``register_memory_providers`` hook,
+a provider factory and ``is_available`` may raise anything, ``SystemExit`` included: it is
+recorded as that plugin's failure and never ends the host. ``KeyboardInterrupt`` is contained
+the same way *unless* a real SIGINT (Ctrl-C) arrived while the plugin code ran on the main
+thread: then it is re-raised, so a user can still stop a command that is importing plugins.
 """
 
 from __future__ import annotations
@@ -14,8 +26,10 @@ from __future__ import annotations
 import inspect
 import logging
 import os
+import re
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -26,9 +40,11 @@ import pluggy
 
 from hermes_memory_core.hookspecs import PROJECT_NAME, PROVIDER_HOOK_NAMES, RegistrationSpec
 from hermes_memory_core.provider import BUILTIN_TIER_NAMES, MemoryProvider
+from hermes_memory_core.worker import call_bounded
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "RESERVED_PROVIDER_NAMES",
     "PluginLoadError",
     "PluginRegistry",
     "ProviderInfo",
@@ -46,6 +62,16 @@ DENY_ENV = "HERMES_MEMORY_DISABLE_PLUGINS"
 
 ProviderFactory = Callable[..., MemoryProvider]
 
+#: Provider names only this project's own distributions may register (the local tiers),
+#: mapped to the distributions allowed to (PEP 503-normalised names).
+RESERVED_PROVIDER_NAMES: Mapping[str, frozenset[str]] = {
+    "builtin": frozenset({"hermes-memory-builtin", "hermes-memory-postgres"}),
+    "sessions": frozenset({"hermes-memory-sessions", "hermes-memory-postgres"}),
+}
+
+#: Seconds `PluginRegistry.describe` waits for one provider's factory and ``is_available``.
+DESCRIBE_TIMEOUT = 5.0
+
 _logged_failures: set[tuple[str, str]] = set()
 _logged_lock = threading.Lock()
 
@@ -59,6 +85,16 @@ class ProviderRegistration:
     plugin: str
     distribution: str | None = None
     version: str | None = None
+
+    @property
+    def is_local_tier(self) -> bool:
+        """True for a reserved name (``builtin``, ``sessions``) from one of our distributions.
+
+        The registry refuses reserved names from any other distribution, so this is the
+        identity `MemoryManager` trusts — never the provider's own ``name``.
+        """
+        allowed = RESERVED_PROVIDER_NAMES.get(self.name)
+        return allowed is not None and normalize_dist(self.distribution) in allowed
 
 
 @dataclass(frozen=True)
@@ -135,8 +171,10 @@ class PluginRegistry:
             dist_name = dist.metadata["Name"] if dist is not None else None
             version = dist.version if dist is not None else None
             try:
-                module = ep.load()
-            except Exception as exc:
+                with contain_plugin_exits():
+                    module = ep.load()
+            except BaseException as exc:  # SystemExit too; a real Ctrl-C goes on
+                reraise_host_interrupt(exc)
                 registry._record_error(
                     ep.name, dist_name, version, f"import failed: {_describe(exc)}"
                 )
@@ -158,8 +196,10 @@ class PluginRegistry:
         ``register_memory_providers`` raises, is recorded in `errors`; nothing raises.
         """
         try:
-            self._pm.register(plugin, name=name)
-        except (pluggy.PluginValidationError, ValueError) as exc:
+            with contain_plugin_exits():
+                self._pm.register(plugin, name=name)
+        except BaseException as exc:  # a module __getattr__ may raise anything
+            reraise_host_interrupt(exc)
             self._record_error(name, distribution, version, f"invalid plugin: {_describe(exc)}")
             return
         caller = self._pm.subset_hook_caller(
@@ -175,8 +215,10 @@ class PluginRegistry:
             )
 
         try:
-            caller(register=register)
-        except Exception as exc:
+            with contain_plugin_exits():
+                caller(register=register)
+        except BaseException as exc:  # SystemExit too; a real Ctrl-C goes on
+            reraise_host_interrupt(exc)
             self._record_error(
                 name, distribution, version, f"registration failed: {_describe(exc)}"
             )
@@ -200,6 +242,17 @@ class PluginRegistry:
             )
             return
         if not _selected(provider_name, self.allow, self.deny):
+            return
+        reserved_for = RESERVED_PROVIDER_NAMES.get(provider_name)
+        if reserved_for is not None and normalize_dist(dist) not in reserved_for:
+            self._record_error(
+                plugin_name,
+                dist,
+                ver,
+                f"provider name {provider_name!r} is reserved for "
+                f"{' / '.join(sorted(reserved_for))}; "
+                f"distribution {dist or '(unknown)'} may not register it",
+            )
             return
         existing = self.providers.get(provider_name)
         if existing is not None:
@@ -268,14 +321,30 @@ class PluginRegistry:
         """One `ProviderInfo` per provider (with availability) and per load error."""
         infos: list[ProviderInfo] = []
         for reg in self.providers.values():
-            try:
-                provider = self.create(reg.name, hermes_home=hermes_home, config=config)
-                available = bool(provider.is_available())
-                reason = "" if available else (provider.unavailable_reason() or "not configured")
-                hooks = overridden_hooks(provider)
-                error = None
-            except Exception as exc:
-                available, reason, hooks, error = False, "", (), _describe(exc)
+
+            def probe(name: str = reg.name) -> tuple[bool, str, tuple[str, ...]]:
+                provider = self.create(name, hermes_home=hermes_home, config=config)
+                ok = bool(provider.is_available())
+                why = "" if ok else (str(provider.unavailable_reason() or "") or "not configured")
+                return ok, why, overridden_hooks(provider)
+
+            available, reason, error = False, "", None
+            hooks: tuple[str, ...] = ()
+            if reg.is_local_tier:  # our own code: run it here
+                try:
+                    with contain_plugin_exits():
+                        available, reason, hooks = probe()
+                except BaseException as exc:  # a real Ctrl-C goes on
+                    reraise_host_interrupt(exc)
+                    error = _describe(exc)
+            else:
+                outcome = call_bounded(probe, DESCRIBE_TIMEOUT, name=reg.name)
+                if not outcome.finished:
+                    error = f"did not answer within {DESCRIBE_TIMEOUT:g}s (hung in is_available?)"
+                elif outcome.error is not None:
+                    error = _describe(outcome.error)
+                else:
+                    available, reason, hooks = outcome.value
             infos.append(
                 ProviderInfo(
                     name=reg.name,
@@ -375,6 +444,84 @@ def _selected(name: str, allow: set[str] | None, deny: set[str] | None) -> bool:
         return False
     # The allow-list picks among optional plugins; the builtin tier stays unless denied.
     return allow is None or name in allow or name in BUILTIN_TIER_NAMES
+
+
+def normalize_dist(name: str | None) -> str:
+    """``name`` in PEP 503 form: ``Hermes_Memory.Builtin`` → ``hermes-memory-builtin``."""
+    return re.sub(r"[-_.]+", "-", name).lower() if name else ""
+
+
+@contextmanager
+def contain_plugin_exits() -> Iterator[None]:
+    """Around plugin code on the caller's thread: tell a real Ctrl-C from a plugin's raise.
+
+    Catching ``BaseException`` around plugin code is the caller's job (and to call
+    `reraise_host_interrupt` first); this context makes sure that a real SIGINT delivered
+    while the block ran ends as a ``KeyboardInterrupt`` subclass the caller lets through —
+    even when the plugin swallowed or converted it. On the main thread,
+    while the block runs, SIGINT goes through a small wrapper that notes its arrival and
+    then calls the previous handler. Elsewhere (worker threads, or SIGINT ignored) no
+    signal can raise there, so nothing is installed.
+    """
+    watch = _SigintWatch()
+    watch.install()
+    try:
+        yield
+    except BaseException as exc:
+        if watch.fired and not isinstance(exc, _RealInterrupt):
+            raise _RealInterrupt from exc
+        raise
+    finally:
+        watch.restore()
+    if watch.fired:  # the plugin swallowed the user's Ctrl-C: the host still stops
+        raise _RealInterrupt
+
+
+def reraise_host_interrupt(exc: BaseException) -> None:
+    """Re-raise ``exc`` if it is a real Ctrl-C noted by `contain_plugin_exits`."""
+    if isinstance(exc, _RealInterrupt):
+        raise exc
+
+
+class _RealInterrupt(KeyboardInterrupt):
+    """A KeyboardInterrupt that came from a real SIGINT (never contained)."""
+
+
+class _SigintWatch:
+    def __init__(self) -> None:
+        self.fired = False
+        self._previous: Any = None
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        import signal  # only plugin loading needs it
+
+        try:
+            previous = signal.getsignal(signal.SIGINT)
+        except (ValueError, OSError):  # pragma: no cover - exotic embedders
+            return
+        if not callable(previous):  # SIG_IGN / SIG_DFL: no Python exception from SIGINT
+            return
+
+        def noting(signum: int, frame: Any) -> Any:
+            self.fired = True
+            return previous(signum, frame)
+
+        try:
+            signal.signal(signal.SIGINT, noting)
+        except (ValueError, OSError):  # pragma: no cover
+            return
+        self._previous = previous
+
+    def restore(self) -> None:
+        if self._previous is None:
+            return
+        import signal
+
+        with suppress(ValueError, OSError):
+            signal.signal(signal.SIGINT, self._previous)
+        self._previous = None
 
 
 def _describe(exc: BaseException) -> str:
