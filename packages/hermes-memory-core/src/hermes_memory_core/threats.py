@@ -191,8 +191,8 @@ _SSH_ACCESS = (
     + _E
     + _S
     + f"(?>{_F}{_SSH_PATH})"
-    + "|"
-    + _SSH_PATH
+    + r"|(?:(?<![a-z0-9_])\.ssh(?![a-z0-9_-])|(?<![a-z0-9])id_(?:rsa|dsa|ecdsa|ed25519)"
+    + r"(?![a-z0-9_]|\.pub))"
     + r"\S{0,64}?[^\w\s]{0,3}\s+(?:\S{1,64}\s+){0,4}?(?:send|upload|post|paste|exfiltrate|"
     + r"leak|e-?mail)(?![a-z0-9])"
 )
@@ -247,15 +247,18 @@ _FAKE_MEMORY_HEADER = (
 #: Sending a local file somewhere: curl form/data/upload flags, wget's post/body file,
 #: netcat fed from a file or a pipe, PowerShell -InFile.
 _UPLOAD = (
-    r"(?<![a-z0-9])curl(?![a-z0-9])[^\n]{0,1024}?"
+    # Each branch starts at a line start and takes the *first* command word of the line
+    # atomically, so a line with many "curl" words is scanned once, not once per word.
+    r"(?m:^)(?>[^\n]*?(?<![a-z0-9])curl(?![a-z0-9]))[^\n]*?"
     r"(?:\s(?:-f|--form(?:-string)?)\s{0,4}[\"']?[^\s=\"']{0,64}=[\"']?[@<]"
     r"|\s(?:-d|--data(?:-binary|-raw|-urlencode|-ascii)?|--json)[\s=]{0,4}[\"']?@\S"
     r"|\s(?:-t|--upload-file)[\s=]{1,4}[\"']?[^\s\"'-])"
-    r"|(?<![a-z0-9])wget(?![a-z0-9])[^\n]{0,1024}?--(?:post-file|body-file)"
-    r"|(?<![a-z0-9])(?:nc|ncat|netcat|socat)(?![a-z0-9])[^\n<|]{1,256}<\s{0,4}[^\s<]"
+    r"|(?m:^)(?>[^\n]*?(?<![a-z0-9])wget(?![a-z0-9]))[^\n]*?--(?:post-file|body-file)"
+    r"|(?m:^)(?>[^\n]*?(?<![a-z0-9])(?:nc|ncat|netcat|socat)(?![a-z0-9]))[^\n<|]{1,256}<"
+    r"\s{0,4}[^\s<]"
     r"|\|\s{0,4}(?:nc|ncat|netcat)\s"
-    r"|(?<![a-z0-9])(?:invoke-webrequest|invoke-restmethod|iwr|irm)(?![a-z0-9])[^\n]{0,512}?"
-    r"-infile(?![a-z0-9])"
+    r"|(?m:^)(?>[^\n]*?(?<![a-z0-9])(?:invoke-webrequest|invoke-restmethod|iwr|irm)"
+    r"(?![a-z0-9]))[^\n]*?-infile(?![a-z0-9])"
 )
 
 _PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
@@ -479,19 +482,20 @@ def _multilingual_source() -> str:
     """The regex of ``prompt_injection_multilingual`` (zh, ja, ko, ru, es, fr, de, it, pt)."""
     gap = r"[^\n。!?]{0,16}?"  # CJK has no spaces between words; NFKC turned ！ into !
     v, q, n = _alt(_CJK_VERBS), _alt(_CJK_QUALIFIERS), _alt(_CJK_NOUNS)
-    cjk = f"{v}{gap}{q}{gap}{n}|{q}{gap}{n}{gap}{v}"
+    # The middle keyword is taken at its first occurrence (atomic), as in _words().
+    cjk = f"{v}(?>{gap}{q}){gap}{n}|{q}(?>{gap}{n}){gap}{v}"
     w = r"(?<!\w)"
     words = r"(?:\s+\S{1,40}){0,4}?\s+"
     rv, rq, rn = _alt(_RU_VERBS), _alt(_RU_QUALIFIERS), _alt(_RU_NOUNS)
     ru = (
-        f"{w}{rv}\\w{{0,8}}{words}{rq}\\w{{0,6}}{words}{rn}"
-        f"|{w}{rq}\\w{{0,6}}{words}{rn}\\w{{0,6}}{words}{rv}"
+        f"{w}{rv}\\w{{0,8}}(?>{words}{rq}\\w{{0,6}}){words}{rn}"
+        f"|{w}{rq}\\w{{0,6}}(?>{words}{rn}\\w{{0,6}}){words}{rv}"
     )
     ev, eq, en = _alt(_EU_VERBS), _alt(_EU_QUALIFIERS), _alt(_EU_NOUNS)
     eu = (
-        f"{_B}{ev}{_E}{words}{eq}{_E}{words}{en}{_E}"
-        f"|{_B}{ev}{_E}{words}{en}{_E}\\s+{eq}{_E}"
-        f"|{_B}{eq}{_E}{words}{en}{_E}{words}{ev}{_E}"
+        f"{_B}{ev}{_E}(?>{words}{eq}{_E}){words}{en}{_E}"
+        f"|{_B}{ev}{_E}(?>{words}{en}{_E})\\s+{eq}{_E}"
+        f"|{_B}{eq}{_E}(?>{words}{en}{_E}){words}{ev}{_E}"
     )
     return f"{cjk}|{ru}|{eu}"
 
