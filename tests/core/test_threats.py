@@ -8,6 +8,7 @@ import re._parser as re_parser
 import subprocess
 import sys
 import time
+
 import pytest
 
 from hermes_memory_core import threats
