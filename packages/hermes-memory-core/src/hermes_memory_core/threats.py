@@ -132,6 +132,9 @@ _VERB_EDIT = r"update|modify|edit|write|change|append|add\s+to"
 #: past a comment closer — so successive "<!--" starts scan disjoint stretches (linear time).
 _COMMENT_BODY = r"(?:[^<-]|<(?!!--)|-(?!->)){0,4096}?"
 _SENSITIVE_VAR = r"\$\{?\w{0,64}?(?:key|token|secret|password|credentials?)(?![a-z0-9])"
+#: Up to 3 words between ``cat`` and the file, none of which starts another clause ("cat
+#: .env.example and copy it to .env.local" reads a template, not the secrets).
+_CAT_ARGS = r"(?:(?!(?:and|then|or|to|into|&&|\|\|?|;)\s)\S{1,64}+\s++){0,3}?[^\w\s]{0,3}"
 #: Template copies of secret files (``.env.example``) hold no secrets.
 _NOT_TEMPLATE = r"(?!\.(?:example|sample|template|dist|defaults?|tmpl|tpl|schema)(?![a-z0-9]))"
 #: Whom a C2 implant talks to. A heartbeat to "the monitoring service" is ordinary ops.
@@ -310,7 +313,7 @@ _PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
         "all",
         _B
         + r"cat\s+"
-        + _F
+        + _CAT_ARGS
         + r"\S{0,128}?(?=[.c])(?:\.env|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc)"
         + _E
         + _NOT_TEMPLATE,
@@ -339,7 +342,14 @@ _PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
         _B + r"(?:heartbeat|beacon|check-in|check\s+in)\s+(?:back\s+)?(?:to|with)\s+" + _C2_PEER,
     ),
     ("c2_task_pull", "context", _B + r"pull\s+(?:down\s+)?(?:new\s+)?tasking" + _E),
-    ("c2_network_connect", "context", _phrase("connect", "to", "the", "network")),
+    (
+        "c2_network_connect",
+        "context",
+        # An instruction ("connect to the network", "you must … connect", "first, …"), not a
+        # description ("nodes connect to the network through WireGuard").
+        r"(?:(?:^|[.!?:;,]|\n)\s{0,8}|(?<![a-z0-9])(?:to|must|should|will|please|then|and|now)"
+        r"\s+)connect\s+to\s+the\s+network(?![a-z0-9])",
+    ),
     ("forced_action", "context", _words(r"you\s+must", _FORCED)),
     ("anti_forensic_oneliner", "context", _ONELINER),
     (
@@ -617,7 +627,7 @@ _PLANS: Final[dict[str, _Plan]] = {
     "deception_hide": _Plan(("do",), ("tell",), 1072, spaced=True),
     "exfil_curl": _Plan(("curl",), lines=True),
     "exfil_wget": _Plan(("wget",), lines=True),
-    "read_secrets": _Plan(("cat",), _SECRET_FILES, 666, spaced=True),
+    "read_secrets": _Plan(("cat",), _SECRET_FILES, 400, spaced=True),
     "role_hijack": _Plan(("you",), ("now",), 541, spaced=True),
     "role_pretend": _Plan(("pretend",), ("are", "be"), 541, spaced=True),
     "leak_system_prompt": _Plan(("output",), ("prompt",), 547, spaced=True),
@@ -631,7 +641,6 @@ _PLANS: Final[dict[str, _Plan]] = {
     "identity_override": _Plan(("name",), ("yourself",), 15, spaced=True),
     "c2_node_registration": _Plan(("register",), ("node",), 18, spaced=True),
     "c2_task_pull": _Plan(("pull",), ("tasking",), 21, spaced=True),
-    "c2_network_connect": _Plan(("connect",), ("network",), 22, spaced=True),
     "anti_forensic_disk": _Plan(("never",), ("disk",), 1603, spaced=True),
     "env_var_unset_agent": _Plan(
         ("unset",), ("claude", "codex", "hermes", "agent", "openai", "anthropic"), 602, True
