@@ -684,6 +684,7 @@ def _safe_cut(text: str, end: int) -> int:
         if (
             _joins_next(text[cut])
             or before == "\u200d"  # zero-width joiner glues the next character on
+            or unicodedata.combining(before) == 9  # a virama joins the next consonant
             or 0xD800 <= ord(before) <= 0xDBFF
         ):
             cut -= 1
