@@ -388,6 +388,22 @@ def _strings(value: object) -> list[object]:
     return list(value) if isinstance(value, list) else []
 
 
+#: How 150-odd gitleaks rules end a token: a quote, whitespace, ``;``, an escaped newline or
+#: the end. In chat a token is as often followed by sentence punctuation or CJK text
+#: ("key npm_… ." / "令牌npm_…已泄露"), so those may follow too (looked at, not consumed).
+_TOKEN_END: Final = r"""(?:[\x60'"\s;]|\\[nr]|\Z)"""  # noqa: S105 (a regex, as converted)
+_CHAT_TOKEN_END: Final = r"""(?:[\x60'"\s;]|\\[nr]|\Z|(?=[.,!?:)\]}>]|[^\x00-\x7f]))"""  # noqa: S105
+
+
+def _compile_rule(source: str) -> re.Pattern[str]:
+    """Convert and compile a rule's regex, with the chat token end (:data:`_TOKEN_END`)."""
+    try:
+        converted = convert_regex(source).replace(_TOKEN_END, _CHAT_TOKEN_END)
+        return re.compile(converted, FLAGS)
+    except re.error as exc:
+        raise RuleConversionError(f"{source!r} does not compile: {exc}") from exc
+
+
 _TEMPLATE_PIECE: Final = r"[\w.-]{0,50}?"
 _TEMPLATE_HEAD_RE: Final = re.compile(r"(?:\(\?i\)|\(\?i:|\[\\w\.-\]\{0,50\}\?)+(?=\(\?:)")
 _TEMPLATE_REACH: Final = 50
@@ -475,16 +491,16 @@ class SecretRule:
     def pattern(self) -> re.Pattern[str]:
         """The whole converted regex (compiled now if not yet)."""
         if self._pattern is None:
-            self._pattern = _compile(self.source)
+            self._pattern = _compile_rule(self.source)
         return self._pattern
 
     def compile(self) -> None:
         """Compile every regex of the rule now (raises :class:`RuleConversionError`)."""
         _ = self.pattern
         if self._rest_source is not None:
-            self._rest = _compile(self._rest_source)
+            self._rest = _compile_rule(self._rest_source)
         if self._after_curl is not None:
-            self._rest = _compile(self._after_curl)
+            self._rest = _compile_rule(self._after_curl)
 
     def matches(self, text: str, lowered: str) -> Iterator[re.Match[str]]:
         """The rule's regex matches in ``text`` (``lowered`` is ``text`` lower-cased)."""
@@ -495,7 +511,7 @@ class SecretRule:
             yield from self.pattern.finditer(text)
             return
         if self._rest is None:
-            self._rest = _compile(self._rest_source)
+            self._rest = _compile_rule(self._rest_source)
         rest = self._rest
         tried: set[int] = set()
         for anchor in self._anchors:
@@ -510,7 +526,7 @@ class SecretRule:
 
     def _curl_matches(self, text: str) -> Iterator[re.Match[str]]:
         if self._rest is None:
-            self._rest = _compile(self._after_curl or "")
+            self._rest = _compile_rule(self._after_curl or "")
         curls = [m.start() for m in _CURL_WORD_RE.finditer(text)]
         if not curls:
             return

@@ -182,6 +182,18 @@ def _is_placeholder(value: str) -> bool:
     )
 
 
+#: A code reference rather than a literal: ``getpass.getpass()``, ``settings.DB_PASSWORD``.
+_CODE_REFERENCE_RE: Final = re.compile(
+    r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(.*)?|[A-Za-z_][A-Za-z0-9_]*\(.*"
+)
+#: A file path (``/home/alice``, ``~/x``, ``./x``, ``C:\\x``, ``//host/share``).
+_PATH_RE: Final = re.compile(r"(?:~|\.{1,2})?/|[A-Za-z]:\\")
+
+
+def _is_path(value: str) -> bool:
+    return _PATH_RE.match(value) is not None
+
+
 def _password_value_ok(value: str, *, literal: bool) -> bool:
     """Whether ``value``, given as a password, is one.
 
@@ -192,8 +204,12 @@ def _password_value_ok(value: str, *, literal: bool) -> bool:
     """
     if not 4 <= len(value) <= 512 or _is_placeholder(value):
         return False
+    if _is_path(value):
+        return False
     if literal:
         return True
+    if _CODE_REFERENCE_RE.fullmatch(value):
+        return False
     return any(c.isdigit() or not c.isalnum() for c in value) or any(c.isupper() for c in value[1:])
 
 
@@ -345,7 +361,7 @@ def _find_in_plain(text: str, found: set[str]) -> None:
 def _assignment_is_secret(name: str, value: str, *, literal: bool) -> bool:
     if _is_password_name(name):
         return _password_value_ok(value, literal=literal)
-    return _is_secret_name(name) and _looks_secret(value)
+    return _is_secret_name(name) and _looks_secret(value) and not _is_path(value)
 
 
 def _add_stated_password(match: re.Match[str], found: set[str]) -> None:
