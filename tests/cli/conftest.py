@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from hermes_memory_core.config import sessions_db_path
+
 SCRIPT = shutil.which("hermes-memory", path=str(Path(sys.executable).parent))
 
 
@@ -44,6 +46,8 @@ class CLI:
     def __init__(self, home: Path, tmp: Path) -> None:
         self.home = home
         self.tmp = tmp
+        #: the home's session archive at its default location
+        self.archive = sessions_db_path(home)
         self.env = {
             k: v
             for k, v in os.environ.items()
@@ -63,8 +67,13 @@ class CLI:
         input: str | None = None,
         env: dict[str, str] | None = None,
         timeout: float = 60,
+        tty: bool = False,
     ) -> Result:
+        """Run the script; ``tty=True`` gives it a pseudo-terminal as stdin (``input`` is
+        typed into it), as a person at a terminal would."""
         assert SCRIPT is not None, "hermes-memory is not installed next to this Python"
+        if tty:
+            return self._on_tty_stdin(list(args), input or "", env or {}, timeout)
         proc = subprocess.run(
             [SCRIPT, *args],
             input=input,
@@ -76,6 +85,61 @@ class CLI:
             stdin=None if input is not None else subprocess.DEVNULL,
         )
         return Result(proc.returncode, proc.stdout, proc.stderr)
+
+    def _on_tty_stdin(
+        self, args: list[str], typed: str, env: dict[str, str], timeout: float
+    ) -> Result:
+        import pty
+
+        master, slave = pty.openpty()
+        try:
+            if typed:
+                os.write(master, typed.encode())
+            proc = subprocess.run(
+                [str(SCRIPT), *args],
+                stdin=slave,
+                capture_output=True,
+                text=True,
+                encoding="utf-8",
+                env={**self.env, **env},
+                timeout=timeout,
+            )
+        finally:
+            os.close(slave)
+            os.close(master)
+        return Result(proc.returncode, proc.stdout, proc.stderr)
+
+    def on_terminal(self, *args: str, env: dict[str, str] | None = None) -> str:
+        """Run with stdout on a pseudo-terminal; returns what the terminal received."""
+        import pty
+        import select
+
+        master, slave = pty.openpty()
+        proc = subprocess.Popen(
+            [str(SCRIPT), *args],
+            stdin=subprocess.DEVNULL,
+            stdout=slave,
+            stderr=subprocess.PIPE,
+            env={**self.env, **(env or {})},
+        )
+        os.close(slave)
+        chunks: list[bytes] = []
+        while True:
+            ready, _, _ = select.select([master], [], [], 60)
+            if not ready:
+                break
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(master)
+        assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""
+        if proc.stderr:
+            proc.stderr.close()
+        return b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
 
     def ok(self, *args: str, **kw: Any) -> Result:
         result = self(*args, **kw)

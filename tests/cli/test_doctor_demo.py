@@ -7,6 +7,8 @@ import re
 import time
 from pathlib import Path
 
+from hermes_memory_cli._install import install_command
+
 
 def _checks(cli) -> tuple[int, dict[str, list[dict]]]:
     result = cli("--json", "doctor")
@@ -50,7 +52,8 @@ def test_doctor_reports_each_problem_with_a_fix(cli):
     old = time.time() - 7200
     os.utime(leftover, (old, old))
     (memories / "MEMORY.md.lock").symlink_to(cli.home / "elsewhere")
-    (cli.home / "state.db").write_text("not a database")
+    cli.archive.parent.mkdir()
+    cli.archive.write_text("not a database")
     (cli.home / "config.yaml").write_text("memory:\n  provider: ghost\n")
     code, checks = _checks(cli)
     assert code == 1
@@ -64,7 +67,10 @@ def test_doctor_reports_each_problem_with_a_fix(cli):
         locks[str(leftover)]["status"] == "warn" and f"rm {leftover}" in locks[str(leftover)]["fix"]
     )
     provider = checks["provider"][0]
-    assert provider["status"] == "fail" and "pip install hermes-memory-ghost" in provider["fix"]
+    assert provider["status"] == "fail"
+    assert install_command("hermes-memory-ghost") in provider["fix"]
+    user = checks["memory:USER.md"][0]
+    assert "not UTF-8" in user["detail"] and "iconv" in user["fix"]
     human = cli("doctor")
     assert human.code == 1 and "[FAIL]" in human.out and "→ chmod 600" in human.out
 
@@ -81,8 +87,32 @@ def test_doctor_with_a_corrupt_config(cli):
 
 def test_doctor_on_a_missing_home(cli, tmp_path):
     result = cli("--home", str(tmp_path / "nowhere"), "doctor")
-    assert result.code == 0 and "does not exist yet" in result.out
+    assert result.code == 1 and "does not exist (nothing was created)" in result.out
+    assert "[FAIL] home" in result.out and "--home" in result.out
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_doctor_reports_symlinked_memory_paths(cli, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("ssh key")
+    memories = cli.home / "memories"
+    memories.mkdir()
+    (memories / "MEMORY.md").symlink_to(secret)
+    code, checks = _checks(cli)
+    assert code == 1
+    (link,) = checks["memory:MEMORY.md"]
+    assert link["status"] == "fail"
+    assert "symbolic link" in link["detail"] and "UnsafeMemoryPath" in link["detail"]
+    assert str(secret) in link["detail"] and "rm " in link["detail"]
+    assert secret.read_text() == "ssh key"
+    (memories / "MEMORY.md").unlink()
+    memories.rmdir()
+    elsewhere = tmp_path / "real-memories"
+    elsewhere.mkdir()
+    memories.symlink_to(elsewhere)
+    code, checks = _checks(cli)
+    assert code == 1
+    assert any("symbolic link" in c["detail"] for c in checks["memory:memories"])
 
 
 def test_doctor_flags_over_budget_and_threat_entries(cli):
@@ -121,6 +151,8 @@ def test_demo_runs_end_to_end(cli):
         ">> #",
         "Demo finished in",
     ]
+    expected.append("The demo home has been deleted. To keep it and explore it with")
+    expected.append("run: hermes-memory demo --keep")
     position = 0
     for line in expected:
         found = out.find(line, position)
@@ -128,13 +160,15 @@ def test_demo_runs_end_to_end(cli):
         position = found
     assert result.err == ""
     # the user's own home is untouched
-    assert not (cli.home / "memories").exists() and not (cli.home / "state.db").exists()
+    assert not (cli.home / "memories").exists() and not cli.archive.exists()
 
 
 def test_demo_keep_leaves_a_home_to_explore(cli):
     out = cli.ok("demo", "--keep", timeout=120).out
     home = Path(re.search(r"Demo home: (\S+)", out).group(1))
     try:
+        assert f"The demo home is kept at {home}. Look around:" in out
+        assert f"hermes-memory --home {home} sessions search 备份" in out
         hits = cli.ok("--home", str(home), "--json", "sessions", "search", "备份").json()
         assert hits and all(">>>备份<<<" in h["snippet"] for h in hits)
         assert len(cli.ok("--home", str(home), "--json", "sessions", "list").json()) == 3

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from hermes_memory_cli._install import install_command
 from hermes_memory_cli.configedit import ConfigEditError, with_memory_provider
 from hermes_memory_core.health import write_provider_status
 
@@ -40,6 +41,43 @@ def test_plugins_lists_installed_providers(cli):
         }
     human = cli.ok("plugins").out
     assert "hermes-memory-builtin" in human and "hooks:" in human
+
+
+def test_plugins_list_is_an_alias(cli):
+    assert cli.ok("plugins", "list").out == cli.ok("plugins").out
+    assert cli.ok("--json", "plugins", "list").json() == cli.ok("--json", "plugins").json()
+
+
+def test_plugins_works_before_any_home_exists(cli, tmp_path):
+    nowhere = tmp_path / "none"
+    assert cli.ok("--home", str(nowhere), "--json", "plugins").json()
+    assert not nowhere.exists()
+
+
+def test_install_hint_matches_how_the_cli_was_installed(tmp_path):
+    pipx = tmp_path / "pipx" / "venvs" / "hermes-memory-cli"
+    pipx.mkdir(parents=True)
+    (pipx / "pipx_metadata.json").write_text("{}")
+    assert (
+        install_command("hermes-memory-mem0", prefix=str(pipx))
+        == "pipx inject hermes-memory-cli hermes-memory-mem0"
+    )
+    uv_tool = tmp_path / "uv" / "tools" / "hermes-memory-cli"
+    uv_tool.mkdir(parents=True)
+    (uv_tool / "uv-receipt.toml").write_text(
+        '[tool]\nrequirements = [{ name = "hermes-memory-cli" }, { name = "hermes-memory-honcho" }]\n'
+    )
+    # the --with packages already there are repeated: uv would drop them otherwise
+    assert (
+        install_command("hermes-memory-mem0", prefix=str(uv_tool))
+        == "uv tool install hermes-memory-cli --with hermes-memory-honcho --with hermes-memory-mem0"
+    )
+    plain = tmp_path / "venv"
+    plain.mkdir()
+    assert install_command("hermes-memory-mem0", prefix=str(plain)).endswith(
+        "-m pip install hermes-memory-mem0"
+    )
+    assert install_command("x; rm -rf ~", prefix=str(plain)).endswith("'x; rm -rf ~'")
 
 
 def test_plugins_respects_the_deny_list(cli):
@@ -86,7 +124,8 @@ def test_provider_use_refuses_unknown_and_builtin_names(cli):
     config = cli.home / "config.yaml"
     config.write_text(USER_CONFIG)
     cli("provider", "use", "nosuch").assert_one_line_error(
-        "no provider named 'nosuch' is installed", "pip install hermes-memory-nosuch"
+        "no provider named 'nosuch' is installed",
+        f"install it with: {install_command('hermes-memory-nosuch')}",
     )
     cli("provider", "use", "builtin").assert_one_line_error("always on")
     assert config.read_text() == USER_CONFIG
@@ -118,7 +157,7 @@ def test_provider_status_for_a_provider_that_is_not_installed(cli):
     status = cli.ok("--json", "provider", "status").json()
     assert (
         status["installed"] is False
-        and "pip install hermes-memory-ghost" in status["unavailable_reason"]
+        and install_command("hermes-memory-ghost") in status["unavailable_reason"]
     )
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from hermes_memory_core.config import sessions_db_path
 from hermes_memory_sessions.store import SessionStore
 
 DAY = 86400.0
@@ -56,7 +57,7 @@ def _archive(path: Path) -> dict[str, str]:
 
 @pytest.fixture
 def ids(home):
-    return _archive(home / "state.db")
+    return _archive(sessions_db_path(home))
 
 
 def test_list_and_json(cli, ids):
@@ -75,7 +76,7 @@ def test_list_without_archive_creates_nothing(cli):
     assert json.loads(cli.ok("sessions", "export").out)["sessions"] == 0
     cli.ok("sessions", "export", "-o", str(cli.tmp / "empty.jsonl"))
     assert json.loads((cli.tmp / "empty.jsonl").read_text())["sessions"] == 0
-    assert not (cli.home / "state.db").exists()
+    assert not (cli.archive).exists()
 
 
 def test_show_by_unique_prefix(cli, ids):
@@ -123,7 +124,9 @@ def test_search_english_and_chinese(cli, ids):
     cjk = cli.ok("--json", "sessions", "search", "备份", "--limit", "2").json()
     assert len(cjk) == 2 and all(">>>备份<<<" in h["snippet"] for h in cjk)
     human = cli.ok("sessions", "search", "备份").out
-    assert ">>>备份<<<" in human and "hit(s)" in human
+    assert ">>>备份<<<" in human and "4 matches for '备份':" in human
+    two = cli.ok("sessions", "search", "备份", "--limit", "2").out
+    assert "2 best of 4 matches for '备份' (more: --limit N):" in two
     none = cli.ok("sessions", "search", "kubernetes")
     assert "No messages match" in none.out
     unquoted = cli.ok("--json", "sessions", "search", "rotate", "postgres").json()
@@ -194,7 +197,7 @@ def test_export_import_round_trip_is_exact(cli, ids, tmp_path):
     imported = cli.ok("--home", str(other), "--json", "sessions", "import", str(out)).json()
     assert imported["sessions_imported"] == 4 and imported["messages_imported"] == 12
     # every column of every session and of every message, in order, ids included
-    assert _dump(other / "state.db") == _dump(cli.home / "state.db")
+    assert _dump(sessions_db_path(other)) == _dump(cli.archive)
     again = cli.ok("--home", str(other), "--json", "sessions", "import", str(out)).json()
     assert again["sessions_imported"] == 0 and len(again["sessions_skipped"]) == 4
 
@@ -288,7 +291,7 @@ def test_import_from_hermes(cli, tmp_path, layout):
     assert source.read_bytes() == before  # the source is never modified
     human = cli.ok("sessions", "import", "--from-hermes", str(source)).out
     assert "skipped" in human
-    sessions, _ = _dump(cli.home / "state.db")
+    sessions, _ = _dump(cli.archive)
     assert set(sessions) == set(expected.sessions)
 
 
@@ -299,8 +302,8 @@ def test_import_from_hermes_bad_sources(cli, tmp_path):
     text = tmp_path / "text.db"
     text.write_text("this is not sqlite")
     cli("sessions", "import", "--from-hermes", str(text)).assert_one_line_error("import failed")
-    SessionStore(cli.home / "state.db").close()
-    cli("sessions", "import", "--from-hermes", str(cli.home / "state.db")).assert_one_line_error(
+    SessionStore(cli.archive).close()
+    cli("sessions", "import", "--from-hermes", str(cli.archive)).assert_one_line_error(
         "own archive"
     )
 
@@ -314,7 +317,7 @@ def test_progress_bar_on_a_terminal(cli, ids, tmp_path):
     )
     assert "Importing messages" in result.err and "12/12" in result.err
     plain = cli.ok("--home", str(tmp_path / "h4"), "sessions", "import", str(out))
-    assert plain.err == ""
+    assert plain.err.splitlines() == [f"Created the Hermes home {tmp_path / 'h4'} (from --home)."]
 
 
 def test_reader_closing_the_pipe_is_not_a_traceback(cli):
@@ -322,7 +325,7 @@ def test_reader_closing_the_pipe_is_not_a_traceback(cli):
     import subprocess
 
     script = shutil.which("hermes-memory", path=str(Path(sys.executable).parent))
-    store = SessionStore(cli.home / "state.db")
+    store = SessionStore(cli.archive)
     store.create_session("big")
     store.append_message("big", "user", "x" * 500_000)
     store.close()
@@ -333,5 +336,94 @@ def test_reader_closing_the_pipe_is_not_a_traceback(cli):
     proc.stdout.close()
     err = proc.stderr.read().decode()
     proc.stderr.close()
-    assert proc.wait(timeout=60) == 1
-    assert "Traceback" not in err and "error" not in err
+    assert proc.wait(timeout=60) == 0
+    assert err == ""
+
+
+def test_export_piped_into_head_exits_quietly(cli):
+    import shutil
+    import subprocess
+
+    store = SessionStore(cli.archive)
+    for n in range(40):
+        store.create_session(f"s{n:03d}")
+        store.append_message(f"s{n:03d}", "user", f"message {n} " + "y" * 4000)
+    store.close()
+    script = shutil.which("hermes-memory", path=str(Path(sys.executable).parent))
+    proc = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", f"'{script}' sessions export | head -n 2"],
+        capture_output=True,
+        text=True,
+        env=cli.env,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert len(proc.stdout.splitlines()) == 2
+
+
+def test_search_counts_matches_beyond_the_limit(cli):
+    store = SessionStore(cli.archive)
+    store.create_session("many")
+    for n in range(25):
+        store.append_message("many", "user", f"retention note number {n}")
+    store.close()
+    out = cli.ok("sessions", "search", "retention").out
+    assert out.splitlines()[0] == "10 best of 25 matches for 'retention' (more: --limit N):"
+    out = cli.ok("sessions", "search", "retention", "--limit", "30").out
+    assert out.splitlines()[0] == "25 matches for 'retention':"
+    one = cli.ok("sessions", "search", "number 7").out
+    assert one.splitlines()[0] == "1 match for 'number 7':"
+
+
+def test_roles_are_validated_and_combine(cli, ids):
+    both = cli.ok("--json", "sessions", "search", "postgres OR 备份", "--role", "user,assistant")
+    assert {h["role"] for h in both.json()} == {"user", "assistant"}
+    repeated = cli.ok(
+        "--json", "sessions", "search", "postgres OR 备份", "--role", "user", "--role", "assistant"
+    )
+    assert repeated.json() == both.json()
+
+
+def test_piped_list_never_wraps_a_row(cli):
+    store = SessionStore(cli.archive)
+    long_title = "A very long title " * 4 + "与中文结尾"
+    store.create_session("s1", title=long_title.strip())
+    store.create_session("s2", title="[bold]not markup[/bold] :x:")
+    store.close()
+    out = cli.ok("sessions", "list", env={"COLUMNS": "40"}).out
+    lines = out.splitlines()
+    assert lines[0].split() == ["ID", "STARTED", "SOURCE", "MSGS", "STATE", "TITLE"]
+    assert len(lines) == 3  # header + one line per session, whatever the width
+    assert any(line.startswith("s1 ") and line.endswith(long_title.strip()) for line in lines)
+    assert any(line.endswith("[bold]not markup[/bold] :x:") for line in lines)
+
+
+def test_stored_text_is_printed_verbatim(cli):
+    store = SessionStore(cli.archive)
+    store.create_session("v1", title="[red]title[/red]")
+    store.append_message("v1", "user", "[bold]x[/bold] :x: :thumbs_up: [link=http://e]y[/link]")
+    store.close()
+    shown = cli.ok("sessions", "show", "v1").out
+    assert "v1 — [red]title[/red]" in shown
+    assert "[bold]x[/bold] :x: :thumbs_up: [link=http://e]y[/link]" in shown
+    found = cli.ok("sessions", "search", "thumbs_up").out
+    assert ":x:" in found and "❌" not in found and "👍" not in found
+
+
+def test_markers_on_terminals(cli, ids):
+    dumb = cli.on_terminal("sessions", "search", "备份", env={"TERM": "dumb"})
+    assert ">>>备份<<<" in dumb
+    color = cli.on_terminal("sessions", "search", "备份", env={"TERM": "xterm-256color"})
+    assert ">>>备份<<<" not in color and "备份" in color and "\x1b[" in color
+
+
+def test_control_characters_are_made_visible_on_a_terminal(cli):
+    store = SessionStore(cli.archive)
+    store.create_session("c1")
+    store.append_message("c1", "user", "before\x1b[2Jafter")
+    store.close()
+    seen = cli.on_terminal("sessions", "show", "c1", env={"TERM": "xterm-256color"})
+    assert "before\\x1b[2Jafter" in seen
+    piped = cli.ok("sessions", "show", "c1").out
+    assert "before\x1b[2Jafter" in piped  # a pipe gets the stored bytes

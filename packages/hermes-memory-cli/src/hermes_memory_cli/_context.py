@@ -22,7 +22,14 @@ if TYPE_CHECKING:
     from hermes_memory_core.config import HermesConfig
     from hermes_memory_sessions.store import SessionStore
 
-__all__ = ["CLIError", "Context"]
+__all__ = ["CLIError", "Context", "visible_controls"]
+
+_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0)]}
+
+
+def visible_controls(text: str) -> str:
+    """``text`` with control characters (except newline and tab) written as ``\\xNN``."""
+    return text.translate(_CONTROLS)
 
 
 class CLIError(Exception):
@@ -55,6 +62,59 @@ class Context:
         except ConfigError as exc:
             raise CLIError(str(exc), code=2) from None
 
+    def _home_origin(self) -> str:
+        if getattr(self.args, "home", None) is not None:
+            return "from --home"
+        if os.environ.get("HERMES_HOME"):
+            return "from $HERMES_HOME"
+        return "the default; choose another with --home or $HERMES_HOME"
+
+    def require_home(self) -> Path:
+        """The home, which must exist: read commands call this and never create anything.
+
+        A missing home (a mistyped ``--home`` or ``--profile``) is a `CLIError` naming the
+        directory, where it came from, and the profiles that do exist.
+        """
+        home = self.home
+        if home.is_dir():
+            return home
+        if home.exists() or home.is_symlink():
+            raise CLIError(
+                f"{home} is not a directory, so it cannot be a Hermes home ({self._home_origin()})"
+            )
+        profile = getattr(self.args, "profile", None)
+        if profile:
+            root = home.parent.parent
+            try:
+                names = sorted(p.name for p in (root / "profiles").iterdir() if p.is_dir())
+            except OSError:
+                names = []
+            known = f"existing profiles: {', '.join(names)}" if names else "no profiles exist yet"
+            raise CLIError(
+                f"profile {profile!r} does not exist: no directory {home} ({known}); "
+                "nothing was created"
+            )
+        raise CLIError(
+            f"the Hermes home {home} does not exist ({self._home_origin()}); nothing was "
+            "created — a write such as 'hermes-memory memory add TEXT' creates it"
+        )
+
+    def ensure_home(self) -> Path:
+        """The home, created (mode 0700) when missing: the first write says it made it."""
+        home = self.home
+        if home.is_dir():
+            return home
+        if home.exists() or home.is_symlink():
+            raise CLIError(
+                f"{home} is not a directory, so it cannot be a Hermes home ({self._home_origin()})"
+            )
+        try:
+            home.mkdir(parents=True, mode=0o700)
+        except OSError as exc:
+            raise CLIError(f"cannot create the Hermes home {home}: {exc.strerror or exc}") from None
+        self.note(f"Created the Hermes home {home} ({self._home_origin()}).")
+        return home
+
     @cached_property
     def config(self) -> HermesConfig:
         """The parsed ``<home>/config.yaml`` (a malformed file is a one-line `CLIError`)."""
@@ -65,10 +125,19 @@ class Context:
         except ConfigError as exc:
             raise CLIError(f"{exc} (fix the file, or run 'hermes-memory doctor')") from None
 
-    def memory_store(self) -> Any:
-        """A `MemoryStore` for ``<home>/memories`` with the configured limits, loaded."""
+    def memory_store(self, *, create: bool = False) -> Any:
+        """A `MemoryStore` for ``<home>/memories`` with the configured limits, loaded.
+
+        With ``create=False`` (read commands) the home must exist and no directory is
+        made: a missing ``memories`` folder is an empty store. With ``create=True`` the home
+        is created when missing (and said so).
+        """
         from hermes_memory_builtin.store import MemoryStore
 
+        if create:
+            self.ensure_home()
+        else:
+            self.require_home()
         mem = self.config.memory
         store = MemoryStore(
             self.home / "memories",
@@ -78,12 +147,19 @@ class Context:
             user_profile_enabled=mem.user_profile_enabled,
             write_origin="cli",
         )
-        store.load_from_disk()
+        memories = self.home / "memories"
+        if create or memories.is_dir() or memories.exists() or memories.is_symlink():
+            try:
+                store.load_from_disk()
+            except Exception as exc:  # e.g. the builtin's UnsafeMemoryPath / MemoryFileError
+                from hermes_memory_cli._files import explain_memory_error
+
+                raise CLIError(explain_memory_error(exc, memories)) from None
         return store
 
     @property
     def db_path(self) -> Path:
-        """The session archive file (``sessions.db_path``, default ``<home>/state.db``)."""
+        """The archive file: ``sessions.db_path``, default ``<home>/hermes-memory/sessions.db``."""
         return self.config.sessions.db_path
 
     @contextmanager
@@ -93,6 +169,10 @@ class Context:
 
         from hermes_memory_sessions.store import SessionStore
 
+        if create:
+            self.ensure_home()
+        else:
+            self.require_home()
         path = self.db_path
         if not create and not path.exists():
             yield None
@@ -112,18 +192,41 @@ class Context:
         """Rich console on stdout (plain text when stdout is not a terminal)."""
         from rich.console import Console
 
-        return Console(highlight=False, soft_wrap=True)
+        return Console(highlight=False, markup=False, emoji=False, soft_wrap=True)
+
+    @property
+    def is_terminal(self) -> bool:
+        """True when stdout is an interactive terminal (not a pipe, a file or ``TERM=dumb``)."""
+        return bool(self.console.is_terminal) and not self.console.is_dumb_terminal
 
     @cached_property
     def err_console(self) -> Console:
         """Rich console on stderr (progress bars, notes)."""
         from rich.console import Console
 
-        return Console(stderr=True, highlight=False)
+        return Console(stderr=True, highlight=False, markup=False, emoji=False)
 
     def say(self, text: Any = "", *, style: str | None = None) -> None:
-        """Print ``text`` (a string is printed literally, never as markup)."""
-        self.console.print(text, markup=False, style=style, soft_wrap=True)
+        """Print ``text`` literally: never markup (``[bold]``), never emoji codes (``:x:``).
+
+        On a terminal, control characters other than newline and tab are shown as
+        ``\\xNN`` so stored text cannot move the cursor or recolour the screen; piped output
+        is byte for byte what was stored.
+        """
+        if isinstance(text, str):
+            if self.console.is_terminal:
+                text = visible_controls(text)
+            from rich.text import Text
+
+            text = Text(text, style=style or "")
+            style = None
+        self.console.print(text, style=style, soft_wrap=True)
+
+    def plain(self, line: str = "") -> None:
+        """Write one line to stdout exactly as given (no rich processing at all)."""
+        if self.console.is_terminal:
+            line = visible_controls(line)
+        sys.stdout.write(line + "\n")
 
     def note(self, text: str) -> None:
         """A line on stderr that is not an error (warnings, hints)."""
@@ -144,11 +247,13 @@ class Context:
             return
         if not sys.stdin.isatty():
             raise CLIError(f"{question} — refusing without confirmation: re-run with --yes")
-        self.err_console.print(f"{question} [y/N] ", markup=False, end="")
+        self.err_console.print(f"{question} [y/N] ", end="")
         try:
             answer = input()
         except EOFError:
             answer = ""
+        if not sys.stderr.isatty():  # the typed answer was echoed elsewhere: end the line
+            sys.stderr.write("\n")
         if answer.strip().lower() not in {"y", "yes"}:
             raise CLIError("cancelled; nothing was changed")
 

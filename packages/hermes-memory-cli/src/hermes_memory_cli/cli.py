@@ -4,7 +4,10 @@
 
 Command handlers live in `hermes_memory_cli.commands` and are imported only when their command
 runs, so ``hermes-memory --help`` stays fast. Every failure ends with exit status 1 (2 for a
-usage error) and one line on stderr; ``--debug`` adds the traceback.
+usage error) and one line on stderr; ``--debug`` adds the traceback. A missing command
+(bare ``hermes-memory``, or ``hermes-memory sessions``) is a usage error: the help of that
+level is printed on stderr, then the one-line error, exit status 2. A reader that goes away
+(``hermes-memory sessions export | head``) ends the command quietly with status 0.
 
 Other distributions can contribute a command group. ``hermes-memory-mcp-server`` does so for
 ``mcp``: when ``hermes_memory_mcp_server.cli`` is importable, its
@@ -28,8 +31,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from hermes_memory_cli import __version__
-
 __all__ = ["build_parser", "main"]
 
 PROG = "hermes-memory"
@@ -37,10 +38,43 @@ _SUPPRESS = argparse.SUPPRESS
 
 
 class _Parser(argparse.ArgumentParser):
-    """An argparse parser whose errors are one line on stderr."""
+    """An argparse parser whose errors are one line on stderr.
+
+    A missing sub-command prints this level's help first (on stderr: it is still a usage
+    error, exit status 2, as argparse does for every usage error).
+    """
 
     def error(self, message: str) -> NoReturn:
+        if message.startswith("the following arguments are required: ") and (
+            message.endswith(("COMMAND", "ACTION"))
+        ):
+            self.print_help(sys.stderr)
+            sys.stderr.write("\n")
+            word = "COMMAND" if message.endswith("COMMAND") else "ACTION"
+            self.exit(2, f"{PROG}: error: choose a {word} from the list above\n")
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+class _Version(argparse.Action):
+    """``--version``: the installed distributions' versions, read only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kw: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=_SUPPRESS, **kw)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kw: Any) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        def of(dist: str) -> str:
+            try:
+                return version(dist)
+            except PackageNotFoundError:
+                return "not installed"
+
+        parts = ", ".join(
+            f"{name} {of('hermes-memory-' + name)}" for name in ("core", "builtin", "sessions")
+        )
+        sys.stdout.write(f"{PROG} {of('hermes-memory-cli')} ({parts})\n")
+        parser.exit()
 
 
 def _common(*, suppress: bool) -> argparse.ArgumentParser:
@@ -86,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Long-term memory for LLM agents: curated memory, session archive, plugins.",
         parents=[_common(suppress=False)],
     )
-    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    parser.add_argument("--version", action=_Version, help="show the installed versions and exit")
     common = [_common(suppress=True)]
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
@@ -107,33 +141,53 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", choices=["memory", "user"], help="only this file (default: both)")
     _handler(p, "memory:show")
 
-    p = add(msub, "add", "add an entry (same rules and messages as the memory tool)")
+    allow_help = (
+        "write it even though the threat scan flags it (you wrote it and trust it; the "
+        "approval is recorded with the entry)"
+    )
+    p = add(msub, "add", "add an entry (same rules as the agent's memory tool)")
     p.add_argument("content", help="the entry text ('-' reads standard input)")
     p.add_argument("--target", choices=["memory", "user"], default="memory", help=target_help)
+    p.add_argument("--allow-flagged", action="store_true", help=allow_help)
     _handler(p, "memory:add")
 
     p = add(msub, "replace", "replace the entry containing OLD_TEXT with NEW_CONTENT")
-    p.add_argument("old_text", help="a short unique part of the entry to replace")
+    p.add_argument("old_text", help="the entry, or a short unique part of it")
     p.add_argument("content", help="the complete new entry ('-' reads standard input)")
     p.add_argument("--target", choices=["memory", "user"], default="memory", help=target_help)
+    p.add_argument("--allow-flagged", action="store_true", help=allow_help)
+    _yes(p)
     _handler(p, "memory:replace")
 
     p = add(msub, "remove", "remove the entry containing OLD_TEXT")
-    p.add_argument("old_text", help="a short unique part of the entry to remove")
+    p.add_argument("old_text", help="the entry, or a short unique part of it")
     p.add_argument("--target", choices=["memory", "user"], default="memory", help=target_help)
+    _yes(p)
     _handler(p, "memory:remove")
 
-    p = add(msub, "edit", "edit the file in $EDITOR; validated before it replaces the file")
+    p = add(msub, "edit", "edit the file in $EDITOR (needs a terminal); validated before saving")
     p.add_argument("--target", choices=["memory", "user"], default="memory", help=target_help)
+    p.add_argument(
+        "--allow-flagged",
+        action="store_true",
+        help="keep entries the threat scan "
+        "flags (you wrote them and trust them; the approval is recorded)",
+    )
     _handler(p, "memory:edit")
 
     # ---------------------------------------------------------------- sessions
-    sessions = add(sub, "sessions", "the session archive (state.db)")
+    sessions = add(sub, "sessions", "the session archive (<home>/hermes-memory/sessions.db)")
     ssub = sessions.add_subparsers(dest="sessions_command", metavar="ACTION", parser_class=_Parser)
     ssub.required = True
 
     p = add(ssub, "list", "list sessions, newest first")
-    p.add_argument("--limit", type=_non_negative_int, default=20, help="at most N (0 = all)")
+    p.add_argument(
+        "--limit",
+        type=_bounded(1, MAX_LIST),
+        default=20,
+        help=f"at most N, 1 to {MAX_LIST:,} (default 20)",
+    )
+    p.add_argument("--all", action="store_true", help="every session (overrides --limit)")
     p.add_argument("--source", help="only sessions from this source (cli, telegram, ...)")
     _handler(p, "sessions:list_")
 
@@ -143,7 +197,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--around", type=_positive_int, metavar="MESSAGE_ID", help="only messages near this one"
     )
     p.add_argument(
-        "--window", type=_non_negative_int, default=5, help="messages each side of --around"
+        "--window",
+        type=_bounded(0, MAX_WINDOW),
+        default=5,
+        help=f"messages each side of --around, 0 to {MAX_WINDOW} (default 5)",
     )
     _handler(p, "sessions:show")
 
@@ -151,8 +208,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "query", nargs="+", help='words, "a phrase", prefix*, OR, NOT; CJK works as typed'
     )
-    p.add_argument("--limit", type=_positive_int, default=10, help="at most N hits (default 10)")
-    p.add_argument("--role", action="append", help="only messages of this role (repeatable)")
+    p.add_argument(
+        "--limit",
+        type=_bounded(1, MAX_SEARCH),
+        default=10,
+        help=f"show the N best hits, 1 to {MAX_SEARCH:,} (default 10)",
+    )
+    p.add_argument(
+        "--role",
+        action="append",
+        type=_role,
+        metavar="ROLE",
+        help=f"only messages of this role: {', '.join(ROLES)} (repeatable, or comma-separated)",
+    )
     _handler(p, "sessions:search")
 
     p = add(ssub, "rename", "set a session's title")
@@ -189,6 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     # ---------------------------------------------------------------- plugins / provider
     p = add(sub, "plugins", "installed memory providers and plugins that failed to load")
+    p.add_argument("action", nargs="?", choices=["list"], help="'list' is the same as no action")
     _handler(p, "plugins:plugins")
 
     provider = add(sub, "provider", "the external memory provider (memory.provider)")
@@ -215,8 +284,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _register_mcp(sub: Any, common: list[argparse.ArgumentParser]) -> None:
-    """Let ``hermes-memory-mcp-server`` add its ``mcp`` group, or add a stub that says to install it."""
-    problem = "install hermes-memory-mcp-server"
+    """Let ``hermes-memory-mcp-server`` add its ``mcp`` group, else a stub: how to install it."""
+    from hermes_memory_cli._install import install_command
+
+    problem = f"install hermes-memory-mcp-server: {install_command('hermes-memory-mcp-server')}"
     try:
         module = importlib.import_module("hermes_memory_mcp_server.cli")
         register = module.register
@@ -246,6 +317,40 @@ def _register_mcp(sub: Any, common: list[argparse.ArgumentParser]) -> None:
 
 
 # -------------------------------------------------------------------- argument types
+#: Largest ``sessions list --limit`` (``--all`` lists everything).
+MAX_LIST = 100_000
+#: Largest ``sessions search --limit``.
+MAX_SEARCH = 1_000
+#: Largest ``sessions show --window``.
+MAX_WINDOW = 1_000
+#: Message roles of the archive (``sessions search --role``).
+ROLES = ("user", "assistant", "tool", "system")
+
+
+def _bounded(low: int, high: int) -> Any:
+    """An argparse type: a whole number from ``low`` to ``high``."""
+
+    def parse(text: str) -> int:
+        value = _int(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                f"expected a number from {low} to {high:,}, got {text!r}"
+            )
+        return value
+
+    return parse
+
+
+def _role(text: str) -> list[str]:
+    roles = [part.strip().lower() for part in text.split(",") if part.strip()]
+    bad = [r for r in roles if r not in ROLES]
+    if bad or not roles:
+        raise argparse.ArgumentTypeError(
+            f"unknown role {', '.join(bad) or repr(text)}; choose from {', '.join(ROLES)}"
+        )
+    return roles
+
+
 def _int(text: str) -> int:
     try:
         return int(text.strip().replace("_", ""))
@@ -294,8 +399,10 @@ def _setup_logging(debug: bool) -> None:
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if debug else logging.WARNING)
     if not debug:
-        # Plugin load failures are shown by `plugins`, `provider` and `doctor` themselves.
+        # Plugin load failures are shown by `plugins`, `provider` and `doctor` themselves,
+        # and an unreadable memory file by the command that needed it (once, with the fix).
         logging.getLogger("hermes_memory_core.plugins").setLevel(logging.ERROR)
+        logging.getLogger("hermes_memory_builtin").setLevel(logging.ERROR)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -336,11 +443,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail("interrupted")
         return 130
     except BrokenPipeError:
-        # The reader went away (e.g. `| head`); stop quietly, no traceback.
+        # The reader went away (e.g. `| head`): it has what it wanted. Stop quietly, exit 0,
+        # and point stdout at /dev/null so the final flush at exit cannot fail again.
         with contextlib.suppress(OSError):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
-        return 1
+        return 0
     except Exception as exc:
         if debug:
             import traceback

@@ -1,10 +1,12 @@
 """Validating and applying a hand edit of MEMORY.md / USER.md (``hermes-memory memory edit``).
 
 The edited text must parse as entries separated by lines holding only ``§``, fit the
-character budget, and pass the strict threat scan entry by entry. Only then does it replace
-the file, under the same lock the ``memory`` tool takes, and only if nobody changed the file
-while it was being edited. A rejected edit is never thrown away: it is saved beside the file
-as ``<FILE>.rejected-<timestamp>`` (mode 0600) and its path is reported.
+character budget, and pass the strict threat scan entry by entry (an entry a human already
+approved, or every flagged entry with ``allow_flagged``, is kept and recorded as approved).
+Only then does it replace the file, under the same lock the ``memory`` tool takes, and only
+if nobody changed the file while it was being edited. A rejected edit that differs from the
+file is never thrown away: it is saved beside the file as ``<FILE>.rejected-<timestamp>``
+(mode 0600) and its path is reported.
 """
 
 from __future__ import annotations
@@ -45,6 +47,10 @@ class EditCheck:
     entries: list[str]
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: entries the threat scan flagged (refused, or kept when approved)
+    flagged: list[str] = field(default_factory=list)
+    #: entries to record as approved by a human in the metadata sidecar
+    approved: set[str] = field(default_factory=set)
 
     @property
     def ok(self) -> bool:
@@ -52,10 +58,25 @@ class EditCheck:
         return not self.problems
 
 
-def check_edit(text: str, *, limit: int, filename: str) -> EditCheck:
-    """Validate edited file text for a memory file of budget ``limit`` characters."""
+def check_edit(
+    text: str,
+    *,
+    limit: int,
+    filename: str,
+    approved: set[str] | None = None,
+    allow_flagged: bool = False,
+) -> EditCheck:
+    """Validate edited file text for a memory file of budget ``limit`` characters.
+
+    ``approved`` holds entries a human approved earlier (kept as they are even when the
+    threat scan flags them); with ``allow_flagged`` every flagged entry is accepted and
+    returned in ``EditCheck.approved``.
+    """
     problems: list[str] = []
     notes: list[str] = []
+    flagged: list[str] = []
+    keep: set[str] = set()
+    already = approved or set()
     if "\x00" in text:
         problems.append("the text contains NUL characters")
     pieces = split_pieces(text)
@@ -70,9 +91,17 @@ def check_edit(text: str, *, limit: int, filename: str) -> EditCheck:
         )
     for number, entry in enumerate(entries, 1):
         threat = write_threat(entry)
-        if threat:
+        if not threat:
+            continue
+        flagged.append(entry)
+        if entry in already or allow_flagged:
+            keep.add(entry)
+            notes.append(f"entry {number} ('{preview(entry, 40)}') is flagged, kept as approved")
+        else:
             problems.append(f"entry {number} ('{preview(entry, 40)}'): {threat}")
-    return EditCheck(entries=entries, problems=problems, notes=notes)
+    return EditCheck(
+        entries=entries, problems=problems, notes=notes, flagged=flagged, approved=keep
+    )
 
 
 def keep_rejected(path: Path, text: str) -> Path:
@@ -91,12 +120,15 @@ class ConcurrentChange(Exception):
     """The file changed on disk while it was being edited."""
 
 
-def apply_edit(path: Path, entries: list[str], *, expected: bytes | None) -> None:
+def apply_edit(
+    path: Path, entries: list[str], *, expected: bytes | None, approved: set[str] | None = None
+) -> None:
     """Write ``entries`` to ``path`` under its lock if it still holds ``expected`` bytes.
 
     ``expected`` is what the file held when editing started (``None``: it did not exist).
     Raises `ConcurrentChange` when it differs now. The metadata sidecar keeps the history of
-    untouched entries; new or changed entries are recorded with origin ``"cli-edit"``.
+    untouched entries; new or changed entries are recorded with origin ``"cli-edit"``, and
+    the entries in ``approved`` are marked ``human_approved``.
     """
     with exclusive_lock(path):
         raw = read_raw(path)
@@ -113,6 +145,8 @@ def apply_edit(path: Path, entries: list[str], *, expected: bytes | None) -> Non
             key = entry_key(entry)
             if key not in known:
                 metas[key] = EntryMeta(created=stamp, updated=stamp, origin="cli-edit")
+            if approved and entry in approved:
+                metas[key]["human_approved"] = True
         atomic_write_text(path, serialise(entries), tmp_prefix=".mem_")
         save_sidecar(path, entries, metas)
 

@@ -10,6 +10,7 @@ through ``handle_tool_call("memory", ...)`` and searches earlier sessions throug
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import tempfile
 import time
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_memory_cli._context import CLIError, Context
+from hermes_memory_cli._install import install_command
 
 # (user message, assistant reply, memory tool calls made during the turn)
 Turn = tuple[str, str, list[dict[str, Any]]]
@@ -71,7 +73,7 @@ class _Narrator:
 
     def header(self, text: str) -> None:
         self.ctx.say()
-        self.ctx.console.print(f"[bold]== {text}[/bold]")
+        self.ctx.say(f"== {text}", style="bold")
 
     def do(self, text: str) -> None:
         self.step += 1
@@ -90,7 +92,7 @@ def _new_manager(home: Path, session_id: str) -> Any:
     if missing:
         raise CLIError(
             f"the demo needs the {', '.join(sorted(missing))} tier(s): "
-            "pip install hermes-memory-builtin hermes-memory-sessions"
+            + install_command("hermes-memory-builtin", "hermes-memory-sessions")
         )
     manager.initialize_all(session_id, platform="cli", agent_context="primary")
     return manager
@@ -128,7 +130,7 @@ def _end(say: _Narrator, manager: Any, messages: list[dict[str, Any]], session_i
     manager.flush_pending(10)
     manager.on_session_end(messages)
     manager.shutdown_all()
-    say.do(f"session {session_id} ends: {len(messages)} messages archived in state.db")
+    say.do(f"session {session_id} ends: {len(messages)} messages archived")
 
 
 def _search(say: _Narrator, manager: Any, args: dict[str, Any]) -> dict[str, Any]:
@@ -226,10 +228,17 @@ def demo(ctx: Context) -> int:
         ctx.say()
         ctx.say(f"Demo finished in {time.monotonic() - started:.1f}s.")
         if ctx.args.keep:
-            ctx.say("Look around:")
-            ctx.say(f"  hermes-memory --home {home} memory show")
-            ctx.say(f"  hermes-memory --home {home} sessions list")
-            ctx.say(f"  hermes-memory --home {home} sessions search 备份")
+            where = shlex.quote(str(home))
+            ctx.say(f"The demo home is kept at {home}. Look around:")
+            ctx.say(f"  hermes-memory --home {where} sessions search 备份")
+            ctx.say(f"  hermes-memory --home {where} sessions list")
+            ctx.say(f"  hermes-memory --home {where} memory show")
+            ctx.say(f"Remove it when done: rm -rf {where}")
+        else:
+            ctx.say(
+                "The demo home has been deleted. To keep it and explore it with "
+                "'hermes-memory --home DIR sessions search 备份', run: hermes-memory demo --keep"
+            )
         return 0
     finally:
         for key, value in saved.items():

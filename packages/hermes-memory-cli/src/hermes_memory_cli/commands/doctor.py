@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from hermes_memory_cli._context import Context
+from hermes_memory_cli._install import install_command
+from hermes_memory_core.config import sessions_db_path
 
 _LEFTOVER_AGE_S = 3600
 _MARK = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL", "info": "info"}
@@ -55,9 +57,10 @@ def check_home(home: Path) -> list[Check]:
         return [
             Check(
                 "home",
-                "warn",
-                f"{home} does not exist yet",
-                "it is created on first use; or run 'hermes-memory demo' to see it work",
+                "fail",
+                f"{home} does not exist (nothing was created)",
+                "check --home, --profile and $HERMES_HOME; a new home is created by its first "
+                "write, e.g. hermes-memory memory add TEXT",
             )
         ]
     if not home.is_dir():
@@ -99,11 +102,26 @@ def check_config(ctx: Context) -> tuple[list[Check], Any]:
 
 
 def check_memory(home: Path, config: Any) -> list[Check]:
-    """MEMORY.md and USER.md are readable, private, within budget and unflagged."""
+    """MEMORY.md and USER.md are real files (no symlinks), readable, private, within budget
+    and unflagged (entries a human approved are not reported)."""
     from hermes_memory_builtin.format import TARGET_FILES, char_count, parse_entries, read_raw
     from hermes_memory_builtin.scan import write_threat
+    from hermes_memory_cli._files import diagnose, symlink_reason, symlinked_paths
 
     checks = []
+    links = symlinked_paths(home / "memories")
+    for link, target in links:
+        checks.append(
+            Check(
+                f"memory:{link.name}",
+                "fail",
+                f"unsafe: {symlink_reason(link, target)} (the builtin refuses it: "
+                "UnsafeMemoryPath)",
+                "replace the link by a real copy, as said",
+            )
+        )
+    if links:
+        return checks
     limits = {
         "memory": config.memory.memory_char_limit if config else 2200,
         "user": config.memory.user_char_limit if config else 1375,
@@ -116,16 +134,16 @@ def check_memory(home: Path, config: Any) -> list[Check]:
             checks.append(Check(name, "ok", f"{path} absent (empty)"))
             continue
         if not raw.readable:
-            checks.append(
-                Check(name, "fail", f"cannot read {path}: {raw.error}", f"fix or move {path}")
-            )
+            reason, fix = diagnose(path, raw.error)
+            checks.append(Check(name, "fail", reason, fix))
             continue
         entries = parse_entries(raw.text)
         used, limit = char_count(entries), limits[target]
         perm = _private_file(name, path)
         if perm.status != "ok":
             checks.append(perm)
-        flagged = [i for i, e in enumerate(entries, 1) if write_threat(e)]
+        approved = _approved(path, entries)
+        flagged = [i for i, e in enumerate(entries, 1) if e not in approved and write_threat(e)]
         if flagged:
             checks.append(
                 Check(
@@ -147,6 +165,15 @@ def check_memory(home: Path, config: Any) -> list[Check]:
         if perm.status == "ok" and not flagged and used <= limit:
             checks.append(Check(name, "ok", f"{len(entries)} entries, {used:,}/{limit:,} chars"))
     return checks
+
+
+def _approved(path: Path, entries: list[str]) -> set[str]:
+    """Entries the sidecar records as approved by a human (none with an older builtin)."""
+    try:
+        from hermes_memory_builtin.sidecar import approved_entries, load_sidecar
+    except ImportError:
+        return set()
+    return approved_entries(entries, load_sidecar(path))
 
 
 def check_archive(db_path: Path) -> list[Check]:
@@ -311,7 +338,7 @@ def check_providers(ctx: Context, config: Any) -> list[Check]:
                     f"provider:{tier}",
                     "fail",
                     f"the {tier} tier is not installed",
-                    f"pip install hermes-memory-{tier}",
+                    install_command(f"hermes-memory-{tier}"),
                 )
             )
     name = config.memory.provider if config else ""
@@ -325,7 +352,7 @@ def check_providers(ctx: Context, config: Any) -> list[Check]:
                 "provider",
                 "fail",
                 f"memory.provider is {name!r} but it is not installed",
-                f"pip install hermes-memory-{name}, or 'hermes-memory provider off'",
+                f"{install_command(f'hermes-memory-{name}')}, or 'hermes-memory provider off'",
             )
         )
     elif found.load_error:
@@ -361,7 +388,7 @@ def doctor(ctx: Context) -> int:
     config_checks, config = check_config(ctx)
     checks += config_checks
     checks += check_memory(home, config)
-    db_path = config.sessions.db_path if config else home / "state.db"
+    db_path = config.sessions.db_path if config else sessions_db_path(home)
     checks += check_archive(db_path)
     checks += check_sqlite()
     checks += check_locks(home, db_path)

@@ -1,9 +1,17 @@
-"""``hermes-memory memory show|add|replace|remove|edit``: the curated MEMORY.md / USER.md."""
+"""``hermes-memory memory show|add|replace|remove|edit``: the curated MEMORY.md / USER.md.
+
+The writes go through the same `MemoryStore` methods as the agent's ``memory`` tool (same
+rules: duplicates, near-duplicates, the budget, the threat scan, the lock). The words are
+the CLI's own: the tool's messages are written for a model ("retry this add — all in this
+turn"), a person gets the cause and the exact command to run. ``--json`` prints the tool's
+JSON answer unchanged, so scripts see what the agent would see.
+"""
 
 from __future__ import annotations
 
-import json
+import inspect
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -14,7 +22,10 @@ from typing import Any
 from hermes_memory_cli._context import CLIError, Context
 
 TARGETS = ("memory", "user")
-_DETAIL_KEYS = ("matches", "similar_entry", "suggested_removals", "current_entries")
+_FILES = {"memory": "MEMORY.md", "user": "USER.md"}
+_CONFIG_KEYS = {"memory": "memory_enabled", "user": "user_profile_enabled"}
+_DELIMITER_LINE = re.compile(r"(?m)^[ \t]*§[ \t]*$")
+_HANDLE_MAX = 40
 
 
 def _usage_bar(used: int, limit: int, width: int = 30) -> str:
@@ -22,16 +33,30 @@ def _usage_bar(used: int, limit: int, width: int = 30) -> str:
     return "[" + "█" * filled + "░" * (width - filled) + "]"
 
 
+# ---------------------------------------------------------------------- show
 def show(ctx: Context) -> int:
-    """Entries with metadata, usage, and the snapshot the next session will be given."""
-    store = ctx.memory_store()
+    """Entries with metadata, usage, and the snapshot the next session will be given.
+
+    A read command: it creates nothing, fails on a missing home, and exits 1 (after
+    printing what it could) when a memory file cannot be read.
+    """
+    from hermes_memory_cli._files import explain_unreadable
+
+    store = ctx.memory_store(create=False)
     targets = [ctx.args.target] if ctx.args.target else list(TARGETS)
     report = {t: _target_report(store, t) for t in targets}
     if ctx.json:
         ctx.emit_json(report)
-        return 0
-    for target in targets:
-        _print_target(ctx, target, report[target])
+    else:
+        for target in targets:
+            _print_target(ctx, target, report[target])
+    problems = [
+        explain_unreadable(Path(report[t]["file"]), report[t]["load_error"])
+        for t in targets
+        if report[t]["load_error"]
+    ]
+    if problems:
+        raise CLIError("; ".join(problems))
     return 0
 
 
@@ -53,13 +78,11 @@ def _target_report(store: Any, target: str) -> dict[str, Any]:
 
 
 def _print_target(ctx: Context, target: str, info: dict[str, Any]) -> None:
-    from rich.text import Text
-
     name = Path(info["file"]).name
     state = "" if info["enabled"] else "  (writes disabled in config)"
-    ctx.console.print(Text(f"{name}  {info['file']}{state}", style="bold"))
+    ctx.say(f"{name}  {info['file']}{state}", style="bold")
     if info["load_error"]:
-        ctx.say(f"  cannot read it: {info['load_error']}")
+        ctx.say("  cannot be read (see the error below)")
     ctx.say(f"  {_usage_bar(info['chars'], info['limit'])} {info['usage']}")
     if not info["entries"]:
         ctx.say("  (no entries)")
@@ -78,72 +101,353 @@ def _print_target(ctx: Context, target: str, info: dict[str, Any]) -> None:
     ctx.say()
 
 
+# ---------------------------------------------------------------------- helpers
 def _content_arg(value: str) -> str:
     if value == "-":
         return sys.stdin.read()
     return value
 
 
-def _run_tool(ctx: Context, args: dict[str, Any]) -> int:
-    from hermes_memory_builtin.tool import memory_tool
+def _prog(ctx: Context) -> str:
+    """``hermes-memory`` with the --home / --profile of this run, ready to paste."""
+    parts = ["hermes-memory"]
+    home = getattr(ctx.args, "home", None)
+    if home is not None:
+        parts += ["--home", shlex.quote(str(home))]
+    profile = getattr(ctx.args, "profile", None)
+    if profile:
+        parts += ["--profile", shlex.quote(profile)]
+    return " ".join(parts)
 
-    store = ctx.memory_store()
-    answer = memory_tool(args, store)
-    result = json.loads(answer)
+
+def _cmd(ctx: Context, target: str, action: str, *words: str) -> str:
+    """A complete ``hermes-memory memory ACTION ...`` command line (shell-quoted)."""
+    tail = " --target user" if target == "user" else ""
+    quoted = " ".join(shlex.quote(w) for w in words)
+    return f"{_prog(ctx)} memory {action}{tail} {quoted}".rstrip()
+
+
+def handle_for(entry: str, entries: list[str]) -> str:
+    """A short part of ``entry`` that identifies it among ``entries`` (for a command line).
+
+    The whole entry when it is short; otherwise the shortest prefix (cut at a space, or
+    anywhere in CJK text) of at least 12 characters that no other entry contains.
+    """
+    if len(entry) <= _HANDLE_MAX:
+        return entry
+    others = [e for e in entries if e != entry]
+    for end in range(12, len(entry) + 1):
+        if end < len(entry) and not (entry[end].isspace() or ord(entry[end]) > 0x2E7F):
+            continue
+        part = entry[:end].strip()
+        if part and part not in others and not any(part in other for other in others):
+            return part
+    return entry
+
+
+def _locate(entries: list[str], old_text: str) -> list[str]:
+    """The distinct entries ``old_text`` names: an exact entry wins over substrings."""
+    if old_text in entries:
+        return [old_text]
+    return list(dict.fromkeys(e for e in entries if old_text in e))
+
+
+def _writable_store(ctx: Context, target: str, *, create: bool) -> Any:
+    """A loaded store whose ``target`` file is readable and writable by config, else `CLIError`."""
+    from hermes_memory_cli._files import explain_unreadable
+
+    store = ctx.memory_store(create=create)
+    error = store.load_errors.get(target)
+    if error:
+        raise CLIError(f"{explain_unreadable(store.path(target), error)}; nothing was changed")
+    if not store.is_enabled(target):
+        key = _CONFIG_KEYS[target]
+        raise CLIError(
+            f"{_FILES[target]} writes are disabled in {ctx.config.path} (memory.{key}: false); "
+            f"set it to true to write {_FILES[target]}"
+        )
+    return store
+
+
+def _check_content(content: str) -> str:
+    text = content.strip()
+    if not text:
+        raise CLIError("the entry is empty; nothing was changed", code=2)
+    if _DELIMITER_LINE.search(text):
+        raise CLIError(
+            "the text contains a line holding only '§', which separates entries in the file: "
+            "add each entry with its own command; nothing was changed",
+            code=2,
+        )
+    return text
+
+
+def _supports_approval(method: Any) -> bool:
+    return "approved_by_human" in inspect.signature(method).parameters
+
+
+def _call(ctx: Context, method: Any, *args: str) -> dict[str, Any]:
+    """Call a store write; with ``--allow-flagged`` as a human-approved write."""
+    if getattr(ctx.args, "allow_flagged", False):
+        if not _supports_approval(method):
+            raise CLIError(
+                "this hermes-memory-builtin cannot record a human approval; upgrade it "
+                "to use --allow-flagged"
+            )
+        result: dict[str, Any] = method(*args, approved_by_human=True)
+    else:
+        result = method(*args)
+    return result
+
+
+def _emit_json(ctx: Context, result: dict[str, Any]) -> None:
+    from hermes_memory_core.toolresult import tool_result
+
+    sys.stdout.write(tool_result(result) + "\n")
+    sys.stdout.flush()
+
+
+def _list_entries(ctx: Context, title: str, entries: list[str]) -> None:
     if ctx.json:
-        sys.stdout.write(answer + "\n")
-        return 0 if result.get("success") else 1
-    if not result.get("success"):
-        details = [(k, result[k]) for k in _DETAIL_KEYS if result.get(k)]
-        for key, value in details:
-            ctx.say(f"{key.replace('_', ' ')}:")
-            for item in value if isinstance(value, list) else [value]:
-                ctx.say(f"  - {item}")
-        raise CLIError(str(result.get("error") or "the memory tool refused the change"))
-    ctx.say(f"{result.get('message', 'Done.')} ({result.get('usage', '')})")
+        return
+    ctx.say(title)
+    if not entries:
+        ctx.say("  (no entries)")
+    for number, entry in enumerate(entries, 1):
+        ctx.say(f"  {number:>2}. {entry}")
+
+
+def _room_hint(ctx: Context, target: str, result: dict[str, Any], entries: list[str]) -> None:
+    """List entries whose removal would make room, each with the command that removes it."""
+    suggested = [e for e in result.get("suggested_removals") or [] if e in entries]
+    if not suggested or ctx.json:
+        return
+    ctx.say("Least recently updated entries; removing these would make room:")
+    for entry in suggested:
+        ctx.say(f"  {_cmd(ctx, target, 'remove', handle_for(entry, entries))}")
+        ctx.say(f"      {len(entry):,} chars: {entry}", style="dim")
+
+
+def _refusal(
+    ctx: Context,
+    store: Any,
+    target: str,
+    result: dict[str, Any],
+    *,
+    content: str = "",
+    entries: list[str],
+) -> CLIError:
+    """The human words for a refused write (details on stdout, the reason as the error)."""
+    from hermes_memory_builtin.format import char_count
+
+    name = _FILES[target]
+    limit = store.limit(target)
+    used = char_count(entries)
+    error = str(result.get("error") or "")
     if result.get("drift_backup"):
-        ctx.say(f"backup of the previous file: {result['drift_backup']}")
-    ctx.say("The agent sees this from its next session on (the snapshot is frozen per session).")
+        return CLIError(
+            f"{name} was changed outside hermes-memory and is no longer a clean list of "
+            f"entries separated by '§' lines; nothing was changed. A copy is at "
+            f"{result['drift_backup']}. Tidy the file with `{_prog(ctx)} memory edit"
+            f"{' --target user' if target == 'user' else ''}`, then run this command again"
+        )
+    if result.get("similar_entry"):
+        similar = str(result["similar_entry"])
+        _list_entries(ctx, f"Entries in {name}:", entries)
+        return CLIError(
+            f"not added: {name} already has a nearly identical entry: {similar!r}. To update "
+            f"it run: `{_cmd(ctx, target, 'replace', handle_for(similar, entries), content)}`"
+        )
+    if "chars_to_free" in result:
+        needed = int(result["chars_to_free"])
+        if len(content) > limit:
+            return CLIError(
+                f"the entry is {len(content):,} chars but {name} holds at most {limit:,}: "
+                "shorten it; nothing was changed"
+            )
+        _room_hint(ctx, target, result, entries)
+        return CLIError(
+            f"{name} is full ({used:,}/{limit:,} chars): free {needed:,} characters with "
+            f"`{_cmd(ctx, target, 'remove', 'old text')}` or "
+            f"`{_cmd(ctx, target, 'replace', 'old text', 'shorter text')}`, then add again "
+            "(or shorten the new entry)"
+        )
+    if error.startswith("Blocked"):
+        reason = error.removeprefix("Blocked:").strip()
+        return CLIError(
+            f"refused by the threat scan: {reason} If you wrote this yourself and trust it, "
+            "run the same command with --allow-flagged (your approval is recorded)"
+        )
+    if error.startswith("Could not lock"):
+        return CLIError(
+            f"{name} is locked by another process (an agent writing memory?); nothing was "
+            f"changed: try again when it has finished, or see `{_prog(ctx)} doctor`"
+        )
+    return CLIError(" ".join(error.split()) or f"{name} was not changed")
+
+
+# ---------------------------------------------------------------------- writes
+def add(ctx: Context) -> int:
+    """``memory add CONTENT [--allow-flagged]``: the ``memory`` tool's add, in human words."""
+    target: str = ctx.args.target
+    content = _check_content(_content_arg(ctx.args.content))
+    store = _writable_store(ctx, target, create=True)
+    entries = store.entries(target)
+    result = _call(ctx, store.add, target, content)
+    if ctx.json:
+        _emit_json(ctx, result)
+    if not result.get("success"):
+        raise _refusal(ctx, store, target, result, content=content, entries=entries)
+    if not ctx.json:
+        name = _FILES[target]
+        if len(store.entries(target)) == len(entries):
+            ctx.say(f"{name} already has this entry; nothing was added ({result.get('usage')}).")
+        else:
+            approved = " (flagged by the threat scan; kept as approved by you)"
+            note = approved if getattr(ctx.args, "allow_flagged", False) else ""
+            ctx.say(f"Added to {name}{note}: {content}")
+            ctx.say(f"{name} now uses {result.get('usage')}.")
+            ctx.say(
+                "The agent sees it from its next session on (the prompt is frozen per session)."
+            )
     return 0
 
 
-def add(ctx: Context) -> int:
-    """``memory add CONTENT``: the ``memory`` tool's add."""
-    content = _content_arg(ctx.args.content)
-    return _run_tool(ctx, {"action": "add", "target": ctx.args.target, "content": content})
+def _pick(ctx: Context, store: Any, target: str, old_text: str, verb: str) -> str | None:
+    """The one entry ``old_text`` names, or `CLIError`; ``None`` lets the store answer (JSON)."""
+    old = old_text.strip()
+    if not old:
+        raise CLIError(f"give part of the entry to {verb}", code=2)
+    entries = store.entries(target)
+    matches = _locate(entries, old)
+    if len(matches) == 1:
+        return matches[0]
+    if ctx.json:
+        return None
+    name = _FILES[target]
+    if not matches:
+        _list_entries(ctx, f"Entries in {name}:", entries)
+        raise CLIError(
+            f"no entry of {name} contains {old!r} (its entries are listed above); nothing "
+            "was changed"
+        )
+    _list_entries(ctx, f"Entries of {name} containing {old!r}:", matches)
+    raise CLIError(
+        f"{old!r} is part of {len(matches)} entries (listed above): give more of the one "
+        f"to {verb}, e.g. `{_cmd(ctx, target, verb, handle_for(matches[0], entries))}`"
+    )
+
+
+def _confirm_change(ctx: Context, old_text: str, entry: str, question: str) -> None:
+    """Ask before a change that was named by a substring, not by the whole entry."""
+    if entry == old_text.strip():
+        return
+    ctx.confirm(question)
+
+
+def _backup(path: Path, data: bytes | None) -> str | None:
+    if data is None:
+        return None
+    from hermes_memory_builtin.drift import save_backup
+
+    backup = save_backup(path, data)
+    return backup if "BACKUP FAILED" not in backup else None
+
+
+def _file_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def replace(ctx: Context) -> int:
-    """``memory replace OLD_TEXT CONTENT``: the ``memory`` tool's replace."""
-    return _run_tool(
-        ctx,
-        {
-            "action": "replace",
-            "target": ctx.args.target,
-            "old_text": ctx.args.old_text,
-            "content": _content_arg(ctx.args.content),
-        },
-    )
+    """``memory replace OLD_TEXT CONTENT``: shows the entry, asks, keeps a backup, replaces."""
+    target: str = ctx.args.target
+    new = _check_content(_content_arg(ctx.args.content))
+    store = _writable_store(ctx, target, create=False)
+    entries = store.entries(target)
+    entry = _pick(ctx, store, target, ctx.args.old_text, "replace")
+    if entry is None:
+        result = _call(ctx, store.replace, target, ctx.args.old_text, new)
+    else:
+        if not ctx.json:
+            ctx.say(f"Entry to replace in {_FILES[target]}:")
+            ctx.say(f"  - {entry}")
+            ctx.say(f"  + {new}")
+        _confirm_change(ctx, ctx.args.old_text, entry, "Replace this entry?")
+        before = _file_bytes(store.path(target))
+        result = _call(ctx, store.replace, target, entry, new)
+        if result.get("success"):
+            result["backup"] = _backup(store.path(target), before)
+    return _finish(ctx, store, target, result, entries, new, "Replaced")
 
 
 def remove(ctx: Context) -> int:
-    """``memory remove OLD_TEXT``: the ``memory`` tool's remove."""
-    return _run_tool(
-        ctx, {"action": "remove", "target": ctx.args.target, "old_text": ctx.args.old_text}
-    )
+    """``memory remove OLD_TEXT``: shows the entry, asks, keeps a backup, removes it."""
+    target: str = ctx.args.target
+    store = _writable_store(ctx, target, create=False)
+    entries = store.entries(target)
+    entry = _pick(ctx, store, target, ctx.args.old_text, "remove")
+    if entry is None:
+        result = store.remove(target, ctx.args.old_text)
+    else:
+        if not ctx.json:
+            ctx.say(f"Entry to remove from {_FILES[target]}:")
+            ctx.say(f"  - {entry}")
+        _confirm_change(ctx, ctx.args.old_text, entry, "Remove this entry?")
+        before = _file_bytes(store.path(target))
+        result = store.remove(target, entry)
+        if result.get("success"):
+            result["backup"] = _backup(store.path(target), before)
+    return _finish(ctx, store, target, result, entries, "", "Removed")
 
 
+def _finish(
+    ctx: Context,
+    store: Any,
+    target: str,
+    result: dict[str, Any],
+    entries: list[str],
+    content: str,
+    verb: str,
+) -> int:
+    if ctx.json:
+        _emit_json(ctx, result)
+    if not result.get("success"):
+        raise _refusal(ctx, store, target, result, content=content, entries=entries)
+    if not ctx.json:
+        name = _FILES[target]
+        ctx.say(f"{verb}; {name} now uses {result.get('usage')}.")
+        if result.get("backup"):
+            ctx.say(f"The previous {name} is kept at {result['backup']}.")
+        ctx.say("The agent sees this from its next session on (the prompt is frozen per session).")
+    return 0
+
+
+# ---------------------------------------------------------------------- edit
 def edit(ctx: Context) -> int:
-    """``memory edit``: open the file in ``$EDITOR``, validate, then replace it."""
-    from hermes_memory_cli import memedit
-    from hermes_memory_builtin.format import read_raw
+    """``memory edit``: open the file in ``$EDITOR``, validate, then replace it.
 
-    store = ctx.memory_store()
-    target = ctx.args.target
+    Needs a terminal. The edited text is kept beside the file as ``*.rejected-<time>``
+    only when it differs from the file and could not be saved.
+    """
+    from hermes_memory_builtin.format import read_raw
+    from hermes_memory_cli import memedit
+
+    if not sys.stdin.isatty():
+        raise CLIError(
+            "memory edit opens $EDITOR and needs a terminal; in a script use "
+            "`hermes-memory memory add|replace|remove` instead"
+        )
+    target: str = ctx.args.target
+    store = _writable_store(ctx, target, create=True)
     path: Path = store.path(target)
     raw = read_raw(path)
     if not raw.readable:
-        raise CLIError(f"cannot read {path}: {raw.error}; nothing was changed")
+        from hermes_memory_cli._files import explain_unreadable
+
+        raise CLIError(f"{explain_unreadable(path, raw.error)}; nothing was changed")
     original_text = raw.text or ""
     expected = raw.data if raw.exists else None
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -155,40 +459,61 @@ def edit(ctx: Context) -> int:
         editor = memedit.editor_command()
         try:
             status = subprocess.call([*shlex.split(editor), str(buffer)])
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             raise CLIError(f"cannot start the editor {editor!r}: {exc}; set $EDITOR") from None
         try:
             edited = buffer.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise CLIError(f"cannot read the edited text back: {exc}; nothing changed") from None
+        changed = edited.replace("\r\n", "\n").rstrip("\n") != original_text.rstrip("\n")
+
+        def kept_note() -> str:
+            return f" (your text is kept at {memedit.keep_rejected(path, edited)})"
+
         if status != 0:
-            kept = memedit.keep_rejected(path, edited)
-            raise CLIError(
-                f"the editor exited with status {status}; nothing was changed "
-                f"(your text is kept at {kept})"
-            )
-        if edited.replace("\r\n", "\n").rstrip("\n") == original_text.rstrip("\n"):
+            note = kept_note() if changed else ""
+            raise CLIError(f"the editor exited with status {status}; nothing was changed{note}")
+        if not changed:
             _edit_report(ctx, path, "unchanged", [], [])
             return 0
-        check = memedit.check_edit(edited, limit=store.limit(target), filename=path.name)
+        allow = bool(getattr(ctx.args, "allow_flagged", False))
+        check = memedit.check_edit(
+            edited,
+            limit=store.limit(target),
+            filename=path.name,
+            approved=_approved(path, store.entries(target)),
+            allow_flagged=allow,
+        )
         if not check.ok:
-            kept = memedit.keep_rejected(path, edited)
+            hint = (
+                "; if you wrote the flagged text yourself and trust it, run "
+                "`hermes-memory memory edit --allow-flagged`"
+                if check.flagged and not allow
+                else ""
+            )
             raise CLIError(
-                f"edit rejected, {path.name} unchanged: {'; '.join(check.problems)} "
-                f"(your text is kept at {kept})"
+                f"edit rejected, {path.name} unchanged: {'; '.join(check.problems)}"
+                f"{hint}{kept_note()}"
             )
         try:
-            memedit.apply_edit(path, check.entries, expected=expected)
+            memedit.apply_edit(path, check.entries, expected=expected, approved=check.approved)
         except memedit.ConcurrentChange as exc:
-            kept = memedit.keep_rejected(path, edited)
-            raise CLIError(f"edit not applied: {exc} (your text is kept at {kept})") from None
+            raise CLIError(f"edit not applied: {exc}{kept_note()}") from None
         except OSError as exc:
-            kept = memedit.keep_rejected(path, edited)
-            raise CLIError(f"cannot write {path}: {exc} (your text is kept at {kept})") from None
+            raise CLIError(f"cannot write {path}: {exc}{kept_note()}") from None
         _edit_report(ctx, path, "saved", check.entries, check.notes)
         return 0
     finally:
         buffer.unlink(missing_ok=True)
+
+
+def _approved(path: Path, entries: list[str]) -> set[str]:
+    """Entries the sidecar records as approved by a human (none with an older builtin)."""
+    try:
+        from hermes_memory_builtin.sidecar import approved_entries, load_sidecar
+    except ImportError:
+        return set()
+    return approved_entries(entries, load_sidecar(path))
 
 
 def _edit_report(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hermes_memory_cli._context import CLIError, Context
+from hermes_memory_cli._install import install_command
 
 
 def _infos(ctx: Context) -> list[Any]:
@@ -15,7 +16,11 @@ def _infos(ctx: Context) -> list[Any]:
 
 
 def plugins(ctx: Context) -> int:
-    """Installed providers (name, distribution, version, hooks, availability, load error)."""
+    """Installed providers (name, distribution, version, hooks, availability, load error).
+
+    ``plugins`` and ``plugins list`` are the same. It describes the installation, so it
+    also works before any home exists (the home's config.yaml is read when present).
+    """
     infos = _infos(ctx)
     if ctx.json:
         ctx.emit_json([info.as_dict() for info in infos])
@@ -49,6 +54,7 @@ def provider_status(ctx: Context) -> int:
     """The configured external provider, its availability and its last health record."""
     from hermes_memory_core.health import read_provider_status
 
+    ctx.require_home()
     name = _external(ctx)
     infos = {info.name: info for info in _infos(ctx)}
     tiers = {
@@ -71,8 +77,8 @@ def provider_status(ctx: Context) -> int:
             unavailable_reason=(
                 (info.load_error or info.unavailable_reason)
                 if info
-                else f"no provider named {name!r} is installed; try: pip install "
-                f"hermes-memory-{name}"
+                else f"no provider named {name!r} is installed; install it with: "
+                f"{install_command(f'hermes-memory-{name}')}"
             ),
             distribution=info.distribution if info else None,
             version=info.version if info else None,
@@ -120,6 +126,7 @@ def _ago(ts: Any) -> str:
 def _write(ctx: Context, value: str) -> None:
     from hermes_memory_cli.configedit import ConfigEditError, set_memory_provider
 
+    ctx.ensure_home()
     _ = ctx.config  # a malformed file is reported before anything is written
     try:
         set_memory_provider(ctx.config.path, value)
@@ -148,7 +155,7 @@ def provider_use(ctx: Context) -> int:
             raise CLIError(f"provider {name!r} failed to load: {broken.load_error}")
         raise CLIError(
             f"no provider named {name!r} is installed (installed: {', '.join(installed) or 'none'}"
-            f"); try: pip install hermes-memory-{name}"
+            f"); install it with: {install_command(f'hermes-memory-{name}')}"
         )
     info = infos[name]
     if info.load_error:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,35 +59,64 @@ def _one_line(text: Any, width: int = 80) -> str:
 # ---------------------------------------------------------------------- read commands
 def list_(ctx: Context) -> int:
     """``sessions list``."""
+    limit = None if getattr(ctx.args, "all", False) else ctx.args.limit
     with ctx.session_store(create=False) as store:
-        rows = (
-            []
-            if store is None
-            else store.list_sessions(source=ctx.args.source, limit=ctx.args.limit or None)
-        )
+        rows = [] if store is None else store.list_sessions(source=ctx.args.source, limit=limit)
     if ctx.json:
         ctx.emit_json(rows)
         return 0
     if not rows:
         ctx.say(f"No sessions in {ctx.db_path}.")
         return 0
-    from rich.table import Table
-
-    table = Table(box=None, pad_edge=False)
-    for name in ("ID", "STARTED", "SOURCE", "MSGS", "STATE", "TITLE"):
-        table.add_column(name, no_wrap=name != "TITLE", overflow="fold")
-    for row in rows:
-        state = "ended" if row.get("ended_at") else "open"
-        table.add_row(
+    header = ("ID", "STARTED", "SOURCE", "MSGS", "STATE", "TITLE")
+    table = [
+        (
             str(row["id"]),
             when(row.get("started_at")),
-            str(row.get("source") or ""),
+            _one_line(row.get("source"), 40),
             str(row.get("message_count") or 0),
-            state,
-            str(row.get("title") or ""),
+            "ended" if row.get("ended_at") else "open",
+            " ".join(str(row.get("title") or "").split()),
         )
-    ctx.console.print(table)
+        for row in rows
+    ]
+    print_table(ctx, header, table)
+    if limit is not None and len(rows) == limit:
+        ctx.note(f"(the {limit:,} newest; more with --limit N or --all)")
     return 0
+
+
+def print_table(ctx: Context, header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:
+    """Aligned columns, one row per line; a row is never wrapped or cut.
+
+    On a terminal the last column may fold to the screen width (rich); piped or redirected
+    output is plain text, each row complete on its own line, so ``grep`` and ``cut`` see
+    whole rows whatever the width.
+    """
+    if ctx.is_terminal:
+        from rich.table import Table
+        from rich.text import Text
+
+        from hermes_memory_cli._context import visible_controls
+
+        table = Table(box=None, pad_edge=False)
+        for name in header:
+            table.add_column(name, no_wrap=name != header[-1], overflow="fold")
+        for row in rows:
+            table.add_row(*(Text(visible_controls(cell)) for cell in row))
+        ctx.console.print(table)
+        return
+    from rich.cells import cell_len
+
+    widths = [max(cell_len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
+
+    def line(cells: tuple[str, ...]) -> str:
+        padded = [c + " " * (w - cell_len(c)) for c, w in zip(cells, widths, strict=False)]
+        return " ".join([*padded, cells[-1]]).rstrip()
+
+    ctx.plain(line(header))
+    for row in rows:
+        ctx.plain(line(row))
 
 
 def show(ctx: Context) -> int:
@@ -112,8 +142,7 @@ def show(ctx: Context) -> int:
         return 0
     assert session is not None
     title = f" — {session['title']}" if session.get("title") else ""
-    ctx.console.print(f"[bold]{sid}[/bold]", end="")
-    ctx.say(title)
+    ctx.say(f"{sid}{title}", style="bold")
     ended = f", ended {when(session.get('ended_at'))}" if session.get("ended_at") else ", open"
     ctx.say(
         f"source {session.get('source')}, started {when(session.get('started_at'))}{ended}, "
@@ -152,14 +181,16 @@ def search(ctx: Context) -> int:
     """``sessions search QUERY``: ranked message hits with ``>>>term<<<`` snippets."""
     query = " ".join(ctx.args.query)
     if not query.strip():
-        raise CLIError("the search query is empty")
+        raise CLIError("the search query is empty", code=2)
+    roles = [r for group in ctx.args.role or [] for r in group] or None
+    limit: int = ctx.args.limit
+    total = 0
     with ctx.session_store(create=False) as store:
         hits: list[dict[str, Any]] = []
         titles: dict[str, str] = {}
         if store is not None:
-            hits = store.search_messages(
-                query, limit=ctx.args.limit, role_filter=ctx.args.role, with_context=False
-            )
+            hits = store.search_messages(query, limit=limit, role_filter=roles, with_context=False)
+            total = _count_matches(store, query, roles, len(hits), limit)
             for hit in hits:
                 sid = hit["session_id"]
                 if sid not in titles:
@@ -175,23 +206,59 @@ def search(ctx: Context) -> int:
         return 0
     from rich.text import Text
 
-    ctx.say(f"{len(hits)} hit(s) for {query!r}:")
+    ctx.say(_search_heading(len(hits), total, limit, query))
     for hit in hits:
         head = Text(f"{hit['session_id']}  #{hit['id']}  {when(hit.get('timestamp'))}  ")
         head.append(str(hit.get("role")), style="bold")
         if hit["title"]:
-            head.append(f"  {hit['title']}", style="dim")
+            head.append(f"  {_one_line(hit['title'], 120)}", style="dim")
         ctx.console.print(head)
-        ctx.console.print(_highlight(_one_line(hit.get("snippet"), 160)))
+        ctx.console.print(_highlight(ctx, _one_line(hit.get("snippet"), 160)))
     ctx.say("Read around a hit: hermes-memory sessions show <ID> --around <#message> --window 3")
     return 0
 
 
-def _highlight(snippet: str) -> Any:
-    """On a terminal, matched terms in reverse video; in plain output the markers stay."""
+#: ``sessions search`` counts matches up to this many ("10 best of 10,000+ matches").
+COUNT_CAP = 10_000
+
+
+def _count_matches(
+    store: SessionStore, query: str, roles: list[str] | None, shown: int, limit: int
+) -> int:
+    """How many messages match (at most `COUNT_CAP`; ``COUNT_CAP + 1`` means more)."""
+    if shown < limit:
+        return shown
+    from hermes_memory_sessions.search import find_hits
+
+    with store.read() as conn:
+        found = find_hits(conn, query, role_filter=roles, limit=COUNT_CAP + 1)
+    return max(shown, len(found.rows) if found is not None else 0)
+
+
+def _search_heading(shown: int, total: int, limit: int, query: str) -> str:
+    """``"3 matches for 'x':"``, or ``"10 best of 7,300 matches for 'x' (more: --limit)"``."""
+    if total <= shown:
+        return f"{shown:,} match{'es' if shown != 1 else ''} for {query!r}:"
+    of = f"{COUNT_CAP:,}+" if total > COUNT_CAP else f"{total:,}"
+    from hermes_memory_cli.cli import MAX_SEARCH
+
+    more = " (more: --limit N)" if limit < MAX_SEARCH else ""
+    return f"{shown:,} best of {of} matches for {query!r}{more}:"
+
+
+def _highlight(ctx: Context, snippet: str) -> Any:
+    """On a colour terminal, matched terms in reverse video; otherwise the markers stay.
+
+    ``TERM=dumb``, a pipe or a file keep the ``>>>term<<<`` markers, which are the only
+    way to see the match there.
+    """
     from rich.text import Text
 
-    if not sys.stdout.isatty():
+    from hermes_memory_cli._context import visible_controls
+
+    if ctx.console.is_terminal:
+        snippet = visible_controls(snippet)
+    if not ctx.is_terminal or ctx.console.color_system is None:
         return Text("    " + snippet)
     text = Text("    ")
     rest = snippet

@@ -1,0 +1,149 @@
+"""Why a memory file cannot be read, and the command that fixes it.
+
+The builtin store reports an unreadable ``MEMORY.md`` / ``USER.md`` to the model in words
+meant for the model. A person at the terminal needs the real cause (not UTF-8, permission
+denied, a file where a folder should be, a symbolic link) and what to type; this module
+finds both by looking at the path itself, reading only.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shlex
+from pathlib import Path
+
+__all__ = [
+    "diagnose",
+    "explain_memory_error",
+    "explain_unreadable",
+    "symlink_reason",
+    "symlinked_paths",
+]
+
+
+def _q(path: Path) -> str:
+    return shlex.quote(str(path))
+
+
+def _blocking_ancestor(path: Path) -> Path | None:
+    """The nearest ancestor of ``path`` that exists but is not a directory."""
+    for parent in reversed(path.parents):
+        if parent.is_symlink() and not parent.exists():
+            return parent
+        if parent.exists() and not parent.is_dir():
+            return parent
+    return None
+
+
+def symlinked_paths(memories: Path) -> list[tuple[Path, str]]:
+    """The memory folder or files that are symbolic links, each with where it points."""
+    found: list[tuple[Path, str]] = []
+    for candidate in (memories, memories / "MEMORY.md", memories / "USER.md"):
+        if candidate.is_symlink():
+            try:
+                target = os.readlink(candidate)
+            except OSError:
+                target = "?"
+            found.append((candidate, target))
+    return found
+
+
+def symlink_reason(path: Path, target: str) -> str:
+    """Why a symlinked memory path is refused, with the commands that replace it."""
+    kind = "folder" if path.name == "memories" else "file"
+    real = Path(target) if os.path.isabs(target) else path.parent / target
+    copy = "cp -R" if kind == "folder" else "cp"
+    return (
+        f"{path} is a symbolic link (to {target}); memory is only read and written through a "
+        f"real {kind}, so that no link can redirect a write: replace the link by a copy "
+        f"(rm {_q(path)} && {copy} {_q(real)} {_q(path)}), or point --home at the real location"
+    )
+
+
+def diagnose(path: Path, error: str | None = None) -> tuple[str, str]:
+    """``(problem, fix)`` for a memory file that cannot be read, found by looking at it.
+
+    ``problem`` starts with the path; ``fix`` is what to do or type. ``error`` is the
+    reason the store gave, used when nothing more specific is found.
+    """
+    blocker = _blocking_ancestor(path)
+    if blocker is not None:
+        if blocker.is_symlink():
+            return f"cannot read {path}: {blocker} is a dangling symbolic link", "remove it"
+        old = _q(blocker.with_name(blocker.name + ".old"))
+        return (
+            f"cannot read {path}: {blocker} is a file where a folder should be",
+            f"move it away (mv {_q(blocker)} {old})",
+        )
+    for link, target in symlinked_paths(path.parent):
+        if link == path or link == path.parent:
+            reason = symlink_reason(link, target)
+            problem, _, fix = reason.partition(": replace")
+            return f"cannot use {path}: {problem}", "replace" + fix
+    if path.is_dir():
+        return (
+            f"cannot read {path}: it is a folder where a file should be",
+            f"move it away (mv {_q(path)} {_q(path.with_name(path.name + '.old'))})",
+        )
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return f"cannot read {path}: {error or 'it disappeared while reading'}", "try again"
+    except PermissionError:
+        folder = path.parent
+        if not os.access(folder, os.X_OK | os.R_OK):
+            return (
+                f"cannot read {path}: permission denied on the folder {folder}",
+                f"chmod u+rwx {_q(folder)}",
+            )
+        return f"cannot read {path}: permission denied", f"chmod u+rw {_q(path)}"
+    except OSError as exc:
+        if exc.errno == errno.EISDIR:
+            return f"cannot read {path}: it is a folder where a file should be", "move it away"
+        return f"cannot read {path}: {exc.strerror or exc}", "check the disk and the file"
+    try:
+        data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        bad = data[exc.start]
+        tmp = _q(path.with_name(path.name + ".utf8"))
+        return (
+            f"cannot read {path}: it is not UTF-8 text (byte 0x{bad:02x} at offset {exc.start})",
+            f"convert it, e.g. iconv -f latin1 -t utf-8 {_q(path)} > {tmp} && mv {tmp} {_q(path)}",
+        )
+    return f"cannot read {path}: {error or 'unknown reason'}", "check the file"
+
+
+def explain_unreadable(path: Path, error: str | None = None) -> str:
+    """One line: why ``path`` (a memory file) cannot be read, and how to fix it."""
+    problem, fix = diagnose(path, error)
+    return f"{problem}: {fix}"
+
+
+def explain_memory_error(exc: BaseException, memories: Path) -> str:
+    """A one-line reason for an exception raised while loading the memory files.
+
+    Understands the builtin's ``UnsafeMemoryPath`` (a symlinked memory path) and
+    ``MemoryFileError`` (an unreadable or non-UTF-8 file) by name, so it works with any
+    version of the builtin; anything else is described by its type and message.
+    """
+    if getattr(exc, "problem", None) and getattr(exc, "fix", None):
+        return " ".join(str(exc).split())  # the builtin's MemoryFileError: cause and fix
+    path_attr = getattr(exc, "path", None)
+    path = Path(path_attr) if path_attr else None
+    name = type(exc).__name__
+    if name == "UnsafeMemoryPath" or (path is None and symlinked_paths(memories)):
+        links = symlinked_paths(memories)
+        if links:
+            link, target = links[0]
+            return f"refusing to use {link}: {symlink_reason(link, target)}"
+        return f"refusing to use {memories}: {' '.join(str(exc).split())}"
+    if path is not None:
+        return explain_unreadable(path, str(exc))
+    for candidate in (memories / "MEMORY.md", memories / "USER.md"):
+        if candidate.exists() or candidate.is_symlink() or _blocking_ancestor(candidate):
+            text = explain_unreadable(candidate, str(exc))
+            if "unknown reason" not in text and "disappeared" not in text:
+                return text
+    detail = " ".join(str(exc).split())
+    return f"cannot load the memory files in {memories}: {name}: {detail}"
