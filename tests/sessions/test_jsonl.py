@@ -262,6 +262,11 @@ def session_line(sid: str = "s1", messages: int = 1, **extra: object) -> str:
     )
 
 
+def _deep(depth: int) -> str:
+    """A JSON text of ``depth`` nested lists (built as text: json.dumps would recurse)."""
+    return "[" * depth + "]" * depth
+
+
 def message_line(sid: str = "s1", **extra: object) -> str:
     body = {"session_id": sid, "role": "user", "content": "hi", "timestamp": 2.0, **extra}
     return json.dumps({"type": "message", "message": body})
@@ -294,6 +299,17 @@ def message_line(sid: str = "s1", **extra: object) -> str:
         ([json.dumps({"type": FORMAT, "version": 99})], 1, "unsupported format version"),
         ([HEADER, json.dumps({"type": "note"})], 2, "unknown line type"),
         ([session_line(messages=0), HEADER], 2, "header must be the first line"),
+        ([HEADER, session_line(), "[" * 100_000 + "]" * 100_000], 3, "nested too deeply"),
+        (
+            [
+                HEADER,
+                session_line(),
+                '{"type": "message", "message": {"content": ' + _deep(10**5) + "}}",
+            ],
+            3,
+            "nested too deeply",
+        ),
+        ([HEADER, session_line("a\x00b"), message_line("a\x00b")], 2, "U+0000"),
     ],
 )
 def test_bad_lines_name_the_line_and_import_nothing(

@@ -188,6 +188,11 @@ def _check_session(obj: Any, n: int, src: str) -> tuple[dict[str, Any], int]:
     sid = session.get("id")
     if not isinstance(sid, str) or not sid:
         raise JsonlFormatError(n, "session 'id' must be a non-empty string", source=src)
+    bad = next((c for c in sid if ord(c) < 32 or ord(c) == 127), None)
+    if bad is not None:
+        raise JsonlFormatError(
+            n, f"session 'id' contains the control character U+{ord(bad):04X}", source=src
+        )
     if "started_at" in session and not _is_number(session["started_at"]):
         raise JsonlFormatError(n, "session 'started_at' must be a number", source=src)
     for key in ("title", "parent_session_id", "source"):
@@ -246,6 +251,10 @@ def _records(fh: IO[bytes], src: str) -> Iterator[tuple[int, dict[str, Any]]]:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
             raise JsonlFormatError(n, f"not valid JSON ({exc.msg})", source=src) from exc
+        except RecursionError:
+            raise JsonlFormatError(
+                n, "JSON nested too deeply to be a session export", source=src
+            ) from None
         if not isinstance(obj, dict):
             raise JsonlFormatError(n, "expected a JSON object", source=src)
         yield n, obj
