@@ -26,6 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_helpers import SCRIPT, payload
 
+from hermes_memory_core.config import sessions_db_path
 from hermes_memory_mcp_server import new_session_id
 from hermes_memory_mcp_server.ids import SESSION_ID_PATTERN
 from hermes_memory_sessions.store import SessionStore
@@ -108,7 +109,7 @@ class RawServer:
 
 
 def seed_wal_archive(home: Path) -> Path:
-    store = SessionStore(home / "state.db")
+    store = SessionStore(sessions_db_path(home))
     try:
         if store.journal_mode != "wal":
             pytest.skip("SQLite cannot use WAL on this filesystem; shutdown is not observable")
@@ -116,7 +117,7 @@ def seed_wal_archive(home: Path) -> Path:
         store.append_message(session, "user", "The deploy key lives in the team vault.")
     finally:
         store.close()
-    return home / "state.db-wal"
+    return sessions_db_path(home).with_name(sessions_db_path(home).name + "-wal")
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp_helpers import payload, server_params
 
+from hermes_memory_core.config import sessions_db_path
 from hermes_memory_sessions.store import SessionStore
 
 pytestmark = pytest.mark.timeout(90)
@@ -21,8 +22,8 @@ USER_URI = "hermes-memory://memories/USER.md"
 
 
 def seed_archive(home: Path) -> tuple[str, str, int]:
-    """Two sessions in ``<home>/state.db``: (english id, chinese id, id of an english reply)."""
-    store = SessionStore(home / "state.db")
+    """Two sessions in the home's archive (``<home>/hermes-memory/sessions.db``): (english id, chinese id, id of an english reply)."""
+    store = SessionStore(sessions_db_path(home))
     try:
         english = store.create_session("20240301_101500_abc123", source="cli", title="Backups")
         store.append_message(english, "user", "How should I back up the Postgres cluster?")

@@ -114,7 +114,7 @@ class MemoryBridge:
         manager = self._factory(self.home)
         if not self.home.exists():
             # Do not create a mistyped home just by starting: initialising the providers
-            # would make its directory, state.db and memories/. Wait for a write.
+            # would make its directory, the session archive and memories/. Wait for a write.
             self._pending_home = True
             logger.warning(
                 "memory home %s does not exist: serving an empty memory; the first write "
