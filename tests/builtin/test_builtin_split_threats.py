@@ -107,3 +107,13 @@ def test_error_responses_do_not_echo_a_planted_payload(mem_dir: Path) -> None:
     assert "a fact" in shown
     assert HEAD not in shown and TAIL not in shown
     assert "[BLOCKED: MEMORY.md entry" in shown
+
+
+def test_the_missing_old_text_answer_does_not_echo_a_planted_payload(mem_dir: Path) -> None:
+    write_file(mem_dir / "MEMORY.md", f"a fact\n§\n{HEAD}\n§\n{TAIL}")
+    store = MemoryStore(mem_dir)
+    result = call(store, target="memory", action="remove")
+    assert result["success"] is False and "needs old_text" in result["error"]
+    assert result["current_entries"][0] == "a fact"
+    assert all(e.startswith("[BLOCKED: MEMORY.md") for e in result["current_entries"][1:])
+    assert result["usage"] == f"{len(f'a fact§{HEAD}§{TAIL}') + 4:,}/2,200"

@@ -331,6 +331,16 @@ class MemoryStore:
                 self._live[target] = parse_entries(raw.text)
             return list(self._live[target])
 
+    def visible_entries(self, target: str) -> list[str]:
+        """`refresh` ``target`` and return its entries as they may be shown to the model:
+        entries the threat scan flags (alone or joined with their neighbours) appear as
+        ``[BLOCKED: …]`` placeholders, as in the snapshot; human-approved ones as they are."""
+        target = self._check_target(target)
+        entries = self.refresh(target)
+        return scan_entries(
+            target, entries, approved_entries(entries, load_sidecar(self.path(target)))
+        ).entries
+
     def format_for_system_prompt(self, target: str) -> str | None:
         """The frozen block taken by `load_from_disk`; ``None`` when the store was empty."""
         with self._mutex:

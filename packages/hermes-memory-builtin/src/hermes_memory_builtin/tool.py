@@ -195,7 +195,7 @@ def _dispatch(args: dict[str, Any] | None, store: MemoryStore | None) -> str:
             return _fail("Content is required for 'add' action.")
         return tool_result(store.add(target, content))
     if not old_text:
-        entries = store.refresh(target)
+        entries = store.visible_entries(target)
         message = (
             f"'{action}' needs old_text -- a short unique substring of the entry to {action}. "
             "None was provided. Reissue the "
@@ -209,7 +209,7 @@ def _dispatch(args: dict[str, Any] | None, store: MemoryStore | None) -> str:
         return _fail(
             message,
             current_entries=entries,
-            usage=format_count_usage(char_count(entries), store.limit(target)),
+            usage=format_count_usage(char_count(store.entries(target)), store.limit(target)),
         )
     if action == "replace":
         if not content:
