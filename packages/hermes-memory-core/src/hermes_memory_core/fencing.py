@@ -34,7 +34,6 @@ import logging
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Final, NamedTuple
 
 from hermes_memory_core.threats import scan_for_threats
@@ -99,54 +98,86 @@ _ATTRS: Final = 256
 _Range = tuple[int, int]
 
 
+def _class_char(code: int) -> str:
+    char = chr(code)
+    if char in "\\]^-[" or not char.isprintable() or char.isspace():
+        return f"\\U{code:08x}"
+    return char
+
+
 def _class_body(items: Iterable[str | _Range]) -> str:
-    """A regex character-class body for single characters and inclusive code point ranges."""
+    """A compact regex character-class body for characters and inclusive code point ranges.
+
+    Ranges are merged and characters written literally where that is safe: the pattern
+    stays small, which keeps its one-time compilation cheap.
+    """
+    spans = sorted((ord(i), ord(i)) if isinstance(i, str) else i for i in items)
+    merged: list[list[int]] = []
+    for lo, hi in spans:
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
     parts: list[str] = []
-    for item in items:
-        lo, hi = (ord(item), ord(item)) if isinstance(item, str) else item
-        parts.append(f"\\U{lo:08x}" if lo == hi else f"\\U{lo:08x}-\\U{hi:08x}")
+    for lo, hi in merged:
+        if hi - lo >= 2:
+            parts.append(f"{_class_char(lo)}-{_class_char(hi)}")
+        else:
+            parts.extend(_class_char(code) for code in range(lo, hi + 1))
     return "".join(parts)
 
 
-@dataclass(frozen=True)
+# Plain classes rather than dataclasses: generating dataclass methods at import time cost
+# more than everything else in this module.
+
+
 class _Chars:
     """``lo``..``hi`` characters from a class (possessive when variable, or lazy)."""
 
-    body: str
-    lo: int = 1
-    hi: int = 1
-    negate: bool = False
-    lazy: bool = False
+    __slots__ = ("body", "hi", "lazy", "lo", "negate")
 
-    @property
-    def _cls(self) -> str:
-        return f"[{'^' if self.negate else ''}{self.body}]"
+    def __init__(
+        self, body: str, lo: int = 1, hi: int = 1, *, negate: bool = False, lazy: bool = False
+    ) -> None:
+        self.body, self.lo, self.hi, self.negate, self.lazy = body, lo, hi, negate, lazy
 
     def full(self, named: bool = True) -> str:
+        cls = f"[{'^' if self.negate else ''}{self.body}]"
         if self.lo == self.hi == 1:
-            return self._cls
+            return cls
         suffix = "?" if self.lazy else "+"
-        return f"{self._cls}{{{self.lo},{self.hi}}}{suffix}"
+        return f"{cls}{{{self.lo},{self.hi}}}{suffix}"
 
     def prefix(self) -> str:
-        return f"{self._cls}{{0,{self.hi}}}\\Z"
+        return f"[{'^' if self.negate else ''}{self.body}]{{0,{self.hi}}}\\Z"
 
     @property
     def max_len(self) -> int:
         return self.hi
 
 
-@dataclass(frozen=True)
+def _any_case(char: str) -> str:
+    """``char`` as a regex matching it in either case (ASCII letters only)."""
+    if char.isascii() and char.isalpha():
+        return f"[{char.lower()}{char.upper()}]"
+    return re.escape(char)
+
+
 class _Lit:
-    text: str
+    """A literal; ASCII letters match in either case (``&LT;``, ``&#X3C;``)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
 
     def full(self, named: bool = True) -> str:
-        return re.escape(self.text)
+        return "".join(_any_case(char) for char in self.text)
 
     def prefix(self) -> str:
         out = r"\Z"
         for char in reversed(self.text):
-            out = f"(?:\\Z|{re.escape(char)}{out})"
+            out = f"(?:\\Z|{_any_case(char)}{out})"
         return out
 
     @property
@@ -154,9 +185,11 @@ class _Lit:
         return len(self.text)
 
 
-@dataclass(frozen=True)
 class _Alt:
-    items: tuple[_Node, ...]
+    __slots__ = ("items",)
+
+    def __init__(self, items: tuple[_Node, ...]) -> None:
+        self.items = items
 
     def full(self, named: bool = True) -> str:
         return "(?:" + "|".join(item.full(named) for item in self.items) + ")"
@@ -169,9 +202,11 @@ class _Alt:
         return max(item.max_len for item in self.items)
 
 
-@dataclass(frozen=True)
 class _Seq:
-    items: tuple[_Node, ...]
+    __slots__ = ("items",)
+
+    def __init__(self, items: tuple[_Node, ...]) -> None:
+        self.items = items
 
     def full(self, named: bool = True) -> str:
         return "".join(item.full(named) for item in self.items)
@@ -187,13 +222,13 @@ class _Seq:
         return sum(item.max_len for item in self.items)
 
 
-@dataclass(frozen=True)
 class _Rep:
     """``item`` repeated ``lo``..``hi`` times, greedily (``hi == 1`` is an optional item)."""
 
-    item: _Node
-    lo: int
-    hi: int
+    __slots__ = ("hi", "item", "lo")
+
+    def __init__(self, item: _Node, lo: int, hi: int) -> None:
+        self.item, self.lo, self.hi = item, lo, hi
 
     def full(self, named: bool = True) -> str:
         return f"(?:{self.item.full(named)}){{{self.lo},{self.hi}}}"
@@ -208,10 +243,11 @@ class _Rep:
         return self.hi * self.item.max_len
 
 
-@dataclass(frozen=True)
 class _Group:
-    name: str
-    item: _Node
+    __slots__ = ("item", "name")
+
+    def __init__(self, name: str, item: _Node) -> None:
+        self.name, self.item = name, item
 
     def full(self, named: bool = True) -> str:
         inner = self.item.full(named)
@@ -380,7 +416,6 @@ def _escaped(char: str, *, amp: bool) -> _Node:
 class _Grammar(NamedTuple):
     tree: _Node
     tag: re.Pattern[str]
-    first_chars: frozenset[str]
 
 
 @functools.cache
@@ -422,18 +457,13 @@ def _grammar() -> _Grammar:
         _Group("name", name),
         _opt(_seq(_opt(_seq(attr_lead, attr_body)), _Group("close", closer))),
     )
-    first = set(_OPEN_BRACKETS + "&\\")
-    return _Grammar(
-        tree=tree,
-        tag=re.compile(tree.full(), re.IGNORECASE),
-        first_chars=frozenset(first),
-    )
+    return _Grammar(tree=tree, tag=re.compile(tree.full()))
 
 
 @functools.cache
 def _prefix_re() -> re.Pattern[str]:
     """Matches where the rest of the text is a prefix of a tag (the stream's hold-back)."""
-    return re.compile(_grammar().tree.prefix(), re.IGNORECASE)
+    return re.compile(_grammar().tree.prefix())
 
 
 #: Upper bound on the length of one tag in the grammar (a stream never holds back more).
@@ -475,9 +505,17 @@ def _tag(match: re.Match[str]) -> MemoryTag:
     )
 
 
-def _may_hold_tag(text: str) -> bool:
-    first = _grammar().first_chars
-    return any(char in text for char in first)
+#: The characters a tag can start with (every opener form begins with one of them).
+_FIRST_CHAR_RE: Final = re.compile(f"[{_class_body(_OPEN_BRACKETS + '&' + chr(92))}]")
+
+
+def _may_hold_tag(text: str, start: int = 0, end: int | None = None) -> bool:
+    found = (
+        _FIRST_CHAR_RE.search(text, start)
+        if end is None
+        else _FIRST_CHAR_RE.search(text, start, end)
+    )
+    return found is not None
 
 
 def find_memory_tags(text: str) -> Iterator[MemoryTag]:
@@ -788,34 +826,44 @@ def _drop_flagged(lines: list[str], scope: str, found: list[str]) -> list[str]:
     return kept
 
 
-#: A payload split over lines is looked for within this many consecutive lines.
-_WINDOW_LINES: Final = 8
+#: At most this many multi-line payloads are cut out of one recall before it is dropped.
+_MAX_SPANS: Final = 16
 
 
-def _drop_spans(lines: list[str], scope: str, found: list[str]) -> list[str]:
-    """Drop every minimal run of 2..8 consecutive lines the scanner flags as a whole.
+def _flagged(lines: list[str], scope: str) -> bool:
+    return bool(scan_for_threats("\n".join(lines), scope))
 
-    For each line ``i`` the shortest flagged run starting there is found; it is minimal
-    (and dropped) unless the run starting at ``i + 1`` is flagged and ends no later.
+
+def _drop_spans(lines: list[str], scope: str, found: list[str]) -> list[str] | None:
+    """Cut out minimal runs of lines that the scanner flags only together.
+
+    While the joined text is flagged: find the shortest flagged prefix of lines (its last
+    line ends the first payload), then the shortest flagged run ending there (its first
+    line starts it) — two binary searches, so O(log n) scans per payload — and drop that
+    run. Returns ``None`` when the text is still flagged after :data:`_MAX_SPANS` cuts.
     """
-    ends: list[int | None] = []
-    for start in range(len(lines)):
-        end: int | None = None
-        for stop in range(start + 1, min(len(lines), start + _WINDOW_LINES)):
-            hits = scan_for_threats("\n".join(lines[start : stop + 1]), scope)
-            if hits:
-                _add(found, hits)
-                end = stop
-                break
-        ends.append(end)
-    dropped: set[int] = set()
-    for start, end in enumerate(ends):
-        if end is None:
-            continue
-        following = ends[start + 1] if start + 1 < len(ends) else None
-        if following is None or following > end:
-            dropped.update(range(start, end + 1))
-    return [line for index, line in enumerate(lines) if index not in dropped]
+    for _ in range(_MAX_SPANS):
+        hits = scan_for_threats("\n".join(lines), scope)
+        if not hits:
+            return lines
+        _add(found, hits)
+        low, high = 0, len(lines) - 1  # lines[: high + 1] is flagged
+        while low < high:
+            middle = (low + high) // 2
+            if _flagged(lines[: middle + 1], scope):
+                high = middle
+            else:
+                low = middle + 1
+        end = high
+        low, high = 0, end  # lines[low : end + 1] is flagged
+        while low < high:
+            middle = (low + high + 1) // 2
+            if _flagged(lines[middle : end + 1], scope):
+                low = middle
+            else:
+                high = middle - 1
+        lines = lines[:low] + lines[end + 1 :]
+    return None if _flagged(lines, scope) else lines
 
 
 def filter_recall_threats(text: str, *, scope: str = "context") -> FilteredRecall:
@@ -829,15 +877,15 @@ def filter_recall_threats(text: str, *, scope: str = "context") -> FilteredRecal
     2. otherwise every line the scanner flags on its own is dropped; if what is left is
        clean as a whole, it is returned — the line-level hits explained the whole-text hit;
     3. otherwise (a payload spread over several lines, or one formed by the lines that
-       remain once others are gone), every *minimal* run of 2 to 8 consecutive lines that
-       the scanner flags as a whole is dropped too; if the rest is clean as a whole, it is
-       returned;
+       remain once others are gone), the smallest run of consecutive lines that carries
+       each payload is located (binary search over the lines) and dropped, up to 16 runs;
+       if the rest is clean as a whole, it is returned;
     4. otherwise the whole recall is dropped (``""``).
 
-    What is returned is always clean as a whole at ``scope`` (or empty). The cost is one
-    scan when the recall is clean; only a flagged recall pays for the line (and window)
-    scans, so run it after :func:`cap_recall`, which bounds the line count. Run
-    :func:`build_memory_context_block` afterwards. It does not log: the caller knows the
+    What is returned is always clean as a whole at ``scope`` (or empty). A clean recall
+    costs one scan; a flagged one also pays for one scan per line and O(log n) scans per
+    multi-line payload, so run it after :func:`cap_recall`, which bounds the line count,
+    and before :func:`build_memory_context_block`. It does not log: the caller knows the
     provider's name and should log a WARNING with the ids, e.g.::
 
         text, threats = filter_recall_threats(
@@ -859,17 +907,9 @@ def filter_recall_threats(text: str, *, scope: str = "context") -> FilteredRecal
     found: list[str] = []
     _add(found, whole)
     lines = _drop_flagged(text.split("\n"), scope, found)
-    for step in (None, _drop_spans):
-        if step is not None:
-            lines = step(lines, scope, found)
-        candidate = "\n".join(lines)
-        if not candidate.strip():
-            return FilteredRecall("", found)
-        remaining = scan_for_threats(candidate, scope)
-        if not remaining:
-            return FilteredRecall(candidate, found)
-    _add(found, remaining)
-    return FilteredRecall("", found)
+    remaining = _drop_spans(lines, scope, found)
+    candidate = "\n".join(remaining) if remaining is not None else ""
+    return FilteredRecall(candidate if candidate.strip() else "", found)
 
 
 # ----------------------------------------------------------------- StreamingContextScrubber
@@ -938,16 +978,17 @@ class StreamingContextScrubber:
     def _hold_start(self) -> int:
         """Index of the earliest buffer position whose rest could still grow into a tag."""
         buffer = self._buffer
-        if not _may_hold_tag(buffer[-MAX_TAG_CHARS:]):
-            return len(buffer)
         lowest = max(0, len(buffer) - MAX_TAG_CHARS)
-        match = _prefix_re().search(buffer, lowest)
-        return len(buffer) if match is None else match.start()
+        # A non-empty prefix of a tag starts with one of the first characters: try only those.
+        for candidate in _FIRST_CHAR_RE.finditer(buffer, lowest):
+            if _prefix_re().match(buffer, candidate.start()) is not None:
+                return candidate.start()
+        return len(buffer)
 
     def _decided_tags(self, hold: int) -> Iterator[re.Match[str]]:
         """Tag matches that start before ``hold``: no later delta can change them."""
         buffer = self._buffer
-        if hold == 0 or not _may_hold_tag(buffer):
+        if not _may_hold_tag(buffer, 0, hold):
             return
         for match in _grammar().tag.finditer(buffer):
             if match.start() >= hold:
