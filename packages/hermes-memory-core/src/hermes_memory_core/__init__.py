@@ -16,6 +16,7 @@ from hermes_memory_core.fencing import (
     MEMORY_CONTEXT_NOTE,
     StreamingContextScrubber,
     build_memory_context_block,
+    cap_recall,
     sanitize_context,
 )
 from hermes_memory_core.hookspecs import hookimpl, hookspec
@@ -58,6 +59,7 @@ __all__ = [
     "StreamingContextScrubber",
     "ToolSchema",
     "build_memory_context_block",
+    "cap_recall",
     "find_secrets",
     "first_threat_message",
     "get_registry",

@@ -1153,15 +1153,21 @@ class MemoryManager:
         if bound is None or degraded:
             return _Outcome("queued")
         if not handle.wait(bound):
+            # The call that holds the worker is the stuck one: ours, or one queued before.
+            running = worker.current or handle
+            if kind == "read" and running is not handle:
+                worker.cancel(handle)  # nobody wants this result any more
+            busy = running.label.rpartition(".")[2] or hook
             with self._lock:
-                if slot.stuck is None:
-                    slot.stuck, slot.stuck_hook, slot.skipped = handle, hook, 0
+                if slot.stuck is None or slot.stuck.finished:
+                    slot.stuck, slot.stuck_hook, slot.skipped = running, busy, 0
             logger.warning(
-                "memory provider %r did not answer %s within %.1fs; continuing without it "
+                "memory provider %r did not answer %s within %.1fs%s; continuing without it "
                 "and skipping it until that call returns",
                 slot.name,
                 hook,
                 bound,
+                "" if busy == hook else f" (still busy in {busy})",
             )
             return _Outcome("timeout")
         if handle.state == "dropped":

@@ -225,6 +225,17 @@ class SerialWorker:
                 handle._drop()
         return handle
 
+    def cancel(self, handle: TaskHandle) -> bool:
+        """Drop ``handle`` if it is still waiting to start; True if it was dropped."""
+        with self._cond:
+            if handle.state != "queued" or handle not in self._queue:
+                return False
+            self._queue.remove(handle)
+            self._pending -= 1
+            self._cond.notify_all()
+        handle._drop()
+        return True
+
     def drain(self, timeout: float | None = None) -> bool:
         """Wait until every queued task finished; False if ``timeout`` ran out first."""
         deadline = None if timeout is None else time.monotonic() + timeout
