@@ -278,7 +278,10 @@ async def serve_http_async(
         app = _http_app(server, host, token)
         sock = _bind(host, port)
         url = _endpoint(host, sock.getsockname()[1])
-        config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+        verbose = logging.getLogger().isEnabledFor(logging.DEBUG)  # --debug
+        config = uvicorn.Config(
+            app, log_level="debug" if verbose else "warning", lifespan="on", access_log=False
+        )
         web = uvicorn.Server(config)
         with sock, _keep_running_after_signal():
             if on_ready is not None:
