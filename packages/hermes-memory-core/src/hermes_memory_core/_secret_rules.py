@@ -32,12 +32,10 @@ from __future__ import annotations
 import bisect
 import math
 import re
-import tomllib
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Final
 
 __all__ = [
@@ -380,8 +378,15 @@ class _Allowlist:
         target = {"match": match, "line": line}.get(self.target, secret)
         if target and any(r.search(target) for r in self.regexes):
             return True
-        lowered = secret.lower()
-        return bool(secret) and any(word in lowered for word in self.stopwords)
+        if not secret or not self.stopwords:
+            return False
+        return _stopword_regex(self.stopwords).search(secret.lower()) is not None
+
+
+@cache
+def _stopword_regex(stopwords: tuple[str, ...]) -> re.Pattern[str]:
+    """One trie regex for a stop-word list (generic-api-key has about 1,500 words)."""
+    return re.compile(_trie_regex(stopwords))
 
 
 def _strings(value: object) -> list[object]:
@@ -711,12 +716,12 @@ def _trie_regex(words: Iterable[str]) -> str:
 @cache
 def load_rules() -> RuleSet:
     """Parse the shipped gitleaks file once (regexes are compiled when first needed)."""
-    data = tomllib.loads(
-        resources.files(__package__ or "hermes_memory_core")
-        .joinpath(RULES_RESOURCE)
-        .read_text("utf-8")
-    )
-    return build_rule_set(data)
+    import tomllib
+    from importlib import resources
+
+    package = __package__ or "hermes_memory_core"
+    text = resources.files(package).joinpath(RULES_RESOURCE).read_text("utf-8")
+    return build_rule_set(tomllib.loads(text))
 
 
 def build_rule_set(data: dict[str, object]) -> RuleSet:

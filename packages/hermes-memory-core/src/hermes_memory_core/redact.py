@@ -90,15 +90,15 @@ _ASSIGNMENT_RE: Final = re.compile(
     r"(?!//)([^\s\"'`,;&?#<>(){}\[\]=:]{4,4096}={0,3})"
 )
 #: ``name = "value"`` / ``'name': 'value'``: a quoted value is taken whole (symbols, spaces).
-_QUOTED_ASSIGNMENT_RE: Final = re.compile(
-    r"(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,64})[\"']?[ \t]{0,8}[=:][ \t]{0,8}"
-    r"(?:\"([^\"\n]{1,512})\"|'([^'\n]{1,512})')"
-)
+_QUOTED_VALUE_RE: Final = re.compile(r"[=:][ \t]{0,8}(?:\"([^\"\n]{1,512})\"|'([^'\n]{1,512})')")
+#: The name in front of such a value (searched in the 73 characters before the separator:
+#: scanning for the separator first keeps the cost linear).
+_QUOTED_NAME_RE: Final = re.compile(r"(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,64})[\"']?[ \t]{0,8}\Z")
 #: Shell / dotenv ``NAME=value`` (line start, after whitespace, ``;`` or ``export``): the value
 #: runs to the next whitespace, whatever symbols it holds.
-_ENV_ASSIGNMENT_RE: Final = re.compile(
-    r"(?<![^\s;])(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]{0,63})=([^\s\"'`]{4,512})"
-)
+_ENV_VALUE_RE: Final = re.compile(r"=([^\s\"'`]{4,512})")
+_ENV_NAME_RE: Final = re.compile(r"(?<![^\s;])(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]{0,63})\Z")
+_NAME_REACH: Final = 64 + 1 + 8
 #: A password stated in English prose: "my password is hunter2!", "the password for the db
 #: is …", "passphrase: …". Matched only where a password word starts (see ``_PROSE_WORDS``).
 _PROSE_PASSWORD_RE: Final = re.compile(
@@ -339,15 +339,21 @@ def _find_in_plain(text: str, found: set[str]) -> None:
         if _assignment_is_secret(match.group(1), match.group(2), literal=False):
             found.add(match.group(2))
     if "=" in text or ":" in text:
-        for match in _QUOTED_ASSIGNMENT_RE.finditer(text):
-            value = match.group(2) if match.group(2) is not None else match.group(3)
-            if _assignment_is_secret(match.group(1), value, literal=True):
+        for match in _QUOTED_VALUE_RE.finditer(text):
+            start = match.start()
+            named = _QUOTED_NAME_RE.search(text, max(0, start - _NAME_REACH), start)
+            value = match.group(1) if match.group(1) is not None else match.group(2)
+            if named is not None and _assignment_is_secret(named.group(1), value, literal=True):
                 found.add(value)
     if "=" in text:
-        for match in _ENV_ASSIGNMENT_RE.finditer(text):
-            name = match.group(1)
-            if _assignment_is_secret(name, match.group(2), literal=name.isupper()):
-                found.add(match.group(2))
+        for match in _ENV_VALUE_RE.finditer(text):
+            start = match.start()
+            named = _ENV_NAME_RE.search(text, max(0, start - _NAME_REACH - 16), start)
+            if named is None:
+                continue
+            name = named.group(1)
+            if _assignment_is_secret(name, match.group(1), literal=name.isupper()):
+                found.add(match.group(1))
     if len(lowered) == len(text):
         for word in _PROSE_WORDS:
             index = lowered.find(word)
