@@ -1002,6 +1002,12 @@ class StreamingContextScrubber:
             return ""
         self._buffer += delta
         out: list[str] = []
+        if _FIRST_CHAR_RE.search(self._buffer) is None:
+            # Fast path: nothing here can start a tag.
+            if not self._in_span:
+                self._emit(self._buffer, out)
+            self._buffer = ""
+            return "".join(out)
         while self._buffer:
             if self._in_span:
                 if not self._scan_inside():
