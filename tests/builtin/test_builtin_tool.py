@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from builtin_helpers import call
@@ -187,7 +188,7 @@ def test_cjk_round_trip_through_json(store: MemoryStore) -> None:
 
 
 class ExplodingStore(MemoryStore):
-    def add(self, target: str, content: str, *, origin: str | None = None) -> dict:
+    def add(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         raise RuntimeError("disk on fire")
 
 

@@ -492,9 +492,11 @@ class MemoryStore:
     ) -> Result | None:
         """A refusal when ``after`` blocks an entry that ``before`` did not: the write would
         complete an instruction split across adjacent entries."""
+        new = scan_entries(target, after, approved_entries(after, metas_after))
+        if not any(item.split for item in new.blocked):
+            return None  # the common case: one joined scan, no second one of ``before``
         old = scan_entries(target, before, approved_entries(before, metas_before))
         was_blocked = {before[i] for i in old.blocked_indexes}
-        new = scan_entries(target, after, approved_entries(after, metas_after))
         for item in new.blocked:
             if all(after[i] in was_blocked for i in item.indexes):
                 continue
