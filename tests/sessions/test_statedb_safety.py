@@ -4,11 +4,13 @@ archive lives elsewhere, and an archive an earlier release put inside it can be 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -177,7 +179,7 @@ def test_read_commands_leave_the_hermes_home_byte_identical(tmp_path: Path, lega
     doctor = cli(home, "doctor")
     assert ("migrate-out --from-hermes" in doctor.stdout) == legacy, doctor.stdout
     listed = cli(home, "sessions", "list", "--json")
-    assert {r["id"] for r in __import__("json").loads(listed.stdout)} == set(exp.sessions)
+    assert {r["id"] for r in json.loads(listed.stdout)} == set(exp.sessions)
 
 
 def test_read_commands_without_an_archive_say_so_and_create_nothing(tmp_path: Path) -> None:
@@ -262,8 +264,29 @@ def test_migrate_out_cli_asks_and_reports(tmp_path: Path) -> None:
     assert inspect_database(home / "state.db").kind == "legacy"
     res = cli(home, "sessions", "migrate-out", "--yes", "--json")
     assert res.returncode == 0, res.stderr
-    data = __import__("json").loads(res.stdout)
+    data = json.loads(res.stdout)
     assert data["migrated"] is True and data["imported"]["sessions_imported"] == len(exp.sessions)
     assert inspect_database(home / "state.db").kind == "hermes"
     res = cli(home, "sessions", "migrate-out", "--yes")
     assert res.returncode == 0 and "Nothing to migrate" in res.stdout
+
+
+def test_sessions_end_cli(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    with SessionStore(sessions_db_path(home)) as store:
+        store.create_session("crashed-1", started_at=time.time() - 3 * 86400)
+        store.create_session("crashed-2", started_at=time.time() - 3 * 86400)
+        store.create_session("live", started_at=time.time())
+    res = cli(home, "sessions", "end", "--stale", "24", "--json")
+    assert res.returncode == 0, res.stderr
+    assert sorted(json.loads(res.stdout)["ended"]) == ["crashed-1", "crashed-2"]
+    res = cli(home, "sessions", "end", "live")
+    assert res.returncode == 0 and "Ended session live" in res.stdout, res.stderr
+    res = cli(home, "sessions", "end", "live")
+    assert res.returncode == 0 and "already ended" in res.stdout
+    res = cli(home, "sessions", "end", "li\x01ve")
+    assert res.returncode != 0 and "control character" in res.stderr
+    assert "Traceback" not in res.stderr
+    res = cli(home, "sessions", "prune", "--older-than", "1", "--yes")
+    assert res.returncode == 0 and "Pruned 2" in res.stdout, (res.stdout, res.stderr)
