@@ -47,6 +47,11 @@ def test_hermes_keys_with_string_values_are_cast(tmp_path):
         ("memory:\n  memory_char_limit: -5\n", "memory.memory_char_limit"),
         ("memory:\n  memory_enabled: maybe\n", "memory.memory_enabled"),
         ("memory:\n  prefetch_timeout: 0\n", "memory.prefetch_timeout"),
+        ("memory:\n  hook_timeout: -1\n", "memory.hook_timeout"),
+        ("memory:\n  tool_timeout: .inf\n", "memory.tool_timeout"),
+        ("memory:\n  shutdown_timeout: soon\n", "memory.shutdown_timeout"),
+        ("memory:\n  recall_max_chars: 0\n", "memory.recall_max_chars"),
+        ("memory:\n  recall_max_lines: many\n", "memory.recall_max_lines"),
         ("memory:\n  provider: [a, b]\n", "memory.provider"),
         ("memory: 3\n", "'memory'"),
         ("sessions:\n  db_path: 12\n", "sessions.db_path"),
@@ -77,3 +82,28 @@ def test_home_resolution(tmp_path, monkeypatch):
     assert resolve_home(profile="work") == tmp_path / "h" / "profiles" / "work"
     with pytest.raises(ConfigError):
         resolve_home(profile="../escape")
+
+
+def test_time_bounds_and_recall_caps(tmp_path):
+    from hermes_memory_core import MemoryManager
+    from hermes_memory_core.fencing import DEFAULT_RECALL_MAX_CHARS, DEFAULT_RECALL_MAX_LINES
+
+    defaults = load_config(tmp_path).memory
+    assert (defaults.hook_timeout, defaults.tool_timeout, defaults.shutdown_timeout) == (
+        5.0,
+        30.0,
+        5.0,
+    )
+    assert (defaults.recall_max_chars, defaults.recall_max_lines) == (
+        DEFAULT_RECALL_MAX_CHARS,
+        DEFAULT_RECALL_MAX_LINES,
+    )
+    write(
+        tmp_path,
+        "memory:\n  hook_timeout: '1.5'\n  tool_timeout: 12\n  shutdown_timeout: 2\n"
+        "  recall_max_chars: 500\n  recall_max_lines: 9\n",
+    )
+    manager = MemoryManager.from_config(tmp_path)
+    assert (manager.hook_timeout, manager.tool_timeout, manager.shutdown_timeout) == (1.5, 12, 2)
+    assert (manager.recall_max_chars, manager.recall_max_lines) == (500, 9)
+    manager.shutdown_all()
