@@ -325,3 +325,34 @@ def test_stale_sessions_are_ended_and_then_pruned(store: SessionStore) -> None:
     assert store.get_session("live") is not None and store.count_open_sessions() == 1
     with pytest.raises(ValueError):
         store.end_stale_sessions(-1)
+
+
+def test_a_writer_appearing_during_an_immutable_read_restarts_safely(
+    tmp_path: Path, store: SessionStore
+) -> None:
+    path = source(tmp_path)
+    live: list[sqlite3.Connection] = []
+
+    def hermes_starts(done: int, total: int) -> None:
+        if done and not live:  # after the first batch: Hermes opens the file and writes
+            conn = sqlite3.connect(path, isolation_level=None)
+            conn.execute("PRAGMA wal_autocheckpoint=0")
+            conn.execute(
+                "INSERT INTO messages(session_id, role, content, timestamp)"
+                " VALUES (?, 'user', 'written while we read', 99.0)",
+                (CJK,),
+            )
+            live.append(conn)
+
+    try:
+        report = import_hermes_db(path, store, progress=hermes_starts)
+    finally:
+        for conn in live:
+            conn.close()
+    assert live, "the writer never started"
+    assert report.read_mode == "ro"
+    assert "changed while it was read" in report.warnings[0]
+    contents = [m["content"] for s in store.list_sessions() for m in store.get_messages(s["id"])]
+    assert len(contents) == len(set(contents))  # nothing doubled by the restart
+    assert "written while we read" in contents
+    assert store.stats()["messages"] == len(contents)

@@ -706,11 +706,21 @@ def import_hermes_db(
     path = Path(source_path).expanduser()
     key = source_key or str(path.resolve() if path.exists() else path)
     avoid_immutable = False
+    restarted = 0
     for _attempt in range(_RESTARTS + 1):
         src = _open(path, step_budget_s, avoid_immutable=avoid_immutable)
         try:
-            return _import(src, path, key, store, progress, skip_existing)
+            report = _import(src, path, key, store, progress, skip_existing)
+            if restarted:
+                report.warnings.insert(
+                    0,
+                    f"the file changed while it was read without locks (Hermes started?);"
+                    f" read again ({report.read_mode}); sessions committed before that are"
+                    " counted as skipped",
+                )
+            return report
         except _SourceChanged:
+            restarted += 1
             # A writer appeared while we read without locks: start again (what was committed
             # stays and is not repeated). If it keeps happening, read a private snapshot.
             avoid_immutable = _attempt >= _RESTARTS - 1
