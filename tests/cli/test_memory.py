@@ -134,6 +134,19 @@ def test_threat_refusal_can_be_overridden_by_the_human(cli):
     assert (cli.home / "memories" / "MEMORY.md").read_text() == text
     meta = json.loads((cli.home / "memories" / "MEMORY.md.meta.json").read_text())
     assert [e.get("human_approved") for e in meta["entries"]] == [True]
+    assert "approved by a human despite the threat scan" in cli.ok("memory", "show").out
+
+
+def test_symlinked_memory_file_is_refused_with_the_fix(cli, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not memory")
+    (cli.home / "memories").mkdir()
+    (cli.home / "memories" / "MEMORY.md").symlink_to(secret)
+    for args in (["memory", "add", "x"], ["memory", "show"]):
+        result = cli(*args)
+        result.assert_one_line_error("is a symbolic link", f"cp {secret}")
+        _only_line(result)
+    assert secret.read_text() == "not memory"
 
 
 def test_entry_delimiter_inside_content_is_refused(cli):

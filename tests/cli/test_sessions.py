@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -427,3 +428,37 @@ def test_control_characters_are_made_visible_on_a_terminal(cli):
     assert "before\\x1b[2Jafter" in seen
     piped = cli.ok("sessions", "show", "c1").out
     assert "before\x1b[2Jafter" in piped  # a pipe gets the stored bytes
+
+
+def test_docs_first_import_export_example_works_on_the_default_layout(cli, tmp_path):
+    """docs/how-to/import-export.md, as typed: Hermes' ~/.hermes/state.db into our archive."""
+    builders = _hermes_fixture()
+    hermes_home = tmp_path / ".hermes"  # HOME is tmp_path: the default layout
+    hermes_home.mkdir()
+    state = hermes_home / "state.db"
+    conn = builders.build_v23(state)
+    expected = builders.populate(conn, v23=True)
+    conn.close()
+    before = state.read_bytes()
+    env = {k: v for k, v in cli.env.items() if k != "HERMES_HOME"}
+    commands = (
+        "hermes-memory sessions import --from-hermes ~/.hermes/state.db",
+        "hermes-memory sessions export -o sessions.jsonl",
+        "hermes-memory --home ~/elsewhere sessions import sessions.jsonl",
+    )
+    for command in commands:
+        proc = subprocess.run(
+            ["bash", "-c", command],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env={**env, "PATH": f"{Path(sys.executable).parent}:{env['PATH']}"},
+            timeout=60,
+        )
+        assert proc.returncode == 0, (command, proc.stderr)
+    assert state.read_bytes() == before
+    assert sorted(p.name for p in hermes_home.iterdir()) == ["hermes-memory", "state.db"]
+    sessions, _ = _dump(sessions_db_path(hermes_home))
+    assert set(sessions) == set(expected.sessions)
+    copied, _ = _dump(sessions_db_path(tmp_path / "elsewhere"))
+    assert set(copied) == set(expected.sessions)

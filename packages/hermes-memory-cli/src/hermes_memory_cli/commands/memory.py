@@ -90,7 +90,10 @@ def _print_target(ctx: Context, target: str, info: dict[str, Any]) -> None:
         updated = str(meta.get("updated", ""))[:16].replace("T", " ")
         origin = meta.get("origin", "")
         ctx.say(f"  {number:>2}. {meta['entry']}")
-        ctx.say(f"      updated {updated} by {origin}", style="dim")
+        approved = (
+            ", approved by a human despite the threat scan" if meta.get("human_approved") else ""
+        )
+        ctx.say(f"      updated {updated} by {origin}{approved}", style="dim")
     ctx.say("  Snapshot for the next session's system prompt:")
     snapshot = info["snapshot"]
     if snapshot is None:

@@ -112,7 +112,7 @@ def print_table(ctx: Context, header: tuple[str, ...], rows: Sequence[tuple[str,
 
     def line(cells: tuple[str, ...]) -> str:
         padded = [c + " " * (w - cell_len(c)) for c, w in zip(cells, widths, strict=False)]
-        return " ".join([*padded, cells[-1]]).rstrip()
+        return "  ".join([*padded, cells[-1]]).rstrip()
 
     ctx.plain(line(header))
     for row in rows:
