@@ -462,3 +462,11 @@ def test_docs_first_import_export_example_works_on_the_default_layout(cli, tmp_p
     assert set(sessions) == set(expected.sessions)
     copied, _ = _dump(sessions_db_path(tmp_path / "elsewhere"))
     assert set(copied) == set(expected.sessions)
+
+
+def test_a_file_where_the_archive_folder_should_be(cli):
+    cli.archive.parent.write_text("not a folder")
+    for args in (["sessions", "list"], ["sessions", "import", "-"]):
+        result = cli(*args, input='{"type": "hermes-memory-sessions", "version": 1}\n')
+        result.assert_one_line_error("is a file where a folder should be", "mv ")
+    assert cli.archive.parent.read_text() == "not a folder"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -174,6 +175,16 @@ class Context:
         else:
             self.require_home()
         path = self.db_path
+        if not path.exists():
+            from hermes_memory_cli._files import blocking_ancestor
+
+            blocker = blocking_ancestor(path)
+            if blocker is not None:
+                raise CLIError(
+                    f"cannot open the session archive {path}: {blocker} is a file where a "
+                    f"folder should be: move it away (mv {shlex.quote(str(blocker))} "
+                    f"{shlex.quote(str(blocker) + '.old')})"
+                )
         if not create and not path.exists():
             yield None
             return

@@ -14,6 +14,7 @@ import shlex
 from pathlib import Path
 
 __all__ = [
+    "blocking_ancestor",
     "diagnose",
     "explain_memory_error",
     "explain_unreadable",
@@ -26,7 +27,7 @@ def _q(path: Path) -> str:
     return shlex.quote(str(path))
 
 
-def _blocking_ancestor(path: Path) -> Path | None:
+def blocking_ancestor(path: Path) -> Path | None:
     """The nearest ancestor of ``path`` that exists but is not a directory."""
     for parent in reversed(path.parents):
         if parent.is_symlink() and not parent.exists():
@@ -67,7 +68,7 @@ def diagnose(path: Path, error: str | None = None) -> tuple[str, str]:
     ``problem`` starts with the path; ``fix`` is what to do or type. ``error`` is the
     reason the store gave, used when nothing more specific is found.
     """
-    blocker = _blocking_ancestor(path)
+    blocker = blocking_ancestor(path)
     if blocker is not None:
         if blocker.is_symlink():
             return f"cannot read {path}: {blocker} is a dangling symbolic link", "remove it"
@@ -141,7 +142,7 @@ def explain_memory_error(exc: BaseException, memories: Path) -> str:
     if path is not None:
         return explain_unreadable(path, str(exc))
     for candidate in (memories / "MEMORY.md", memories / "USER.md"):
-        if candidate.exists() or candidate.is_symlink() or _blocking_ancestor(candidate):
+        if candidate.exists() or candidate.is_symlink() or blocking_ancestor(candidate):
             text = explain_unreadable(candidate, str(exc))
             if "unknown reason" not in text and "disappeared" not in text:
                 return text
