@@ -19,6 +19,7 @@ PACKAGES = {
     "packages/hermes-memory-sessions": ["tests/sessions"],
     "packages/hermes-memory-cli": ["tests/cli"],
     "packages/hermes-memory-mcp-server": ["tests/mcp"],
+    "packages/hermes-memory-context": ["tests/context"],
     "plugins/hermes-memory-example": ["tests/example"],
     "plugins/hermes-memory-mem0": ["tests/mem0"],
     "plugins/hermes-memory-honcho": ["tests/honcho"],
@@ -27,6 +28,7 @@ PACKAGES = {
 LOCAL_DEPS = {
     "packages/hermes-memory-builtin": ["packages/hermes-memory-core"],
     "packages/hermes-memory-sessions": ["packages/hermes-memory-core"],
+    "packages/hermes-memory-context": ["packages/hermes-memory-core"],
     "packages/hermes-memory-cli": [
         "packages/hermes-memory-core",
         "packages/hermes-memory-builtin",
