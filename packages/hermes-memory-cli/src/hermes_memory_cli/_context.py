@@ -168,12 +168,16 @@ class Context:
         """Open the archive; with ``create=False`` a missing file yields ``None`` (no file made)."""
         import sqlite3
 
+        from hermes_memory_sessions.hermesdb import legacy_archive_notice
         from hermes_memory_sessions.store import SessionStore
 
         if create:
             self.ensure_home()
         else:
             self.require_home()
+        notice = legacy_archive_notice(self.home)  # read-only look; changes nothing
+        if notice:
+            self.note(notice)
         path = self.db_path
         if not path.exists():
             from hermes_memory_cli._files import blocking_ancestor

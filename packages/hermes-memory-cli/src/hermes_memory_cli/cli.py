@@ -252,6 +252,25 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--from-hermes", metavar="PATH", help="a Hermes Agent state.db")
     _handler(p, "sessions:import_")
 
+    p = add(ssub, "end", "end a session left open (a crashed host), or every one idle HOURS")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("session_id", nargs="?", metavar="ID", help="session id or unique prefix")
+    which.add_argument(
+        "--stale", type=_days, metavar="HOURS", help="every open session idle for HOURS hours"
+    )
+    _handler(p, "sessions:end")
+
+    p = add(
+        ssub,
+        "migrate-out",
+        "move an archive an earlier release kept inside Hermes' state.db into our own file",
+    )
+    p.add_argument(
+        "--from-hermes", metavar="PATH", help="Hermes' database (default: <home>/state.db)"
+    )
+    _yes(p)
+    _handler(p, "sessions:migrate_out")
+
     p = add(ssub, "stats", "counts and sizes of the archive")
     _handler(p, "sessions:stats")
 

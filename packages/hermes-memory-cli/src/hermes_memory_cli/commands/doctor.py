@@ -184,13 +184,13 @@ def check_archive(db_path: Path) -> list[Check]:
     perm = _private_file("archive", db_path)
     if perm.status != "ok":
         checks.append(perm)
+    from hermes_memory_sessions.hermesdb import check_not_hermes, readonly
+
     try:
-        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
-        try:
+        check_not_hermes(db_path)  # sessions.db_path pointing at Hermes' own state.db
+        with readonly(db_path) as conn:  # no -wal/-shm is ever left beside the file
             sessions = conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
             messages = conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
-        finally:
-            conn.close()
     except sqlite3.Error as exc:
         return [
             *checks,
@@ -206,6 +206,24 @@ def check_archive(db_path: Path) -> list[Check]:
             Check("archive", "ok", f"{db_path}: {sessions:,} sessions, {messages:,} messages")
         )
     return checks
+
+
+def check_hermes_state(home: Path) -> list[Check]:
+    """Hermes' own ``<home>/state.db`` holds no archive objects of an earlier release."""
+    from hermes_memory_sessions.hermesdb import legacy_archive_notice
+
+    notice = legacy_archive_notice(home)  # reads the schema read-only, leaves no sidecars
+    if notice is None:
+        return []
+    state = home / "state.db"
+    return [
+        Check(
+            "hermes state.db",
+            "warn",
+            f"{state} still holds objects an earlier hermes-memory release added",
+            f"hermes-memory sessions migrate-out --from-hermes {state}",
+        )
+    ]
 
 
 def check_sqlite() -> list[Check]:
@@ -390,6 +408,7 @@ def doctor(ctx: Context) -> int:
     checks += check_memory(home, config)
     db_path = config.sessions.db_path if config else sessions_db_path(home)
     checks += check_archive(db_path)
+    checks += check_hermes_state(home)
     checks += check_sqlite()
     checks += check_locks(home, db_path)
     checks += check_providers(ctx, config)

@@ -31,7 +31,10 @@ def when(ts: Any) -> str:
 def resolve(store: SessionStore | None, prefix: str) -> str:
     """The full session id for an id or unique prefix; `CLIError` listing candidates."""
     if store is not None:
-        found = store.resolve_session_id(prefix)
+        try:
+            found = store.resolve_session_id(prefix)
+        except ValueError as exc:  # a NUL or control character: refused, never prefix-matched
+            raise CLIError(str(exc)) from None
         if found is not None:
             return found
         if prefix:
@@ -458,16 +461,101 @@ def import_(ctx: Context) -> int:
                     report = import_jsonl(sys.stdin.buffer, store, progress=progress)
                 else:
                     report = import_jsonl(src_path, store, progress=progress)
-            except (HermesImportError, JsonlFormatError) as exc:
+            except JsonlFormatError as exc:
                 raise CLIError(f"import failed, nothing imported: {exc}") from None
+            except HermesImportError as exc:
+                # the Hermes import commits session by session; a re-run continues
+                raise CLIError(f"import failed: {exc}") from None
             except ValueError as exc:
                 raise CLIError(f"import failed: {exc}") from None
     if ctx.json:
         ctx.emit_json(report.as_dict())
         return 0
     ctx.say(report.summary()[:1].upper() + report.summary()[1:] + ".")
-    for warning in report.warnings[:20]:
-        ctx.say(f"warning: {warning}")
-    if len(report.warnings) > 20:
-        ctx.say(f"... and {len(report.warnings) - 20} more warnings (use --json to see all)")
+    for label, lines in (("error", report.errors), ("warning", report.warnings)):
+        for line in lines[:20]:
+            ctx.say(f"{label}: {line}")
+        if len(lines) > 20:
+            ctx.say(f"... and {len(lines) - 20} more {label}s (use --json to see all)")
+    if source is not None:
+        from hermes_memory_sessions.hermesdb import inspect_database
+
+        if inspect_database(src_path).kind == "legacy":
+            ctx.note(
+                f"note: {src_path} still holds objects an earlier hermes-memory release added; "
+                f"remove them with 'hermes-memory sessions migrate-out --from-hermes {src_path}'"
+            )
+    return 0
+
+
+def end(ctx: Context) -> int:
+    """``sessions end ID`` or ``sessions end --stale HOURS``: sessions a crashed host left open."""
+    from hermes_memory_sessions.store import STALE_END_REASON
+
+    hours: float | None = ctx.args.stale
+    with ctx.session_store(create=False) as store:
+        if hours is None:
+            sid = resolve(store, ctx.args.session_id)
+            assert store is not None
+            ended = [sid] if store.end_session(sid, STALE_END_REASON) else []
+            if not ended and not ctx.json:
+                ctx.say(f"Session {sid} had already ended; nothing changed.")
+                return 0
+        else:
+            ended = [] if store is None else store.end_stale_sessions(hours)
+    if ctx.json:
+        ctx.emit_json({"ended": ended})
+    elif hours is None:
+        ctx.say(f"Ended session {ended[0]} (end reason '{STALE_END_REASON}').")
+    elif ended:
+        ctx.say(
+            f"Ended {len(ended):,} sessions idle for more than {hours:g} hours "
+            f"(end reason '{STALE_END_REASON}'); 'sessions prune' can now delete them."
+        )
+    else:
+        ctx.say(f"No open session has been idle for more than {hours:g} hours.")
+    return 0
+
+
+def migrate_out(ctx: Context) -> int:
+    """``sessions migrate-out [--from-hermes PATH]``: our objects out of Hermes' state.db."""
+    import sqlite3
+
+    from hermes_memory_sessions.hermesdb import inspect_database
+    from hermes_memory_sessions.importer import HermesImportError
+    from hermes_memory_sessions.migrate_out import MigrateOutError
+    from hermes_memory_sessions.migrate_out import migrate_out as run
+    from hermes_memory_sessions.store import SessionStore
+
+    home = ctx.require_home()
+    source = Path(ctx.args.from_hermes).expanduser() if ctx.args.from_hermes else home / "state.db"
+    info = inspect_database(source)
+    if info.kind != "legacy":
+        if ctx.json:
+            ctx.emit_json({"source": str(source), "migrated": False, "kind": info.kind})
+        else:
+            ctx.say(f"Nothing to migrate: {source} holds no hermes-memory objects ({info.kind}).")
+        return 0
+    archive = ctx.db_path
+    ctx.confirm(
+        f"Move the archive kept inside {source} into {archive}, then remove "
+        f"{len(info.objects)} hermes-memory objects from {source} (a backup is written first)?"
+    )
+    try:
+        store = SessionStore(archive)
+    except (sqlite3.Error, OSError) as exc:
+        raise CLIError(f"cannot open the session archive {archive}: {exc}") from None
+    try:
+        with ctx.progress("Copying sessions") as progress:
+            report = run(source, store, progress=progress)
+    except (MigrateOutError, HermesImportError) as exc:
+        raise CLIError(f"migrate-out failed: {exc}") from None
+    except sqlite3.Error as exc:
+        raise CLIError(f"migrate-out failed, {source} is unchanged: {exc}") from None
+    finally:
+        store.close()
+    if ctx.json:
+        ctx.emit_json({**report.as_dict(), "migrated": True})
+    else:
+        ctx.say(report.summary()[:1].upper() + report.summary()[1:] + ".")
     return 0
