@@ -10,6 +10,7 @@ import pytest
 from builtin_helpers import write_file
 
 from hermes_memory_builtin import MEMORY_SCHEMA, BuiltinMemoryProvider, MemoryStore
+from hermes_memory_builtin.guidance import MEMORY_GUIDANCE, memory_guidance
 from hermes_memory_core import MemoryProvider
 from hermes_memory_core.manager import MemoryManager
 from hermes_memory_core.plugins import PluginRegistry
@@ -41,6 +42,7 @@ def test_snapshot_block_memory_then_user(tmp_path: Path) -> None:
     provider.initialize("s1", hermes_home=str(home), platform="cli")
     block = provider.system_prompt_block()
     assert block == (
+        f"{MEMORY_GUIDANCE}\n\n"
         f"{RULE}\nMEMORY (your personal notes) [0% — 13/2,200 chars]\n{RULE}\nRepo uses nox"
         "\n\n"
         f"{RULE}\nUSER PROFILE (who the user is) [0% — 9/1,375 chars]\n{RULE}\nName: Sam"
@@ -72,6 +74,7 @@ def test_config_flags_and_limits(tmp_path: Path) -> None:
     assert provider.store.user_char_limit == 300
     provider.initialize("s1", hermes_home=str(home))
     assert provider.system_prompt_block() == (
+        f"{memory_guidance(True, False)}\n\n"
         f"{RULE}\nMEMORY (your personal notes) [2% — 13/500 chars]\n{RULE}\nRepo uses nox"
     )
     schema = provider.get_tool_schemas()[0]

@@ -11,6 +11,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from hermes_memory_builtin.guidance import memory_guidance
 from hermes_memory_builtin.store import (
     DEFAULT_MEMORY_CHAR_LIMIT,
     DEFAULT_USER_CHAR_LIMIT,
@@ -144,8 +145,15 @@ class BuiltinMemoryProvider(MemoryProvider):
 
     # ------------------------------------------------------------------ optional hooks
     def system_prompt_block(self) -> str:
-        """The frozen MEMORY block, then the USER block, joined by a blank line."""
-        blocks = [
+        """The memory guidance, the frozen MEMORY block, then the USER block, joined by a
+        blank line.
+
+        The guidance (`hermes_memory_builtin.guidance`) is static text that tells the model
+        what to save; it is there whenever the ``memory`` tool is, even while both files are
+        empty, and is the narrower user-profile guidance when only USER.md is on.
+        """
+        blocks: list[str | None] = [memory_guidance(self.memory_enabled, self.user_profile_enabled)]
+        blocks += [
             self._store.format_for_system_prompt(target) for target in self._enabled_targets()
         ]
         return "\n\n".join(block for block in blocks if block)
