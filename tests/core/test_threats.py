@@ -351,7 +351,7 @@ def test_fast_matcher_equals_plain_search(seed: int) -> None:
 def test_plan_reach_covers_the_longest_match() -> None:
     # On whitespace-collapsed text every \s+ / \s* is one character at most.
     for pid, _, source in threats._pattern_source():
-        plan = threats._PLANS.get(pid)
+        plan = threats._plans().get(pid)
         if plan is None or plan.reach is None:
             continue
         collapsed = source.replace(r"\s++", r"\s").replace(r"\s+", r"\s").replace(r"\s*", r"\s?")

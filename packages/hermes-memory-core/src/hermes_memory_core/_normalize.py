@@ -18,14 +18,16 @@ that it still reads the same to a model (or a human) but no longer matches a pla
 2. NFKC;
 3. default-ignorable and format (``Cf``) code points are removed, or, in a second form that
    is only built when such a character was present, replaced by a space (an invisible
-   character may stand in for a letter boundary *or* for the space between words);
-   U+2800 BRAILLE PATTERN BLANK counts as a space;
-4. case folding (``str.casefold``);
-5. combining diacritical marks are removed (NFD, drop the marks, NFC);
-6. a restricted TR39 *skeleton*: every non-ASCII character whose confusable prototype in
-   Unicode's ``confusables.txt`` is ASCII is replaced by that prototype. ASCII itself is never
-   changed (``0`` stays ``0``, ``1`` stays ``1``), and CJK, kana, Hangul and Bopomofo are left
-   alone, so Chinese, Japanese and Korean text keeps its meaning;
+   character may stand in for a letter boundary *or* for the space between words); when
+   Hangul fillers (drawn as blanks) and other invisibles are mixed, a third form reads the
+   fillers as spaces and removes the rest; U+2800 BRAILLE PATTERN BLANK counts as a space;
+4. combining diacritical marks are removed (NFD, drop the marks, NFC);
+5. a restricted TR39 *skeleton*: every non-ASCII character whose confusable prototype in
+   Unicode's ``confusables.txt`` is ASCII is replaced by that prototype (lower case). ASCII
+   itself is never changed (``0`` stays ``0``, ``1`` stays ``1``), and CJK, kana, Hangul and
+   Bopomofo are left alone, so Chinese, Japanese and Korean text keeps its meaning;
+6. case folding (``str.casefold``), then the skeleton once more for small letters that only
+   folding produced;
 7. characters whose prototype is ``l`` (``ǀ``, ``∣``, ``ℓ``…) also stand in for a capital
    ``I``: when one occurs, a further form reads them as ``i``.
 
@@ -122,6 +124,8 @@ def _char_class(ranges: Iterable[tuple[int, int]]) -> str:
 _IGNORABLE_CLASS: Final = _char_class(_IGNORABLE_RANGES)
 _IGNORABLE_RE: Final = re.compile(_IGNORABLE_CLASS + "+")
 _BLANK_RE: Final = re.compile("\u2800")
+#: Ignorable characters that are drawn as a blank (Hangul fillers).
+_FILLER_RE: Final = re.compile("[\u115f\u1160\u3164\uffa0]")
 _TAG_LOW, _TAG_HIGH = 0xE0000, 0xE007F
 #: A run of tag characters, possibly interleaved with other ignorable characters.
 _TAG_RUN_RE: Final = re.compile(f"[\U000e0000-\U000e007f]{_IGNORABLE_CLASS}*+")
@@ -207,12 +211,11 @@ def _decode_tags(match: re.Match[str]) -> str:
         for code in map(ord, match[0])
         if _TAG_LOW + 0x20 <= code <= _TAG_LOW + 0x7E
     ]
-    return " " + "".join(chars) + " "
+    return " " + "".join(chars) + " " if chars else ""
 
 
-def _fold(text: str) -> str:
-    """Steps 4–5: case folding and removal of combining marks."""
-    text = text.casefold()
+def _strip_marks(text: str) -> str:
+    """Step 4: remove combining marks (NFD, drop them, NFC)."""
     decomposed = unicodedata.normalize("NFD", text)
     if _MARKS_RE.search(decomposed) is None:
         return text
@@ -222,8 +225,9 @@ def _fold(text: str) -> str:
 def matching_forms(text: str) -> list[str]:
     """The normalised forms of ``text`` that threat patterns are matched against.
 
-    Usually one string; two or three when the text contains invisible characters (removed in
-    one form, read as spaces in another) or ``l``-like look-alikes (also read as ``i``).
+    Usually one string; more (at most six) when the text contains invisible characters
+    (removed in one form, read as spaces in another, and Hangul fillers read as spaces while
+    the other invisibles are removed in a third) or ``l``-like look-alikes (also read as ``i``).
     Every form is lower case (case-folded). See the module docstring for the steps.
     """
     if text.isascii():
@@ -237,15 +241,22 @@ def matching_forms(text: str) -> list[str]:
     bases = [text]
     if _IGNORABLE_RE.search(text) is not None:
         bases = [_IGNORABLE_RE.sub("", text), _IGNORABLE_RE.sub(" ", text)]
+        if _FILLER_RE.search(text) is not None and _IGNORABLE_RE.search(_FILLER_RE.sub("", text)):
+            # Hangul fillers render as a blank: read them as spaces while the zero-width
+            # characters around them are removed (fillers between words, soft hyphens inside).
+            bases.append(_IGNORABLE_RE.sub("", _FILLER_RE.sub(" ", text)))
     forms: list[str] = []
     for base in bases:
-        folded = _fold(base)
-        if folded.isascii():
-            forms.append(folded)
+        base = _strip_marks(base)
+        if base.isascii():
+            forms.append(base.casefold())
             continue
-        forms.append(skeleton.apply(folded))
-        if skeleton.l_regex.search(folded) is not None:
-            forms.append(skeleton.apply(folded, l_as_i=True))
+        # The skeleton runs before case folding (Greek capital Nu looks like N, its small
+        # form like v) and again after it, for small forms that only folding produced.
+        variants = [False, True] if skeleton.l_regex.search(base) is not None else [False]
+        for l_as_i in variants:
+            form = skeleton.apply(base, l_as_i).casefold()
+            forms.append(form if form.isascii() else skeleton.apply(form, l_as_i))
     return forms
 
 

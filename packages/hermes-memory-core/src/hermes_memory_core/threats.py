@@ -488,12 +488,27 @@ def _alt(words: tuple[str, ...]) -> str:
     return "(?:" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in folded) + ")"
 
 
+def _gap_to(words: tuple[str, ...]) -> str:
+    """Up to 16 characters (a whitespace run counts once) of one CJK sentence, ending where the first of ``words`` starts.
+
+    Possessive, and a character is only examined as a possible start when it is the first
+    letter of one of ``words``, so each start position costs at most 16 steps (the lazy
+    ``.{0,16}?`` followed by a 30-way alternation cost hundreds).
+    """
+    folded = {fold_keyword(w) for w in words}
+    firsts = "".join(sorted({re.escape(w[0]) for w in folded}))
+    # A whitespace run counts as one step, so the answer does not change when the scanner
+    # collapses whitespace (the plan below runs on collapsed text).
+    return f"(?:[^\\s。!?{firsts}]|(?!{_alt(words)})[{firsts}]|\\s+){{0,16}}+"
+
+
 def _multilingual_source() -> str:
     """The regex of ``prompt_injection_multilingual`` (zh, ja, ko, ru, es, fr, de, it, pt)."""
-    gap = r"[^\n。!?]{0,16}?"  # CJK has no spaces between words; NFKC turned ！ into !
+    # CJK has no spaces between words; NFKC turned ！ into !. Each gap runs to the first
+    # occurrence of the next keyword, as _words() does for the English patterns.
     v, q, n = _alt(_CJK_VERBS), _alt(_CJK_QUALIFIERS), _alt(_CJK_NOUNS)
-    # The middle keyword is taken at its first occurrence (atomic), as in _words().
-    cjk = f"{v}(?>{gap}{q}){gap}{n}|{q}(?>{gap}{n}){gap}{v}"
+    to_v, to_q, to_n = _gap_to(_CJK_VERBS), _gap_to(_CJK_QUALIFIERS), _gap_to(_CJK_NOUNS)
+    cjk = f"{v}{to_q}{q}{to_n}{n}|{q}{to_n}{n}{to_v}{v}"
     w = r"(?<!\w)"
     words = r"(?:\s+\S{1,40}){0,4}?\s+"
     rv, rq, rn = _alt(_RU_VERBS), _alt(_RU_QUALIFIERS), _alt(_RU_NOUNS)
@@ -544,9 +559,7 @@ _REQUIRED: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
     "exfil_url_template": (("//",), ("{", "%7b", "$", "<", "[")),
     "invisible_tag_text": (),
     # Every match contains a verb (the reverse word orders end with it).
-    "prompt_injection_multilingual": (
-        tuple(dict.fromkeys(v.split()[0] for v in _CJK_VERBS + _RU_VERBS + _EU_VERBS)),
-    ),
+    "prompt_injection_multilingual": (_CJK_VERBS + _RU_VERBS + _EU_VERBS,),
     "role_hijack": (("you",), ("now",)),
     "role_pretend": (("pretend",),),
     "leak_system_prompt": (("output",), ("prompt",)),
@@ -660,6 +673,24 @@ _PLANS: Final[dict[str, _Plan]] = {
     "hermes_config_mod": _Plan(_VERBS, (".hermes/",), 680, spaced=True),
     "hardcoded_secret": _Plan(("api", "token", "secret", "password"), ("=", ":"), 32, spaced=True),
 }
+
+
+#: Longest match of ``prompt_injection_multilingual`` (checked by the tests).
+_MULTILINGUAL_REACH: Final = 400
+
+
+@functools.cache
+def _plans() -> dict[str, _Plan]:
+    """:data:`_PLANS` plus the translated override, whose keywords are folded on first use."""
+    heads = _CJK_VERBS + _CJK_QUALIFIERS + _RU_VERBS + _RU_QUALIFIERS + _EU_VERBS + _EU_QUALIFIERS
+    nouns = _CJK_NOUNS + _RU_NOUNS + _EU_NOUNS
+    plan = _Plan(
+        tuple(dict.fromkeys(fold_keyword(w) for w in heads)),
+        tuple(dict.fromkeys(fold_keyword(w) for w in nouns)),
+        _MULTILINGUAL_REACH,
+        spaced=True,
+    )
+    return {**_PLANS, "prompt_injection_multilingual": plan}
 
 
 @functools.cache
@@ -836,7 +867,7 @@ class _Texts:
 
 def _pattern_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
     """``pattern.regex.search(folded) is not None``, computed at few candidate positions."""
-    plan = _PLANS.get(pattern.id)
+    plan = _plans().get(pattern.id)
     if plan is None:
         return pattern.regex.search(texts.folded) is not None
     text, probe = texts.spaced() if plan.spaced else (texts.folded, texts.probe)
