@@ -489,7 +489,9 @@ def _alt(words: tuple[str, ...]) -> str:
 
 
 def _gap_to(words: tuple[str, ...]) -> str:
-    """Up to 16 characters (a whitespace run counts once) of one CJK sentence, ending where the first of ``words`` starts.
+    """Up to 16 characters of one CJK sentence, ending where the first of ``words`` starts.
+
+    A whitespace run counts as one character.
 
     Possessive, and a character is only examined as a possible start when it is the first
     letter of one of ``words``, so each start position costs at most 16 steps (the lazy
