@@ -398,7 +398,7 @@ class MemoryManager:
         if local:
             try:
                 provider, own_name, available, reason = build()
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:
                 logger.warning("memory provider %r could not be created: %s", name, exc)
                 return
         else:
@@ -470,7 +470,7 @@ class MemoryManager:
         if local:
             try:
                 name, schemas = describe()
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:
                 logger.warning("Rejected memory provider %r: %s", provider, exc)
                 return False
         else:
