@@ -183,10 +183,14 @@ def load_context_file(
     parent directory, that leads elsewhere is refused); it must be a regular file of at most
     ``max_bytes`` bytes (checked on the open descriptor, and at most ``max_bytes + 1`` bytes
     are ever read); the bytes are decoded as UTF-8 (UTF-8 and UTF-16 byte-order marks
-    honoured), undecodable bytes become U+FFFD and a note says so; the text is scanned with
-    ``scan_for_threats(text, scope=scope)`` and a hit replaces the whole file with
-    ``[BLOCKED: <label> contained potential prompt injection (<ids>). Content not loaded.]``;
-    finally the text is cut to ``max_chars`` with `truncate_middle`.
+    honoured), undecodable bytes become U+FFFD and a note says so; the text is cut to
+    ``max_chars`` with `truncate_middle`; what remains (exactly what the model would see) is
+    scanned with ``scan_for_threats(text, scope=scope)`` and a hit replaces the whole file
+    with ``[BLOCKED: <label> contained potential prompt injection (<ids>). Content not
+    loaded.]``. The kept head and tail are scanned joined together, so a payload split across
+    the cut is caught; a payload only in the middle part that truncation leaves out is never
+    shown and does not block the file. The scan cost is bounded by ``max_chars``, however
+    large the file.
 
     :param path: the file.
     :param root: the directory the file must really live in (the git root, or the home for
@@ -210,10 +214,17 @@ def load_context_file(
     text, replaced = _decode(data)
     if not text.strip():
         return LoadedFile(path, label, "", "empty", real)
-    threats = scan_for_threats(text, scope=scope)
+    # Scan exactly what the model would see: the kept head and tail of a long file, however
+    # far into the file the tail lies. The cost is bounded by ``max_chars``, not by the file.
+    scanned = text
+    if len(text) > max_chars:
+        # the kept head and tail joined directly, so a payload split across the cut is seen
+        head, tail = int(max_chars * HEAD_RATIO), int(max_chars * TAIL_RATIO)
+        scanned = text[:head] + "\n" + (text[len(text) - tail :] if tail else "")
+        text = truncate_middle(text, name=label, limit=max_chars)
+    threats = scan_for_threats(scanned, scope=scope)
     if threats:
         return LoadedFile(path, label, blocked_placeholder(label, threats), "blocked", real)
-    text = truncate_middle(text, name=label, limit=max_chars)
     if replaced:
         text = (
             f"[NOTE: {label} is not valid UTF-8; bytes that could not be decoded are shown "

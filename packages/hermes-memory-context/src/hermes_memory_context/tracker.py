@@ -10,6 +10,7 @@ instructions exactly when they become relevant, without the system prompt changi
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from pathlib import Path
 from typing import Final
@@ -44,6 +45,7 @@ DISCOVERY_MAX_PARENTS: Final[int] = 5
 DISCOVERY_MAX_CHARS: Final[int] = 8_000
 
 _first_match = _first_of(*DISCOVERY_FILE_NAMES)
+_DONE_CACHE_SIZE: Final[int] = 65_536
 
 
 def _positive(name: str, value: int) -> int:
@@ -86,6 +88,9 @@ class ContextTracker:
         self._seen: set[Path] = set(covered)
         self._loaded: set[Path] = set()
         self._roots: dict[Path, Path | None] = {}
+        # Directories (as given, unresolved) whose window was examined: a repeat touch of
+        # the same place answers from here without resolving the path again.
+        self._done: set[str] = set()
         self._lock = threading.Lock()
 
     @property
@@ -104,18 +109,27 @@ class ContextTracker:
         with self._lock:
             return Path(os.path.realpath(directory)) in self._seen
 
-    def _start(self, path: str | os.PathLike[str]) -> Path | None:
+    def _start(self, path: str | os.PathLike[str]) -> tuple[Path | None, str | None]:
+        """The directory discovery starts from, and the key under which a finished call for
+        the same directory is remembered (``None`` when the path does not exist yet)."""
         target = Path(path).expanduser()
         if not target.is_absolute():
             target = self._cwd / target
+        try:
+            is_dir = stat.S_ISDIR(os.stat(target).st_mode)
+        except OSError:
+            is_dir = None  # does not exist (yet) or cannot be looked at
+        raw = os.path.abspath(target if is_dir else target.parent)
+        if is_dir is not None and raw in self._done:
+            return None, raw
         real = Path(os.path.realpath(target))
-        directory = real if real.is_dir() else real.parent
+        directory = real if is_dir else real.parent
         # A path a tool is about to create: start at its nearest existing ancestor.
         while not directory.is_dir():
             if directory.parent == directory:
-                return None
+                return None, None
             directory = directory.parent
-        return directory
+        return directory, raw if is_dir is not None else None
 
     def _boundary(self, directory: Path) -> Path:
         """The highest directory discovery may reach from ``directory``."""
@@ -145,12 +159,17 @@ class ContextTracker:
         need not exist yet. Never raises for a bad path or file.
         """
         try:
-            start = self._start(path)
+            with self._lock:
+                start, key = self._start(path)
         except (OSError, ValueError, TypeError):
             return None
         if start is None:
             return None
         with self._lock:
+            if key is not None:
+                if len(self._done) >= _DONE_CACHE_SIZE:
+                    self._done.clear()
+                self._done.add(key)
             boundary = self._boundary(start)
             directories: list[Path] = []
             current = start
