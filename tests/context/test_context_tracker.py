@@ -77,6 +77,19 @@ def test_each_file_loaded_once_even_through_another_directory(repo: Path) -> Non
     assert tracker.loaded_files == {(repo / "a" / "AGENTS.md").resolve()}
 
 
+def test_a_linked_file_does_not_stand_for_its_directory(repo: Path) -> None:
+    """A link in ``a/`` to a file in ``b/`` starts discovery in ``b/``; a real file in ``a/``
+    touched afterwards must still find ``a/AGENTS.md``."""
+    write(repo / "a" / "AGENTS.md", "a rules")
+    write(repo / "b" / "AGENTS.md", "b rules")
+    write(repo / "b" / "real.py", "x = 1")
+    (repo / "a" / "link.py").symlink_to(repo / "b" / "real.py")
+    write(repo / "a" / "own.py", "y = 2")
+    tracker = ContextTracker(repo)
+    assert "b rules" in (tracker.discover_for_path(repo / "a" / "link.py") or "")
+    assert "a rules" in (tracker.discover_for_path(repo / "a" / "own.py") or "")
+
+
 def test_first_match_per_directory(repo: Path) -> None:
     write(repo / "pkg" / "CLAUDE.md", "claude here")
     write(repo / "pkg" / "AGENTS.md", "agents here")

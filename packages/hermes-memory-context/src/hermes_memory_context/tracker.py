@@ -116,11 +116,19 @@ class ContextTracker:
         if not target.is_absolute():
             target = self._cwd / target
         try:
-            is_dir = stat.S_ISDIR(os.stat(target).st_mode)
+            mode = os.lstat(target).st_mode
         except OSError:
-            is_dir = None  # does not exist (yet) or cannot be looked at
+            mode = None  # does not exist (yet) or cannot be looked at
+        # Only a path that exists and is not itself a link maps to one start for good: a
+        # linked file starts where its target lives, not where the link sits.
+        cacheable = mode is not None and not stat.S_ISLNK(mode)
+        is_dir = (
+            target.is_dir()
+            if mode is not None and stat.S_ISLNK(mode)
+            else (mode is not None and stat.S_ISDIR(mode))
+        )
         raw = os.path.abspath(target if is_dir else target.parent)
-        if is_dir is not None and raw in self._done:
+        if cacheable and raw in self._done:
             return None, raw
         real = Path(os.path.realpath(target))
         directory = real if is_dir else real.parent
@@ -129,7 +137,7 @@ class ContextTracker:
             if directory.parent == directory:
                 return None, None
             directory = directory.parent
-        return directory, raw if is_dir is not None else None
+        return directory, raw if cacheable else None
 
     def _boundary(self, directory: Path) -> Path:
         """The highest directory discovery may reach from ``directory``."""
