@@ -20,6 +20,7 @@ PACKAGES = {
     "packages/hermes-memory-cli": ["tests/cli"],
     "packages/hermes-memory-mcp-server": ["tests/mcp"],
     "packages/hermes-memory-context": ["tests/context"],
+    "packages/hermes-memory-vectors": ["tests/vectors"],
     "plugins/hermes-memory-example": ["tests/example"],
     "plugins/hermes-memory-mem0": ["tests/mem0"],
     "plugins/hermes-memory-honcho": ["tests/honcho"],
@@ -29,6 +30,7 @@ LOCAL_DEPS = {
     "packages/hermes-memory-builtin": ["packages/hermes-memory-core"],
     "packages/hermes-memory-sessions": ["packages/hermes-memory-core"],
     "packages/hermes-memory-context": ["packages/hermes-memory-core"],
+    "packages/hermes-memory-vectors": ["packages/hermes-memory-core"],
     "packages/hermes-memory-cli": [
         "packages/hermes-memory-core",
         "packages/hermes-memory-builtin",
