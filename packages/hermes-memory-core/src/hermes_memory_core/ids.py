@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
-import secrets
-from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 __all__ = ["SESSION_ID_PATTERN", "new_session_id"]
 
@@ -19,5 +21,8 @@ def new_session_id(now: datetime | None = None) -> str:
     two sessions started in the same second still differ. Ids in this form sort by start
     time, and an archive shared with Hermes shows them like its own.
     """
+    import secrets  # here, not at module top: `import hermes_memory_core` stays fast
+    from datetime import datetime
+
     stamp = (now or datetime.now()).strftime("%Y%m%d_%H%M%S")
     return f"{stamp}_{secrets.token_hex(3)}"
