@@ -211,7 +211,7 @@ class SessionArchiveProvider(MemoryProvider):
             store = self.store
         except Exception as exc:
             return tool_error(f"session archive unavailable: {exc}", success=False)
-        return session_search(args, store=store, current_session_id=current)
+        return session_search(args, store=store, current_session_id=current, home=self._home)
 
     # ------------------------------------------------------------------ recording
 

@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 #: Current hermes-memory schema version (see `MIGRATIONS`).
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: ``state_meta`` key that holds our schema version.
 META_SCHEMA_KEY = "hermes_memory_schema_version"
 #: Characters of a ``role='tool'`` message that are indexed (the rest is stored, not indexed).
@@ -81,7 +81,26 @@ _SESSION_COLUMNS = """
     title TEXT,
     api_call_count INTEGER DEFAULT 0,
     title_source TEXT,
-    last_activity_at REAL
+    last_activity_at REAL,
+    session_key TEXT,
+    chat_id TEXT,
+    chat_type TEXT,
+    thread_id TEXT,
+    display_name TEXT,
+    origin_json TEXT,
+    expiry_finalized INTEGER DEFAULT 0,
+    cwd TEXT,
+    git_branch TEXT,
+    git_repo_root TEXT,
+    handoff_state TEXT,
+    handoff_platform TEXT,
+    handoff_error TEXT,
+    compression_failure_cooldown_until REAL,
+    compression_failure_error TEXT,
+    compression_fallback_streak INTEGER NOT NULL DEFAULT 0,
+    profile_name TEXT,
+    rewind_count INTEGER NOT NULL DEFAULT 0,
+    archived INTEGER NOT NULL DEFAULT 0
 """
 
 _MESSAGE_COLUMNS = """
@@ -97,7 +116,15 @@ _MESSAGE_COLUMNS = """
     finish_reason TEXT,
     reasoning TEXT,
     active INTEGER NOT NULL DEFAULT 1,
-    compacted INTEGER NOT NULL DEFAULT 0
+    compacted INTEGER NOT NULL DEFAULT 0,
+    effect_disposition TEXT,
+    reasoning_content TEXT,
+    reasoning_details TEXT,
+    codex_reasoning_items TEXT,
+    codex_message_items TEXT,
+    platform_message_id TEXT,
+    observed INTEGER DEFAULT 0,
+    api_content TEXT
 """
 
 _CORE_DDL = f"""
@@ -459,8 +486,21 @@ def _v2(conn: sqlite3.Connection) -> None:
     _run_script(conn, _IMPORT_DDL)
 
 
+def _v3(conn: sqlite3.Connection) -> None:
+    """The columns Hermes Agent 0.19 reads (``archived``, ``effect_disposition``, …).
+
+    With them a read-only Hermes ``SessionDB`` can list, count, browse and resume sessions
+    from our archive (a user going back to Hermes, or running both). Hermes' defaults.
+    """
+    _reconcile_columns(conn)
+
+
 #: Versioned migrations: ``(version, function)``; each runs once, inside one transaction.
-MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = [(1, _v1), (2, _v2)]
+MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = [
+    (1, _v1),
+    (2, _v2),
+    (3, _v3),
+]
 #: The oldest schema version a read-only open can serve (reads need nothing newer).
 READABLE_VERSION = 1
 

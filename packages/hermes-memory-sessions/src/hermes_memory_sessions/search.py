@@ -659,6 +659,20 @@ def messages_around(
     }
 
 
+def live_messages(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
+    """The live conversation of a session (``active = 1`` rows), ascending, decoded.
+
+    Rows archived by an in-place compaction or undone by a rewind are left out, as Hermes
+    leaves them out when it resumes or reads a session.
+    """
+    rows = conn.execute(
+        f"SELECT {_MSG_COLS} FROM messages WHERE session_id = ? AND active = 1"  # noqa: S608
+        " ORDER BY id",
+        (session_id,),
+    ).fetchall()
+    return [_decode(r) for r in rows]
+
+
 def anchored_view(
     conn: sqlite3.Connection,
     session_id: str,

@@ -124,6 +124,14 @@ _MESSAGE_FIELDS = (
     "reasoning",
     "active",
     "compacted",
+    "effect_disposition",
+    "reasoning_content",
+    "reasoning_details",
+    "codex_reasoning_items",
+    "codex_message_items",
+    "platform_message_id",
+    "observed",
+    "api_content",
 )
 #: Message columns a caller (or an importer) supplies: every stored field but the two keys.
 MESSAGE_DATA_FIELDS = tuple(f for f in _MESSAGE_FIELDS if f not in ("id", "session_id"))
@@ -726,6 +734,7 @@ class SessionStore:
         keep_ids: bool = False,
     ) -> list[int]:
         ids: list[int] = []
+        live = 0  # Hermes' counters describe the live (active) conversation only
         tool_calls_total = 0
         last_ts: float | None = None
         now = time.time()
@@ -751,15 +760,18 @@ class SessionStore:
                 [session_id, *values.values()],
             )
             ids.append(int(cur.lastrowid or 0))
+            last_ts = values["timestamp"] if last_ts is None else max(last_ts, values["timestamp"])
+            if values.get("active", 1) in (0, False):
+                continue
+            live += 1
             if role == "assistant":
                 tool_calls_total += _count_tool_calls(values["tool_calls"])
-            last_ts = values["timestamp"] if last_ts is None else max(last_ts, values["timestamp"])
         if ids:
             conn.execute(
                 "UPDATE sessions SET message_count = COALESCE(message_count, 0) + ?,"
                 " tool_call_count = COALESCE(tool_call_count, 0) + ?,"
                 " last_activity_at = MAX(COALESCE(last_activity_at, 0), ?) WHERE id = ?",
-                (len(ids), tool_calls_total, last_ts, session_id),
+                (live, tool_calls_total, last_ts, session_id),
             )
         return ids
 

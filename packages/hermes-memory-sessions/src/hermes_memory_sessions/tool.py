@@ -1,8 +1,14 @@
 """The ``session_search`` tool: discovery, scroll and browse over the archive. No LLM.
 
-``session_search(args, *, store, current_session_id=None) -> str`` returns a JSON string in
-the shapes of Hermes Agent's tool (``mode`` ``"discover"``, ``"scroll"`` or ``"browse"``);
-errors are ``{"error": "<message>", "success": false}``.
+``session_search(args, *, store, current_session_id=None, home=None) -> str`` returns a JSON
+string in the shapes of Hermes Agent's tool (``mode`` ``"discover"``, ``"scroll"``, ``"read"``
+or ``"browse"``); errors are ``{"error": "<message>", "success": false}``.
+
+As in Hermes Agent 0.19: ``session_id`` alone reads the session; ``profile`` (or a
+``"<profile>/<id>"`` session id) answers from another profile's archive, opened read-only;
+a query that names a session title answers with that session first; ``subagent`` and
+``tool`` sessions are never shown; ``cron`` hits rank after every other source; browse shows
+a compressed conversation as its latest continuation.
 
 Beyond the reference: when the implicit-AND query finds fewer than ``limit`` lineages, a
 natural-language fallback fills the remaining slots with messages that contain *some* of the
@@ -14,22 +20,37 @@ content words (stop words dropped): more matched words first, BM25 within the sa
 from __future__ import annotations
 
 import logging
+import sqlite3
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
+from hermes_memory_core.config import ConfigError, load_config, resolve_home
 from hermes_memory_core.toolresult import tool_error, tool_result
 from hermes_memory_sessions.query import any_terms, parse_query
 from hermes_memory_sessions.schema import ArchiveBusy
-from hermes_memory_sessions.search import NATURAL_POOL, Hits, find_hits, shape_message
+from hermes_memory_sessions.search import (
+    NATURAL_POOL,
+    Hits,
+    anchored_view,
+    find_hits,
+    live_messages,
+    shape_message,
+)
 from hermes_memory_sessions.store import SessionStore
 
 __all__ = ["HIDDEN_SOURCES", "SESSION_SEARCH_SCHEMA", "format_timestamp", "session_search"]
 
 logger = logging.getLogger(__name__)
 
-#: Sources never shown by session_search.
-HIDDEN_SOURCES: tuple[str, ...] = ("tool",)
+#: Sources never shown by session_search (delegated sub-agents and tool runs).
+HIDDEN_SOURCES: tuple[str, ...] = ("subagent", "tool")
+#: Sources still searchable but ranked after every other source (scheduled runs).
+DEMOTED_SOURCES: tuple[str, ...] = ("cron",)
+#: The read shape returns whole sessions up to HEAD + TAIL messages, else head and tail.
+READ_HEAD = 20
+READ_TAIL = 10
 _MAX_SCAN = 300  # rows looked at per discovery pass (lineage dedupe needs more than limit)
 _WINDOW_CAP = 4000
 _BOOKEND_CAP = 1200
@@ -40,7 +61,7 @@ SESSION_SEARCH_SCHEMA: dict[str, Any] = {
     "description": (
         "Search and read past conversations stored in the local session archive. No LLM is "
         "involved: results come straight from a full-text index in milliseconds.\n"
-        "Three shapes, chosen by the arguments:\n"
+        "Four shapes, chosen by the arguments:\n"
         "1. Discovery — pass `query`: returns up to `limit` past sessions (one per "
         "conversation lineage) with the best-matching message, a >>>highlighted<<< snippet, "
         "a window of surrounding messages and the first/last messages of the session.\n"
@@ -49,7 +70,9 @@ SESSION_SEARCH_SCHEMA: dict[str, Any] = {
         "returned (messages[-1].id), to read backward the first (messages[0].id); the "
         "boundary message appears in both windows. Fewer than `window` messages before/after "
         "means you reached the start/end of the session.\n"
-        "3. Browse — pass neither: lists the most recent sessions.\n"
+        "3. Read — pass only `session_id`: returns the whole session (the first 20 and "
+        "last 10 messages of a long one).\n"
+        "4. Browse — pass nothing: lists the most recent sessions.\n"
         'Query syntax (FTS5): words are ANDed; use OR for alternatives, "exact phrase", '
         "NOT to exclude, prefix* for prefixes. Chinese, Japanese and Korean text works, "
         "including one- and two-character terms. Plain questions also work: when not every "
@@ -74,7 +97,8 @@ SESSION_SEARCH_SCHEMA: dict[str, Any] = {
             },
             "session_id": {
                 "type": "string",
-                "description": "Session to scroll (use with around_message_id).",
+                "description": "Session to read whole (alone) or to scroll (with "
+                "around_message_id). '<profile>/<id>' names another profile's session.",
             },
             "around_message_id": {
                 "type": "integer",
@@ -89,6 +113,10 @@ SESSION_SEARCH_SCHEMA: dict[str, Any] = {
                 "type": "string",
                 "description": "Comma-separated roles to search (default 'user,assistant'; "
                 "add 'tool' to search tool output).",
+            },
+            "profile": {
+                "type": "string",
+                "description": "Search or read another profile's sessions (read-only).",
             },
         },
         "required": [],
@@ -144,13 +172,18 @@ def session_search(
     *,
     store: SessionStore,
     current_session_id: str | None = None,
+    home: str | Path | None = None,
 ) -> str:
-    """Run the ``session_search`` tool; always returns a JSON string (never raises)."""
+    """Run the ``session_search`` tool; always returns a JSON string (never raises).
+
+    ``home`` is the home directory ``store`` belongs to; the ``profile`` argument looks for
+    ``<root>/profiles/<name>`` beside it (default: ``$HERMES_HOME`` or ``~/.hermes``).
+    """
     raw: object = {} if args is None else args
     if not isinstance(raw, Mapping):
         return tool_error("arguments must be a JSON object", success=False)
     try:
-        return _dispatch(raw, store, current_session_id or None)
+        return _with_profile(raw, store, current_session_id or None, home)
     except ArchiveBusy as exc:
         logger.warning("session_search: %s", exc)
         return tool_error(
@@ -162,11 +195,66 @@ def session_search(
         return tool_error(f"session_search failed: {exc}", success=False)
 
 
+def _with_profile(
+    args: Mapping[str, Any], store: SessionStore, current: str | None, home: str | Path | None
+) -> str:
+    """Answer from another profile's archive when ``profile`` (or ``profile/id``) asks."""
+    profile = args.get("profile")
+    session_id = args.get("session_id")
+    if isinstance(session_id, str) and "/" in session_id:
+        # Session ids never hold "/": "<profile>/<id>" is a link to another profile's session.
+        embedded, _, bare = session_id.partition("/")
+        args = {**args, "session_id": bare}
+        if not (isinstance(profile, str) and profile.strip()):
+            profile = embedded
+    if profile is None or (isinstance(profile, str) and not profile.strip()):
+        return _dispatch(args, store, current)
+    if not isinstance(profile, str):
+        return tool_error("profile must be a string", success=False)
+    try:
+        path = _profile_archive(profile.strip(), home)
+    except ValueError as exc:
+        return tool_error(str(exc), success=False)
+    if path == store.path.resolve():
+        return _dispatch(args, store, current)
+    try:
+        other = SessionStore(path, read_only=True)
+    except sqlite3.Error as exc:
+        return tool_error(
+            f"profile {profile.strip()!r}: cannot read its archive ({exc})", success=False
+        )
+    try:
+        return _dispatch(args, other, current)
+    finally:
+        other.close()
+
+
+def _profile_archive(name: str, home: str | Path | None) -> Path:
+    """The session archive of profile ``name`` (``default`` is the root home)."""
+    here = resolve_home(home)
+    root = here.parent.parent if here.parent.name == "profiles" else here
+    try:
+        profile_home = root if name == "default" else resolve_home(root, profile=name)
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from exc
+    if not profile_home.is_dir():
+        raise ValueError(f"profile '{name}' does not exist")
+    try:
+        path = load_config(profile_home).sessions.db_path
+    except ConfigError as exc:
+        raise ValueError(f"profile '{name}': {exc}") from exc
+    if not path.is_file():
+        raise ValueError(f"profile '{name}' has no session archive ({path})")
+    return path.resolve()
+
+
 def _dispatch(args: Mapping[str, Any], store: SessionStore, current: str | None) -> str:
     session_id = args.get("session_id")
     around = args.get("around_message_id")
-    if isinstance(session_id, str) and session_id.strip() and around is not None:
-        return _scroll(store, session_id.strip(), around, args.get("window"), current)
+    if isinstance(session_id, str) and session_id.strip():
+        if around is not None:
+            return _scroll(store, session_id.strip(), around, args.get("window"), current)
+        return _read(store, session_id.strip())
     limit = _clamp(_int_or(args.get("limit", 3), 3), 1, 10)
     query = args.get("query")
     if not isinstance(query, str) or not query.strip():
@@ -262,6 +350,44 @@ def _owner_of(store: SessionStore, message_id: int) -> str | None:
     return str(row[0]) if row else None
 
 
+# ------------------------------------------------------------------ read
+
+
+def _read(store: SessionStore, session_id: str) -> str:
+    """The whole live conversation of one session (head and tail of a long one)."""
+    try:
+        resolved = store.resolve_session_id(session_id)
+    except ValueError as exc:  # a NUL or control character: refused, never prefix-matched
+        return tool_error(str(exc), success=False)
+    meta = store.get_session(resolved) if resolved else None
+    if resolved is None or meta is None:
+        return tool_error(f"session_id not found: {session_id}", success=False)
+    rows = store.read_with(live_messages, resolved)
+    total = len(rows)
+    truncated = total > READ_HEAD + READ_TAIL
+    shown = rows[:READ_HEAD] + rows[-READ_TAIL:] if truncated else rows
+    payload: dict[str, Any] = {
+        "success": True,
+        "mode": "read",
+        "session_id": resolved,
+        "session_meta": {
+            "when": format_timestamp(meta.get("started_at")),
+            "source": meta.get("source"),
+            "model": meta.get("model"),
+            "title": meta.get("title"),
+        },
+        "message_count": total,
+        "truncated": truncated,
+        "messages": [shape_message(m, max_chars=_WINDOW_CAP) for m in shown],
+    }
+    if truncated:
+        payload["message"] = (
+            f"Session has {total} messages; showing first {READ_HEAD} + last {READ_TAIL}. "
+            "Pass around_message_id (any id above) to scroll the middle."
+        )
+    return tool_result(payload)
+
+
 # ------------------------------------------------------------------ discovery
 
 
@@ -285,18 +411,28 @@ class _Lineages:
         return session_id == self.current or self.root(session_id) == self.current_root
 
 
+_Kept = dict[str, tuple[dict[str, Any], Hits | None, bool]]
+_Deferred = list[tuple[dict[str, Any], Hits, bool]]
+
+
 def _pick(
-    hits: Hits | None,
+    rows: Sequence[tuple[dict[str, Any], Hits, bool]],
     lineages: _Lineages,
-    kept: dict[str, tuple[dict[str, Any], Hits, bool]],
+    kept: _Kept,
     limit: int,
-    fallback: bool,
+    deferred: _Deferred | None = None,
 ) -> None:
-    if hits is None:
-        return
-    for row in hits.rows:
+    """Keep the first hit of each lineage, in order, until ``limit`` lineages are kept.
+
+    With ``deferred``, hits from `DEMOTED_SOURCES` are set aside there instead (they are
+    picked after every other hit, so scheduled runs never crowd out conversations).
+    """
+    for row, hits, fallback in rows:
         if len(kept) >= limit:
             return
+        if deferred is not None and row.get("source") in DEMOTED_SOURCES:
+            deferred.append((row, hits, fallback))
+            continue
         sid = row["session_id"]
         if lineages.is_current(sid):
             continue
@@ -310,15 +446,33 @@ def _collect(
     query: str,
     common: dict[str, Any],
     lineages: _Lineages,
-    kept: dict[str, tuple[dict[str, Any], Hits, bool]],
+    kept: _Kept,
     limit: int,
     *,
     fallback: bool,
 ) -> bool:
     """Fill ``kept`` with one hit per lineage, reading ranked rows page by page.
 
+    Hits from `DEMOTED_SOURCES` fill only the slots left after every other hit read.
     Returns whether the query matched anything at all.
     """
+    deferred: _Deferred = []
+    try:
+        return _collect_pages(store, query, common, lineages, kept, limit, deferred, fallback)
+    finally:
+        _pick(deferred, lineages, kept, limit)
+
+
+def _collect_pages(
+    store: SessionStore,
+    query: str,
+    common: dict[str, Any],
+    lineages: _Lineages,
+    kept: _Kept,
+    limit: int,
+    deferred: _Deferred,
+    fallback: bool,
+) -> bool:
     # The fallback ranks one bounded pool per call (NATURAL_POOL messages at least, plus
     # their neighbours): one call, and at most one wider call when its rows all sit in
     # fewer than ``limit`` lineages.
@@ -332,7 +486,7 @@ def _collect(
         if hits is None:
             return found
         found = True
-        _pick(hits, lineages, kept, limit, fallback)
+        _pick([(row, hits, fallback) for row in hits.rows], lineages, kept, limit, deferred)
         offset += page
         if len(kept) >= limit or len(hits.rows) < page or offset >= _MAX_SCAN:
             return found
@@ -358,8 +512,12 @@ def _discover(
         "sort": sort,
     }
     lineages = _Lineages(store, current)
-    kept: dict[str, tuple[dict[str, Any], Hits, bool]] = {}
+    kept: _Kept = {}
+    titled = _title_match(store, query, lineages)
+    if titled is not None:
+        kept[lineages.root(titled["session_id"])] = (titled, None, False)
     matched = _collect(store, query, common, lineages, kept, limit, fallback=False)
+    matched = matched or titled is not None
     used_fallback = False
     parsed = parse_query(query)
     if len(kept) < limit and not parsed.has_syntax and len(any_terms(parsed)) >= 2:
@@ -379,6 +537,9 @@ def _discover(
         )
     results = []
     for root, (row, row_hits, via_fallback) in kept.items():
+        if row_hits is None:  # the title match, already an entry
+            results.append(row)
+            continue
         entry = _result_entry(store, root, row, row_hits)
         if entry is None:
             continue
@@ -396,6 +557,66 @@ def _discover(
     if used_fallback:
         payload["fallback"] = "any_terms"
     return tool_result(payload)
+
+
+def _session_by_title(conn: sqlite3.Connection, title: str) -> str | None:
+    """The session a remembered title names: its latest ``"<title> #N"`` continuation, else
+    the session titled exactly ``title`` (as Hermes resolves titles)."""
+    escaped = title.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    row = conn.execute(
+        "SELECT id FROM sessions WHERE title LIKE ? ESCAPE '\\' ORDER BY started_at DESC LIMIT 1",
+        (f"{escaped} #%",),
+    ).fetchone()
+    if row is None:
+        row = conn.execute("SELECT id FROM sessions WHERE title = ?", (title,)).fetchone()
+    return str(row[0]) if row else None
+
+
+def _title_match(store: SessionStore, query: str, lineages: _Lineages) -> dict[str, Any] | None:
+    """A result for the session whose title the query names (first in the answer)."""
+    title = query.strip().strip("`'\"")
+    if not title:
+        return None
+    sid = store.read_with(_session_by_title, title)
+    if sid is None or lineages.is_current(sid):
+        return None
+    root = lineages.root(sid)
+    meta = store.get_session(root) or store.get_session(sid) or {}
+    if meta.get("source") in HIDDEN_SOURCES:
+        return None
+    messages = store.read_with(live_messages, sid)
+    anchor = messages[0]["id"] if messages else None
+    view: dict[str, Any] = {}
+    if anchor is not None:
+        view = store.read_with(anchored_view, sid, anchor, window=5, bookend=3)
+    shown_title = meta.get("title") or title
+    entry: dict[str, Any] = {
+        "session_id": sid,
+        "when": format_timestamp(meta.get("started_at")),
+        "source": meta.get("source") or "unknown",
+        "model": meta.get("model") or "unknown",
+        "title": shown_title,
+        "matched_role": "session_title",
+        "match_message_id": anchor,
+        "snippet": f"Session title matched: {shown_title}",
+        "bookend_start": [
+            shape_message(m, max_chars=_BOOKEND_CAP)
+            for m in (view.get("bookend_start") or messages[:3])
+        ],
+        "messages": [
+            shape_message(m, anchor=m["id"] == anchor, max_chars=_WINDOW_CAP)
+            for m in (view.get("window") or messages[:5])
+        ],
+        "bookend_end": [
+            shape_message(m, max_chars=_BOOKEND_CAP)
+            for m in (view.get("bookend_end") or messages[-3:])
+        ],
+        "messages_before": view.get("messages_before", 0),
+        "messages_after": view.get("messages_after", max(len(messages) - 5, 0)),
+    }
+    if root != sid:
+        entry["parent_session_id"] = root
+    return entry
 
 
 def _result_entry(
@@ -452,6 +673,52 @@ def _preview(store: SessionStore, session_id: str) -> str:
     return text if len(text) <= 60 else text[:60] + "..."
 
 
+def _compression_tip(conn: sqlite3.Connection, session_id: str) -> str:
+    """The latest continuation of a conversation that compression carried forward.
+
+    Follows children of compression-ended sessions (never branches, delegations or tool
+    runs), preferring a child that was itself compressed, then a live one, then the most
+    recently active; the walk is bounded and cycle-safe.
+    """
+    current, seen = session_id, {session_id}
+    for _ in range(100):
+        row = conn.execute(
+            "SELECT c.id FROM sessions p JOIN sessions c ON c.parent_session_id = p.id"
+            " WHERE p.id = ? AND p.end_reason = 'compression'"
+            " AND json_extract(COALESCE(c.model_config, '{}'), '$._branched_from') IS NULL"
+            " AND json_extract(COALESCE(c.model_config, '{}'), '$._delegate_from') IS NULL"
+            " AND COALESCE(c.source, '') <> 'tool'"
+            " ORDER BY CASE WHEN c.end_reason = 'compression' THEN 0"
+            "  WHEN c.ended_at IS NULL THEN 1 ELSE 2 END,"
+            " COALESCE(c.last_activity_at, c.started_at) DESC, c.started_at DESC, c.id DESC"
+            " LIMIT 1",
+            (current,),
+        ).fetchone()
+        if row is None or row[0] in seen:
+            return current
+        current = str(row[0])
+        seen.add(current)
+    return current
+
+
+def _compression_tip_row(store: SessionStore, session: dict[str, Any]) -> dict[str, Any]:
+    """``session``, or the row of its latest continuation when compression ended it."""
+    if session.get("end_reason") != "compression":
+        return session
+    try:
+        tip = store.read_with(_compression_tip, session["id"])
+    except sqlite3.OperationalError as exc:  # json_extract on a malformed model_config
+        if isinstance(exc, ArchiveBusy):
+            raise
+        return session
+    if tip == session["id"]:
+        return session
+    row = store.get_session(tip)
+    if row is None:
+        return session
+    return {**row, "last_active": row.get("last_activity_at") or row.get("started_at")}
+
+
 def _browse(store: SessionStore, limit: int, current: str | None) -> str:
     try:
         current_root = store.lineage_root(current) if current else None
@@ -470,15 +737,16 @@ def _browse(store: SessionStore, limit: int, current: str | None) -> str:
             for s in page:
                 if s["id"] in (current, current_root) or s.get("parent_session_id"):
                     continue
+                shown = _compression_tip_row(store, s)
                 results.append(
                     {
-                        "session_id": s["id"],
-                        "title": s.get("title"),
+                        "session_id": shown["id"],
+                        "title": shown.get("title"),
                         "source": s.get("source") or "unknown",
                         "started_at": s.get("started_at"),
-                        "last_active": s.get("last_active") or s.get("started_at"),
-                        "message_count": s.get("message_count") or 0,
-                        "preview": _preview(store, s["id"]),
+                        "last_active": shown.get("last_active") or shown.get("started_at"),
+                        "message_count": shown.get("message_count") or 0,
+                        "preview": _preview(store, shown["id"]),
                     }
                 )
                 if len(results) >= limit:
