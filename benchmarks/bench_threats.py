@@ -1,8 +1,14 @@
 """Throughput of the threat scanner and the egress secret scrubber.
 
 Run: .venv/bin/python benchmarks/bench_threats.py
-Prints MB/s (UTF-8 bytes scanned per second, best of several runs) for:
-  * normal ~2 KB memory entries at strict scope (the write/load path),
+Prints, for the corpora in benchmarks/threat_corpus/:
+  * payloads blocked % (every adversarial line as written and in obfuscated variants: one
+    look-alike letter, soft hyphens, U+2061, U+034F, U+3164, LRM/RLM, variation selectors,
+    full-width, mathematical bold, tag characters) — target 100 %;
+  * benign refused % (ordinary English and Chinese notes) — target <= 2 %;
+Then MB/s (UTF-8 bytes scanned per second, best of several runs) for:
+  * normal ~2 KB memory entries at strict scope (the write/load path), ASCII and mixed
+    English/Chinese/obfuscated, with the cost per KB and per 2 KB entry (target <= 1 ms),
   * a 500 KB benign text at strict scope,
   * 500 KB adversarial texts at strict scope (worst-case regex work),
   * scrub_secrets on a 2 KB turn with secrets, a 500 KB benign text and a nested payload.
@@ -11,13 +17,86 @@ Prints MB/s (UTF-8 bytes scanned per second, best of several runs) for:
 from __future__ import annotations
 
 import random
+import re
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from hermes_memory_core.redact import scrub_secrets
 from hermes_memory_core.threats import scan_for_threats
 
 SIZE = 500_000
+CORPUS = Path(__file__).resolve().parent / "threat_corpus"
+
+
+def corpus(name: str) -> list[str]:
+    text = (CORPUS / name).read_text(encoding="utf-8")
+    return [line for line in text.splitlines() if line and not line.startswith("#")]
+
+
+def decode(line: str) -> str:
+    line = re.sub(r"\\u\{([0-9A-Fa-f]+)\}", lambda m: chr(int(m[1], 16)), line)
+    return line.replace("\\n", "\n")
+
+
+def variants(payload: str) -> dict[str, str]:
+    """Obfuscated forms of ``payload`` (the ones users reported), by name."""
+    out = {"as written": payload}
+    letters = [i for i, c in enumerate(payload) if c in "aeopcxyi"]
+    if letters:
+        i = letters[len(letters) // 2]
+        cyr = dict(zip("aeopcxyi", "аеорсхуі", strict=True))
+        out["one Cyrillic letter"] = payload[:i] + cyr[payload[i]] + payload[i + 1 :]
+    for name, char in [
+        ("soft hyphen", "\u00ad"),
+        ("U+2061", "\u2061"),
+        ("U+034F", "\u034f"),
+        ("U+3164", "\u3164"),
+        ("LRM", "\u200e"),
+        ("RLM", "\u200f"),
+        ("VS16", "\ufe0f"),
+    ]:
+        # Inside every word of four letters or more, after its second letter.
+        out[name] = re.sub(r"(\w\w)(\w\w)", lambda m, c=char: m[1] + c + m[2], payload)
+    out["U+3164 for spaces"] = payload.replace(" ", "\u3164")
+    out["full-width"] = "".join(
+        chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else "\u3000" if c == " " else c for c in payload
+    )
+    out["math bold"] = "".join(
+        chr(0x1D41A + ord(c) - 97) if "a" <= c <= "z" else c for c in payload
+    )
+    if payload.isascii():
+        out["tag characters"] = "Note:\n" + "".join(
+            chr(0xE0000 + ord(c)) for c in payload.replace("\n", " ")
+        )
+    return out
+
+
+def detection() -> None:
+    payloads = [decode(line.split("\t", 1)[1]) for line in corpus("adversarial.txt")]
+    missed: list[tuple[str, str]] = []
+    total = 0
+    for payload in payloads:
+        for name, text in variants(payload).items():
+            total += 1
+            if not scan_for_threats(text, "strict"):
+                missed.append((name, text))
+    benign = corpus("benign.txt")
+    refused = [line for line in benign if scan_for_threats(line, "strict")]
+    print("detection, scope=strict")
+    blocked = 100 * (total - len(missed)) / total
+    print(
+        f"  payloads blocked   {blocked:6.2f} %  ({total - len(missed)}/{total}, "
+        f"{len(payloads)} payloads x variants)"
+    )
+    for name, text in missed:
+        print(f"    missed [{name}]: {ascii(text)[:100]}")
+    print(
+        f"  benign refused     {100 * len(refused) / len(benign):6.2f} %  "
+        f"({len(refused)}/{len(benign)} notes)"
+    )
+    for line in refused:
+        print(f"    refused: {line[:100]}")
 
 
 def best_of(fn: Callable[[], object], repeat: int) -> float:
@@ -111,12 +190,45 @@ def adversarial() -> dict[str, str]:
     }
 
 
-def main() -> None:
-    print("threat scan, scope=strict (MB/s, best of runs)")
-    entries = memory_entries(200)
-    total = sum(mb(e) for e in entries)
+def mixed_entries(count: int) -> list[str]:
+    """2 KB entries built from the benign corpus (English, Chinese, emoji, accents) with a
+    few look-alike letters and soft hyphens sprinkled in, so every normalisation step runs."""
+    rng = random.Random(11)
+    lines = corpus("benign.txt")
+    entries = []
+    for _ in range(count):
+        parts: list[str] = []
+        while sum(len(p) + 1 for p in parts) < 2000:
+            line = rng.choice(lines)
+            if rng.random() < 0.2:
+                line = line.replace("o", "\u043e", 1).replace("ing", "in\u00adg", 1)
+            parts.append(line)
+        entries.append("\n".join(parts)[:2000])
+    return entries
+
+
+def entry_cost(label: str, entries: list[str]) -> None:
+    size = sum(len(e.encode("utf-8")) for e in entries)
     t = best_of(lambda: [scan_for_threats(e, "strict") for e in entries], 5)
-    print(f"  200 x 2 KB memory entries      {total / t:8.2f} MB/s  ({t / 200 * 1e3:.3f} ms/entry)")
+    per_entry = t / len(entries) * 1e3
+    per_kb = t / (size / 1024) * 1e3
+    print(
+        f"  {label:34s} {size / 1e6 / t:8.2f} MB/s  ({per_kb:.3f} ms/KB, "
+        f"{per_entry:.3f} ms per 2 KB entry)"
+    )
+
+
+def main() -> None:
+    start = time.perf_counter()
+    scan_for_threats("warm-up ignоre", "strict")  # compiles the regexes, loads the table
+    print(
+        f"first scan (compile patterns, load confusables): {(time.perf_counter() - start) * 1e3:.0f} ms"
+    )
+    detection()
+    print("threat scan, scope=strict (MB/s, best of runs)")
+    entry_cost("200 x 2 KB memory entries (ASCII)", memory_entries(200))
+    entry_cost("200 x 2 KB entries (mixed, CJK)", mixed_entries(200))
+    entries = memory_entries(200)
 
     benign = (" ".join(memory_entries(1)) + "\n") * (SIZE // 2000)
     t = best_of(lambda: scan_for_threats(benign, "strict"), 3)

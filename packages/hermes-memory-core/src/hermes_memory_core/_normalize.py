@@ -124,6 +124,7 @@ def _char_class(ranges: Iterable[tuple[int, int]]) -> str:
 _IGNORABLE_CLASS: Final = _char_class(_IGNORABLE_RANGES)
 _IGNORABLE_RE: Final = re.compile(_IGNORABLE_CLASS + "+")
 _BLANK_RE: Final = re.compile("\u2800")
+_BETWEEN_WORDS_RE: Final = re.compile(r"(?<=\w)" + _IGNORABLE_CLASS + r"+(?=\w)")
 #: Ignorable characters that are drawn as a blank (Hangul fillers).
 _FILLER_RE: Final = re.compile("[\u115f\u1160\u3164\uffa0]")
 _TAG_LOW, _TAG_HIGH = 0xE0000, 0xE007F
@@ -184,20 +185,63 @@ def _load_confusables() -> dict[str, str]:
     }
 
 
+def _ranges(chars: Iterable[str]) -> list[tuple[int, int]]:
+    """Sorted code points merged into ``(low, high)`` runs."""
+    runs: list[tuple[int, int]] = []
+    for code in sorted({ord(c) for c in chars}):
+        if runs and runs[-1][1] == code - 1:
+            runs[-1] = (runs[-1][0], code)
+        else:
+            runs.append((code, code))
+    return runs
+
+
+def _bmp_class_regex(chars: Iterable[str]) -> re.Pattern[str]:
+    """A character-class regex for the BMP members of ``chars``.
+
+    Astral members are looked up one by one (see :data:`_ASTRAL_RE`): the regex engine tests a
+    BMP class with a bitmap but walks a list of astral ranges at every position, which is a
+    dozen times slower, and astral characters are rare after NFKC.
+    """
+    runs = [r for r in _ranges(chars) if r[1] <= 0xFFFF] or [(0xFFFF, 0xFFFF)]
+    return re.compile(_char_class(runs))
+
+
+_ASTRAL_RE: Final = re.compile("[\U00010000-\U0010ffff]")
+
+
 class _Skeleton:
-    """The confusable table compiled into one regex, plus the ``l``/``I`` look-alikes."""
+    """The confusable table compiled into class regexes, plus the ``l``/``I`` look-alikes."""
 
     def __init__(self, table: dict[str, str]) -> None:
         self.table = table
-        self.regex = re.compile(_char_class((ord(c), ord(c)) for c in sorted(table)))
+        self.regex = _bmp_class_regex(table)
         self.l_like = frozenset(c for c, t in table.items() if t == "l")
-        self.l_regex = re.compile(_char_class((ord(c), ord(c)) for c in sorted(self.l_like)))
+        self.l_regex = _bmp_class_regex(self.l_like)
+
+    def has_l_like(self, text: str) -> bool:
+        """Whether ``text`` holds a character that reads as ``l`` (and maybe ``I``)."""
+        if self.l_regex.search(text) is not None:
+            return True
+        return any(c in self.l_like for c in _ASTRAL_RE.findall(text))
 
     def apply(self, text: str, l_as_i: bool = False) -> str:
+        """``text`` with every confusable replaced by its ASCII prototype."""
         table = self.table
+        l_like = self.l_like
         if l_as_i:
-            return self.regex.sub(lambda m: "i" if m[0] in self.l_like else table[m[0]], text)
-        return self.regex.sub(lambda m: table[m[0]], text)
+
+            def swap(match: re.Match[str]) -> str:
+                return "i" if match[0] in l_like else table[match[0]]
+        else:
+
+            def swap(match: re.Match[str]) -> str:
+                return table[match[0]]
+
+        text = self.regex.sub(swap, text)
+        if _ASTRAL_RE.search(text) is not None:
+            text = _ASTRAL_RE.sub(lambda m: swap(m) if m[0] in table else m[0], text)
+        return text
 
 
 @functools.cache
@@ -240,7 +284,10 @@ def matching_forms(text: str) -> list[str]:
     skeleton = _skeleton()
     bases = [text]
     if _IGNORABLE_RE.search(text) is not None:
-        bases = [_IGNORABLE_RE.sub("", text), _IGNORABLE_RE.sub(" ", text)]
+        bases = [_IGNORABLE_RE.sub("", text)]
+        if _BETWEEN_WORDS_RE.search(text) is not None:
+            # Only an invisible character between two word characters can stand for a space.
+            bases.append(_IGNORABLE_RE.sub(" ", text))
         if _FILLER_RE.search(text) is not None and _IGNORABLE_RE.search(_FILLER_RE.sub("", text)):
             # Hangul fillers render as a blank: read them as spaces while the zero-width
             # characters around them are removed (fillers between words, soft hyphens inside).
@@ -253,7 +300,7 @@ def matching_forms(text: str) -> list[str]:
             continue
         # The skeleton runs before case folding (Greek capital Nu looks like N, its small
         # form like v) and again after it, for small forms that only folding produced.
-        variants = [False, True] if skeleton.l_regex.search(base) is not None else [False]
+        variants = [False, True] if skeleton.has_l_like(base) else [False]
         for l_as_i in variants:
             form = skeleton.apply(base, l_as_i).casefold()
             forms.append(form if form.isascii() else skeleton.apply(form, l_as_i))

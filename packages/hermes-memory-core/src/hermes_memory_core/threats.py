@@ -259,7 +259,7 @@ _UPLOAD = (
     r"|(?m:^)(?>[^\n]*?(?<![a-z0-9])wget(?![a-z0-9]))[^\n]*?--(?:post-file|body-file)"
     r"|(?m:^)(?>[^\n]*?(?<![a-z0-9])(?:nc|ncat|netcat|socat)(?![a-z0-9]))[^\n<|]{1,256}<"
     r"\s{0,4}[^\s<]"
-    r"|\|\s{0,4}(?:nc|ncat|netcat)\s"
+    r"|(?m:^)(?>[^\n]*?\|\s{0,4}(?:nc|ncat|netcat)\s)"
     r"|(?m:^)(?>[^\n]*?(?<![a-z0-9])(?:invoke-webrequest|invoke-restmethod|iwr|irm)"
     r"(?![a-z0-9]))[^\n]*?-infile(?![a-z0-9])"
 )
@@ -537,6 +537,12 @@ def _pattern_source() -> tuple[tuple[str, str, str], ...]:
     )
 
 
+#: The command words of ``exfil_upload``; its regex is only tried at the start of a line
+#: that holds one of them.
+_UPLOAD_WORD: Final = re.compile(
+    r"\b(?:curl|wget|nc|ncat|netcat|socat|iwr|irm|invoke-webrequest|invoke-restmethod)\b"
+)
+
 #: Patterns matched against the raw text, not the normalised forms.
 _RAW_IDS: Final = frozenset({"invisible_tag_text"})
 
@@ -561,7 +567,7 @@ _REQUIRED: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
     "exfil_url_template": (("//",), ("{", "%7b", "$", "<", "[")),
     "invisible_tag_text": (),
     # Every match contains a verb (the reverse word orders end with it).
-    "prompt_injection_multilingual": (_CJK_VERBS + _RU_VERBS + _EU_VERBS,),
+    "prompt_injection_multilingual": (),  # verbs: see _multilingual_matches
     "role_hijack": (("you",), ("now",)),
     "role_pretend": (("pretend",),),
     "leak_system_prompt": (("output",), ("prompt",)),
@@ -673,6 +679,18 @@ _PLANS: Final[dict[str, _Plan]] = {
         _VERBS, ("agents.md", "claude.md", ".cursorrules", ".clinerules"), 673, spaced=True
     ),
     "hermes_config_mod": _Plan(_VERBS, (".hermes/",), 680, spaced=True),
+    "ssh_access": _Plan(
+        (
+            *(v.split("\\")[0] for v in _SSH_VERBS.split("|") if "?" not in v),
+            "email",
+            "e-mail",
+            ".ssh",
+            "id_",
+        ),
+        (".ssh", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"),
+        700,
+        spaced=True,
+    ),
     "hardcoded_secret": _Plan(("api", "token", "secret", "password"), ("=", ":"), 32, spaced=True),
 }
 
@@ -867,10 +885,57 @@ class _Texts:
         return self._spaced
 
 
+def _upload_matches(pattern: ThreatPattern, text: str) -> bool:
+    """``exfil_upload``: every branch starts at a line start; try only lines with a command."""
+    checked_until = -1
+    for word in _UPLOAD_WORD.finditer(text):
+        if word.start() < checked_until:
+            continue
+        line_start = text.rfind("\n", 0, word.start()) + 1
+        line_end = text.find("\n", word.end())
+        checked_until = len(text) if line_end < 0 else line_end
+        if pattern.regex.match(text, line_start) is not None:
+            return True
+    return False
+
+
+@functools.cache
+def _multilingual_heads() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """Regexes finding the keywords a translated override starts with, and its verbs."""
+    plan = _plans()["prompt_injection_multilingual"]
+    heads = sorted(plan.heads, key=len, reverse=True)
+    verbs = sorted({fold_keyword(w) for w in _CJK_VERBS + _RU_VERBS + _EU_VERBS}, key=len)
+    return (
+        re.compile("|".join(re.escape(h) for h in heads)),
+        re.compile("|".join(re.escape(v).replace(r"\ ", r"\s+") for v in reversed(verbs))),
+    )
+
+
+def _multilingual_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
+    """The translated override: a verb must occur; then the regex runs at each keyword.
+
+    One alternation regex finds the keywords (the engine skips ahead on their first
+    letters), instead of one ``str.count`` per keyword.
+    """
+    heads, verbs = _multilingual_heads()
+    text, probe = texts.spaced()
+    if verbs.search(probe) is None:
+        return False
+    starts = [m.start() for m in heads.finditer(probe)]
+    if len(starts) * _DENSE_SPACING > len(probe) or len(probe) != len(text):
+        return pattern.regex.search(text) is not None
+    match = pattern.regex.match
+    return any(match(text, start) is not None for start in starts)
+
+
 def _pattern_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
     """``pattern.regex.search(folded) is not None``, computed at few candidate positions."""
+    if pattern.id == "prompt_injection_multilingual":
+        return _multilingual_matches(pattern, texts)
     plan = _plans().get(pattern.id)
     if plan is None:
+        if pattern.id == "exfil_upload":
+            return _upload_matches(pattern, texts.folded)
         return pattern.regex.search(texts.folded) is not None
     text, probe = texts.spaced() if plan.spaced else (texts.folded, texts.probe)
     if len(probe) != len(text):  # lower() changed a length: offsets would not line up
