@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hermes_memory_builtin.guidance import MEMORY_GUIDANCE
 from hermes_memory_cli._context import CLIError, Context
 from hermes_memory_cli._install import install_command
 
@@ -98,8 +99,14 @@ def _new_manager(home: Path, session_id: str) -> Any:
     return manager
 
 
+def _memory_blocks(prompt: str) -> str:
+    """The remembered part of the system prompt (the fixed guidance block left out)."""
+    return prompt.removeprefix(MEMORY_GUIDANCE).strip()
+
+
 def _prompt_summary(prompt: str) -> str:
-    return prompt if prompt.strip() else "(empty: nothing is remembered yet)"
+    memory = _memory_blocks(prompt)
+    return memory if memory else "(empty: nothing is remembered yet)"
 
 
 def _memory_call(say: _Narrator, manager: Any, call: dict[str, Any]) -> None:
@@ -161,8 +168,12 @@ def run_demo(ctx: Context, home: Path) -> None:
     say.header(f"Session 1 ({ids[0]}): the agent learns about the user")
     manager = _new_manager(home, ids[0])
     say.do("agent starts; system prompt memory: " + _prompt_summary(manager.build_system_prompt()))
+    say.detail(
+        f"(the prompt also opens with the memory guidance block, {len(MEMORY_GUIDANCE):,} chars,"
+        " telling the model what is worth saving)"
+    )
     messages = _turns(say, manager, ids[0], SESSION_1)
-    frozen = manager.build_system_prompt()
+    frozen = _memory_blocks(manager.build_system_prompt())
     say.do(
         "system prompt is still the frozen snapshot taken at session start: "
         + ("unchanged, empty" if not frozen.strip() else "unchanged")
@@ -173,14 +184,14 @@ def run_demo(ctx: Context, home: Path) -> None:
     say.header(f"Session 2 ({ids[1]}): a new session sees the saved facts")
     manager = _new_manager(home, ids[1])
     say.do("agent starts; system prompt memory now holds what session 1 saved:")
-    say.detail(manager.build_system_prompt())
+    say.detail(_memory_blocks(manager.build_system_prompt()))
     messages = _turns(say, manager, ids[1], SESSION_2)
     _end(say, manager, messages, ids[1])
 
     say.header(f"Session 3 ({ids[2]}): finding an earlier conversation")
     manager = _new_manager(home, ids[2])
     say.do("system prompt memory now (the replace from session 2 is in):")
-    say.detail(manager.build_system_prompt())
+    say.detail(_memory_blocks(manager.build_system_prompt()))
     manager.on_turn_start(1, QUESTION_3)
     say.do(f"user: {QUESTION_3}")
     say.do("assistant calls session_search(query='retention')   (English)")
