@@ -32,12 +32,17 @@ __all__ = [
 ]
 
 _HEADER = struct.Struct("<f")
+_MIN_SCALE = float(np.finfo(np.float32).tiny)  # smallest normal float32
+_MAX_PEAK = float(np.finfo(np.float32).max)
 
 
 def quantize_int8(vector: Sequence[float]) -> bytes:
     """``vector`` as a scale followed by one signed byte per dimension.
 
-    :raises ValueError: empty, or holds NaN / infinity.
+    Each value comes back within half a step (``max |x| / 254``); a vector whose values are
+    all below about 1e-36 in size is stored as the zero vector.
+
+    :raises ValueError: empty, holds NaN / infinity, or values beyond the float32 range.
     """
     array = np.asarray(vector, dtype=np.float64)
     if array.ndim != 1 or array.size == 0:
@@ -45,7 +50,11 @@ def quantize_int8(vector: Sequence[float]) -> bytes:
     if not np.all(np.isfinite(array)):
         raise ValueError("quantize_int8: the vector holds NaN or infinity")
     peak = float(np.max(np.abs(array)))
-    scale = peak / 127.0 if peak > 0 else 1.0
+    if peak > _MAX_PEAK:
+        raise ValueError("quantize_int8: values beyond the float32 range")
+    scale = float(np.float32(peak / 127.0))  # what the blob stores, so dequantising agrees
+    if scale < _MIN_SCALE:  # |x| below ~1e-36 everywhere: stored as the zero vector
+        return _HEADER.pack(1.0) + bytes(array.size)
     quantized = np.clip(np.rint(array / scale), -127, 127).astype(np.int8)
     return _HEADER.pack(scale) + quantized.tobytes()
 
