@@ -1,0 +1,23 @@
+# Sourced by .ci/run: start Debian's PostgreSQL, create the test role and database, and export
+# the DSN the PostgreSQL tests use (tests/postgres, tests/backends). Idempotent.
+# Locally: `source .ci/postgres.sh` as root (or run the same steps by hand; see CONTRIBUTING.md).
+if ! command -v pg_ctlcluster >/dev/null 2>&1 || ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+fi
+_hm_pg_version="$(ls /usr/lib/postgresql | sort -V | tail -n 1)"
+if ! pg_lsclusters -h | awk -v v="$_hm_pg_version" '$1 == v && $2 == "main"' | grep -q .; then
+    pg_createcluster "$_hm_pg_version" main >/dev/null
+fi
+pg_ctlcluster "$_hm_pg_version" main start >/dev/null 2>&1 || true
+for _ in $(seq 1 30); do
+    su postgres -c "psql -qtAc 'SELECT 1'" >/dev/null 2>&1 && break
+    sleep 1
+done
+su postgres -c "psql -qtAc \"SELECT 1 FROM pg_roles WHERE rolname = 'hermes_test'\"" | grep -q 1 \
+    || su postgres -c "psql -qc \"CREATE ROLE hermes_test LOGIN PASSWORD 'hermes_test' CREATEDB\""
+su postgres -c "psql -qtAc \"SELECT 1 FROM pg_database WHERE datname = 'hermes_test'\"" | grep -q 1 \
+    || su postgres -c "psql -qc 'CREATE DATABASE hermes_test OWNER hermes_test'"
+export HERMES_MEMORY_TEST_PG_DSN="postgresql://hermes_test:hermes_test@127.0.0.1:5432/hermes_test"
+# The fault tests restart this server in the middle of a run of turns.
+export HERMES_MEMORY_TEST_PG_RESTART="pg_ctlcluster $_hm_pg_version main restart"
+unset _hm_pg_version

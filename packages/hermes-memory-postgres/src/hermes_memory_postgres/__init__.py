@@ -1,0 +1,1 @@
+"""Both hermes-memory tiers on PostgreSQL (see the package README)."""
