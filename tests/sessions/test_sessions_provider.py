@@ -94,7 +94,7 @@ def test_session_end_switch_and_tool(tmp_path: Path) -> None:
     p.sync_turn("new topic entirely", "sure")
     p.on_session_end([])
     store = p.store
-    assert store.get_session("old")["end_reason"] == "session_switch"
+    assert store.get_session("old")["end_reason"] == "compression"  # continued by "cont"
     assert store.get_session("cont")["parent_session_id"] == "old"
     assert store.get_session("cont")["end_reason"] == "session_reset"
     assert store.get_session("fresh")["parent_session_id"] is None

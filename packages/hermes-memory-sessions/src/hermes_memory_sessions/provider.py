@@ -337,7 +337,11 @@ class SessionArchiveProvider(MemoryProvider):
         compression or ``/branch``); without one — ``/new``, ``/reset``, ``/resume`` — the
         new session starts its own lineage, so the old conversation stays findable from it.
         An existing session (``/resume``) is reused as is. The old session ends with
-        ``session_reset`` when ``reset`` is true, else ``session_switch``.
+        ``session_reset`` when ``reset`` is true; with ``compression`` when the new session
+        continues it (``parent_session_id`` is the old session), so a titled conversation's
+        continuation gets the next numbered title (``"x"`` → ``"x #2"``); else with
+        ``session_switch``. An ``end_reason=`` keyword overrides this (``"branched"`` for a
+        ``/branch``, which keeps the parent's title to itself).
         """
         old = self._session_id
         if not new_session_id or new_session_id == old:
@@ -350,7 +354,15 @@ class SessionArchiveProvider(MemoryProvider):
         with self._lock:
             store = self.store
             if old and store.get_session(old) is not None:
-                store.end_session(old, "session_reset" if reset else "session_switch")
+                reason = kwargs.get("end_reason")
+                if not isinstance(reason, str) or not reason.strip():
+                    if reset:
+                        reason = "session_reset"
+                    elif parent and parent == old:
+                        reason = "compression"
+                    else:
+                        reason = "session_switch"
+                store.end_session(old, reason.strip())
             if parent and store.get_session(parent) is None:
                 parent = ""
             self._ensure_session(new_session_id, parent)

@@ -72,6 +72,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import sqlite3
 import threading
 import time
@@ -82,6 +83,7 @@ from typing import Any, TypeVar
 
 from hermes_memory_sessions import hermesdb, schema
 from hermes_memory_sessions.cjk import cjk_index_text
+from hermes_memory_sessions.sqlite_reads import SqliteArchiveReads
 
 __all__ = [
     "STALE_END_REASON",
@@ -142,6 +144,57 @@ _INVISIBLE = {
 }  # fmt: skip
 
 
+#: Title provenance and its rank: an automatic title never replaces one of equal or higher
+#: rank; a title with no recorded provenance counts as the user's.
+TITLE_SOURCES: dict[str, int] = {
+    "derived": 0,
+    "branch_fallback": 0,
+    "llm": 1,
+    "branch": 1,
+    "user": 2,
+}
+_NUMBERED_TITLE = re.compile(r"^(.*?) #(\d+)$")
+
+
+def _next_title_in_lineage(conn: sqlite3.Connection, title: str) -> str:
+    match = _NUMBERED_TITLE.match(title)
+    base = match.group(1) if match else title
+    escaped = base.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    taken = [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT title FROM sessions WHERE title = ? OR title LIKE ? ESCAPE '\\'",
+            (base, f"{escaped} #%"),
+        )
+    ]
+    if not taken:
+        return base
+    numbers = [1]
+    for existing in taken:
+        numbered = _NUMBERED_TITLE.match(existing)
+        if numbered and numbered.group(1) == base:
+            numbers.append(int(numbered.group(2)))
+    return f"{base} #{max(numbers) + 1}"
+
+
+def _is_compression_ancestor(conn: sqlite3.Connection, holder: str, session_id: str) -> bool:
+    """Whether ``holder`` is reached from ``session_id`` through compression hops only."""
+    current, seen = session_id, {session_id}
+    for _ in range(1000):
+        row = conn.execute(
+            "SELECT p.id, p.end_reason FROM sessions c JOIN sessions p"
+            " ON p.id = c.parent_session_id WHERE c.id = ?",
+            (current,),
+        ).fetchone()
+        if row is None or row[1] != "compression" or row[0] in seen:
+            return False
+        if row[0] == holder:
+            return True
+        current = str(row[0])
+        seen.add(current)
+    return False
+
+
 def sanitize_title(title: str | None) -> str | None:
     """Clean a session title; None for an empty result.
 
@@ -200,7 +253,7 @@ def cjk_document(role: Any, content: Any, tool_calls: Any) -> str | None:
     return cjk_index_text(text)
 
 
-class SessionStore:
+class SessionStore(SqliteArchiveReads):
     """The session archive over one SQLite file (see the module docstring for the API).
 
     Args:
@@ -449,36 +502,63 @@ class SessionStore:
         """Create a session row (no-op if ``session_id`` already exists); returns the id.
 
         ``title`` is sanitised and must be unique (ValueError otherwise). ``started_at``
-        defaults to now (epoch seconds).
+        defaults to now (epoch seconds). A continuation of a titled session that compression
+        ended gets the next numbered title of the lineage (``"x"`` → ``"x #2"``) unless a
+        title is given, with the parent's title provenance.
         """
         session_id = _check_id(session_id)
         clean = sanitize_title(title)
+        provenance = "user" if clean is not None else None
         with self._write() as conn:
             if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
                 return session_id
+            if clean is None and parent_session_id:
+                parent = conn.execute(
+                    "SELECT title, title_source, end_reason FROM sessions WHERE id = ?",
+                    (parent_session_id,),
+                ).fetchone()
+                if parent and parent[0] and parent[2] == "compression":
+                    clean = _next_title_in_lineage(conn, str(parent[0]))
+                    provenance = parent[1] or "user"
             if clean is not None:
                 self._check_title_free(conn, clean, session_id)
             conn.execute(
-                "INSERT INTO sessions(id, source, model, parent_session_id, title, started_at,"
-                " last_activity_at) VALUES (?, ?, ?, ?, ?, ?, NULL)",
+                "INSERT INTO sessions(id, source, model, parent_session_id, title, title_source,"
+                " started_at, last_activity_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)",
                 (
                     session_id,
                     source or "cli",
                     model,
                     parent_session_id or None,
                     clean,
+                    provenance,
                     float(started_at) if started_at is not None else time.time(),
                 ),
             )
         return session_id
 
+    def get_next_title_in_lineage(self, title: str) -> str:
+        """The title for the next continuation: ``"x"`` → ``"x #2"`` → ``"x #3"``.
+
+        A trailing `` #N`` of ``title`` is dropped to find the base; the base itself is
+        returned while no session uses it or a numbered form of it (the unnumbered title
+        counts as #1).
+        """
+        with self.read() as conn:
+            return _next_title_in_lineage(conn, title)
+
     @staticmethod
     def _check_title_free(conn: sqlite3.Connection, title: str, session_id: str) -> None:
+        """Refuse a title in use, except by a compression ancestor: it moves to the heir."""
         row = conn.execute(
             "SELECT id FROM sessions WHERE title = ? AND id != ?", (title, session_id)
         ).fetchone()
-        if row is not None:
-            raise ValueError(f"Title '{title}' is already in use by session {row[0]}")
+        if row is None:
+            return
+        if _is_compression_ancestor(conn, str(row[0]), session_id):
+            conn.execute("UPDATE sessions SET title = NULL WHERE id = ?", (row[0],))
+            return
+        raise ValueError(f"Title '{title}' is already in use by session {row[0]}")
 
     def end_session(self, session_id: str, end_reason: str) -> bool:
         """Mark a session ended; the first writer wins. True if this call ended it."""
@@ -490,20 +570,35 @@ class SessionStore:
             )
             return cur.rowcount > 0
 
-    def set_title(self, session_id: str, title: str | None) -> str | None:
-        """Set (or with None/blank, clear) a session's title; returns the stored title.
+    def set_title(self, session_id: str, title: str | None, *, source: str = "user") -> str | None:
+        """Set (or with None/blank, clear) a session's title; returns the title now stored.
 
-        Raises ValueError for an unknown session, a too-long title, or one already in use.
+        ``source`` is the title's provenance (`TITLE_SOURCES`): ``"user"`` always wins; an
+        automatic title (``"derived"``, ``"llm"``, ``"branch"``, ``"branch_fallback"``) lands
+        only on an untitled session or over a title of lower rank, so it never overwrites a
+        user's (the stored title is returned unchanged then). A title held by a compression
+        ancestor moves to this session (the ancestor's becomes NULL).
+
+        Raises ValueError for an unknown session or provenance, a too-long title, or a
+        title already in use by another conversation.
         """
+        if source not in TITLE_SOURCES:
+            raise ValueError(f"title source must be one of {sorted(TITLE_SOURCES)}")
         clean = sanitize_title(title)
         with self._write() as conn:
-            if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
+            row = conn.execute(
+                "SELECT title, title_source FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+            if row is None:
                 raise ValueError(f"session_id not found: {session_id}")
+            held = TITLE_SOURCES.get(row[1] or "user", TITLE_SOURCES["user"])
+            if source != "user" and row[0] is not None and held >= TITLE_SOURCES[source]:
+                return str(row[0])
             if clean is not None:
                 self._check_title_free(conn, clean, session_id)
             conn.execute(
-                "UPDATE sessions SET title = ?, title_source = 'user' WHERE id = ?",
-                (clean, session_id),
+                "UPDATE sessions SET title = ?, title_source = ? WHERE id = ?",
+                (clean, source if clean is not None else None, session_id),
             )
         return clean
 
