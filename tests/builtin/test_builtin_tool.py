@@ -32,7 +32,7 @@ def test_schema_shape() -> None:
         "operations",
     }
     assert params["properties"]["target"]["enum"] == ["memory", "user"]
-    assert params["properties"]["action"]["enum"] == ["add", "replace", "remove"]
+    assert params["properties"]["action"]["enum"] == ["add", "replace", "remove", "pending"]
     assert params["properties"]["operations"]["type"] == "array"
     assert params["properties"]["operations"]["items"]["required"] == ["action"]
     for keyword in ("allOf", "anyOf", "oneOf", "enum", "not"):

@@ -13,6 +13,7 @@ fix. Without ``strict`` the problem is recorded in ``MemoryStore.load_problems``
 
 from hermes_memory_builtin.errors import MemoryFileError, UnsafeMemoryPath
 from hermes_memory_builtin.format import ENTRY_DELIMITER, MEMORY_BLOCK_HEADERS
+from hermes_memory_builtin.pending import PendingError, PendingStore
 from hermes_memory_builtin.provider import BuiltinMemoryProvider
 from hermes_memory_builtin.store import (
     DEFAULT_MEMORY_CHAR_LIMIT,
@@ -20,7 +21,7 @@ from hermes_memory_builtin.store import (
     MAX_CONSOLIDATION_FAILURES_PER_TURN,
     MemoryStore,
 )
-from hermes_memory_builtin.tool import MEMORY_SCHEMA, memory_schema, memory_tool
+from hermes_memory_builtin.tool import MEMORY_SCHEMA, list_pending, memory_schema, memory_tool
 
 __all__ = [
     "DEFAULT_MEMORY_CHAR_LIMIT",
@@ -32,7 +33,10 @@ __all__ = [
     "BuiltinMemoryProvider",
     "MemoryFileError",
     "MemoryStore",
+    "PendingError",
+    "PendingStore",
     "UnsafeMemoryPath",
+    "list_pending",
     "memory_schema",
     "memory_tool",
 ]

@@ -50,8 +50,8 @@ class BuiltinMemoryProvider(MemoryProvider):
     :param hermes_home: the Hermes home directory; defaults to the ``hermes_home`` passed to
         `initialize`, then to ``$HERMES_HOME`` / ``~/.hermes``.
     :param config: the parsed ``config.yaml``; its ``memory:`` section is read for
-        ``memory_enabled``, ``user_profile_enabled``, ``memory_char_limit`` and
-        ``user_char_limit``.
+        ``memory_enabled``, ``user_profile_enabled``, ``memory_char_limit``,
+        ``user_char_limit`` and ``write_approval``.
     :raises ValueError: when one of those settings has an unusable value.
     """
 
@@ -72,6 +72,10 @@ class BuiltinMemoryProvider(MemoryProvider):
         )
         self.user_profile_enabled = parse_flag(
             "user_profile_enabled", section.get("user_profile_enabled"), default=True
+        )
+        #: The approval gate (``memory.write_approval``): stage every ``memory`` tool write.
+        self.write_approval = parse_flag(
+            "write_approval", section.get("write_approval"), default=False
         )
         self._memory_char_limit = section.get("memory_char_limit", DEFAULT_MEMORY_CHAR_LIMIT)
         self._user_char_limit = section.get("user_char_limit", DEFAULT_USER_CHAR_LIMIT)
@@ -159,10 +163,22 @@ class BuiltinMemoryProvider(MemoryProvider):
         return "\n\n".join(block for block in blocks if block)
 
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
-        """Answer a ``memory`` tool call with the tool's JSON result."""
+        """Answer a ``memory`` tool call with the tool's JSON result.
+
+        ``origin`` (keyword, set by the host — e.g. ``MemoryManager.run_review`` passes
+        ``"background_review"``; never read from ``args``) is the write origin: an
+        unattended background review may add but its replace/remove steps are staged.
+        With ``memory.write_approval`` every write is staged.
+        """
         if tool_name != "memory":
             return memory_tool_error(f"Provider builtin does not handle tool '{tool_name}'")
-        return memory_tool(args, self._store)
+        origin = kwargs.get("origin")
+        return memory_tool(
+            args,
+            self._store,
+            origin=origin if isinstance(origin, str) and origin else None,
+            write_approval=self.write_approval,
+        )
 
     def on_turn_start(self, turn_number: int, message: str, **kwargs: Any) -> None:
         """Reset the per-turn consolidation-failure counter."""
@@ -196,6 +212,15 @@ class BuiltinMemoryProvider(MemoryProvider):
                 "type": "integer",
                 "default": DEFAULT_USER_CHAR_LIMIT,
                 "minimum": 1,
+            },
+            {
+                "key": "write_approval",
+                "description": (
+                    "Stage every memory tool write for a person to apply or reject "
+                    "(hermes-memory memory pending)."
+                ),
+                "type": "boolean",
+                "default": False,
             },
         ]
 

@@ -826,6 +826,56 @@ class MemoryStore:
         Add/replace contents are checked like `add` content (separator, credentials, threat
         scan alone and on the final joined entries).
         """
+        return self._batch(target, operations, origin=origin)
+
+    def resolve_batch(
+        self,
+        target: str,
+        operations: Iterable[Any],
+        *,
+        origin: str | None = None,
+        allow_empty: bool = False,
+    ) -> Result:
+        """Dry run of `apply_batch`: the same checks under the lock, nothing written.
+
+        The answer is what `apply_batch` would answer now; on success it also holds
+        ``matched_entries``: ``{op index (1-based): the full entry text}`` of every replace
+        and remove step, the exact entries a staged change is pinned to. ``allow_empty``
+        checks a single ``remove`` (which may delete the last entry) rather than a batch.
+        """
+        return self._batch(target, operations, origin=origin, dry_run=True, allow_empty=allow_empty)
+
+    def apply_pinned(
+        self,
+        target: str,
+        operations: Iterable[Any],
+        pinned: dict[int, str],
+        *,
+        origin: str | None = None,
+        allow_empty: bool = False,
+    ) -> Result:
+        """Apply a staged change whose replace/remove steps are pinned to exact entries.
+
+        ``pinned`` maps op indexes (1-based) to the full entry each replace/remove step was
+        reviewed against; the step touches exactly that entry (no substring matching). If
+        any pinned entry is no longer in the file as it was, nothing is applied and the
+        answer is a failure with ``stale_entry``. ``allow_empty`` lets a staged single
+        ``remove`` delete the last entry, as a direct `remove` may.
+        """
+        return self._batch(
+            target, operations, origin=origin, pinned=pinned, allow_empty=allow_empty
+        )
+
+    def _batch(
+        self,
+        target: str,
+        operations: Iterable[Any],
+        *,
+        origin: str | None,
+        dry_run: bool = False,
+        pinned: dict[int, str] | None = None,
+        allow_empty: bool = False,
+    ) -> Result:
         if target not in TARGET_FILES:
             return self._invalid_target(target)
         if not isinstance(operations, list):
@@ -879,6 +929,9 @@ class MemoryStore:
             def abort(message: str) -> _Outcome:
                 return fail(message + BATCH_SUFFIX)
 
+            for entry in (pinned or {}).values():
+                if entry not in entries:
+                    return _Outcome(_stale_error(entry))
             working = list(entries)
             new_metas = dict(metas)
             replaced: dict[int, str] = {}
@@ -912,7 +965,13 @@ class MemoryStore:
                     return abort(f"{label}: old_text is required.")
                 if action == "replace" and not content:
                     return abort(f"{label}: content is required (use action='remove' to delete).")
-                matches = _distinct(working, _locate(working, old))
+                if pinned is not None and index in pinned:
+                    exact = [i for i, entry in enumerate(working) if entry == pinned[index]]
+                    if not exact:
+                        return _Outcome(_stale_error(pinned[index]))
+                    matches = exact[:1]
+                else:
+                    matches = _distinct(working, _locate(working, old))
                 if not matches:
                     return abort(f"{label}: no entry matched '{old}'.")
                 if len(matches) > 1:
@@ -934,7 +993,7 @@ class MemoryStore:
                     origin=origin,
                 )
             working = dedupe(working)
-            if entries and not working:
+            if entries and not working and not allow_empty:
                 return fail(
                     f"Refusing to empty {name}: this batch would remove every entry from a "
                     "previously non-empty store. Keep at least one entry — merge overlapping "
@@ -963,6 +1022,9 @@ class MemoryStore:
             result = self._success(
                 target, working, f"Applied {len(ops)} operation(s).", **extra_fields
             )
+            if dry_run:
+                result["matched_entries"] = {**replaced, **removed}
+                return _Outcome(result)
             if working == entries:
                 return _Outcome(result)
             return _Outcome(result, working, new_metas)
@@ -975,6 +1037,19 @@ class MemoryStore:
     ) -> dict[int, str]:
         shown = [self._echo(target, [text], metas)[0] for text in items.values()]
         return dict(zip(items, shown, strict=True))
+
+
+def _stale_error(entry: str) -> Result:
+    return {
+        "success": False,
+        "error": (
+            "Entry changed since it was staged, so this write was not applied: "
+            f"'{preview(entry)}' is no longer in memory as it was when the change was "
+            "reviewed. Nothing was changed; reject this proposal and stage the change again "
+            "against the current entries if it is still wanted."
+        ),
+        "stale_entry": entry,
+    }
 
 
 def _approved(meta: EntryMeta) -> EntryMeta:

@@ -14,10 +14,18 @@ import logging
 from typing import Any
 
 from hermes_memory_builtin.format import TARGET_FILES, char_count, format_count_usage
+from hermes_memory_builtin.pending import (
+    BACKGROUND_REVIEW,
+    WRITE_APPROVAL,
+    PendingError,
+    PendingStore,
+)
+from hermes_memory_builtin.scan import scan_entries
 from hermes_memory_builtin.store import MemoryStore
+from hermes_memory_core.redact import scrub_secrets
 from hermes_memory_core.toolresult import tool_result
 
-__all__ = ["MEMORY_SCHEMA", "memory_schema", "memory_tool"]
+__all__ = ["MEMORY_SCHEMA", "list_pending", "memory_schema", "memory_tool"]
 
 logger = logging.getLogger(__name__)
 
@@ -67,8 +75,11 @@ MEMORY_SCHEMA: dict[str, Any] = {
         "properties": {
             "action": {
                 "type": "string",
-                "enum": ["add", "replace", "remove"],
-                "description": "Single-change shape. Omit when using 'operations'.",
+                "enum": ["add", "replace", "remove", "pending"],
+                "description": (
+                    "Single-change shape. Omit when using 'operations'. 'pending' lists "
+                    "changes staged for a person's approval (read-only)."
+                ),
             },
             "target": {
                 "type": "string",
@@ -143,21 +154,46 @@ def _fail(message: str, **extra: Any) -> str:
     return tool_result({"success": False, "error": message, **extra})
 
 
-def memory_tool(args: dict[str, Any] | None, store: MemoryStore | None) -> str:
+def memory_tool(
+    args: dict[str, Any] | None,
+    store: MemoryStore | None,
+    *,
+    origin: str | None = None,
+    write_approval: bool = False,
+) -> str:
     """Run one ``memory`` tool call against ``store`` and return the JSON answer.
 
     ``args`` holds ``target`` and either ``action`` (+ ``content``/``new_text``/``old_text``)
     or ``operations``. The answer is the store's result dict, serialised. An unexpected
     internal error is logged and answered as a failure, never raised to the caller.
+
+    :param origin: who is writing, recorded in the entry metadata (default: the store's
+        ``write_origin``). It comes from the host, never from ``args`` (an ``origin`` key
+        there is ignored). ``"background_review"`` (an unattended review) turns on the
+        background-review gate: adds are applied, replace/remove steps are staged as a
+        proposal (`hermes_memory_builtin.pending`).
+    :param write_approval: the approval gate (``memory.write_approval``): every write is
+        staged for a person to apply or reject, whatever the origin.
+
+    Staged answers are ``{"success": true, "staged": true, "pending_id": ..., ...}``;
+    invalid writes are refused exactly as without a gate and never staged. ``action:
+    "pending"`` lists the proposals of ``target`` (read-only: applying or rejecting one is
+    for a person, with ``hermes-memory memory pending``).
     """
     try:
-        return _dispatch(args, store)
+        return _dispatch(args, store, origin=origin, write_approval=write_approval)
     except Exception as exc:
         logger.exception("memory tool failed")
         return _fail(f"Memory tool failed unexpectedly: {exc}. Nothing further was changed.")
 
 
-def _dispatch(args: dict[str, Any] | None, store: MemoryStore | None) -> str:
+def _dispatch(
+    args: dict[str, Any] | None,
+    store: MemoryStore | None,
+    *,
+    origin: str | None,
+    write_approval: bool,
+) -> str:
     if store is None:
         return _fail("Memory is not available. It may be disabled in config or this environment.")
     if not isinstance(args, dict):
@@ -176,12 +212,15 @@ def _dispatch(args: dict[str, Any] | None, store: MemoryStore | None) -> str:
             f"Built-in {TARGET_FILES[target]} writes are disabled in memory config.",
             target=target,
         )
+    gate = _Gate(store, target, origin, write_approval)
     operations = args.get("operations")
     if operations:
         if not isinstance(operations, list):
             return _fail("operations must be a list of {action, content?, old_text?} objects.")
-        return tool_result(store.apply_batch(target, operations))
+        return tool_result(gate.batch(operations))
     action = args.get("action")
+    if action == "pending":
+        return tool_result(list_pending(store, target))
     if action is None or action == "":
         return _fail(
             "Missing required parameter: provide either 'action' (add, replace or remove, "
@@ -193,7 +232,7 @@ def _dispatch(args: dict[str, Any] | None, store: MemoryStore | None) -> str:
     if action == "add":
         if not content:
             return _fail("Content is required for 'add' action.")
-        return tool_result(store.add(target, content))
+        return tool_result(gate.add(content))
     if not old_text:
         entries = store.visible_entries(target)
         message = (
@@ -214,5 +253,181 @@ def _dispatch(args: dict[str, Any] | None, store: MemoryStore | None) -> str:
     if action == "replace":
         if not content:
             return _fail("content is required for 'replace' action.")
-        return tool_result(store.replace(target, old_text, content))
-    return tool_result(store.remove(target, old_text))
+        return tool_result(gate.replace(old_text, content))
+    return tool_result(gate.remove(old_text))
+
+
+_STAGED_NOTE = "This change is staged, not saved: do not repeat it."
+
+
+class _Gate:
+    """The approval gate and the background-review gate in front of one store call."""
+
+    def __init__(
+        self, store: MemoryStore, target: str, origin: str | None, write_approval: bool
+    ) -> None:
+        self.store = store
+        self.target = target
+        self.origin = origin or store.write_origin
+        self.approval = write_approval
+        self.unattended = origin == BACKGROUND_REVIEW
+
+    def add(self, content: str) -> dict[str, Any]:
+        if not self.approval:
+            return self.store.add(self.target, content, origin=self.origin)
+        return self._stage([{"action": "add", "content": content}], single=True)
+
+    def replace(self, old_text: str, content: str) -> dict[str, Any]:
+        if not (self.approval or self.unattended):
+            return self.store.replace(self.target, old_text, content, origin=self.origin)
+        op = {"action": "replace", "old_text": old_text, "content": content}
+        return self._stage([op], single=True)
+
+    def remove(self, old_text: str) -> dict[str, Any]:
+        if not (self.approval or self.unattended):
+            return self.store.remove(self.target, old_text, origin=self.origin)
+        return self._stage([{"action": "remove", "old_text": old_text}], single=True)
+
+    def batch(self, operations: list[Any]) -> dict[str, Any]:
+        destructive = any(
+            isinstance(op, dict) and op.get("action") in ("replace", "remove") for op in operations
+        )
+        if self.approval or (self.unattended and destructive):
+            return self._stage(operations, single=False)
+        return self.store.apply_batch(self.target, operations, origin=self.origin)
+
+    def _stage(self, operations: list[Any], *, single: bool) -> dict[str, Any]:
+        """Validate ``operations`` now (dry run under the lock), then stage them pinned."""
+        store, target = self.store, self.target
+        checked = store.resolve_batch(target, operations, origin=self.origin, allow_empty=single)
+        if (
+            single
+            and operations[0]["action"] == "add"
+            and checked.get("success") is True
+            and scrub_secrets(operations[0]["content"].strip()) in store.entries(target)
+        ):
+            # Already saved: nothing to approve (the answer a direct add would give).
+            return store.add(target, operations[0]["content"], origin=self.origin)
+        if checked.get("success") is not True:
+            return checked
+        matched: dict[int, str] = checked.get("matched_entries") or {}
+        ops = [_staged_op(op, matched.get(i)) for i, op in enumerate(operations, start=1)]
+        saved = 0
+        reason = WRITE_APPROVAL if self.approval else BACKGROUND_REVIEW
+        if reason == BACKGROUND_REVIEW and not single:
+            adds = [op for op in ops if op["action"] == "add"]
+            rest = [op for op in ops if op["action"] != "add"]
+            if adds:
+                result = store.apply_batch(target, adds, origin=self.origin)
+                if result.get("success") is True:
+                    saved, ops = len(adds), rest
+        try:
+            pending_id, known = PendingStore(store.memory_dir).stage(
+                target, ops, reason=reason, origin=self.origin, single=single
+            )
+        except PendingError as exc:
+            logger.warning("memory write not staged: %s", exc)
+            saved_note = (
+                f" {saved} addition(s) of the batch were saved; its replace/remove steps were not."
+                if saved
+                else ""
+            )
+            return {
+                "success": False,
+                "error": f"Could not stage this change for review ({exc}); it was not "
+                f"applied.{saved_note}",
+                "additions_saved": saved,
+            }
+        shown = [_shown_op(target, op) for op in ops]
+        if reason == BACKGROUND_REVIEW:
+            return {
+                "success": True,
+                "staged": True,
+                "proposal_staged": True,
+                "pending_id": pending_id,
+                "additions_saved": saved,
+                "target": target,
+                "operations": shown,
+                "message": (
+                    f"{'Already proposed' if known else 'Proposal staged'} (id {pending_id}): "
+                    "an unattended review may add entries but not replace or remove them, so "
+                    f"{'these steps wait' if len(ops) > 1 else 'this step waits'} for a person "
+                    "to apply or reject with `hermes-memory memory pending`."
+                    + (f" {saved} addition(s) were saved." if saved else "")
+                ),
+                "note": _STAGED_NOTE,
+            }
+        return {
+            "success": True,
+            "staged": True,
+            "pending_id": pending_id,
+            "target": target,
+            "operations": shown,
+            "message": (
+                f"{'Already staged' if known else 'Staged'} for approval (id {pending_id}): "
+                "memory writes need a person's approval here (memory.write_approval). It is "
+                "not in memory until applied with `hermes-memory memory pending apply "
+                f"{pending_id}`."
+            ),
+            "note": _STAGED_NOTE,
+        }
+
+
+def _staged_op(op: Any, matched: str | None) -> dict[str, Any]:
+    """A normalised copy of one operation as it is stored, pinned to ``matched``."""
+    assert isinstance(op, dict)  # resolve_batch refused anything else
+    action = str(op["action"])
+    staged: dict[str, Any] = {"action": action}
+    content = op.get("content")
+    if content is None:
+        content = op.get("new_text")
+    if action in ("add", "replace"):
+        staged["content"] = scrub_secrets((_text_arg(content) or "").strip())
+    if action in ("replace", "remove"):
+        staged["old_text"] = _text_arg(op.get("old_text")) or ""
+        if matched is not None:
+            staged["matched_entry"] = matched
+    return staged
+
+
+def _shown_op(target: str, op: dict[str, Any]) -> dict[str, Any]:
+    """An operation as it may be shown to the model (flagged texts as placeholders)."""
+    shown = dict(op)
+    for key in ("content", "matched_entry"):
+        if isinstance(shown.get(key), str) and shown[key]:
+            shown[key] = scan_entries(target, [shown[key]]).entries[0]
+    return shown
+
+
+def list_pending(store: MemoryStore, target: str | None = None) -> dict[str, Any]:
+    """The proposals waiting in ``store``'s directory, in the tool's answer shape.
+
+    ``{"success": true, "pending": [{"pending_id", "target", "reason", "created",
+    "operations"}], "count": n, "message": ...}``; texts the threat scan flags are shown as
+    ``[BLOCKED: ...]`` placeholders. A broken proposals file answers ``success: false``.
+    """
+    try:
+        records = PendingStore(store.memory_dir).proposals(target)
+    except PendingError as exc:
+        return {"success": False, "error": f"Cannot read pending proposals: {exc}"}
+    items = [
+        {
+            "pending_id": r["id"],
+            "target": r["target"],
+            "reason": r.get("reason", ""),
+            "created": r.get("created", ""),
+            "operations": [_shown_op(r["target"], op) for op in r["operations"]],
+        }
+        for r in records
+    ]
+    return {
+        "success": True,
+        "pending": items,
+        "count": len(items),
+        "message": (
+            f"{len(items)} proposal(s) wait for a person's decision; only a person can apply "
+            "or reject them (`hermes-memory memory pending`)."
+            if items
+            else "No proposals are pending."
+        ),
+    }
