@@ -28,16 +28,10 @@ from typing import Any
 
 from hermes_memory_core.config import ConfigError, load_config, resolve_home
 from hermes_memory_core.toolresult import tool_error, tool_result
+from hermes_memory_sessions.protocol import SessionArchive
 from hermes_memory_sessions.query import any_terms, parse_query
 from hermes_memory_sessions.schema import ArchiveBusy
-from hermes_memory_sessions.search import (
-    NATURAL_POOL,
-    Hits,
-    anchored_view,
-    find_hits,
-    live_messages,
-    shape_message,
-)
+from hermes_memory_sessions.search import NATURAL_POOL, Hits, shape_message
 from hermes_memory_sessions.store import SessionStore
 
 __all__ = ["HIDDEN_SOURCES", "SESSION_SEARCH_SCHEMA", "format_timestamp", "session_search"]
@@ -170,7 +164,7 @@ def _roles(value: Any) -> list[str]:
 def session_search(
     args: Mapping[str, Any] | None,
     *,
-    store: SessionStore,
+    store: SessionArchive,
     current_session_id: str | None = None,
     home: str | Path | None = None,
 ) -> str:
@@ -196,7 +190,7 @@ def session_search(
 
 
 def _with_profile(
-    args: Mapping[str, Any], store: SessionStore, current: str | None, home: str | Path | None
+    args: Mapping[str, Any], store: SessionArchive, current: str | None, home: str | Path | None
 ) -> str:
     """Answer from another profile's archive when ``profile`` (or ``profile/id``) asks."""
     profile = args.get("profile")
@@ -215,7 +209,8 @@ def _with_profile(
         path = _profile_archive(profile.strip(), home)
     except ValueError as exc:
         return tool_error(str(exc), success=False)
-    if path == store.path.resolve():
+    own = getattr(store, "path", None)
+    if isinstance(own, Path) and path == own.resolve():
         return _dispatch(args, store, current)
     try:
         other = SessionStore(path, read_only=True)
@@ -248,7 +243,7 @@ def _profile_archive(name: str, home: str | Path | None) -> Path:
     return path.resolve()
 
 
-def _dispatch(args: Mapping[str, Any], store: SessionStore, current: str | None) -> str:
+def _dispatch(args: Mapping[str, Any], store: SessionArchive, current: str | None) -> str:
     session_id = args.get("session_id")
     around = args.get("around_message_id")
     if isinstance(session_id, str) and session_id.strip():
@@ -271,7 +266,7 @@ def _dispatch(args: Mapping[str, Any], store: SessionStore, current: str | None)
 
 
 def _scroll(
-    store: SessionStore, session_id: str, around: Any, window_arg: Any, current: str | None
+    store: SessionArchive, session_id: str, around: Any, window_arg: Any, current: str | None
 ) -> str:
     if not session_id:
         return tool_error("scroll requires session_id", success=False)
@@ -344,16 +339,14 @@ def _scroll(
     return tool_result(payload)
 
 
-def _owner_of(store: SessionStore, message_id: int) -> str | None:
-    with store.read() as conn:
-        row = conn.execute("SELECT session_id FROM messages WHERE id = ?", (message_id,)).fetchone()
-    return str(row[0]) if row else None
+def _owner_of(store: SessionArchive, message_id: int) -> str | None:
+    return store.message_session(message_id)
 
 
 # ------------------------------------------------------------------ read
 
 
-def _read(store: SessionStore, session_id: str) -> str:
+def _read(store: SessionArchive, session_id: str) -> str:
     """The whole live conversation of one session (head and tail of a long one)."""
     try:
         resolved = store.resolve_session_id(session_id)
@@ -362,7 +355,7 @@ def _read(store: SessionStore, session_id: str) -> str:
     meta = store.get_session(resolved) if resolved else None
     if resolved is None or meta is None:
         return tool_error(f"session_id not found: {session_id}", success=False)
-    rows = store.read_with(live_messages, resolved)
+    rows = store.live_messages(resolved)
     total = len(rows)
     truncated = total > READ_HEAD + READ_TAIL
     shown = rows[:READ_HEAD] + rows[-READ_TAIL:] if truncated else rows
@@ -394,7 +387,7 @@ def _read(store: SessionStore, session_id: str) -> str:
 class _Lineages:
     """Cached lineage roots for one tool call."""
 
-    def __init__(self, store: SessionStore, current: str | None) -> None:
+    def __init__(self, store: SessionArchive, current: str | None) -> None:
         self.store = store
         self.cache: dict[str, str] = {}
         self.current = current
@@ -442,7 +435,7 @@ def _pick(
 
 
 def _collect(
-    store: SessionStore,
+    store: SessionArchive,
     query: str,
     common: dict[str, Any],
     lineages: _Lineages,
@@ -464,7 +457,7 @@ def _collect(
 
 
 def _collect_pages(
-    store: SessionStore,
+    store: SessionArchive,
     query: str,
     common: dict[str, Any],
     lineages: _Lineages,
@@ -480,9 +473,7 @@ def _collect_pages(
     offset = 0
     found = False
     while True:
-        hits = store.read_with(
-            find_hits, query, any_terms=fallback, limit=page, offset=offset, **common
-        )
+        hits = store.find_hits(query, any_terms=fallback, limit=page, offset=offset, **common)
         if hits is None:
             return found
         found = True
@@ -499,7 +490,7 @@ def _collect_pages(
 
 
 def _discover(
-    store: SessionStore,
+    store: SessionArchive,
     query: str,
     limit: int,
     sort: str | None,
@@ -572,23 +563,23 @@ def _session_by_title(conn: sqlite3.Connection, title: str) -> str | None:
     return str(row[0]) if row else None
 
 
-def _title_match(store: SessionStore, query: str, lineages: _Lineages) -> dict[str, Any] | None:
+def _title_match(store: SessionArchive, query: str, lineages: _Lineages) -> dict[str, Any] | None:
     """A result for the session whose title the query names (first in the answer)."""
     title = query.strip().strip("`'\"")
     if not title:
         return None
-    sid = store.read_with(_session_by_title, title)
+    sid = store.session_by_title(title)
     if sid is None or lineages.is_current(sid):
         return None
     root = lineages.root(sid)
     meta = store.get_session(root) or store.get_session(sid) or {}
     if meta.get("source") in HIDDEN_SOURCES:
         return None
-    messages = store.read_with(live_messages, sid)
+    messages = store.live_messages(sid)
     anchor = messages[0]["id"] if messages else None
     view: dict[str, Any] = {}
     if anchor is not None:
-        view = store.read_with(anchored_view, sid, anchor, window=5, bookend=3)
+        view = store.get_anchored_view(sid, anchor, window=5, bookend=3)
     shown_title = meta.get("title") or title
     entry: dict[str, Any] = {
         "session_id": sid,
@@ -620,7 +611,7 @@ def _title_match(store: SessionStore, query: str, lineages: _Lineages) -> dict[s
 
 
 def _result_entry(
-    store: SessionStore, root: str, row: dict[str, Any], hits: Hits
+    store: SessionArchive, root: str, row: dict[str, Any], hits: Hits
 ) -> dict[str, Any] | None:
     sid = row["session_id"]
     mid = row["id"]
@@ -632,8 +623,7 @@ def _result_entry(
         return None
     root_meta = store.get_session(root) or {}
     hit_meta = root_meta if root == sid else (store.get_session(sid) or {})
-    with store.read() as conn:
-        snippet = hits.snippet(conn, mid)
+    snippet = store.hit_snippet(hits, mid)
     started = root_meta.get("started_at") or hit_meta.get("started_at")
     entry: dict[str, Any] = {
         "session_id": sid,
@@ -660,16 +650,11 @@ def _result_entry(
 # ------------------------------------------------------------------ browse
 
 
-def _preview(store: SessionStore, session_id: str) -> str:
-    with store.read() as conn:
-        row = conn.execute(
-            "SELECT content FROM messages WHERE session_id = ? AND role = 'user'"
-            " AND content IS NOT NULL AND content != '' ORDER BY id LIMIT 1",
-            (session_id,),
-        ).fetchone()
-    if not row:
+def _preview(store: SessionArchive, session_id: str) -> str:
+    first = store.first_user_message(session_id)
+    if not first:
         return ""
-    text = " ".join(str(row[0]).split())[:63]
+    text = " ".join(first.split())[:63]
     return text if len(text) <= 60 else text[:60] + "..."
 
 
@@ -701,12 +686,12 @@ def _compression_tip(conn: sqlite3.Connection, session_id: str) -> str:
     return current
 
 
-def _compression_tip_row(store: SessionStore, session: dict[str, Any]) -> dict[str, Any]:
+def _compression_tip_row(store: SessionArchive, session: dict[str, Any]) -> dict[str, Any]:
     """``session``, or the row of its latest continuation when compression ended it."""
     if session.get("end_reason") != "compression":
         return session
     try:
-        tip = store.read_with(_compression_tip, session["id"])
+        tip = store.compression_tip(session["id"])
     except sqlite3.OperationalError as exc:  # json_extract on a malformed model_config
         if isinstance(exc, ArchiveBusy):
             raise
@@ -719,7 +704,7 @@ def _compression_tip_row(store: SessionStore, session: dict[str, Any]) -> dict[s
     return {**row, "last_active": row.get("last_activity_at") or row.get("started_at")}
 
 
-def _browse(store: SessionStore, limit: int, current: str | None) -> str:
+def _browse(store: SessionArchive, limit: int, current: str | None) -> str:
     try:
         current_root = store.lineage_root(current) if current else None
         results: list[dict[str, Any]] = []

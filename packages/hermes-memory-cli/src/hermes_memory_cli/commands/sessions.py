@@ -38,14 +38,9 @@ def resolve(store: SessionStore | None, prefix: str) -> str:
         if found is not None:
             return found
         if prefix:
-            esc = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            with store.read() as conn:
-                rows = conn.execute(
-                    "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
-                    (esc + "%", _CANDIDATES_SHOWN + 1),
-                ).fetchall()
+            rows = store.matching_session_ids(prefix, _CANDIDATES_SHOWN + 1)
             if len(rows) > 1:
-                shown = ", ".join(str(r[0]) for r in rows[:_CANDIDATES_SHOWN])
+                shown = ", ".join(rows[:_CANDIDATES_SHOWN])
                 more = " and more" if len(rows) > _CANDIDATES_SHOWN else ""
                 raise CLIError(
                     f"session id prefix {prefix!r} is ambiguous: {shown}{more}; "
@@ -231,10 +226,7 @@ def _count_matches(
     """How many messages match (at most `COUNT_CAP`; ``COUNT_CAP + 1`` means more)."""
     if shown < limit:
         return shown
-    from hermes_memory_sessions.search import find_hits
-
-    with store.read() as conn:
-        found = find_hits(conn, query, role_filter=roles, limit=COUNT_CAP + 1)
+    found = store.find_hits(query, role_filter=roles, limit=COUNT_CAP + 1)
     return max(shown, len(found.rows) if found is not None else 0)
 
 
