@@ -49,6 +49,9 @@ class MemoryConfig:
     ``on_delegation``), ``tool_timeout`` for its tools, and ``shutdown_timeout`` for draining
     queued syncs and for ``on_session_end`` / ``shutdown``. ``recall_max_chars`` and
     ``recall_max_lines`` cap the external provider's recall before it is scanned.
+    ``nudge_interval`` (user turns, 0 = off), ``review_timeout`` (seconds) and
+    ``review_max_turns`` (model calls) drive the background memory review
+    (`hermes_memory_core.review`); ``write_approval`` stages every ``memory`` tool write.
     """
 
     memory_enabled: bool = True
@@ -64,6 +67,8 @@ class MemoryConfig:
     recall_max_chars: int = 8000
     recall_max_lines: int = 200
     write_approval: bool = False
+    review_timeout: float = 120.0
+    review_max_turns: int = 8
 
 
 @dataclass(frozen=True)
@@ -154,6 +159,8 @@ def _parse_memory(section: Mapping[str, Any], path: Path) -> MemoryConfig:
         "recall_max_chars": as_positive_int,
         "recall_max_lines": as_positive_int,
         "write_approval": as_bool,
+        "review_timeout": _as_seconds,
+        "review_max_turns": as_positive_int,
     }
     # Keys Hermes itself uses in this section that we accept and ignore.
     tolerated = {"flush_min_turns", "memory_mode"}

@@ -51,6 +51,7 @@ from typing import Any, Literal, cast
 
 import pluggy
 
+from hermes_memory_core import review as _review
 from hermes_memory_core.config import HermesConfig, load_config, resolve_home
 from hermes_memory_core.fencing import (
     DEFAULT_RECALL_MAX_CHARS,
@@ -254,6 +255,12 @@ class MemoryManager:
     :param recall_max_lines: … and to this many lines (default 200; ``memory.recall_max_lines``).
     :param hermes_home: passed to providers' `initialize` as ``hermes_home``.
     :param scrub_secrets: mask credentials in everything handed to providers (default on).
+    :param nudge_interval: user turns without a ``memory`` call before `review_due` (default
+        10, 0 disables; ``memory.nudge_interval``). See `hermes_memory_core.review`.
+    :param review_timeout: seconds a `run_review` may take (default 120;
+        ``memory.review_timeout``).
+    :param review_max_turns: model calls a `run_review` may make (default 8;
+        ``memory.review_max_turns``).
     :raises ValueError: a timeout that is not a positive number, or ``max_queued`` < 1.
     """
 
@@ -269,6 +276,9 @@ class MemoryManager:
         recall_max_lines: int = DEFAULT_RECALL_MAX_LINES,
         hermes_home: str | Path | None = None,
         scrub_secrets: bool = True,
+        nudge_interval: int = _review.DEFAULT_NUDGE_INTERVAL,
+        review_timeout: float = _review.DEFAULT_REVIEW_TIMEOUT,
+        review_max_turns: int = _review.DEFAULT_REVIEW_MAX_TURNS,
     ) -> None:
         for label, value in (
             ("prefetch_timeout", prefetch_timeout),
@@ -295,6 +305,11 @@ class MemoryManager:
         self.recall_max_lines = recall_max_lines
         self.hermes_home = Path(hermes_home).expanduser() if hermes_home is not None else None
         self.scrub = scrub_secrets
+        self._review = _review.ReviewCoordinator(
+            nudge_interval=nudge_interval,
+            review_timeout=review_timeout,
+            review_max_turns=review_max_turns,
+        )
         self.config: HermesConfig | None = None
         self.session_id = ""
         self._slots: list[_Slot] = []
@@ -356,6 +371,9 @@ class MemoryManager:
         options.setdefault("shutdown_timeout", config.memory.shutdown_timeout)
         options.setdefault("recall_max_chars", config.memory.recall_max_chars)
         options.setdefault("recall_max_lines", config.memory.recall_max_lines)
+        options.setdefault("nudge_interval", config.memory.nudge_interval)
+        options.setdefault("review_timeout", config.memory.review_timeout)
+        options.setdefault("review_max_turns", config.memory.review_max_turns)
         manager = cls(hermes_home=config.home, **options)
         manager.config = config
         wanted = []
@@ -581,8 +599,11 @@ class MemoryManager:
         must not be recorded), ``model`` (the chat model's name, e.g. ``"gpt-4o"``; the
         archive stores it on the session row), ``session_title``, ``user_id``,
         ``parent_session_id``. Strings other than identifiers are scrubbed of secrets.
+        ``prior_user_turns`` (an int, for a resumed session: the user turns it already had)
+        is not passed on; it resumes the review nudge count (`review_due`).
         """
         with self._using("initialize_all"):
+            self._review.nudge.hydrate(kwargs.pop("prior_user_turns", 0))
             self.session_id = session_id
             home = self.hermes_home if self.hermes_home is not None else resolve_home()
             kwargs.setdefault("hermes_home", str(home))
@@ -617,8 +638,13 @@ class MemoryManager:
             return "\n\n".join(blocks)
 
     def on_turn_start(self, turn_number: int, message: str, **kwargs: Any) -> None:
-        """Tell providers a user turn begins (extras passed where accepted)."""
+        """Tell providers a user turn begins (extras passed where accepted).
+
+        Also cancels a background review still running (`run_review`; without waiting) and
+        counts the turn for `review_due`.
+        """
         with self._using("on_turn_start"):
+            self._review.on_turn_start(memory_tool=self.has_tool(MEMORY_TOOL_NAME))
             message = self._scrub(message)
             kwargs = self._scrub_kwargs(kwargs)
             for slot in self._snapshot():
@@ -663,10 +689,17 @@ class MemoryManager:
         rewound: bool = False,
         **kwargs: Any,
     ) -> None:
-        """The agent continues under ``new_session_id`` (no-op for an empty id)."""
+        """The agent continues under ``new_session_id`` (no-op for an empty id).
+
+        ``prior_user_turns`` (int) resumes the review nudge count as `initialize_all` does;
+        without it a ``reset`` starts the count at 0 and a continuation keeps it.
+        """
         with self._using("on_session_switch"):
             if not new_session_id:
                 return
+            prior = kwargs.pop("prior_user_turns", None)
+            if prior is not None or reset:
+                self._review.nudge.hydrate(prior or 0)
             # Turns queued for the old session must land before providers close or end it.
             if not self._drain(self.shutdown_timeout):
                 logger.warning(
@@ -749,6 +782,7 @@ class MemoryManager:
             if self._closed:
                 return
             self._closed = True
+            self._review.cancel()
             # Calls that passed the closed check before us finish first (bounded).
             deadline = time.monotonic() + self.shutdown_timeout
             while self._active:
@@ -932,6 +966,8 @@ class MemoryManager:
                 slot = self._tool_routes.get(name)
             if slot is None:
                 return tool_error(f"No memory provider handles tool '{name}'")
+            if name == MEMORY_TOOL_NAME:
+                self._review.on_memory_call()
             if args is None:
                 args = {}
             if isinstance(args, str):
@@ -1016,6 +1052,53 @@ class MemoryManager:
                     bound=self.hook_timeout,
                     metadata=meta,
                 )
+
+    # ----------------------------------------------------------------- review nudge
+    @property
+    def review_due(self) -> bool:
+        """True once ``nudge_interval`` user turns (`on_turn_start` calls) passed without a
+        ``memory`` tool call; cleared by a memory call or by `run_review`. Logic and
+        details: `hermes_memory_core.review`."""
+        return self._review.nudge.due
+
+    def review_prompt(self) -> str:
+        """The request a review appends to the conversation (`review.REVIEW_PROMPT`)."""
+        return _review.REVIEW_PROMPT
+
+    def review_messages(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``messages`` (recall blocks stripped) plus the review prompt, for a host that
+        runs the review with its own model loop; it should pass ``origin=
+        "background_review"`` to `handle_tool_call` for the memory calls that come back."""
+        return _review.review_messages(messages)
+
+    def run_review(
+        self,
+        llm: _review.ReviewModel | Callable[..., Any],
+        messages: list[dict[str, Any]],
+        *,
+        background: bool = True,
+    ) -> _review.ReviewHandle:
+        """Run the background memory review with the host's model callable.
+
+        Call it after the reply was delivered (typically when `review_due`). ``llm(messages,
+        tools)`` is a `hermes_memory_core.review.ReviewModel`; its ``memory`` calls run
+        through `handle_tool_call` with ``origin="background_review"`` (the builtin store
+        applies adds and stages replace/remove for a person). Bounded by
+        ``review_max_turns`` model calls and ``review_timeout`` seconds; the next
+        `on_turn_start` (or `shutdown_all`) cancels it. ``background=False`` runs it on the
+        calling thread. Returns a `ReviewHandle` (``wait()``, ``cancel()``, ``result``).
+        :raises ManagerClosedError: after `shutdown_all`.
+        """
+        with self._using("run_review"):
+            schemas = [s for s in self.get_all_tool_schemas() if s.get("name") == MEMORY_TOOL_NAME]
+        from hermes_memory_core.toolformats import to_openai_tools
+
+        def execute(name: str, args: dict[str, Any]) -> str:
+            return self.handle_tool_call(name, args, origin=_review.BACKGROUND_REVIEW_ORIGIN)
+
+        return self._review.start(
+            llm, messages, tools=to_openai_tools(schemas), execute=execute, background=background
+        )
 
     # ----------------------------------------------------------------- internals
     def _check_open(self, operation: str) -> None:
