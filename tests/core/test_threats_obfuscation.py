@@ -183,6 +183,7 @@ def _obfuscate(text: str, rng: random.Random) -> str:
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
     derandomize=True,
+    database=None,
 )
 @given(index=st.integers(0, len(ADVERSARIAL) - 1), rng=st.randoms(use_true_random=False))
 def test_payloads_survive_confusables_and_invisible_insertion(
@@ -193,7 +194,7 @@ def test_payloads_survive_confusables_and_invisible_insertion(
     assert scan_for_threats(obfuscated, "strict"), (category, payload, ascii(obfuscated))
 
 
-@settings(max_examples=100, deadline=None, derandomize=True)
+@settings(max_examples=100, deadline=None, derandomize=True, database=None)
 @given(index=st.integers(0, len(ADVERSARIAL) - 1))
 def test_ascii_payloads_survive_tag_encoding(index: int) -> None:
     _, payload = ADVERSARIAL[index]
@@ -208,7 +209,7 @@ def test_ascii_payloads_survive_tag_encoding(index: int) -> None:
     }
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
 @given(text=st.text(max_size=200))
 def test_arbitrary_text_never_raises(text: str) -> None:
     assert isinstance(scan_for_threats(text, "strict"), list)
@@ -279,3 +280,9 @@ def test_every_format_character_is_ignored_when_matching() -> None:
         if unicodedata.category(chr(code)) == "Cf" and code not in covered
     ]
     assert missing == []
+
+
+@pytest.mark.parametrize("blank", ["\u3164", "\u00ad", "\u2061", "\u2800"])
+def test_invisible_for_a_space_next_to_punctuation(blank: str) -> None:
+    assert "read_secrets" in scan_for_threats(f"cat{blank}~/.aws/credentials", "strict")
+    assert "ssh_access" in scan_for_threats(f"ls{blank}~/.ssh", "strict")

@@ -124,7 +124,7 @@ def _char_class(ranges: Iterable[tuple[int, int]]) -> str:
 _IGNORABLE_CLASS: Final = _char_class(_IGNORABLE_RANGES)
 _IGNORABLE_RE: Final = re.compile(_IGNORABLE_CLASS + "+")
 _BLANK_RE: Final = re.compile("\u2800")
-_BETWEEN_WORDS_RE: Final = re.compile(r"(?<=\w)" + _IGNORABLE_CLASS + r"+(?=\w)")
+_BETWEEN_WORDS_RE: Final = re.compile(r"(?<=\S)" + _IGNORABLE_CLASS + r"+(?=\S)")
 #: Ignorable characters that are drawn as a blank (Hangul fillers).
 _FILLER_RE: Final = re.compile("[\u115f\u1160\u3164\uffa0]")
 _TAG_LOW, _TAG_HIGH = 0xE0000, 0xE007F
@@ -286,7 +286,7 @@ def matching_forms(text: str) -> list[str]:
     if _IGNORABLE_RE.search(text) is not None:
         bases = [_IGNORABLE_RE.sub("", text)]
         if _BETWEEN_WORDS_RE.search(text) is not None:
-            # Only an invisible character between two word characters can stand for a space.
+            # Only an invisible character between two visible ones can stand for a space.
             bases.append(_IGNORABLE_RE.sub(" ", text))
         if _FILLER_RE.search(text) is not None and _IGNORABLE_RE.search(_FILLER_RE.sub("", text)):
             # Hangul fillers render as a blank: read them as spaces while the zero-width

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Final, Literal, NamedTuple
 
 from hermes_memory_core._normalize import TAG_PAYLOAD_RE, fold_keyword, matching_forms
@@ -199,6 +199,10 @@ _SSH_ACCESS = (
     + r"\S{0,64}?[^\w\s]{0,3}\s+(?:\S{1,64}\s+){0,4}?(?:send|upload|post|paste|exfiltrate|"
     + r"leak|e-?mail)(?![a-z0-9])"
 )
+_FILLERS = "\u115f\u1160\u3164\uffa0"
+#: A letter that is not Hangul (nor a filler): Latin, Cyrillic, Greek, look-alikes, CJK.
+_NON_HANGUL_LETTER = r"[^\W\d_\u1100-\u11ff\u3130-\u318f\uac00-\ud7af\uffa0-\uffdc]"
+_FILLER_GLUE = f"{_NON_HANGUL_LETTER}[{_FILLERS}]|[{_FILLERS}]{_NON_HANGUL_LETTER}"
 _ROLE = r"(?:system|user|assistant|developer|tool|model)(?![a-z0-9])"
 #: Chat-template control markup: ChatML, Llama 2/3, Gemma, Harmony, Zephyr. ``[|l]``: the
 #: skeleton reads look-alikes of ``|`` (``ǀ``, ``∣``) as ``l``.
@@ -322,6 +326,9 @@ _PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
     ("exfil_url_template", "all", _URL_TEMPLATE),
     # A payload written in invisible tag characters; matched on the raw text (see _RAW_IDS).
     ("invisible_tag_text", "all", TAG_PAYLOAD_RE.pattern),
+    # A Hangul filler (drawn as a blank) glued to a letter of another script: Korean text
+    # never does that; an obfuscated payload does (raw text, see _RAW_IDS).
+    ("hangul_filler_in_text", "all", _FILLER_GLUE),
     # Built on first use from translated keywords (see _multilingual_source).
     ("prompt_injection_multilingual", "all", "(?!)"),
     # ---- context ----------------------------------------------------------------------------
@@ -543,8 +550,13 @@ _UPLOAD_WORD: Final = re.compile(
     r"\b(?:curl|wget|nc|ncat|netcat|socat|iwr|irm|invoke-webrequest|invoke-restmethod)\b"
 )
 
-#: Patterns matched against the raw text, not the normalised forms.
-_RAW_IDS: Final = frozenset({"invisible_tag_text"})
+#: Patterns matched against the raw text, not the normalised forms, and the cheap test that
+#: must hold before their regex runs.
+_RAW_GATES: Final[dict[str, Callable[[str], bool]]] = {
+    "invisible_tag_text": lambda text: max(text) >= "\U000e0020",
+    "hangul_filler_in_text": lambda text: any(c in text for c in _FILLERS),
+}
+_RAW_IDS: Final = frozenset(_RAW_GATES)
 
 
 #: Literals that every match of a pattern necessarily contains (lower case): each inner tuple
@@ -566,6 +578,7 @@ _REQUIRED: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
     "role_markup": (("<", "["),),
     "exfil_url_template": (("//",), ("{", "%7b", "$", "<", "[")),
     "invisible_tag_text": (),
+    "hangul_filler_in_text": (),
     # Every match contains a verb (the reverse word orders end with it).
     "prompt_injection_multilingual": (),  # verbs: see _multilingual_matches
     "role_hijack": (("you",), ("now",)),
@@ -968,7 +981,7 @@ def _iter_findings(text: str, scope: str) -> Iterator[tuple[str, str]]:
     forms = [_Texts(form) for form in matching_forms(text)]
     for pattern in patterns:
         if pattern.id in _RAW_IDS:
-            if max(text) >= "\U000e0020" and pattern.regex.search(text) is not None:
+            if _RAW_GATES[pattern.id](text) and pattern.regex.search(text) is not None:
                 yield "pattern", pattern.id
             continue
         required = _required()[pattern.id]
