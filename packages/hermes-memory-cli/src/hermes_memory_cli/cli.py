@@ -175,6 +175,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _handler(p, "memory:edit")
 
+    p = add(msub, "pending", "changes staged for approval (background review, write_approval)")
+    p.add_argument(
+        "pending_action",
+        nargs="?",
+        choices=["list", "apply", "reject"],
+        metavar="list|apply|reject",
+        help="list proposals (default), apply one, or reject one",
+    )
+    p.add_argument("pending_id", nargs="?", help="the proposal's id (shown by list)")
+    _handler(p, "memory:pending")
+
     # ---------------------------------------------------------------- sessions
     sessions = add(sub, "sessions", "the session archive (<home>/hermes-memory/sessions.db)")
     ssub = sessions.add_subparsers(dest="sessions_command", metavar="ACTION", parser_class=_Parser)

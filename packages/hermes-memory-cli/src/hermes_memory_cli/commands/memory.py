@@ -534,3 +534,153 @@ def _edit_report(
     for note in notes:
         ctx.say(f"note: {note}")
     ctx.say("The agent sees this from its next session on.")
+
+
+# ---------------------------------------------------------------------- pending
+_PENDING_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
+
+
+def pending(ctx: Context) -> int:
+    """``memory pending [list | apply ID | reject ID]``: proposals staged by the write gates.
+
+    An unattended background review may add entries but its replace/remove steps are staged;
+    with ``memory.write_approval: true`` every write of the agent is. ``list`` (the default)
+    is a read command; ``apply`` writes through the store's checks and refuses a step whose
+    entry changed since it was staged; ``reject`` drops a proposal.
+    """
+    action: str = ctx.args.pending_action or "list"
+    pending_id: str | None = ctx.args.pending_id
+    if action == "list":
+        if pending_id is not None:
+            raise CLIError("'memory pending list' takes no id", code=2)
+        return _pending_list(ctx)
+    if pending_id is None:
+        raise CLIError(
+            f"give the id of the proposal to {action} (see `{_prog(ctx)} memory pending`)",
+            code=2,
+        )
+    if not _PENDING_ID.fullmatch(pending_id):
+        raise CLIError(f"{pending_id!r} is not a proposal id (see `{_prog(ctx)} memory pending`)")
+    if action == "apply":
+        return _pending_apply(ctx, pending_id)
+    return _pending_reject(ctx, pending_id)
+
+
+def _pending_store(ctx: Context, *, create: bool) -> tuple[Any, Any]:
+    from hermes_memory_builtin.pending import PendingStore
+
+    store = ctx.memory_store(create=create)
+    return store, PendingStore(store.memory_dir)
+
+
+def _proposals(pending_store: Any) -> list[dict[str, Any]]:
+    from hermes_memory_builtin.pending import PendingError
+
+    try:
+        records: list[dict[str, Any]] = pending_store.proposals()
+    except PendingError as exc:
+        raise CLIError(str(exc)) from None
+    return records
+
+
+def _pending_list(ctx: Context) -> int:
+    _store, pending_store = _pending_store(ctx, create=False)
+    records = _proposals(pending_store) if pending_store.memory_dir.is_dir() else []
+    if ctx.json:
+        ctx.emit_json({"file": str(pending_store.path), "count": len(records), "pending": records})
+        return 0
+    if not records:
+        ctx.say("No pending memory proposals.")
+        return 0
+    ctx.say(f"{len(records)} pending proposal(s) in {pending_store.path}:", style="bold")
+    for record in records:
+        _print_proposal(ctx, record)
+    return 0
+
+
+_REASONS = {
+    "background_review": "an unattended background review (it may not replace or remove)",
+    "write_approval": "the agent (memory.write_approval is on)",
+}
+
+
+def _print_proposal(ctx: Context, record: dict[str, Any]) -> None:
+    created = str(record.get("created", ""))[:16].replace("T", " ")
+    name = _FILES.get(str(record.get("target")), "?")
+    reason = _REASONS.get(str(record.get("reason")), str(record.get("reason", "")))
+    ctx.say()
+    ctx.say(f"[{record['id']}] {name}, {created}, from {reason}", style="bold")
+    for op in record["operations"]:
+        action = op["action"]
+        if action == "add":
+            ctx.say(f"  add:     {op.get('content', '')}")
+        elif action == "remove":
+            ctx.say(f"  remove:  {op.get('matched_entry', op.get('old_text', ''))}")
+        else:
+            ctx.say(f"  replace: {op.get('matched_entry', op.get('old_text', ''))}")
+            ctx.say(f"     with: {op.get('content', '')}")
+    ctx.say(f"  apply:  {_prog(ctx)} memory pending apply {record['id']}", style="dim")
+    ctx.say(f"  reject: {_prog(ctx)} memory pending reject {record['id']}", style="dim")
+
+
+def _pending_apply(ctx: Context, pending_id: str) -> int:
+    from hermes_memory_builtin.pending import PendingError
+
+    store, pending_store = _pending_store(ctx, create=False)
+    record = next((r for r in _proposals(pending_store) if r.get("id") == pending_id), None)
+    if record is None:
+        raise CLIError(
+            f"no pending proposal has the id {pending_id!r} (see `{_prog(ctx)} memory pending`)"
+        )
+    target = str(record["target"])
+    _writable_store(ctx, target, create=False)
+    path = store.path(target)
+    destructive = any(op["action"] != "add" for op in record["operations"])
+    before = _file_bytes(path) if destructive else None
+    try:
+        result: dict[str, Any] = pending_store.apply(pending_id, store)
+    except PendingError as exc:
+        raise CLIError(str(exc)) from None
+    if result.get("success") and destructive:
+        result["backup"] = _backup(path, before)
+    if ctx.json:
+        _emit_json(ctx, result)
+    name = _FILES[target]
+    if not result.get("success"):
+        if result.get("stale_entry"):
+            raise CLIError(
+                f"not applied: the entry {result['stale_entry']!r} changed in {name} since this "
+                f"change was proposed, so it was not applied; nothing was changed. Reject it "
+                f"with `{_prog(ctx)} memory pending reject {pending_id}`"
+            )
+        error = " ".join(str(result.get("error") or "").split())
+        raise CLIError(
+            f"not applied: {error or 'refused'}; the proposal stays pending (reject it with "
+            f"`{_prog(ctx)} memory pending reject {pending_id}`)"
+        )
+    if not ctx.json:
+        ctx.say(f"Applied proposal {pending_id}; {name} now uses {result.get('usage')}.")
+        if result.get("backup"):
+            ctx.say(f"The previous {name} is kept at {result['backup']}.")
+        ctx.say("The agent sees this from its next session on (the prompt is frozen per session).")
+    return 0
+
+
+def _pending_reject(ctx: Context, pending_id: str) -> int:
+    from hermes_memory_builtin.pending import PendingError
+
+    _store, pending_store = _pending_store(ctx, create=False)
+    _proposals(pending_store)  # a broken file is reported as such, not as an unknown id
+    try:
+        record = pending_store.reject(pending_id)
+    except PendingError as exc:
+        raise CLIError(str(exc)) from None
+    if record is None:
+        raise CLIError(
+            f"no pending proposal has the id {pending_id!r} (see `{_prog(ctx)} memory pending`)"
+        )
+    if ctx.json:
+        ctx.emit_json({"success": True, "rejected": record})
+    else:
+        ctx.say(f"Rejected proposal {pending_id}; memory is unchanged.")
+    return 0
