@@ -1,0 +1,161 @@
+"""Versioned migrations of the PostgreSQL schema shared by both tiers.
+
+Every table is keyed by ``owner`` (the tenant key: one home or profile), and every query of
+this package names it. `migrate` applies the missing steps of `MIGRATIONS` in one
+transaction each, under an advisory lock, so several hosts starting at once upgrade once.
+`SCHEMA_VERSION` is the version this release writes; `doctor` compares it with the database.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "current_version", "migrate"]
+
+_SESSION_COLUMNS = """
+    owner TEXT NOT NULL,
+    id TEXT NOT NULL,
+    source TEXT NOT NULL,
+    user_id TEXT,
+    model TEXT,
+    model_config TEXT,
+    system_prompt TEXT,
+    parent_session_id TEXT,
+    started_at DOUBLE PRECISION NOT NULL,
+    ended_at DOUBLE PRECISION,
+    end_reason TEXT,
+    message_count BIGINT DEFAULT 0,
+    tool_call_count BIGINT DEFAULT 0,
+    input_tokens BIGINT DEFAULT 0,
+    output_tokens BIGINT DEFAULT 0,
+    cache_read_tokens BIGINT DEFAULT 0,
+    cache_write_tokens BIGINT DEFAULT 0,
+    reasoning_tokens BIGINT DEFAULT 0,
+    billing_provider TEXT,
+    billing_base_url TEXT,
+    billing_mode TEXT,
+    estimated_cost_usd DOUBLE PRECISION,
+    actual_cost_usd DOUBLE PRECISION,
+    cost_status TEXT,
+    cost_source TEXT,
+    pricing_version TEXT,
+    title TEXT,
+    api_call_count BIGINT DEFAULT 0,
+    title_source TEXT,
+    last_activity_at DOUBLE PRECISION,
+    session_key TEXT,
+    chat_id TEXT,
+    chat_type TEXT,
+    thread_id TEXT,
+    display_name TEXT,
+    origin_json TEXT,
+    expiry_finalized BIGINT DEFAULT 0,
+    cwd TEXT,
+    git_branch TEXT,
+    git_repo_root TEXT,
+    handoff_state TEXT,
+    handoff_platform TEXT,
+    handoff_error TEXT,
+    compression_failure_cooldown_until DOUBLE PRECISION,
+    compression_failure_error TEXT,
+    compression_fallback_streak BIGINT NOT NULL DEFAULT 0,
+    profile_name TEXT,
+    rewind_count BIGINT NOT NULL DEFAULT 0,
+    archived BIGINT NOT NULL DEFAULT 0,
+    PRIMARY KEY (owner, id)
+"""
+
+_MESSAGE_COLUMNS = """
+    owner TEXT NOT NULL,
+    id BIGINT NOT NULL,
+    session_id TEXT NOT NULL,
+    role TEXT NOT NULL,
+    content TEXT,
+    tool_call_id TEXT,
+    tool_calls TEXT,
+    tool_name TEXT,
+    timestamp DOUBLE PRECISION NOT NULL,
+    token_count BIGINT,
+    finish_reason TEXT,
+    reasoning TEXT,
+    active BIGINT NOT NULL DEFAULT 1,
+    compacted BIGINT NOT NULL DEFAULT 0,
+    effect_disposition TEXT,
+    reasoning_content TEXT,
+    reasoning_details TEXT,
+    codex_reasoning_items TEXT,
+    codex_message_items TEXT,
+    platform_message_id TEXT,
+    observed BIGINT DEFAULT 0,
+    api_content TEXT,
+    words TSVECTOR,
+    cjk TSVECTOR,
+    PRIMARY KEY (owner, id),
+    FOREIGN KEY (owner, session_id) REFERENCES hm_sessions (owner, id)
+"""
+
+#: Step n (1-based) brings the schema from version n-1 to n.
+MIGRATIONS: tuple[str, ...] = (
+    f"""
+    CREATE SEQUENCE IF NOT EXISTS hm_message_id_seq;
+    CREATE TABLE hm_sessions ({_SESSION_COLUMNS});
+    CREATE TABLE hm_messages ({_MESSAGE_COLUMNS});
+    CREATE INDEX hm_messages_session ON hm_messages (owner, session_id, id);
+    CREATE INDEX hm_messages_words ON hm_messages USING gin (words);
+    CREATE INDEX hm_messages_cjk ON hm_messages USING gin (cjk) WHERE cjk IS NOT NULL;
+    CREATE INDEX hm_sessions_started ON hm_sessions (owner, started_at DESC, id DESC);
+    CREATE INDEX hm_sessions_parent ON hm_sessions (owner, parent_session_id);
+    CREATE INDEX hm_sessions_title ON hm_sessions (owner, title);
+    CREATE TABLE hm_import_sources (
+        owner TEXT NOT NULL, source TEXT NOT NULL, last_message_id BIGINT NOT NULL DEFAULT 0,
+        imported_at DOUBLE PRECISION, sessions BIGINT DEFAULT 0, messages BIGINT DEFAULT 0,
+        PRIMARY KEY (owner, source));
+    CREATE TABLE hm_import_sessions (
+        owner TEXT NOT NULL, source TEXT NOT NULL, session_id TEXT NOT NULL,
+        last_message_id BIGINT NOT NULL DEFAULT 0, PRIMARY KEY (owner, source, session_id));
+    CREATE TABLE hm_applied_ops (
+        owner TEXT NOT NULL, op_key TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (owner, op_key));
+    CREATE TABLE hm_memory (
+        owner TEXT NOT NULL, target TEXT NOT NULL, content TEXT NOT NULL DEFAULT '',
+        metadata TEXT NOT NULL DEFAULT '{{}}', revision BIGINT NOT NULL DEFAULT 0,
+        updated_at DOUBLE PRECISION, PRIMARY KEY (owner, target));
+    """,
+)
+#: The schema version this release reads and writes.
+SCHEMA_VERSION = len(MIGRATIONS)
+_LOCK_KEY = 0x6865726D6573  # "hermes": serialises migrations across hosts
+
+
+def current_version(conn: psycopg.Connection[Any]) -> int:
+    """The schema version of the database (0 when this package never ran on it)."""
+    row = conn.execute("SELECT to_regclass('hm_schema_version') IS NOT NULL").fetchone()
+    if not row or not row[0]:
+        return 0
+    got = conn.execute("SELECT COALESCE(MAX(version), 0) FROM hm_schema_version").fetchone()
+    return int(got[0]) if got else 0
+
+
+def migrate(conn: psycopg.Connection[Any]) -> int:
+    """Apply the missing migrations (each in its own transaction); returns the version.
+
+    Raises RuntimeError when the database was written by a newer release.
+    """
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS hm_schema_version ("
+            " version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+        )
+        version = current_version(conn)
+        if version > SCHEMA_VERSION:
+            raise RuntimeError(
+                f"the database holds hermes-memory schema version {version}; this release"
+                f" knows up to {SCHEMA_VERSION}: upgrade hermes-memory-postgres"
+            )
+        for step in range(version + 1, SCHEMA_VERSION + 1):
+            conn.execute(MIGRATIONS[step - 1].encode())
+            conn.execute("INSERT INTO hm_schema_version(version) VALUES (%s)", (step,))
+        return SCHEMA_VERSION

@@ -1,0 +1,156 @@
+"""Words and CJK tokens made in Python, as PostgreSQL ``tsvector`` / ``tsquery`` literals.
+
+PostgreSQL's own parser depends on the database's locale (how it splits Chinese text, what a
+letter is), so nothing is left to it: documents and queries are tokenised here and handed to
+the server as literals, whatever the server's configuration. The rules follow the SQLite
+archive's (FTS5 ``unicode61 remove_diacritics 2``): a word is a run of letters and digits,
+case-folded, diacritics removed; Chinese, Japanese and Korean text is indexed as one- and
+two-character tokens by `hermes_memory_sessions.cjk.cjk_index_text` (through
+`hermes_memory_sessions.store.cjk_document`), so a query of one or two
+characters is one index lookup and a longer run is the phrase of its bigrams.
+
+Queries come from the SQLite archive's sanitiser (`hermes_memory_sessions.query.parse_query`):
+the same terms, operators and fallbacks, rendered as ``tsquery`` instead of an FTS5 expression.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+
+from hermes_memory_sessions.cjk import split_cjk
+from hermes_memory_sessions.query import Term
+from hermes_memory_sessions.schema import TOOL_INDEX_PREFIX
+from hermes_memory_sessions.store import cjk_document
+
+__all__ = [
+    "MAX_POSITION",
+    "cjk_tsvector",
+    "render_tsquery",
+    "word_tokens",
+    "words_tsvector",
+]
+
+_WORD = re.compile(r"[^\W_]+")
+#: PostgreSQL keeps word positions up to 16383; later words share the last position.
+MAX_POSITION = 16383
+#: Longest lexeme PostgreSQL accepts is 2047 bytes; longer runs are not indexed.
+_MAX_LEXEME_BYTES = 2000
+#: Characters of one message indexed (a tsvector is limited to 1 MB).
+MAX_INDEXED_CHARS = 200_000
+
+
+def _fold(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text)
+    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return unicodedata.normalize("NFC", stripped).casefold()
+
+
+def word_tokens(text: str | None) -> list[str]:
+    """The words of ``text`` in order: letter/digit runs, case-folded, diacritics removed."""
+    if not text:
+        return []
+    return [
+        w for w in _WORD.findall(_fold(text[:MAX_INDEXED_CHARS])) if len(w) <= _MAX_LEXEME_BYTES
+    ]
+
+
+def _quote(lexeme: str) -> str:
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def tsvector_literal(tokens: Sequence[str]) -> str:
+    """A ``tsvector`` literal holding ``tokens`` at positions 1, 2, ... (capped)."""
+    if not tokens:
+        return ""
+    positions: dict[str, list[int]] = {}
+    for i, tok in enumerate(tokens, start=1):
+        if len(tok.encode("utf-8")) > _MAX_LEXEME_BYTES:
+            continue
+        plist = positions.setdefault(tok, [])
+        pos = min(i, MAX_POSITION)
+        if len(plist) < 255 and (not plist or plist[-1] != pos):
+            plist.append(pos)
+    return " ".join(f"{_quote(t)}:{','.join(map(str, p))}" for t, p in positions.items())
+
+
+def words_document(role: str | None, content: str | None, tool_name: str | None,
+                   tool_calls: str | None) -> list[str]:  # fmt: skip
+    """The tokens of the word index of one message (content, tool name and tool calls; a
+    tool result only by its first `TOOL_INDEX_PREFIX` characters), as the SQLite archive."""
+    text = content or ""
+    if role == "tool":
+        text = text[:TOOL_INDEX_PREFIX]
+    return word_tokens(" ".join(p for p in (text, tool_name or "", tool_calls or "") if p))
+
+
+def words_tsvector(role: str | None, content: str | None, tool_name: str | None,
+                   tool_calls: str | None) -> str:  # fmt: skip
+    """The word-index ``tsvector`` literal of one message."""
+    return tsvector_literal(words_document(role, content, tool_name, tool_calls))
+
+
+def cjk_tsvector(role: str | None, content: str | None, tool_calls: str | None) -> str | None:
+    """The CJK-index ``tsvector`` literal of one message, None when it holds no CJK."""
+    doc = cjk_document(role, content, tool_calls)
+    if doc is None:
+        return None
+    return tsvector_literal(word_tokens(doc))
+
+
+def _phrase(tokens: Sequence[str], prefix: bool) -> str:
+    parts = [_quote(t) for t in tokens]
+    if prefix and parts:
+        parts[-1] += ":*"
+    if len(parts) == 1:
+        return parts[0]
+    return "(" + " <-> ".join(parts) + ")"
+
+
+def term_tsquery(term: Term, *, cjk: bool) -> str:
+    """One sanitised term as ``tsquery`` text on the word or the CJK index ("" if empty)."""
+    if not cjk:
+        tokens = word_tokens(term.text)
+        return _phrase(tokens, term.prefix) if tokens else ""
+    parts: list[str] = []
+    segments = split_cjk(term.text)
+    for idx, (is_cjk, seg) in enumerate(segments):
+        if is_cjk:
+            if len(seg) <= 2:
+                parts.append(_quote(seg))
+            else:
+                parts.append(_phrase([seg[i : i + 2] for i in range(len(seg) - 1)], False))
+            continue
+        words = word_tokens(seg)
+        for w_idx, word in enumerate(words):
+            last = idx == len(segments) - 1 and w_idx == len(words) - 1
+            parts.append(_phrase([word], term.prefix and last))
+    if not parts:
+        return ""
+    return parts[0] if len(parts) == 1 else "(" + " & ".join(parts) + ")"
+
+
+_OPS = {"AND": "&", "OR": "|", "NOT": "& !"}
+
+
+def render_tsquery(items: Sequence[Term | str], *, cjk: bool) -> str:
+    """The ``tsquery`` for a sanitised item list (terms and ``AND``/``OR``/``NOT``).
+
+    Mirrors the SQLite archive's FTS5 rendering: implicit AND between terms, a dangling or
+    doubled operator dropped, ``a NOT b`` meaning *a and not b*.
+    """
+    out: list[str] = []
+    for item in items:
+        if isinstance(item, str):
+            if out and out[-1] not in _OPS:
+                out.append(item)
+            continue
+        expr = term_tsquery(item, cjk=cjk)
+        if expr:
+            if out and out[-1] not in _OPS:
+                out.append("AND")
+            out.append(expr)
+    while out and out[-1] in _OPS:
+        out.pop()
+    return " ".join(_OPS.get(x, x) for x in out)

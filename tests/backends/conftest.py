@@ -1,0 +1,52 @@
+"""Fixtures of the shared backend suite: each test runs on SQLite and on PostgreSQL (skipped with a
+visible reason where no server is reachable, a failure under CI=true)."""
+
+from __future__ import annotations
+
+import functools
+import uuid
+
+import pytest
+
+from hermes_memory_postgres.testing import probe_test_dsn
+
+
+@functools.cache
+def _probe() -> tuple[str | None, str, bool]:
+    return probe_test_dsn()
+
+
+@pytest.fixture
+def pg_dsn() -> str:
+    dsn, reason, must_fail = _probe()
+    if dsn is None:
+        if must_fail:
+            pytest.fail(f"CI=true and {reason}", pytrace=False)
+        pytest.skip(reason)
+    return dsn
+
+
+@pytest.fixture
+def owner() -> str:
+    return f"test-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def archive(backend: str, request: pytest.FixtureRequest, tmp_path, owner: str):
+    """An empty archive of each backend (SQLite file; PostgreSQL owner of its own)."""
+    if backend == "sqlite":
+        from hermes_memory_sessions.store import SessionStore
+
+        store = SessionStore(tmp_path / "sessions.db")
+    else:
+        from hermes_memory_postgres.sessions import PostgresSessionArchive
+
+        dsn = request.getfixturevalue("pg_dsn")
+        store = PostgresSessionArchive(dsn, owner=owner)
+    yield store
+    store.close()
