@@ -3,7 +3,8 @@
 No network and no LLM: the "assistant" turns are scripted, but everything else is the real
 stack. Each session builds ``MemoryManager.from_config(home)`` as an agent process would,
 initialises it, reads the system prompt, records turns with ``sync_all``, saves facts
-through ``handle_tool_call("memory", ...)`` and searches earlier sessions through
+through ``handle_tool_call("memory", ...)``, runs a background memory review with a
+scripted model callable (``run_review``) and searches earlier sessions through
 ``handle_tool_call("session_search", ...)``.
 """
 
@@ -63,6 +64,16 @@ SESSION_2: list[Turn] = [
         ],
     ),
 ]
+
+#: A turn in which the assistant saves nothing: the background review picks the fact up.
+SESSION_2_UNSAVED: Turn = (
+    "If a backup fails again, tell me in Slack #db-alerts, not by email.",
+    "OK — Slack #db-alerts from now on.",
+    [],
+)
+REVIEW_FACT = "Ada wants backup-failure alerts in Slack #db-alerts, not by email."
+#: The demo home's config: a review is due after every user turn without a memory call.
+DEMO_CONFIG = "memory:\n  nudge_interval: 1   # the default is 10 user turns\n"
 
 QUESTION_3 = "Why did we shorten the backup retention?"
 
@@ -133,6 +144,44 @@ def _turns(
     return messages
 
 
+def _scripted_review_model(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
+    """Stands in for an LLM: saves the alert preference once, then says it is done."""
+    from hermes_memory_core.review import ModelReply, ToolCall
+
+    if messages[-1].get("role") == "tool":
+        return ModelReply("Saved the alert preference.")
+    if not any("#db-alerts" in str(m.get("content")) for m in messages):
+        return ModelReply("Nothing to save.")
+    call = ToolCall("memory", {"action": "add", "target": "user", "content": REVIEW_FACT})
+    return ModelReply("", [call])
+
+
+def _review(say: _Narrator, manager: Any, messages: list[dict[str, Any]]) -> None:
+    """After the reply: the nudge says a review is due, and a scripted model runs it."""
+    if not manager.review_due:
+        raise CLIError("demo step failed: the review nudge did not fire")
+    say.do(
+        "reply delivered; a user turn passed without a memory call, so manager.review_due "
+        "is True (demo config: memory.nudge_interval: 1)"
+    )
+    say.do("manager.run_review(model, messages): background thread, scripted model, no LLM")
+    say.detail("(the model sees the conversation plus the review prompt and the memory tool)")
+    handle = manager.run_review(_scripted_review_model, messages)
+    if not handle.wait(30) or handle.result.status != "completed":
+        raise CLIError(f"demo step failed: background review {handle.result.status}")
+    for action in handle.result.actions:
+        args = action.arguments
+        say.detail(
+            f"→ review calls memory(action={args.get('action')!r}, target={args.get('target')!r})"
+            f": {action.outcome.get('message')}"
+        )
+    say.detail(
+        f"review {handle.result.status} after {handle.result.turns} model call(s); writes are "
+        "tagged origin 'background_review' (it may add; replace/remove wait in "
+        "'hermes-memory memory pending')"
+    )
+
+
 def _end(say: _Narrator, manager: Any, messages: list[dict[str, Any]], session_id: str) -> None:
     manager.flush_pending(10)
     manager.on_session_end(messages)
@@ -186,11 +235,13 @@ def run_demo(ctx: Context, home: Path) -> None:
     say.do("agent starts; system prompt memory now holds what session 1 saved:")
     say.detail(_memory_blocks(manager.build_system_prompt()))
     messages = _turns(say, manager, ids[1], SESSION_2)
+    messages += _turns(say, manager, ids[1], [SESSION_2_UNSAVED])
+    _review(say, manager, messages)
     _end(say, manager, messages, ids[1])
 
     say.header(f"Session 3 ({ids[2]}): finding an earlier conversation")
     manager = _new_manager(home, ids[2])
-    say.do("system prompt memory now (the replace from session 2 is in):")
+    say.do("system prompt memory now (session 2's replace and the review's fact are in):")
     say.detail(_memory_blocks(manager.build_system_prompt()))
     manager.on_turn_start(1, QUESTION_3)
     say.do(f"user: {QUESTION_3}")
@@ -235,6 +286,7 @@ def demo(ctx: Context) -> int:
     os.environ["HERMES_HOME"] = str(home)  # anything resolving the default home sees the demo
     try:
         ctx.say(f"Demo home: {home} (temporary; no network, no LLM — assistant turns are scripted)")
+        (home / "config.yaml").write_text(DEMO_CONFIG, encoding="utf-8")
         run_demo(ctx, home)
         ctx.say()
         ctx.say(f"Demo finished in {time.monotonic() - started:.1f}s.")
