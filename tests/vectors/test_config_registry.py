@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from hermes_memory_core.config import ConfigError
 
+from hermes_memory_core.config import ConfigError
 from hermes_memory_vectors import (
     EmbedderConfigError,
     EmbedderRegistry,
@@ -67,12 +67,14 @@ def test_section_name_is_used_in_messages() -> None:
 
 
 def test_unknown_embedder_lists_what_is_installed() -> None:
-    with pytest.raises(EmbedderConfigError, match=r"no embedder named 'nope'.*installed: .*default.*openai"):
+    with pytest.raises(
+        EmbedderConfigError, match=r"no embedder named 'nope'.*installed: .*default.*openai"
+    ):
         embedder_from_config({"embedder": "nope"})
 
 
 # ----------------------------------------------------------------- third-party entry points
-PLUGIN = '''
+PLUGIN = """
 import sys
 class Echo:
     name = "echo:v1"
@@ -97,7 +99,7 @@ def not_an_embedder():
 def config_error(settings):
     from hermes_memory_vectors import EmbedderConfigError
     raise EmbedderConfigError(settings.key("model") + " must be set for echo")
-'''
+"""
 
 
 def install_dist(site: Path, dist: str, module: str, code: str, entries: dict[str, str]) -> None:
@@ -131,9 +133,16 @@ def test_third_party_embedders_load_each_on_its_own(site: Path) -> None:
             "picky": "hm_echo_plugin:config_error",
         },
     )
-    install_dist(site, "hm-broken", "hm_broken_plugin", "raise RuntimeError('boom at import')\n",
-                 {"broken": "hm_broken_plugin:make"})
-    install_dist(site, "hm-squatter", "hm_squatter", PLUGIN, {"default": "hm_squatter:make_embedder"})
+    install_dist(
+        site,
+        "hm-broken",
+        "hm_broken_plugin",
+        "raise RuntimeError('boom at import')\n",
+        {"broken": "hm_broken_plugin:make"},
+    )
+    install_dist(
+        site, "hm-squatter", "hm_squatter", PLUGIN, {"default": "hm_squatter:make_embedder"}
+    )
 
     registry = EmbedderRegistry.from_entry_points()
     names = registry.names()
@@ -146,26 +155,34 @@ def test_third_party_embedders_load_each_on_its_own(site: Path) -> None:
     assert "reserved" in errors["default"].error and errors["default"].distribution == "hm-squatter"
 
     settings = EmbedderSettings.from_section({"embedder": "echo", "embedder_model": "m"})
-    embedder = create_embedder("echo", settings, config={"embedder": "echo", "x": 1}, registry=registry)
+    embedder = create_embedder(
+        "echo", settings, config={"embedder": "echo", "x": 1}, registry=registry
+    )
     assert embedder.embed_query("abc") == [3.0, 1.0]
     assert embedder.settings.model == "m"
     assert embedder.config["x"] == 1
     assert create_embedder("echo-module", settings, registry=registry).name == "echo:v1"
 
-    with pytest.raises(EmbedderUnavailable, match=r"'exits' from hm-echo failed to start: SystemExit"):
+    with pytest.raises(
+        EmbedderUnavailable, match=r"'exits' from hm-echo failed to start: SystemExit"
+    ):
         create_embedder("exits", settings, registry=registry)
     with pytest.raises(EmbedderUnavailable, match="lacks name / dim"):
         create_embedder("junk", settings, registry=registry)
     with pytest.raises(EmbedderConfigError, match="must be set for echo"):
         create_embedder("picky", settings, registry=registry)
-    with pytest.raises(EmbedderConfigError, match=r"'broken'.*its entry point failed.*boom at import"):
+    with pytest.raises(
+        EmbedderConfigError, match=r"'broken'.*its entry point failed.*boom at import"
+    ):
         create_embedder("broken", settings, registry=registry)
 
 
 def test_embedder_from_config_finds_a_third_party_embedder(site: Path) -> None:
     from hermes_memory_vectors import get_embedder_registry
 
-    install_dist(site, "hm-echo", "hm_echo_plugin", PLUGIN, {"echo": "hm_echo_plugin:make_embedder"})
+    install_dist(
+        site, "hm-echo", "hm_echo_plugin", PLUGIN, {"echo": "hm_echo_plugin:make_embedder"}
+    )
     get_embedder_registry(refresh=True)
     try:
         embedder = embedder_from_config({"embedder": "echo"})

@@ -75,7 +75,10 @@ def test_e5_directories_and_sentence_transformers_prompts(minilm_dir: Path, tmp_
     )
     (prompts / "1_Pooling" / "config.json").write_text(json.dumps({"pooling_mode_cls_token": True}))
     embedder = OnnxEmbedder(prompts)
-    assert (embedder.query_prefix, embedder.document_prefix) == ("search_query: ", "search_document: ")
+    assert (embedder.query_prefix, embedder.document_prefix) == (
+        "search_query: ",
+        "search_document: ",
+    )
     assert embedder.pooling == "cls"
     assert OnnxEmbedder(prompts, pooling="mean", query_prefix="").query_prefix == ""
 
@@ -107,8 +110,12 @@ def test_bad_directories_are_clear(tmp_path: Path, minilm_dir: Path) -> None:
 
 def test_config_onnx(minilm_dir: Path, tmp_path: Path) -> None:
     embedder = embedder_from_config(
-        {"embedder": "onnx", "embedder_model": str(minilm_dir), "embedder_threads": 2,
-         "embedder_batch_size": "16"}
+        {
+            "embedder": "onnx",
+            "embedder_model": str(minilm_dir),
+            "embedder_threads": 2,
+            "embedder_batch_size": "16",
+        }
     )
     assert isinstance(embedder, OnnxEmbedder)
     assert (embedder.threads, embedder.batch_size) == (2, 16)

@@ -80,9 +80,13 @@ class FakeServer:
                 if mode == "bad_request":
                     return self.reply(400, {"error": {"message": "input too long"}})
                 if mode == "echo_key":
-                    return self.reply(500, {"error": {"message": self.headers.get("Authorization")}})
+                    return self.reply(
+                        500, {"error": {"message": self.headers.get("Authorization")}}
+                    )
                 if mode == "rate_limited":
-                    return self.reply(429, {"error": {"message": "slow down"}}, {"Retry-After": "0.1"})
+                    return self.reply(
+                        429, {"error": {"message": "slow down"}}, {"Retry-After": "0.1"}
+                    )
                 if mode == "redirect":
                     return self.reply(302, {}, {"Location": "http://127.0.0.1:9/steal"})
                 inputs = body["input"]
@@ -336,4 +340,6 @@ def test_config_needs_url_and_model() -> None:
     with pytest.raises(EmbedderConfigError, match=r"sessions.embedder_model must name"):
         embedder_from_config({"embedder": "openai", "embedder_url": "http://127.0.0.1:1"})
     with pytest.raises(EmbedderConfigError, match=r"sessions.embedder_url must be an http"):
-        embedder_from_config({"embedder": "openai", "embedder_url": "file:///etc/passwd", "embedder_model": "m"})
+        embedder_from_config(
+            {"embedder": "openai", "embedder_url": "file:///etc/passwd", "embedder_model": "m"}
+        )

