@@ -879,8 +879,16 @@ def _collapse_whitespace(text: str) -> str:
     return lead + " ".join(words) + trail
 
 
-#: Above one candidate start per this many characters, a plain ``search`` is cheaper.
+#: Above one candidate start per this many characters, a plain ``search`` is cheaper …
 _DENSE_SPACING: Final = 100
+#: … but only past this many candidates: a few anchored ``match`` calls always beat one
+#: unanchored search of a large alternation (CJK notes are dense in keyword heads).
+_FEW_CANDIDATES: Final = 48
+
+
+def _dense(candidates: int, length: int) -> bool:
+    """Whether to search the whole text instead of matching at each candidate start."""
+    return candidates > _FEW_CANDIDATES and candidates * _DENSE_SPACING > length
 
 
 class _Texts:
@@ -935,7 +943,7 @@ def _multilingual_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
     if verbs.search(probe) is None:
         return False
     starts = [m.start() for m in heads.finditer(probe)]
-    if len(starts) * _DENSE_SPACING > len(probe) or len(probe) != len(text):
+    if _dense(len(starts), len(probe)) or len(probe) != len(text):
         return pattern.regex.search(text) is not None
     match = pattern.regex.match
     return any(match(text, start) is not None for start in starts)
@@ -958,7 +966,7 @@ def _pattern_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
     heads = sum(probe.count(lit) for lit in plan.heads)
     if plan.near and plan.reach is not None:
         heads = min(heads, sum(probe.count(lit) for lit in plan.near))
-    if heads * _DENSE_SPACING > len(probe):
+    if _dense(heads, len(probe)):
         # Candidates everywhere: one regex pass in C beats visiting each from Python.
         return pattern.regex.search(text) is not None
     match = pattern.regex.match
