@@ -308,3 +308,18 @@ def test_tool_lists_pending_read_only(store: MemoryStore) -> None:
     # Listing changes nothing; there is no tool action to apply or reject.
     assert store.entries("memory") == ["Node 18", "other"]
     assert call(store, {"action": "apply", "target": "memory"})["success"] is False
+
+
+def test_store_without_a_directory_cannot_stage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hermes_memory_builtin import PendingError
+
+    monkeypatch.chdir(tmp_path)
+    relative = PendingStore(Path("postgres") / "owners" / "alice")
+    assert relative.proposals() == []
+    with pytest.raises(PendingError, match="cannot be staged"):
+        relative.stage(
+            "memory", [{"action": "add", "content": "x"}], reason="r", origin="o", single=True
+        )
+    assert list(tmp_path.iterdir()) == []

@@ -182,6 +182,13 @@ class PendingStore:
     # ------------------------------------------------------------------ internals
     @contextmanager
     def _locked(self) -> Iterator[None]:
+        if not self.memory_dir.is_absolute():
+            # A store without a directory of its own (e.g. rows in a database) must provide
+            # its own proposals store; never write beside whatever the working directory is.
+            raise PendingError(
+                f"this memory store has no memories directory ({self.memory_dir} is not an "
+                "absolute path), so changes cannot be staged here"
+            )
         if self.memory_dir.is_symlink():
             raise PendingError(f"{self.memory_dir} is a symbolic link; refusing to use it")
         try:
@@ -192,6 +199,8 @@ class PendingStore:
             raise PendingError(f"cannot lock {self.path}: {exc}") from None
 
     def _read(self) -> list[dict[str, Any]]:
+        if not self.memory_dir.is_absolute():
+            return []
         path = self.path
         try:
             info = path.lstat()

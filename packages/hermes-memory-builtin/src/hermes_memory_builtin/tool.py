@@ -322,7 +322,7 @@ class _Gate:
                 if result.get("success") is True:
                     saved, ops = len(adds), rest
         try:
-            pending_id, known = PendingStore(store.memory_dir).stage(
+            pending_id, known = _pending_store(store).stage(
                 target, ops, reason=reason, origin=self.origin, single=single
             )
         except PendingError as exc:
@@ -399,6 +399,17 @@ def _shown_op(target: str, op: dict[str, Any]) -> dict[str, Any]:
     return shown
 
 
+def _pending_store(store: MemoryStore) -> PendingStore:
+    """Where ``store`` keeps proposals: its own ``pending_store()`` if it has one (a store
+    whose entries are not files), else ``pending.json`` in its memories directory."""
+    own = getattr(store, "pending_store", None)
+    if callable(own):
+        found = own()
+        if isinstance(found, PendingStore):
+            return found
+    return PendingStore(store.memory_dir)
+
+
 def list_pending(store: MemoryStore, target: str | None = None) -> dict[str, Any]:
     """The proposals waiting in ``store``'s directory, in the tool's answer shape.
 
@@ -407,7 +418,7 @@ def list_pending(store: MemoryStore, target: str | None = None) -> dict[str, Any
     ``[BLOCKED: ...]`` placeholders. A broken proposals file answers ``success: false``.
     """
     try:
-        records = PendingStore(store.memory_dir).proposals(target)
+        records = _pending_store(store).proposals(target)
     except PendingError as exc:
         return {"success": False, "error": f"Cannot read pending proposals: {exc}"}
     items = [
