@@ -101,7 +101,7 @@ def hermes_home(tmp_path: Path, *, v23: bool = True) -> tuple[Path, Expected]:
 
 
 def contaminate(path: Path) -> None:
-    """What releases up to 0.2 did on opening <home>/state.db as their archive."""
+    """What release 0.1 did on opening <home>/state.db as their archive."""
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("BEGIN IMMEDIATE")
     schema._v1(conn)

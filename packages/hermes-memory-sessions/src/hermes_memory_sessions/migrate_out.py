@@ -1,7 +1,7 @@
 """Move an archive that an earlier hermes-memory release kept *inside* Hermes' ``state.db``
 out into our own file, and remove every object of ours from Hermes' database.
 
-Releases up to 0.2 defaulted ``sessions.db_path`` to ``<home>/state.db``: opening the archive
+Release 0.1 defaulted ``sessions.db_path`` to ``<home>/state.db``: opening the archive
 added our full-text tables, views, triggers and an index (28 ``hm_*`` objects plus
 ``idx_sessions_last_active``) and a ``state_meta`` row to Hermes' own file. This is never
 undone silently. `migrate_out` does it on request (``hermes-memory sessions migrate-out``):
