@@ -30,6 +30,14 @@ from hermes_memory_core.plugins import (
 )
 from hermes_memory_core.provider import BUILTIN_TIER_NAMES, MemoryProvider, RecallStatus, ToolSchema
 from hermes_memory_core.redact import REDACTED, find_secrets, scrub_secrets
+from hermes_memory_core.review import (
+    REVIEW_PROMPT,
+    ModelReply,
+    ReviewHandle,
+    ReviewModel,
+    ReviewResult,
+    ToolCall,
+)
 from hermes_memory_core.threats import (
     INVISIBLE_CHARS,
     MAX_SCAN_CHARS,
@@ -46,17 +54,23 @@ __all__ = [
     "MAX_SCAN_CHARS",
     "MEMORY_CONTEXT_NOTE",
     "REDACTED",
+    "REVIEW_PROMPT",
     "ConfigError",
     "HermesConfig",
     "ManagerClosedError",
     "MemoryConfig",
     "MemoryManager",
     "MemoryProvider",
+    "ModelReply",
     "PluginRegistry",
     "ProviderInfo",
     "RecallStatus",
+    "ReviewHandle",
+    "ReviewModel",
+    "ReviewResult",
     "SessionsConfig",
     "StreamingContextScrubber",
+    "ToolCall",
     "ToolSchema",
     "build_memory_context_block",
     "cap_recall",
