@@ -108,3 +108,19 @@ def test_list_on_a_missing_home_creates_nothing(cli: CLI, tmp_path: Path) -> Non
     result = cli("--home", str(missing), "memory", "pending")
     assert result.code != 0 and "Traceback" not in result.err
     assert not missing.exists()
+
+
+def test_demo_shows_a_background_review_saving_a_fact(cli: CLI) -> None:
+    out = cli.ok("demo", timeout=120).out
+    expected = [
+        "manager.review_due is True",
+        "manager.run_review(model, messages)",
+        "→ review calls memory(action='add', target='user'): Entry added.",
+        "review completed after 2 model call(s)",
+        "Ada wants backup-failure alerts in Slack #db-alerts, not by email.",
+    ]
+    position = 0
+    for line in expected:
+        found = out.find(line, position)
+        assert found >= 0, f"{line!r} missing (or out of order) in:\n{out}"
+        position = found
