@@ -1,52 +1,116 @@
 """hermes-memory-core: the contracts every hermes-memory package shares.
 
-Provider authors need `MemoryProvider` and `hookimpl`; agent builders need `MemoryManager`.
-Everything here is typed (``py.typed``) and imports nothing heavy.
+Provider authors need `MemoryProvider` and `hookimpl` (and, for a remote service, the adapter
+kit in `hermes_memory_core.kit`); agent builders need `MemoryManager`. Everything listed in
+``__all__`` is public and documented in ``docs/reference/api.md``; modules whose name starts
+with an underscore are internal.
+
+Importing this package is cheap: each name is imported from its module on first use, so a
+command that only needs the configuration never loads the threat scanner or pluggy.
 """
 
-from hermes_memory_core.config import (
-    ConfigError,
-    HermesConfig,
-    MemoryConfig,
-    SessionsConfig,
-    load_config,
-    resolve_home,
-)
-from hermes_memory_core.fencing import (
-    MEMORY_CONTEXT_NOTE,
-    StreamingContextScrubber,
-    build_memory_context_block,
-    cap_recall,
-    sanitize_context,
-)
-from hermes_memory_core.hookspecs import hookimpl, hookspec
-from hermes_memory_core.ids import new_session_id
-from hermes_memory_core.manager import ManagerClosedError, MemoryManager
-from hermes_memory_core.plugins import (
-    PluginRegistry,
-    ProviderInfo,
-    get_registry,
-    list_providers,
-)
-from hermes_memory_core.provider import BUILTIN_TIER_NAMES, MemoryProvider, RecallStatus, ToolSchema
-from hermes_memory_core.redact import REDACTED, find_secrets, scrub_secrets
-from hermes_memory_core.review import (
-    REVIEW_PROMPT,
-    ModelReply,
-    ReviewHandle,
-    ReviewModel,
-    ReviewResult,
-    ToolCall,
-)
-from hermes_memory_core.threats import (
-    INVISIBLE_CHARS,
-    MAX_SCAN_CHARS,
-    first_threat_message,
-    scan_for_threats,
-)
-from hermes_memory_core.toolformats import to_anthropic_tools, to_openai_tools
-from hermes_memory_core.toolresult import tool_error, tool_result
-from hermes_memory_core.trivial import is_trivial_prompt
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes_memory_core.config import (
+        ConfigError,
+        HermesConfig,
+        MemoryConfig,
+        SessionsConfig,
+        load_config,
+        resolve_home,
+    )
+    from hermes_memory_core.events import MemoryWrite
+    from hermes_memory_core.fencing import (
+        MEMORY_CONTEXT_NOTE,
+        StreamingContextScrubber,
+        build_memory_context_block,
+        cap_recall,
+        sanitize_context,
+    )
+    from hermes_memory_core.hookspecs import hookimpl, hookspec
+    from hermes_memory_core.ids import new_session_id
+    from hermes_memory_core.manager import ManagerClosedError, MemoryManager
+    from hermes_memory_core.plugins import (
+        PluginRegistry,
+        ProviderInfo,
+        get_registry,
+        list_providers,
+    )
+    from hermes_memory_core.provider import (
+        BUILTIN_TIER_NAMES,
+        MemoryProvider,
+        RecallStatus,
+        ToolSchema,
+    )
+    from hermes_memory_core.redact import REDACTED, find_secrets, scrub_secrets
+    from hermes_memory_core.review import (
+        REVIEW_PROMPT,
+        ModelReply,
+        ReviewHandle,
+        ReviewModel,
+        ReviewResult,
+        ToolCall,
+    )
+    from hermes_memory_core.threats import (
+        INVISIBLE_CHARS,
+        MAX_SCAN_CHARS,
+        first_threat_message,
+        scan_for_threats,
+    )
+    from hermes_memory_core.toolformats import to_anthropic_tools, to_openai_tools
+    from hermes_memory_core.toolresult import tool_error, tool_result
+    from hermes_memory_core.trivial import is_trivial_prompt
+
+#: Public name -> the module that defines it (imported on first attribute access).
+_EXPORTS: dict[str, str] = {
+    "BUILTIN_TIER_NAMES": "provider",
+    "INVISIBLE_CHARS": "threats",
+    "MAX_SCAN_CHARS": "threats",
+    "MEMORY_CONTEXT_NOTE": "fencing",
+    "REDACTED": "redact",
+    "REVIEW_PROMPT": "review",
+    "ConfigError": "config",
+    "HermesConfig": "config",
+    "ManagerClosedError": "manager",
+    "MemoryConfig": "config",
+    "MemoryManager": "manager",
+    "MemoryProvider": "provider",
+    "MemoryWrite": "events",
+    "ModelReply": "review",
+    "PluginRegistry": "plugins",
+    "ProviderInfo": "plugins",
+    "RecallStatus": "provider",
+    "ReviewHandle": "review",
+    "ReviewModel": "review",
+    "ReviewResult": "review",
+    "SessionsConfig": "config",
+    "StreamingContextScrubber": "fencing",
+    "ToolCall": "review",
+    "ToolSchema": "provider",
+    "build_memory_context_block": "fencing",
+    "cap_recall": "fencing",
+    "find_secrets": "redact",
+    "first_threat_message": "threats",
+    "get_registry": "plugins",
+    "hookimpl": "hookspecs",
+    "hookspec": "hookspecs",
+    "is_trivial_prompt": "trivial",
+    "list_providers": "plugins",
+    "load_config": "config",
+    "new_session_id": "ids",
+    "resolve_home": "config",
+    "sanitize_context": "fencing",
+    "scan_for_threats": "threats",
+    "scrub_secrets": "redact",
+    "to_anthropic_tools": "toolformats",
+    "to_openai_tools": "toolformats",
+    "tool_error": "toolresult",
+    "tool_result": "toolresult",
+}
 
 __all__ = [
     "BUILTIN_TIER_NAMES",
@@ -61,6 +125,7 @@ __all__ = [
     "MemoryConfig",
     "MemoryManager",
     "MemoryProvider",
+    "MemoryWrite",
     "ModelReply",
     "PluginRegistry",
     "ProviderInfo",
@@ -92,3 +157,16 @@ __all__ = [
     "tool_error",
     "tool_result",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hermes_memory_core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"hermes_memory_core.{module}"), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

@@ -23,6 +23,7 @@ thread: then it is re-raised, so a user can still stop a command that is importi
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import logging
 import os
@@ -31,11 +32,11 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from importlib import metadata as importlib_metadata
 from pathlib import Path
 from types import ModuleType
 from typing import Any, cast
 
-import importlib_metadata
 import pluggy
 
 from hermes_memory_core.hookspecs import PROJECT_NAME, PROVIDER_HOOK_NAMES, RegistrationSpec
@@ -45,6 +46,7 @@ from hermes_memory_core.worker import call_bounded
 __all__ = [
     "ENTRY_POINT_GROUP",
     "RESERVED_PROVIDER_NAMES",
+    "LazyFactory",
     "PluginLoadError",
     "PluginRegistry",
     "ProviderInfo",
@@ -74,6 +76,50 @@ DESCRIBE_TIMEOUT = 5.0
 
 _logged_failures: set[tuple[str, str]] = set()
 _logged_lock = threading.Lock()
+
+
+class LazyFactory:
+    """A provider factory named by ``"package.module:Attribute"``, imported on first call.
+
+    A plugin's entry-point module should stay light: pass ``register`` the dotted target of
+    the provider class instead of the class, and its module (and the SDKs it imports) loads
+    only when that provider is actually created::
+
+        @hookimpl
+        def register_memory_providers(register):
+            register("my_memory.provider:MyProvider", name="mine")
+
+    :raises ValueError: ``target`` is not of the form ``module:attribute``.
+    """
+
+    __slots__ = ("_lock", "_resolved", "target")
+
+    def __init__(self, target: str) -> None:
+        module, sep, attr = target.partition(":")
+        if not sep or not module or not attr:
+            raise ValueError(f"expected 'package.module:Attribute', got {target!r}")
+        self.target = target
+        self._resolved: Callable[..., Any] | None = None
+        self._lock = threading.Lock()
+
+    def resolve(self) -> Callable[..., Any]:
+        """Import the target (once) and return it."""
+        with self._lock:
+            if self._resolved is None:
+                module, _, attr = self.target.partition(":")
+                value: Any = importlib.import_module(module)
+                for part in attr.split("."):
+                    value = getattr(value, part)
+                if not callable(value):
+                    raise TypeError(f"{self.target} is not callable")
+                self._resolved = value
+            return self._resolved
+
+    def __call__(self, **options: Any) -> Any:
+        return call_factory(self.resolve(), **options)
+
+    def __repr__(self) -> str:
+        return f"LazyFactory({self.target!r})"
 
 
 @dataclass(frozen=True)
@@ -209,7 +255,7 @@ class PluginRegistry:
 
         plugin_name = name
 
-        def register(factory: ProviderFactory, name: str | None = None) -> None:
+        def register(factory: ProviderFactory | str, name: str | None = None) -> None:
             self._add_provider(
                 factory, name, plugin_name=plugin_name, dist=distribution, ver=version
             )
@@ -225,13 +271,19 @@ class PluginRegistry:
 
     def _add_provider(
         self,
-        factory: ProviderFactory,
+        factory: ProviderFactory | str,
         name: str | None,
         *,
         plugin_name: str,
         dist: str | None,
         ver: str | None,
     ) -> None:
+        if isinstance(factory, str):
+            try:
+                factory = LazyFactory(factory)
+            except ValueError as exc:
+                self._record_error(plugin_name, dist, ver, f"provider {name!r}: {exc}")
+                return
         provider_name = name or getattr(factory, "name", None)
         if not isinstance(provider_name, str) or not provider_name:
             self._record_error(plugin_name, dist, ver, "register() needs name='<provider name>'")

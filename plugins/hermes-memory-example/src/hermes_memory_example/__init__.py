@@ -4,6 +4,19 @@ It exists to show the smallest complete provider (the docs tutorial walks throug
 exercise the plugin machinery in tests. It is not meant for real use.
 """
 
-from hermes_memory_example.provider import NotesProvider
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes_memory_example.provider import NotesProvider
 
 __all__ = ["NotesProvider"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "NotesProvider":
+        from hermes_memory_example.provider import NotesProvider
+
+        return NotesProvider
+    raise AttributeError(f"module 'hermes_memory_example' has no attribute {name!r}")

@@ -1,14 +1,16 @@
-"""Entry-point module: registers `NotesProvider` under the name ``example``."""
+"""Entry-point module: registers `NotesProvider` under the name ``example``.
+
+Light on purpose: the provider module loads when the provider is first created.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from hermes_memory_core import hookimpl
-from hermes_memory_example.provider import NotesProvider
 
 
 @hookimpl
 def register_memory_providers(register: Callable[..., None]) -> None:
     """Offer the example provider to hermes-memory."""
-    register(NotesProvider, name="example")
+    register("hermes_memory_example.provider:NotesProvider", name="example")

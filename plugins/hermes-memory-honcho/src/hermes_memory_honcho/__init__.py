@@ -2,12 +2,25 @@
 
 Install ``hermes-memory-honcho``, set ``memory.provider: honcho`` and either
 ``HONCHO_API_KEY`` (Honcho cloud) or ``HONCHO_BASE_URL`` (a self-hosted server).
+Importing this package is cheap: `HonchoProvider` (httpx, the SDK) loads on first access.
 """
 
-from importlib.metadata import version as _dist_version
+from __future__ import annotations
 
-from hermes_memory_honcho.provider import HonchoProvider
+from importlib.metadata import version as _dist_version
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes_memory_honcho.provider import HonchoProvider
 
 __all__ = ["HonchoProvider", "__version__"]
 # The version lives in pyproject.toml only; installed metadata is its one copy.
 __version__ = _dist_version("hermes-memory-honcho")
+
+
+def __getattr__(name: str) -> Any:
+    if name == "HonchoProvider":
+        from hermes_memory_honcho.provider import HonchoProvider
+
+        return HonchoProvider
+    raise AttributeError(f"module 'hermes_memory_honcho' has no attribute {name!r}")

@@ -1,4 +1,7 @@
-"""Entry-point module: registers `HonchoProvider` under the name ``honcho``."""
+"""Entry-point module: registers `HonchoProvider` under the name ``honcho``.
+
+Light on purpose: the provider module (httpx, the Honcho SDK) loads on first use.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,6 @@ from collections.abc import Callable
 from typing import Any
 
 from hermes_memory_core import hookimpl
-from hermes_memory_honcho.provider import HonchoProvider
 
 __all__ = ["register_memory_providers"]
 
@@ -14,4 +16,4 @@ __all__ = ["register_memory_providers"]
 @hookimpl
 def register_memory_providers(register: Callable[..., Any]) -> None:
     """Register the Honcho provider class (called by the hermes-memory plugin loader)."""
-    register(HonchoProvider, name="honcho")
+    register("hermes_memory_honcho.provider:HonchoProvider", name="honcho")

@@ -3,14 +3,34 @@
 Install ``hermes-memory-mem0``, set ``memory.provider: mem0`` in ``config.yaml`` and either
 ``MEM0_API_KEY`` (mem0 Platform), ``MEM0_HOST`` (a self-hosted mem0 server) or a
 ``mem0: {mode: oss, oss: {...}}`` section (local ``mem0.Memory``). See `Mem0Provider`.
-Importing this package does not import mem0.
+Importing this package imports neither mem0 nor httpx: each name loads on first access.
 """
 
-from importlib.metadata import version as _dist_version
+from __future__ import annotations
 
-from hermes_memory_mem0.provider import Mem0Provider
-from hermes_memory_mem0.settings import ConfigError, Mem0Settings, load_settings
+from importlib.metadata import version as _dist_version
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes_memory_mem0.provider import Mem0Provider
+    from hermes_memory_mem0.settings import ConfigError, Mem0Settings, load_settings
 
 __all__ = ["ConfigError", "Mem0Provider", "Mem0Settings", "load_settings"]
 # The version lives in pyproject.toml only; installed metadata is its one copy.
 __version__ = _dist_version("hermes-memory-mem0")
+
+_EXPORTS = {
+    "Mem0Provider": "hermes_memory_mem0.provider",
+    "ConfigError": "hermes_memory_mem0.settings",
+    "Mem0Settings": "hermes_memory_mem0.settings",
+    "load_settings": "hermes_memory_mem0.settings",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hermes_memory_mem0' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
