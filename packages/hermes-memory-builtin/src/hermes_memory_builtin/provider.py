@@ -80,6 +80,7 @@ class BuiltinMemoryProvider(MemoryProvider):
         self._memory_char_limit = section.get("memory_char_limit", DEFAULT_MEMORY_CHAR_LIMIT)
         self._user_char_limit = section.get("user_char_limit", DEFAULT_USER_CHAR_LIMIT)
         self._hermes_home = Path(hermes_home).expanduser() if hermes_home is not None else None
+        self._config = config or {}
         self._store_given = store is not None
         if store is not None:
             store.memory_enabled = self.memory_enabled
@@ -91,6 +92,23 @@ class BuiltinMemoryProvider(MemoryProvider):
         self._session_id = ""
 
     def _make_store(self, home: Path | None) -> MemoryStore:
+        memory_section = self._config.get("memory") or {}
+        if str(memory_section.get("backend") or "files").strip().lower() == "postgres":
+            # memory.backend: postgres -- the same store rules on PostgreSQL rows (optional
+            # package hermes-memory-postgres; postgres.dsn / postgres.owner in config.yaml).
+            from hermes_memory_postgres.factory import memory_store
+
+            return memory_store(
+                self._config,
+                memory_char_limit=self._memory_char_limit
+                if self._memory_char_limit is not None
+                else DEFAULT_MEMORY_CHAR_LIMIT,
+                user_char_limit=self._user_char_limit
+                if self._user_char_limit is not None
+                else DEFAULT_USER_CHAR_LIMIT,
+                memory_enabled=self.memory_enabled,
+                user_profile_enabled=self.user_profile_enabled,
+            )
         return MemoryStore(
             home / "memories" if home is not None else None,
             memory_char_limit=self._memory_char_limit

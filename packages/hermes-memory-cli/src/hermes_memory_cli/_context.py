@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from hermes_memory_builtin.store import MemoryStore
     from hermes_memory_core.config import HermesConfig
-    from hermes_memory_sessions.store import SessionStore
+    from hermes_memory_sessions.protocol import SessionArchive
 
 __all__ = ["CLIError", "Context", "visible_controls"]
 
@@ -140,6 +141,8 @@ class Context:
         else:
             self.require_home()
         mem = self.config.memory
+        if mem.backend == "postgres":
+            return self._postgres_memory_store()
         store = MemoryStore(
             self.home / "memories",
             memory_char_limit=mem.memory_char_limit,
@@ -158,15 +161,43 @@ class Context:
                 raise CLIError(explain_memory_error(exc, memories)) from None
         return store
 
+    def _postgres_memory_store(self) -> MemoryStore:
+        """``memory.backend: postgres``: the owner's curated store in PostgreSQL, loaded."""
+        from hermes_memory_postgres.connection import ArchiveUnavailable
+        from hermes_memory_postgres.factory import memory_store
+
+        mem = self.config.memory
+        try:
+            store = memory_store(
+                self.config.raw,
+                memory_char_limit=mem.memory_char_limit,
+                user_char_limit=mem.user_char_limit,
+                memory_enabled=mem.memory_enabled,
+                user_profile_enabled=mem.user_profile_enabled,
+                write_origin="cli",
+            )
+            store.load_from_disk(strict=True)
+        except (ArchiveUnavailable, ValueError, RuntimeError) as exc:
+            raise CLIError(f"cannot open the curated memory in PostgreSQL: {exc}") from None
+        return store
+
     @property
     def db_path(self) -> Path:
         """The archive file: ``sessions.db_path``, default ``<home>/hermes-memory/sessions.db``."""
         return self.config.sessions.db_path
 
     @contextmanager
-    def session_store(self, *, create: bool) -> Iterator[SessionStore | None]:
-        """Open the archive; with ``create=False`` a missing file yields ``None`` (no file made)."""
+    def session_store(self, *, create: bool) -> Iterator[SessionArchive | None]:
+        """Open the archive; with ``create=False`` a missing file yields ``None`` (no file made).
+
+        ``sessions.backend: postgres`` opens the PostgreSQL archive of ``postgres.owner``.
+        """
         import sqlite3
+
+        if self.config.sessions.backend == "postgres":
+            with self._postgres_archive() as archive:
+                yield archive
+            return
 
         from hermes_memory_sessions.hermesdb import legacy_archive_notice
         from hermes_memory_sessions.store import SessionStore
@@ -200,6 +231,21 @@ class Context:
             yield store
         finally:
             store.close()
+
+    @contextmanager
+    def _postgres_archive(self) -> Iterator[SessionArchive]:
+        from hermes_memory_postgres.connection import ArchiveUnavailable
+        from hermes_memory_postgres.factory import session_archive
+
+        try:
+            archive = session_archive(self.config.raw, self.home)
+            archive.count_open_sessions()  # connects (and migrates) now: errors are one line
+        except (ArchiveUnavailable, ValueError, RuntimeError) as exc:
+            raise CLIError(f"cannot open the session archive in PostgreSQL: {exc}") from None
+        try:
+            yield archive
+        finally:
+            archive.close()
 
     # ------------------------------------------------------------------ output
     @cached_property

@@ -25,6 +25,7 @@ __all__ = [
     "ConfigError",
     "HermesConfig",
     "MemoryConfig",
+    "PostgresConfig",
     "SessionsConfig",
     "load_config",
     "resolve_home",
@@ -69,6 +70,7 @@ class MemoryConfig:
     write_approval: bool = False
     review_timeout: float = 120.0
     review_max_turns: int = 8
+    backend: str = "files"
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,25 @@ class SessionsConfig:
     """The ``sessions:`` section: where the archive lives (see `sessions_db_path`)."""
 
     db_path: Path
+    backend: str = "sqlite"
+
+
+#: Environment variable holding the PostgreSQL DSN when ``postgres.dsn`` is not set.
+PG_DSN_ENV = "HERMES_MEMORY_PG_DSN"
+
+
+@dataclass(frozen=True)
+class PostgresConfig:
+    """The ``postgres:`` section, shared by both tiers when a backend is ``postgres``:
+    ``dsn`` (else `PG_DSN_ENV`; keep the password out of the file: libpq also reads
+    ``PGPASSWORD`` and ``~/.pgpass``) and ``owner``, the tenant key whose rows this home sees
+    (required when a backend is ``postgres``)."""
+
+    dsn: str | None = None
+    owner: str | None = None
+
+    def __repr__(self) -> str:  # never print a password
+        return f"PostgresConfig(dsn={'<set>' if self.dsn else None}, owner={self.owner!r})"
 
 
 @dataclass(frozen=True)
@@ -86,6 +107,7 @@ class HermesConfig:
     memory: MemoryConfig
     sessions: SessionsConfig
     raw: dict[str, Any] = field(default_factory=dict)
+    postgres: PostgresConfig = field(default_factory=PostgresConfig)
 
     @property
     def path(self) -> Path:
@@ -131,7 +153,14 @@ def load_config(home: str | os.PathLike[str] | None = None) -> HermesConfig:
         raise ConfigError(f"{path}: the top level must be a mapping, got {type(raw).__name__}")
     memory = _parse_memory(_section(raw, "memory", path), path)
     sessions = _parse_sessions(_section(raw, "sessions", path), path, home_path)
-    return HermesConfig(home=home_path, memory=memory, sessions=sessions, raw=raw)
+    postgres = _parse_postgres(
+        _section(raw, "postgres", path),
+        path,
+        needed=memory.backend == "postgres" or sessions.backend == "postgres",
+    )
+    return HermesConfig(
+        home=home_path, memory=memory, sessions=sessions, raw=raw, postgres=postgres
+    )
 
 
 def _section(raw: Mapping[str, Any], name: str, path: Path) -> Mapping[str, Any]:
@@ -161,6 +190,7 @@ def _parse_memory(section: Mapping[str, Any], path: Path) -> MemoryConfig:
         "write_approval": as_bool,
         "review_timeout": _as_seconds,
         "review_max_turns": as_positive_int,
+        "backend": _choice("files", "postgres"),
     }
     # Keys Hermes itself uses in this section that we accept and ignore.
     tolerated = {"flush_min_turns", "memory_mode"}
@@ -198,8 +228,16 @@ def sessions_db_path(home: str | os.PathLike[str], configured: str | None = None
 
 def _parse_sessions(section: Mapping[str, Any], path: Path, home: Path) -> SessionsConfig:
     db_path = sessions_db_path(home)
+    backend = "sqlite"
     for key, value in section.items():
-        if key == "db_path":
+        if key == "backend":
+            if value is None:
+                continue
+            try:
+                backend = _choice("sqlite", "postgres")(value)
+            except ValueError as exc:
+                raise ConfigError(f"{path}: sessions.backend {exc}, got {value!r}") from None
+        elif key == "db_path":
             if value is None:
                 continue
             if not isinstance(value, str) or not value.strip():
@@ -207,7 +245,41 @@ def _parse_sessions(section: Mapping[str, Any], path: Path, home: Path) -> Sessi
             db_path = sessions_db_path(home, value)
         else:
             logger.warning("%s: unknown key sessions.%s is ignored", path, key)
-    return SessionsConfig(db_path=db_path)
+    return SessionsConfig(db_path=db_path, backend=backend)
+
+
+def _parse_postgres(section: Mapping[str, Any], path: Path, *, needed: bool) -> PostgresConfig:
+    values: dict[str, str] = {}
+    for key, value in section.items():
+        if key in ("dsn", "owner"):
+            if value is None:
+                continue
+            if not isinstance(value, str) or not value.strip():
+                raise ConfigError(f"{path}: postgres.{key} must be a non-empty string")
+            values[key] = value.strip()
+        else:
+            logger.warning("%s: unknown key postgres.%s is ignored", path, key)
+    dsn = values.get("dsn") or os.environ.get(PG_DSN_ENV, "").strip() or None
+    owner = values.get("owner")
+    if needed and dsn is None:
+        raise ConfigError(
+            f"{path}: a backend is 'postgres' but no DSN is set (postgres.dsn or {PG_DSN_ENV})"
+        )
+    if needed and owner is None:
+        raise ConfigError(
+            f"{path}: a backend is 'postgres' but postgres.owner (the tenant key whose rows"
+            " this home reads and writes) is not set"
+        )
+    return PostgresConfig(dsn=dsn, owner=owner)
+
+
+def _choice(*allowed: str) -> Any:
+    def parse(value: Any) -> str:
+        if not isinstance(value, str) or value.strip().lower() not in allowed:
+            raise ValueError("must be one of " + ", ".join(repr(a) for a in allowed))
+        return value.strip().lower()
+
+    return parse
 
 
 def _as_seconds(value: Any) -> float:

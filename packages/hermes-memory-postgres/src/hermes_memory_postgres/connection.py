@@ -128,12 +128,12 @@ class Database:
         """Close every pooled connection."""
         self._pool.close()
 
-    def _ensure_schema(self) -> None:
+    def _ensure_schema(self, timeout: float) -> None:
         if self._schema_ready or not self._migrate:
             return
         with self._schema_lock:
             if not self._ready():
-                with self._pool.connection(timeout=self._connect_timeout + 1.0) as conn:
+                with self._pool.connection(timeout=timeout) as conn:
                     schema.migrate(conn)
                 self._schema_ready = True
 
@@ -157,9 +157,10 @@ class Database:
         attempt = 0
         while True:
             attempt += 1
+            wait = max(0.1, min(self._connect_timeout + 1.0, deadline - time.monotonic()))
             try:
-                self._ensure_schema()
-                with self._pool.connection(timeout=self._connect_timeout + 1.0) as conn:
+                self._ensure_schema(wait)
+                with self._pool.connection(timeout=wait) as conn:
                     dconn: Any = conn
                     dconn.row_factory = dict_row
                     with conn.transaction():

@@ -48,7 +48,7 @@ from hermes_memory_sessions.hermesdb import TimeBudget, file_stamp
 from hermes_memory_sessions.store import MESSAGE_DATA_FIELDS
 
 if TYPE_CHECKING:
-    from hermes_memory_sessions.store import SessionStore
+    from hermes_memory_sessions.protocol import SessionArchive
 
 __all__ = [
     "MESSAGE_FIELDS",
@@ -665,7 +665,7 @@ def _free_title(base: str, attempt: int) -> str:
 
 def import_hermes_db(
     source_path: str | os.PathLike[str],
-    store: SessionStore,
+    store: SessionArchive,
     *,
     progress: ProgressCallback | None = None,
     skip_existing: bool = True,
@@ -746,7 +746,7 @@ def _import(
     src: _Source,
     path: Path,
     key: str,
-    store: SessionStore,
+    store: SessionArchive,
     progress: ProgressCallback | None,
     skip_existing: bool,
 ) -> ImportReport:
@@ -934,7 +934,7 @@ def _import(
 
 def _append_new(
     src: _Source,
-    store: SessionStore,
+    store: SessionArchive,
     key: str,
     raw_sid: Any,
     sid: str,

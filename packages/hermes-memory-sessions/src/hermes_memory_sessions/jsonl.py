@@ -46,7 +46,7 @@ from hermes_memory_sessions.importer import (
 )
 
 if TYPE_CHECKING:
-    from hermes_memory_sessions.store import SessionStore
+    from hermes_memory_sessions.protocol import SessionArchive
 
 __all__ = ["FORMAT", "VERSION", "JsonlFormatError", "export_jsonl", "import_jsonl"]
 
@@ -95,7 +95,7 @@ def _parents_first(sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def export_jsonl(
-    store: SessionStore,
+    store: SessionArchive,
     out: str | os.PathLike[str] | IO[bytes] | IO[str],
     *,
     session_ids: Iterable[str] | None = None,
@@ -348,7 +348,7 @@ def _spool(source: IO[bytes] | IO[str]) -> IO[bytes]:
 
 def import_jsonl(
     source: str | os.PathLike[str] | IO[bytes] | IO[str],
-    store: SessionStore,
+    store: SessionArchive,
     *,
     progress: ProgressCallback | None = None,
 ) -> ImportReport:
@@ -404,7 +404,7 @@ def _is_id_conflict(exc: ValueError) -> bool:
 
 def _write(
     fh: IO[bytes],
-    store: SessionStore,
+    store: SessionArchive,
     name: str,
     scan: _Scan,
     progress: ProgressCallback | None,

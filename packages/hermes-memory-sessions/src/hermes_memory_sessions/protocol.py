@@ -132,6 +132,33 @@ class SessionArchive(Protocol):
         """Insert one complete session with its messages in one transaction."""
         ...
 
+    def import_more(
+        self,
+        session_id: str,
+        messages: Iterable[Mapping[str, Any]],
+        *,
+        import_source: str,
+        source_last_id: int,
+        ended_at: float | None = None,
+        end_reason: str | None = None,
+    ) -> bool:
+        """Append messages an import source added to a session it created earlier."""
+        ...
+
+    def import_state(self, source: str) -> tuple[int, dict[str, int]]:
+        """``(watermark, {session_id: last source message id})`` of earlier imports."""
+        ...
+
+    def set_import_watermark(
+        self, source: str, message_id: int, *, sessions: int = 0, messages: int = 0
+    ) -> None:
+        """Record that every message of ``source`` up to ``message_id`` was looked at."""
+        ...
+
+    def forget_import_source(self, source: str) -> None:
+        """Drop the bookkeeping of an import source (its sessions stay)."""
+        ...
+
     def get_messages(self, session_id: str) -> list[dict[str, Any]]:
         """Every message of a session with all stored columns, in id order."""
         ...
@@ -168,7 +195,19 @@ class SessionArchive(Protocol):
         ...
 
     # ------------------------------------------------------------------ search
-    def find_hits(self, query: str, **kwargs: Any) -> Hits | None:
+    def find_hits(
+        self,
+        query: str,
+        *,
+        role_filter: Sequence[str] | None = None,
+        source_filter: Sequence[str] | None = None,
+        exclude_sources: Sequence[str] | None = None,
+        limit: int = 20,
+        offset: int = 0,
+        sort: str | None = None,
+        include_inactive: bool = False,
+        any_terms: bool = False,
+    ) -> Hits | None:
         """Matching rows by the discovery policy, without snippets (None: no match)."""
         ...
 

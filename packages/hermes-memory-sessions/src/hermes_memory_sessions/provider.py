@@ -25,6 +25,7 @@ from typing import Any
 from hermes_memory_core.config import sessions_db_path
 from hermes_memory_core.provider import MemoryProvider
 from hermes_memory_core.toolresult import tool_error
+from hermes_memory_sessions.protocol import SessionArchive
 from hermes_memory_sessions.store import SessionStore
 from hermes_memory_sessions.tool import SESSION_SEARCH_SCHEMA, session_search
 
@@ -119,7 +120,7 @@ class SessionArchiveProvider(MemoryProvider):
 
     def __init__(
         self,
-        store: SessionStore | None = None,
+        store: SessionArchive | None = None,
         *,
         hermes_home: str | Path | None = None,
         config: Mapping[str, Any] | None = None,
@@ -149,11 +150,19 @@ class SessionArchiveProvider(MemoryProvider):
         return sessions_db_path(home, str(configured) if configured else None)
 
     @property
-    def store(self) -> SessionStore:
-        """The archive, opened on first use."""
+    def store(self) -> SessionArchive:
+        """The archive, opened on first use (``sessions.backend: postgres`` opens the
+        PostgreSQL archive of ``postgres.owner``; package hermes-memory-postgres)."""
         with self._lock:
             if self._store is None:
-                self._store = SessionStore(self.db_path)
+                section = self._config.get("sessions")
+                backend = section.get("backend") if isinstance(section, Mapping) else None
+                if str(backend or "sqlite").strip().lower() == "postgres":
+                    from hermes_memory_postgres.factory import session_archive
+
+                    self._store = session_archive(self._config, self._home)
+                else:
+                    self._store = SessionStore(self.db_path)
             return self._store
 
     def is_available(self) -> bool:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_memory_cli._context import CLIError, Context
 
 if TYPE_CHECKING:
-    from hermes_memory_sessions.store import SessionStore
+    from hermes_memory_sessions.protocol import SessionArchive
 
 _CANDIDATES_SHOWN = 10
 
@@ -28,7 +28,7 @@ def when(ts: Any) -> str:
         return str(ts)
 
 
-def resolve(store: SessionStore | None, prefix: str) -> str:
+def resolve(store: SessionArchive | None, prefix: str) -> str:
     """The full session id for an id or unique prefix; `CLIError` listing candidates."""
     if store is not None:
         try:
@@ -221,7 +221,7 @@ COUNT_CAP = 10_000
 
 
 def _count_matches(
-    store: SessionStore, query: str, roles: list[str] | None, shown: int, limit: int
+    store: SessionArchive, query: str, roles: list[str] | None, shown: int, limit: int
 ) -> int:
     """How many messages match (at most `COUNT_CAP`; ``COUNT_CAP + 1`` means more)."""
     if shown < limit:
