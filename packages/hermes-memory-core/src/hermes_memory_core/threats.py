@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Final, Literal, NamedTuple
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 
 from hermes_memory_core._normalize import TAG_PAYLOAD_RE, fold_keyword, matching_forms
 
@@ -920,30 +920,82 @@ def _upload_matches(pattern: ThreatPattern, text: str) -> bool:
     return False
 
 
+def _trie_regex(words: Iterable[str]) -> str:
+    """An alternation of ``words`` factored by common prefixes (``ig(?:nor(?:a|e)|...)``).
+
+    It matches the same strings as ``w1|w2|...`` but the engine tries one branch per distinct
+    first character instead of one per word, which makes a scan several times faster. At a
+    given start, the longest of the words that fit is matched. A space in a word matches any
+    whitespace run.
+    """
+    root: dict[str, dict[str, Any]] = {}
+    for word in words:
+        node = root
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def emit(node: dict[str, dict[str, Any]]) -> str:
+        branches = [
+            (r"\s+" if char == " " else re.escape(char)) + emit(child)
+            for char, child in sorted(node.items())
+            if char
+        ]
+        if not branches:
+            return ""
+        if "" in node:
+            return "(?:" + "|".join(branches) + ")?"
+        return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+    return emit(root)
+
+
 @functools.cache
 def _multilingual_heads() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """Regexes finding the keywords a translated override starts with, and its verbs."""
+    """Regexes finding where a translated override may start, and its verbs.
+
+    The first is a zero-width look-ahead, so keywords that overlap ("以前" and "前面" in
+    "以前面") are all reported.
+    """
     plan = _plans()["prompt_injection_multilingual"]
-    heads = sorted(plan.heads, key=len, reverse=True)
-    verbs = sorted({fold_keyword(w) for w in _CJK_VERBS + _RU_VERBS + _EU_VERBS}, key=len)
-    return (
-        re.compile("|".join(re.escape(h) for h in heads)),
-        re.compile("|".join(re.escape(v).replace(r"\ ", r"\s+") for v in reversed(verbs))),
-    )
+    verbs = {fold_keyword(w) for w in _CJK_VERBS + _RU_VERBS + _EU_VERBS}
+    return re.compile(f"(?={_trie_regex(plan.heads)})"), re.compile(_trie_regex(verbs))
+
+
+@functools.cache
+def _multilingual_longest() -> int:
+    return max(len(h) for h in _plans()["prompt_injection_multilingual"].heads)
 
 
 def _multilingual_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
-    """The translated override: a verb must occur; then the regex runs at each keyword.
+    """The translated override: keywords are only looked for in the stretch before a verb.
 
-    One alternation regex finds the keywords (the engine skips ahead on their first
-    letters), instead of one ``str.count`` per keyword.
+    Every match contains a verb and is at most :data:`_MULTILINGUAL_REACH` characters long
+    (on whitespace-collapsed text), so it starts at a keyword at most that far before a verb.
+    Every verb occurrence lies inside or at a hit of the verb regex (a scan from left to
+    right only skips what an earlier hit covers), so a match starts in
+    ``[hit.start() - reach, hit.end())`` for some hit. The keyword regex runs only there
+    (each character at most once), and the pattern is then matched at each keyword.
     """
     heads, verbs = _multilingual_heads()
     text, probe = texts.spaced()
-    if verbs.search(probe) is None:
+    first = verbs.search(probe)
+    if first is None:
         return False
-    starts = [m.start() for m in heads.finditer(probe)]
-    if _dense(len(starts), len(probe)) or len(probe) != len(text):
+    if len(probe) != len(text):
+        return pattern.regex.search(text) is not None
+    longest = _multilingual_longest()
+    starts: list[int] = []
+    done = 0  # keyword starts before this offset have been collected
+    for verb in (first, *verbs.finditer(probe, first.end())):
+        low = max(done, verb.start() - _MULTILINGUAL_REACH)
+        high = verb.end()
+        if low < high:
+            # The look-ahead must see whole keywords: let it read past ``high``.
+            found = heads.finditer(probe, low, high + longest)
+            starts.extend(s for m in found if (s := m.start()) < high)
+            done = high
+    if _dense(len(starts), len(probe)):
         return pattern.regex.search(text) is not None
     match = pattern.regex.match
     return any(match(text, start) is not None for start in starts)
