@@ -282,6 +282,20 @@ def build_parser() -> argparse.ArgumentParser:
     _yes(p)
     _handler(p, "sessions:migrate_out")
 
+    p = add(
+        ssub,
+        "migrate",
+        "copy the archive to another backend (PostgreSQL DSN or SQLite file), resumable",
+    )
+    p.add_argument(
+        "--to",
+        required=True,
+        metavar="TARGET",
+        help="postgresql://... (rows of postgres.owner, or --owner) or a SQLite file path",
+    )
+    p.add_argument("--owner", help="owner key in the PostgreSQL target (default: postgres.owner)")
+    _handler(p, "sessions:migrate")
+
     p = add(ssub, "stats", "counts and sizes of the archive")
     _handler(p, "sessions:stats")
 

@@ -509,6 +509,63 @@ def end(ctx: Context) -> int:
     return 0
 
 
+def migrate(ctx: Context) -> int:
+    """``sessions migrate --to TARGET``: copy every session to another backend."""
+    import sqlite3
+
+    try:
+        from hermes_memory_postgres.connection import ArchiveUnavailable, mask_dsn
+        from hermes_memory_postgres.migrate import copy_archive
+        from hermes_memory_postgres.sessions import PostgresSessionArchive
+    except ImportError:
+        raise CLIError(
+            "sessions migrate needs the hermes-memory-postgres package (pip install"
+            " hermes-memory-postgres)"
+        ) from None
+    from hermes_memory_sessions.store import SessionStore
+
+    target_arg = str(ctx.args.to).strip()
+    to_pg = target_arg.startswith(("postgresql://", "postgres://")) or "dbname=" in target_arg
+    shown = mask_dsn(target_arg) if to_pg else target_arg
+    with ctx.session_store(create=False) as source:
+        if source is None:
+            raise CLIError(f"no session archive to migrate ({ctx.db_path} does not exist)")
+        target: Any
+        try:
+            if to_pg:
+                owner = ctx.args.owner or ctx.config.postgres.owner
+                if not owner:
+                    raise CLIError("a PostgreSQL target needs --owner or postgres.owner")
+                target = PostgresSessionArchive(target_arg, owner=owner)
+            else:
+                path = Path(target_arg).expanduser()
+                if not to_pg and path.resolve() == Path(str(ctx.db_path)).resolve():
+                    raise CLIError(f"{path} is the archive being migrated")
+                target = SessionStore(path)
+            target.count_open_sessions()  # reachable, and its schema is current
+        except (ValueError, RuntimeError, sqlite3.Error, OSError) as exc:
+            raise CLIError(f"cannot open the target {shown}: {exc}") from None
+        try:
+            with ctx.progress(f"Copying sessions to {shown}") as progress:
+                report = copy_archive(source, target, progress=progress)
+        except (ArchiveUnavailable, sqlite3.Error) as exc:
+            raise CLIError(
+                f"migration stopped ({exc}); whole sessions were copied: run it again to resume"
+            ) from None
+        finally:
+            target.close()
+    if ctx.json:
+        ctx.emit_json({**report.as_dict(), "target": shown})
+    else:
+        ctx.say(
+            f"Copied {report.sessions_copied:,} sessions ({report.messages_copied:,} messages)"
+            f" to {shown}; {report.sessions_skipped:,} already there."
+        )
+        for err in report.errors:
+            ctx.say(f"  not copied: {err}")
+    return 1 if report.errors else 0
+
+
 def migrate_out(ctx: Context) -> int:
     """``sessions migrate-out [--from-hermes PATH]``: our objects out of Hermes' state.db."""
     import sqlite3
