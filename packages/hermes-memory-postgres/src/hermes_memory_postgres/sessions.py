@@ -1226,6 +1226,15 @@ class PostgresSessionArchive:
         return self._smooth(conn, ranked, filt)[:want]
 
     def _message_estimate(self, conn: psycopg.Connection[Any]) -> int:
+        """This owner's message count for IDF weights (counted at most once a minute)."""
+        cached = getattr(self, "_estimate", None)
+        if cached is not None and time.monotonic() - cached[1] < 60:
+            return int(cached[0])
+        value = self._count_messages(conn)
+        self._estimate = (value, time.monotonic())
+        return value
+
+    def _count_messages(self, conn: psycopg.Connection[Any]) -> int:
         row = conn.execute(
             "SELECT COUNT(*) AS n FROM (SELECT 1 FROM hm_messages WHERE owner = %s"
             " LIMIT 1000000) x",

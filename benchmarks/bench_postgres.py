@@ -1,0 +1,181 @@
+"""Session archive: SQLite beside PostgreSQL in one run.
+
+Ingest (single appends and bulk: SQLite import_session, PostgreSQL COPY), discovery p50/p95
+(word AND, natural language, 1- and 2-character CJK) and scroll, on a synthetic corpus of
+N messages (English with some Chinese). Needs HERMES_MEMORY_PG_DSN (or
+HERMES_MEMORY_TEST_PG_DSN); writes rows under a fresh owner.
+
+    uv run --all-packages python benchmarks/bench_postgres.py --messages 200000
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from hermes_memory_postgres.sessions import PostgresSessionArchive
+from hermes_memory_sessions.store import SessionStore
+
+WORDS = [
+    "deploy",
+    "server",
+    "database",
+    "backup",
+    "gateway",
+    "billing",
+    "invoice",
+    "customer",
+    "ticket",
+    "refund",
+    "python",
+    "rust",
+    "docker",
+    "kubernetes",
+    "cluster",
+    "network",
+    "latency",
+    "metrics",
+    "dashboard",
+    "alert",
+    "holiday",
+    "flight",
+    "hotel",
+    "museum",
+    "recipe",
+    "garden",
+    "bicycle",
+    "guitar",
+    "concert",
+    "marathon",
+]
+CJK = "数据库服务器部署网关账单客户退款北京上海东京天气会议旅行酒店博物馆花园音乐"
+
+
+def text(rng: random.Random) -> str:
+    words = rng.choices(WORDS, k=rng.randint(6, 18))
+    if rng.random() < 0.2:
+        start = rng.randrange(len(CJK) - 6)
+        words.insert(rng.randrange(len(words)), CJK[start : start + rng.randint(2, 6)])
+    return " ".join(words) + f" w{rng.randrange(50000)}"
+
+
+def corpus(n: int, per_session: int = 40, seed: int = 7):
+    rng = random.Random(seed)
+    t = 1_700_000_000.0
+    for s in range(n // per_session):
+        msgs = []
+        for i in range(per_session):
+            t += 1.0
+            msgs.append(
+                {
+                    "role": "user" if i % 2 == 0 else "assistant",
+                    "content": text(rng),
+                    "timestamp": t,
+                }
+            )
+        yield {"id": f"s{s:07d}", "source": "cli", "started_at": msgs[0]["timestamp"]}, msgs
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, round(p / 100 * (len(xs) - 1)))]
+
+
+def timed(fn, reps):
+    out = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def bench(archive, name, n, bulk_fn, rows):
+    report = {}
+    t0 = time.perf_counter()
+    bulk_fn(archive, corpus(n))
+    report["bulk msgs/s"] = n / (time.perf_counter() - t0)
+    archive.create_session("single")
+    k = 2000
+    t0 = time.perf_counter()
+    for i in range(k):
+        archive.append_message("single", "user", f"single append {i} deploy")
+    report["append msgs/s"] = k / (time.perf_counter() - t0)
+    rng = random.Random(3)
+    queries = {
+        "word AND": lambda: archive.find_hits(" ".join(rng.sample(WORDS, 2)), limit=24),
+        "natural": lambda: archive.find_hits(
+            "what did we say about the " + " and ".join(rng.sample(WORDS, 3)),
+            any_terms=True,
+            limit=50,
+        ),
+        "CJK 1 char": lambda: archive.find_hits(rng.choice(CJK), limit=24),
+        "CJK 2 chars": lambda: archive.find_hits(
+            CJK[(i := rng.randrange(len(CJK) - 2)) : i + 2], limit=24
+        ),
+    }
+    for label, fn in queries.items():
+        fn()
+        xs = timed(fn, 60)
+        report[f"{label} p50/p95 ms"] = f"{pct(xs, 50):.1f} / {pct(xs, 95):.1f}"
+    sids = [f"s{rng.randrange(n // 40):07d}" for _ in range(60)]
+    anchors = [archive.get_messages(s)[20]["id"] for s in sids[:60]]
+    it = iter(range(10**9))
+    xs = timed(
+        lambda: archive.get_messages_around(sids[(j := next(it)) % 60], anchors[j % 60], 5), 60
+    )
+    report["scroll p50/p95 ms"] = f"{pct(xs, 50):.1f} / {pct(xs, 95):.1f}"
+    rows.append((name, report))
+
+
+def sqlite_bulk(store, items):
+    for s, msgs in items:
+        store.import_session(s, msgs)
+
+
+def pg_bulk(archive, items):
+    batch = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= 250:
+            archive.bulk_import(batch)
+            batch = []
+    if batch:
+        archive.bulk_import(batch)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--messages", type=int, default=200_000)
+    args = ap.parse_args()
+    dsn = os.environ.get("HERMES_MEMORY_PG_DSN") or os.environ.get("HERMES_MEMORY_TEST_PG_DSN")
+    rows: list = []
+    with tempfile.TemporaryDirectory() as tmp:
+        store = SessionStore(Path(tmp) / "bench.db")
+        bench(store, "SQLite", args.messages, sqlite_bulk, rows)
+        store.close()
+    if dsn:
+        pg = PostgresSessionArchive(dsn, owner=f"bench-{uuid.uuid4().hex[:8]}")
+        pg.count_open_sessions()
+        bench(pg, "PostgreSQL", args.messages, pg_bulk, rows)
+        pg.db.run(lambda c: c.execute("ANALYZE hm_messages"))
+        pg.close()
+    keys = list(rows[0][1])
+    print(f"| {args.messages:,} messages | " + " | ".join(r[0] for r in rows) + " |")
+    print("|---|" + "---|" * len(rows))
+    for k in keys:
+        vals = [r[1][k] for r in rows]
+        print(
+            f"| {k} | "
+            + " | ".join(f"{v:,.0f}" if isinstance(v, float) else v for v in vals)
+            + " |"
+        )
+
+
+if __name__ == "__main__":
+    main()
