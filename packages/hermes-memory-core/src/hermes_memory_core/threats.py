@@ -29,7 +29,12 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 
-from hermes_memory_core._normalize import TAG_PAYLOAD_RE, fold_keyword, matching_forms
+from hermes_memory_core._normalize import (
+    PRINTABLE_TAG_RE,
+    TAG_PAYLOAD_RE,
+    fold_keyword,
+    matching_forms,
+)
 
 __all__ = [
     "INVISIBLE_CHARS",
@@ -546,14 +551,16 @@ def _pattern_source() -> tuple[tuple[str, str, str], ...]:
 
 #: The command words of ``exfil_upload``; its regex is only tried at the start of a line
 #: that holds one of them.
+#: (No leading ``\b``: a regex that starts with a literal is scanned for it in C, one led by
+#: an assertion is tried at every position. The start boundary is checked in Python.)
 _UPLOAD_WORD: Final = re.compile(
-    r"\b(?:curl|wget|nc|ncat|netcat|socat|iwr|irm|invoke-webrequest|invoke-restmethod)\b"
+    r"(?:curl|wget|nc|ncat|netcat|socat|iwr|irm|invoke-webrequest|invoke-restmethod)\b"
 )
 
 #: Patterns matched against the raw text, not the normalised forms, and the cheap test that
 #: must hold before their regex runs.
 _RAW_GATES: Final[dict[str, Callable[[str], bool]]] = {
-    "invisible_tag_text": lambda text: max(text) >= "\U000e0020",
+    "invisible_tag_text": lambda text: PRINTABLE_TAG_RE.search(text) is not None,
     "hangul_filler_in_text": lambda text: any(c in text for c in _FILLERS),
 }
 _RAW_IDS: Final = frozenset(_RAW_GATES)
@@ -942,11 +949,80 @@ class _Texts:
         return self._spaced
 
 
+def _glued(text: str, index: int) -> bool:
+    r"""Whether ``text[index - 1]`` is a word character (``\w``) for ``re``."""
+    return index > 0 and ((char := text[index - 1]).isalnum() or char == "_")
+
+
+#: The part every ``c2_network_connect`` match ends with (a literal start: a fast scan).
+_CONNECT_CORE: Final = re.compile(r"connect\s+to\s+the\s+network(?![a-z0-9])", re.IGNORECASE)
+
+
+def _connect_matches(pattern: ThreatPattern, text: str) -> bool:
+    r"""``c2_network_connect``: find "connect to the network", then try the few starts before it.
+
+        A match is ``(?:^|[.!?:;,]|
+    )\s{0,8}`` (at most 9 characters) or one of the words
+        ``to``, ``must`` … (at most 6 letters) plus the whole whitespace run, then the core. So it
+        starts in the 9 characters before the core or 2–6 characters before the whitespace run
+        that precedes it.
+    """
+    match = pattern.regex.match
+    for core in _CONNECT_CORE.finditer(text):
+        start = core.start()
+        run = start
+        while run > 0 and text[run - 1].isspace():
+            run -= 1
+        for candidate in (*range(max(0, start - 9), start + 1), *range(max(0, run - 6), run)):
+            if match(text, candidate) is not None:
+                return True
+    return False
+
+
+#: ``fake_memory_header``: every match contains one of these at most 21 characters after its
+#: start (``[ \t]{0,8}`` + ``#{1,6}`` + ``[ \t]{0,4}`` + ``[`` + ``[ \t]{0,2}`` before "system").
+_HEADER_NEAR: Final = ("memory", "profile", "═", "system", "developer")
+_HEADER_BEFORE: Final = 21
+#: The longest ``fake_memory_header`` match (checked against the regex parser by the tests).
+_HEADER_WIDTH: Final = 53
+
+
+def _header_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
+    """``fake_memory_header``: search only the stretches around its keywords.
+
+    Each stretch is searched with ``endpos`` a little past the longest possible match, and a
+    hit is confirmed by an anchored match on the whole text (the cut-off end could satisfy
+    an assertion the whole text does not).
+    """
+    text, probe = texts.folded, texts.probe
+    if len(probe) != len(text):
+        return pattern.regex.search(text) is not None
+    anchors = _occurrences(probe, _HEADER_NEAR)
+    if _dense(len(anchors), len(probe)):
+        return pattern.regex.search(text) is not None
+    search, match = pattern.regex.search, pattern.regex.match
+    done = 0
+    for anchor in anchors:
+        position = max(done, anchor - _HEADER_BEFORE)
+        end = min(len(text), anchor + _HEADER_WIDTH + 16)
+        while position <= anchor:
+            found = search(text, position, end)
+            if found is None or found.start() > anchor:
+                break
+            if match(text, found.start()) is not None:
+                return True
+            position = found.start() + 1
+        done = anchor + 1
+    return False
+
+
 def _upload_matches(pattern: ThreatPattern, text: str) -> bool:
     """``exfil_upload``: every branch starts at a line start; try only lines with a command."""
     checked_until = -1
     for word in _UPLOAD_WORD.finditer(text):
-        if word.start() < checked_until:
+        # Words start with a word character, so this is the leading \b. A hit glued to a
+        # letter ("nc" in "once") covers no other command word: they all start after a \b.
+        if word.start() < checked_until or _glued(text, word.start()):
             continue
         line_start = text.rfind("\n", 0, word.start()) + 1
         line_end = text.find("\n", word.end())
@@ -1045,6 +1121,10 @@ def _pattern_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
     if plan is None:
         if pattern.id == "exfil_upload":
             return _upload_matches(pattern, texts.folded)
+        if pattern.id == "fake_memory_header":
+            return _header_matches(pattern, texts)
+        if pattern.id == "c2_network_connect":
+            return _connect_matches(pattern, texts.folded)
         return pattern.regex.search(texts.folded) is not None
     text, probe = texts.spaced() if plan.spaced else (texts.folded, texts.probe)
     if len(probe) != len(text):  # lower() changed a length: offsets would not line up
