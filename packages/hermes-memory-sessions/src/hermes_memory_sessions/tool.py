@@ -28,6 +28,7 @@ from typing import Any
 
 from hermes_memory_core.config import ConfigError, load_config, resolve_home
 from hermes_memory_core.toolresult import tool_error, tool_result
+from hermes_memory_sessions.hybrid import pick_fused
 from hermes_memory_sessions.protocol import SessionArchive
 from hermes_memory_sessions.query import any_terms, parse_query
 from hermes_memory_sessions.schema import ArchiveBusy
@@ -507,14 +508,25 @@ def _discover(
     titled = _title_match(store, query, lineages)
     if titled is not None:
         kept[lineages.root(titled["session_id"])] = (titled, None, False)
-    matched = _collect(store, query, common, lineages, kept, limit, fallback=False)
+    # With an embedder attached: the fused (lexical + dense) ranking first; lexical
+    # discovery below fills what it leaves (None: no embedder, exactly the lexical path).
+    fused = pick_fused(store, query, common, kept, limit, _pick, lineages)
+    if fused is None:
+        matched = _collect(store, query, common, lineages, kept, limit, fallback=False)
+    else:
+        matched = fused.matched or (
+            len(kept) < limit
+            and _collect(store, query, common, lineages, kept, limit, fallback=False)
+        )
     matched = matched or titled is not None
-    used_fallback = False
+    used_fallback = fused is not None and fused.any_terms_used
     parsed = parse_query(query)
     if len(kept) < limit and not parsed.has_syntax and len(any_terms(parsed)) >= 2:
         before = len(kept)
         _collect(store, query, common, lineages, kept, limit, fallback=True)
-        used_fallback = len(kept) > before
+        used_fallback = used_fallback or len(kept) > before
+    if fused is not None:
+        _pick(fused.deferred, lineages, kept, limit)  # demoted sources after everything
     if not matched and not used_fallback:
         return tool_result(
             {
@@ -536,6 +548,8 @@ def _discover(
             continue
         if via_fallback:
             entry["match"] = "any_terms"
+        elif row.get("_semantic"):
+            entry["match"] = "semantic"  # found by meaning only (no query word matched)
         results.append(entry)
     payload: dict[str, Any] = {
         "success": True,

@@ -1,0 +1,117 @@
+"""The embedding and discovery methods of `SessionStore` (mixed into it).
+
+Importing this module imports no numerical library: the vector index
+(`hermes_memory_sessions.vectors`, numpy) is loaded only when an embedder is attached.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes_memory_sessions.vectors import VectorIndex
+
+__all__ = ["ArchiveVectors"]
+
+logger = logging.getLogger(__name__)
+
+
+class ArchiveVectors:
+    """`SessionStore`'s vector methods; ``vector_index`` is None without an embedder."""
+
+    vector_index: VectorIndex | None = None
+
+    def _attach_embedder(self, embedder: Any, *, background: bool) -> None:
+        """Build the vector index for ``embedder`` (called by ``SessionStore.__init__``).
+
+        :raises TypeError: ``embedder`` lacks ``name``, ``dim``, ``embed_documents`` or
+            ``embed_query``.
+        :raises ImportError: numpy is not installed (``pip install
+            'hermes-memory-sessions[vectors]'``).
+        """
+        missing = [
+            attr
+            for attr in ("name", "dim", "embed_documents", "embed_query")
+            if not hasattr(embedder, attr)
+        ]
+        if missing:
+            raise TypeError(
+                f"embedder {type(embedder).__name__} lacks {', '.join(missing)}"
+                " (see hermes_memory_vectors.Embedder)"
+            )
+        try:
+            from hermes_memory_sessions.vectors import VectorIndex
+        except ImportError as exc:  # numpy missing
+            raise ImportError(
+                "an embedder needs the vector index's dependencies: "
+                "pip install 'hermes-memory-sessions[vectors]'"
+            ) from exc
+        self.vector_index = VectorIndex(self, embedder, background=background)  # type: ignore[arg-type]
+
+    def _notify_vectors(self, ids: Sequence[int]) -> None:
+        """Hand new message ids to the background embedder (no-op without one)."""
+        index = self.vector_index
+        if index is not None and ids:
+            index.notify(ids)
+
+    def _close_vectors(self) -> None:
+        index = self.vector_index
+        if index is not None:
+            index.close()
+
+    def embed_pending(
+        self,
+        limit: int | None = None,
+        *,
+        batch_size: int = 32,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """Embed messages that have no vector yet (blocking); returns how many.
+
+        For backfills (``hermes-memory sessions embed``) and tests; new messages are embedded
+        in the background anyway. Resumable (each batch is committed). Returns 0 when no
+        embedder is attached.
+
+        :raises hermes_memory_vectors.EmbedderUnavailable: the embedder failed.
+        """
+        index = self.vector_index
+        if index is None:
+            return 0
+        return index.embed_pending(limit, batch_size=batch_size, progress=progress)
+
+    def vector_coverage(self) -> dict[str, Any]:
+        """``{"model", "embedded", "total", "other_models", ...}`` of the vector index.
+
+        ``total`` counts the messages that get vectors (user/assistant with content). Without
+        an embedder attached, ``model`` is None and ``embedded`` counts every stored vector.
+        """
+        index = self.vector_index
+        if index is not None:
+            return index.coverage()
+        from hermes_memory_sessions.vectors import vector_coverage
+
+        return vector_coverage(self, None)  # type: ignore[arg-type]
+
+    def discover_messages(
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        role_filter: Sequence[str] | None = ("user", "assistant"),
+        exclude_sources: Sequence[str] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Messages ranked by ``session_search``'s discovery policy, best first.
+
+        Implicit AND, then the natural-language fallback; fused with dense similarity when an
+        embedder is attached. Rows: ``id, session_id, role, timestamp, tool_name, source,
+        model, session_started, match`` (``"and"``, ``"any_terms"`` or ``"semantic"``).
+        Never raises for a malformed query (``[]``).
+        """
+        from hermes_memory_sessions.hybrid import discover
+
+        found = discover(
+            self, query, limit=limit, role_filter=role_filter, exclude_sources=exclude_sources
+        )
+        return found.rows if found is not None else []

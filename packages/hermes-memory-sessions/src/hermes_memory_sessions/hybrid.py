@@ -1,0 +1,259 @@
+"""Discovery ranking: the lexical policy of ``session_search``, fused with dense similarity.
+
+The lexical policy (today's, unchanged): the query's terms ANDed (BM25), then — when that
+finds fewer than the pool and the query is a plain question with two or more content
+words — the natural-language fallback (any-term BM25 with neighbour smoothing).
+
+With a vector index attached (``SessionStore(path, embedder=...)``) the query is also
+embedded and the `DENSE_POOL` most similar messages are fetched. Both candidate lists are
+fused by a weighted sum of min-max-normalised scores::
+
+    score = (1 - DENSE_WEIGHT) * lexical + DENSE_WEIGHT * dense
+
+where ``lexical`` is the message's min-max-normalised BM25 within its lexical segment (AND
+hits, then fallback hits; 0 when lexical search did not find it) and ``dense`` its
+min-max-normalised cosine within the dense pool (0 when outside it). The weight, the pools
+and the fusion (this weighted sum beat reciprocal-rank fusion) were measured on the LoCoMo
+development conversations: ``benchmarks/bench_locomo.py``, ``docs/benchmarks.md``.
+
+Each fused row says how it matched: ``"and"`` (every term), ``"any_terms"`` (the fallback)
+or ``"semantic"`` (only the dense side found it). When no vector index is attached, when the
+query uses search syntax (``OR``, ``NOT``, quotes, ``prefix*``) or when the query embedding
+fails, discovery is lexical only.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hermes_memory_sessions.query import any_terms, parse_query
+from hermes_memory_sessions.search import Hits, _needles, _search_items
+
+__all__ = [
+    "DENSE_POOL",
+    "DENSE_WEIGHT",
+    "LEXICAL_POOL",
+    "Discovery",
+    "FusedPick",
+    "discover",
+    "pick_fused",
+    "vector_index_of",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Weight of the dense score in the fused score (measured on LoCoMo dev: see the module doc).
+DENSE_WEIGHT = 0.5
+#: Lexical candidates ranked per segment (AND hits; fallback hits).
+LEXICAL_POOL = 50
+#: Dense candidates fused.
+DENSE_POOL = 50
+
+
+@dataclass
+class Discovery:
+    """Ranked discovery rows (best first) and the `Hits` that makes their snippets.
+
+    Each row has ``id, session_id, role, timestamp, tool_name, source, model,
+    session_started`` and ``match`` (``"and"``, ``"any_terms"`` or ``"semantic"``).
+    ``hybrid`` tells whether the dense side took part.
+    """
+
+    rows: list[dict[str, Any]]
+    hits: Hits
+    hybrid: bool = False
+
+
+def vector_index_of(store: Any) -> Any:
+    """The store's attached vector index, or None (no embedder, or a backend without one)."""
+    return getattr(store, "vector_index", None)
+
+
+def _filters(filters: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "role_filter": filters.get("role_filter"),
+        "source_filter": filters.get("source_filter"),
+        "exclude_sources": filters.get("exclude_sources"),
+        "sort": None,
+        "include_inactive": bool(filters.get("include_inactive", False)),
+    }
+
+
+def _lexical(
+    store: Any, query: str, pool: int, filters: dict[str, Any]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[int, tuple[str, str]], list[str]]:
+    """``(and_rows, fallback_rows, sources, needles)`` of the lexical policy, each best first."""
+    from hermes_memory_sessions.search import _natural
+
+    parsed = parse_query(query)
+    if not parsed.terms:
+        return [], [], {}, []
+    flt = _filters(filters)
+
+    def run(conn: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        first = _search_items(conn, list(parsed.items), parsed.has_cjk, pool, flt)
+        second: list[dict[str, Any]] = []
+        if len(first) < pool and not parsed.has_syntax and len(any_terms(parsed)) >= 2:
+            second = _natural(conn, parsed, pool, flt)
+        return first, second
+
+    first, second = store.read_with(run)
+    sources: dict[int, tuple[str, str]] = {}
+    and_rows: list[dict[str, Any]] = []
+    for row in first:
+        mid = int(row["id"])
+        if mid not in sources:
+            sources[mid] = row.pop("_src")
+            and_rows.append(row)
+    any_rows: list[dict[str, Any]] = []
+    for row in second:
+        mid = int(row["id"])
+        if mid not in sources:
+            sources[mid] = row.pop("_src")
+            any_rows.append(row)
+    return and_rows[:pool], any_rows[:pool], sources, _needles(parsed)
+
+
+def _minmax(values: Sequence[float]) -> list[float]:
+    if not values:
+        return []
+    low, high = min(values), max(values)
+    if high - low <= 1e-12:
+        return [1.0] * len(values)
+    return [(v - low) / (high - low) for v in values]
+
+
+def discover(
+    store: Any,
+    query: str,
+    *,
+    limit: int = 20,
+    role_filter: Sequence[str] | None = None,
+    exclude_sources: Sequence[str] | None = None,
+    source_filter: Sequence[str] | None = None,
+    include_inactive: bool = False,
+    dense: bool = True,
+) -> Discovery | None:
+    """Messages ranked by the discovery policy (fused with dense similarity when the store
+    has a vector index and ``dense``); None when nothing matches or the query has no terms
+    and no vector index can answer it.
+    """
+    limit = max(1, int(limit))
+    filters = {
+        "role_filter": list(role_filter) if role_filter else None,
+        "exclude_sources": list(exclude_sources) if exclude_sources else None,
+        "source_filter": list(source_filter) if source_filter else None,
+        "include_inactive": include_inactive,
+    }
+    pool = max(LEXICAL_POOL, limit)
+    and_rows, any_rows, sources, needles = _lexical(store, query, pool, filters)
+    index = vector_index_of(store) if dense else None
+    dense_hits = []
+    parsed = parse_query(query)
+    if index is not None and not parsed.has_syntax:
+        vector = index.query_vector(query)
+        if vector is not None:
+            try:
+                dense_hits = index.search(vector, limit=max(DENSE_POOL, limit), **filters)
+            except Exception as exc:  # fail open: a broken index never breaks search
+                logger.warning("session archive: dense search failed (%s); lexical only", exc)
+                dense_hits = []
+        else:
+            index = None
+    else:
+        index = None
+    if index is None:
+        rows = [{**r, "match": "and"} for r in and_rows]
+        rows += [{**r, "match": "any_terms"} for r in any_rows]
+        for r in rows:
+            r.pop("rank", None)
+        if not rows:
+            return None
+        return Discovery(rows[:limit], Hits(rows[:limit], sources, needles), hybrid=False)
+
+    score: dict[int, float] = {}
+    row_of: dict[int, dict[str, Any]] = {}
+    match: dict[int, str] = {}
+    for segment, label in ((and_rows, "and"), (any_rows, "any_terms")):
+        normalised = _minmax([-float(r.get("rank") or 0.0) for r in segment])
+        for r, s in zip(segment, normalised, strict=True):
+            mid = int(r["id"])
+            row_of[mid] = r
+            match[mid] = label
+            score[mid] = (1.0 - DENSE_WEIGHT) * s
+    normalised = _minmax([h.score for h in dense_hits])
+    for hit, s in zip(dense_hits, normalised, strict=True):
+        mid = int(hit.row["id"])
+        row_of.setdefault(mid, hit.row)
+        match.setdefault(mid, "semantic")
+        score[mid] = score.get(mid, 0.0) + DENSE_WEIGHT * s
+    ranked = sorted(score, key=lambda mid: (-score[mid], mid))[:limit]
+    rows = []
+    for mid in ranked:
+        row = dict(row_of[mid])
+        row.pop("rank", None)
+        row["match"] = match[mid]
+        rows.append(row)
+    if not rows:
+        return None
+    return Discovery(rows, Hits(rows, sources, needles), hybrid=True)
+
+
+@dataclass
+class FusedPick:
+    """What `pick_fused` did for ``session_search``: whether anything matched, whether a
+    fallback row was kept, and the demoted (cron) rows to pick after everything else."""
+
+    matched: bool
+    any_terms_used: bool
+    deferred: list[tuple[dict[str, Any], Hits, bool]] = field(default_factory=list)
+
+
+#: Fused messages read for ``session_search`` discovery (one per lineage is kept).
+TOOL_POOL = 80
+
+
+def pick_fused(
+    store: Any,
+    query: str,
+    common: dict[str, Any],
+    kept: dict[str, Any],
+    limit: int,
+    pick: Callable[..., None],
+    lineages: Any,
+) -> FusedPick | None:
+    """Fill ``kept`` (``session_search``'s lineage → hit map) from the fused ranking.
+
+    Returns None — the caller runs the lexical discovery exactly as without vectors — when
+    the store has no vector index, the query uses search syntax, or the query embedding
+    failed. Rows that only the dense side found carry ``"_semantic": True``.
+    """
+    if vector_index_of(store) is None or common.get("sort"):
+        return None
+    if parse_query(query).has_syntax:
+        return None
+    found = discover(
+        store,
+        query,
+        limit=TOOL_POOL,
+        role_filter=common.get("role_filter"),
+        exclude_sources=common.get("exclude_sources"),
+    )
+    if found is not None and not found.hybrid:
+        return None  # the embedder failed: plain lexical discovery, as without vectors
+    if found is None:
+        return FusedPick(matched=False, any_terms_used=False)
+    before = set(kept)
+    rows: list[tuple[dict[str, Any], Hits, bool]] = []
+    for row in found.rows:
+        label = row.pop("match")
+        if label == "semantic":
+            row["_semantic"] = True
+        rows.append((row, found.hits, label == "any_terms"))
+    deferred: list[tuple[dict[str, Any], Hits, bool]] = []
+    pick(rows, lineages, kept, limit, deferred)
+    any_used = any(kept[k][2] for k in kept if k not in before)
+    return FusedPick(matched=True, any_terms_used=any_used, deferred=deferred)

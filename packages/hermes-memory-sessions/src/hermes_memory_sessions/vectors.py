@@ -1,0 +1,587 @@
+"""The archive's vector index: one int8 vector per message, beside the messages.
+
+Storage (same SQLite file as the messages, created on first use by an archive with an
+embedder attached)::
+
+    hm_vectors(seq INTEGER PRIMARY KEY AUTOINCREMENT,   -- insertion order (incremental loads)
+               message_id INTEGER NOT NULL UNIQUE,      -- messages.id
+               model TEXT NOT NULL,                     -- Embedder.name that made it
+               vec BLOB NOT NULL)                       -- hermes_memory_vectors.quantize_int8
+
+Triggers keep it in sync with the messages whatever code deletes them (``delete_session``,
+``prune``, another program): a deleted message loses its vector, an edited message (and the
+message after it, whose context it is) is embedded again. Vectors of another model are
+ignored by search and replaced as messages are embedded again (``sessions embed --reset``
+drops them at once). Without an embedder the table is never read: search is lexical.
+
+What is embedded: messages with role ``user`` or ``assistant`` and non-empty content (the
+roles `session_search` searches by default), each *together with the message before it* in
+the same session (`CONTEXT_BEFORE`; measured on the LoCoMo development set, see
+``docs/benchmarks.md``): a reply such as "yes, every Sunday" means something only next to
+the question it answers.
+
+Search (`VectorIndex.search`): a binary code (one sign bit per dimension) of every vector is
+kept in memory (48 bytes per message for 384 dimensions); a query ranks all codes by Hamming
+distance, and the best `RESCORE` candidates are scored exactly (cosine over the stored int8
+vectors, read from SQLite). An archive with fewer than `RESCORE` vectors is scored exactly.
+
+Embedding runs off the caller's thread: `VectorIndex.notify` puts new message ids on a
+bounded queue read by one daemon worker; when the queue is full the ids are left pending
+for `VectorIndex.embed_pending` (``hermes-memory sessions embed``). Embedder failures never
+reach the writer: the worker logs them, waits, and the messages stay pending.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import queue
+import sqlite3
+import struct
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from hermes_memory_sessions.store import SessionStore
+
+__all__ = [
+    "CONTEXT_BEFORE",
+    "RESCORE",
+    "VECTOR_ROLES",
+    "DenseHit",
+    "EmbedderLike",
+    "VectorIndex",
+    "document_text",
+    "ensure_vector_schema",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Roles whose messages get a vector.
+VECTOR_ROLES: tuple[str, ...] = ("user", "assistant")
+#: Conversational messages before a message that are embedded with it (measured: 1).
+CONTEXT_BEFORE = 1
+#: Characters kept of a context message and of the message itself.
+CONTEXT_CHARS = 600
+MESSAGE_CHARS = 1500
+#: Candidates of the binary (Hamming) pass that are scored exactly.
+RESCORE = 2000
+#: Message ids the background worker holds at most; more are left for `embed_pending`.
+QUEUE_SIZE = 4096
+#: Texts per embedder call of the background worker: small, because a local engine serves
+#: one call at a time and a search's query embedding waits for the call in progress.
+WORKER_BATCH = 8
+#: Seconds the worker waits after an embedder failure before it tries again.
+FAILURE_BACKOFF = 30.0
+#: On start, the worker picks up pending messages among this many newest (a crash between
+#: writing a message and embedding it leaves it pending).
+CATCH_UP = 256
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS hm_vectors (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    message_id INTEGER NOT NULL UNIQUE,
+    model TEXT NOT NULL,
+    vec BLOB NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS hm_vectors_msg_ad AFTER DELETE ON messages BEGIN
+    DELETE FROM hm_vectors WHERE message_id = OLD.id;
+END;
+CREATE TRIGGER IF NOT EXISTS hm_vectors_msg_au AFTER UPDATE OF content, role ON messages
+WHEN OLD.content IS NOT NEW.content OR OLD.role IS NOT NEW.role BEGIN
+    DELETE FROM hm_vectors WHERE message_id = OLD.id;
+    DELETE FROM hm_vectors WHERE message_id = (
+        SELECT id FROM messages WHERE session_id = OLD.session_id AND id > OLD.id
+        ORDER BY id LIMIT 1);
+END;
+"""
+
+_EMBEDDABLE = "m.role IN ('user', 'assistant') AND m.content IS NOT NULL AND trim(m.content) != ''"
+
+
+def quantize(vector: Sequence[float]) -> bytes:
+    """``vector`` in the int8 blob format of ``hermes_memory_vectors.quantize_int8``
+    (float32 scale, then one signed byte per dimension), without importing that package.
+
+    :raises ValueError: empty, or holding NaN or infinity.
+    """
+    array = np.asarray(vector, dtype=np.float64)
+    if array.ndim != 1 or array.size == 0 or not np.all(np.isfinite(array)):
+        raise ValueError("an embedder returned an empty or non-finite vector")
+    peak = float(np.max(np.abs(array)))
+    scale = float(np.float32(peak / 127.0))
+    if not scale > 1e-30:
+        return struct.pack("<f", 1.0) + bytes(array.size)
+    values = np.clip(np.rint(array / scale), -127, 127).astype(np.int8)
+    return struct.pack("<f", scale) + values.tobytes()
+
+
+class EmbedderLike(Protocol):
+    """The part of ``hermes_memory_vectors.Embedder`` the index uses (no import needed)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+    def embed_query(self, text: str) -> list[float]: ...
+
+
+def ensure_vector_schema(conn: sqlite3.Connection) -> None:
+    """Create ``hm_vectors`` and its triggers (idempotent); the caller holds a write."""
+    buffer = ""
+    for line in _SCHEMA.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            conn.execute(buffer)
+            buffer = ""
+
+
+def has_vector_table(conn: sqlite3.Connection) -> bool:
+    """Whether the archive has a vector table (it may be empty)."""
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'hm_vectors'"
+    ).fetchone()
+    return row is not None
+
+
+def document_text(content: str, before: Sequence[str] = ()) -> str:
+    """The text embedded for a message: its context messages, then the message, one per line."""
+    parts = [b[-CONTEXT_CHARS:] for b in before if b]
+    parts.append(content[:MESSAGE_CHARS])
+    return "\n".join(parts)
+
+
+def _documents(conn: sqlite3.Connection, ids: Sequence[int]) -> list[tuple[int, str]]:
+    """``(id, text)`` of the embeddable messages among ``ids`` (with their context)."""
+    if not ids:
+        return []
+    rows = conn.execute(
+        f"SELECT m.id, m.session_id, m.content FROM messages m"  # noqa: S608
+        f" WHERE m.id IN (SELECT value FROM json_each(?)) AND {_EMBEDDABLE} ORDER BY m.id",
+        (json.dumps([int(i) for i in ids]),),
+    ).fetchall()
+    out: list[tuple[int, str]] = []
+    for mid, sid, content in rows:
+        before: list[str] = []
+        if CONTEXT_BEFORE > 0:
+            prev = conn.execute(
+                "SELECT content FROM messages m WHERE m.session_id = ? AND m.id < ?"  # noqa: S608
+                f" AND {_EMBEDDABLE} ORDER BY m.id DESC LIMIT ?",
+                (sid, mid, CONTEXT_BEFORE),
+            ).fetchall()
+            before = [str(p[0]) for p in reversed(prev)]
+        out.append((int(mid), document_text(str(content), before)))
+    return out
+
+
+@dataclass(frozen=True)
+class DenseHit:
+    """One message found by the dense side: its row (as lexical rows) and cosine score."""
+
+    row: dict[str, Any]
+    score: float
+
+
+class _Codes:
+    """Binary codes (sign bits) of the stored vectors, in memory, grown by doubling."""
+
+    def __init__(self) -> None:
+        self.words = 0
+        self.ids: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self.codes: npt.NDArray[np.uint64] = np.zeros((0, 0), dtype=np.uint64)
+        self.n = 0
+        self.last_seq = 0
+
+    def add(self, ids: Sequence[int], blobs: Sequence[bytes]) -> None:
+        if not ids:
+            return
+        q = np.stack([np.frombuffer(b, dtype=np.int8, offset=4) for b in blobs])
+        bits = np.packbits(q > 0, axis=1)
+        pad = (-bits.shape[1]) % 8
+        if pad:
+            bits = np.pad(bits, ((0, 0), (0, pad)))
+        words = bits.view(np.uint64).T  # (words, rows)
+        if self.n == 0 or words.shape[0] != self.words:
+            self.words = words.shape[0]
+            self.codes = np.zeros((self.words, max(1024, len(ids))), dtype=np.uint64)
+            self.ids = np.zeros(self.codes.shape[1], dtype=np.int64)
+            self.n = 0
+        need = self.n + len(ids)
+        if need > self.codes.shape[1]:
+            cap = max(need, self.codes.shape[1] * 2)
+            codes = np.zeros((self.words, cap), dtype=np.uint64)
+            codes[:, : self.n] = self.codes[:, : self.n]
+            grown = np.zeros(cap, dtype=np.int64)
+            grown[: self.n] = self.ids[: self.n]
+            self.codes, self.ids = codes, grown
+        self.codes[:, self.n : need] = words
+        self.ids[self.n : need] = np.asarray(ids, dtype=np.int64)
+        self.n = need
+
+    def nearest(self, query: npt.NDArray[np.float32], count: int) -> list[int]:
+        """Ids of the ``count`` codes nearest to ``query``'s signs (all when fewer)."""
+        if self.n == 0:
+            return []
+        if self.n <= count:
+            return [int(i) for i in self.ids[: self.n]]
+        bits = np.packbits(query > 0)
+        pad = (-bits.size) % 8
+        if pad:
+            bits = np.pad(bits, (0, pad))
+        qwords = bits.view(np.uint64)
+        distance = np.zeros(self.n, dtype=np.uint16)
+        for w in range(self.words):
+            distance += np.bitwise_count(np.bitwise_xor(self.codes[w, : self.n], qwords[w]))
+        top = np.argpartition(distance, count)[:count]
+        return [int(i) for i in self.ids[top]]
+
+
+class VectorIndex:
+    """Dense retrieval for one `SessionStore` with one embedder (see the module docstring).
+
+    Built by ``SessionStore(path, embedder=...)``; use it through the store
+    (``store.embed_pending()``, ``store.discover_messages()``, ``store.vector_coverage()``).
+
+    :param background: start the embedding worker (``False``: only `embed_pending` embeds).
+    """
+
+    def __init__(
+        self, store: SessionStore, embedder: EmbedderLike, *, background: bool = True
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.model = str(embedder.name)
+        self._codes = _Codes()
+        self._codes_lock = threading.Lock()
+        self._queue: queue.Queue[int | None] = queue.Queue(maxsize=QUEUE_SIZE)
+        self._stop = threading.Event()
+        self._overflow_logged = False
+        self._embed_lock = threading.Lock()  # one embedding pass at a time (worker, backfill)
+        self._failed_until = 0.0
+        self.last_error: str | None = None
+        self._worker: threading.Thread | None = None
+        if not store.read_only:
+            with store._write() as conn:
+                ensure_vector_schema(conn)
+        if background and not store.read_only:
+            self._worker = threading.Thread(
+                target=self._run, name="hermes-memory-embedder", daemon=True
+            )
+            self._worker.start()
+
+    # ---------------------------------------------------------------- writing
+
+    def notify(self, ids: Sequence[int]) -> None:
+        """Queue new messages for the background worker (never blocks, never raises)."""
+        if self._worker is None:
+            return
+        for mid in ids:
+            try:
+                self._queue.put_nowait(int(mid))
+            except queue.Full:
+                if not self._overflow_logged:
+                    self._overflow_logged = True
+                    logger.warning(
+                        "session archive: more new messages than the embedding queue holds"
+                        " (%d); the rest stay pending: run `hermes-memory sessions embed`",
+                        QUEUE_SIZE,
+                    )
+                return
+
+    def _run(self) -> None:
+        with contextlib.suppress(Exception):
+            self._catch_up()
+        while not self._stop.is_set():
+            try:
+                first = self._queue.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            if first is None:
+                return
+            batch = [first]
+            while len(batch) < WORKER_BATCH:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    self._stop.set()
+                    break
+                batch.append(more)
+            wait = self._failed_until - time.monotonic()
+            if wait > 0 and self._stop.wait(wait):
+                return
+            try:
+                self._embed_ids(batch)
+            except Exception as exc:  # fail open: the messages stay pending
+                if not self._stop.is_set():
+                    self._failed(exc)
+
+    def _failed(self, exc: BaseException) -> None:
+        self.last_error = f"{type(exc).__name__}: {exc}"
+        self._failed_until = time.monotonic() + FAILURE_BACKOFF
+        logger.warning(
+            "session archive: embedding failed (%s); lexical search keeps working, the"
+            " messages stay pending (retry in %.0f s, or run `hermes-memory sessions embed`)",
+            self.last_error,
+            FAILURE_BACKOFF,
+        )
+
+    def _catch_up(self) -> None:
+        with self.store.read() as conn:
+            rows = conn.execute(
+                f"SELECT m.id FROM (SELECT * FROM messages ORDER BY id DESC LIMIT ?) m"  # noqa: S608
+                f" LEFT JOIN hm_vectors v ON v.message_id = m.id AND v.model = ?"
+                f" WHERE v.message_id IS NULL AND {_EMBEDDABLE} ORDER BY m.id",
+                (CATCH_UP, self.model),
+            ).fetchall()
+        self.notify([int(r[0]) for r in rows])
+
+    def _embed_ids(self, ids: Sequence[int]) -> int:
+        """Embed and store the embeddable, not yet embedded messages among ``ids``."""
+        with self._embed_lock:
+            with self.store.read() as conn:
+                done = {
+                    int(r[0])
+                    for r in conn.execute(
+                        "SELECT message_id FROM hm_vectors WHERE model = ? AND message_id IN"
+                        " (SELECT value FROM json_each(?))",
+                        (self.model, json.dumps([int(i) for i in ids])),
+                    )
+                }
+                docs = _documents(conn, [i for i in ids if i not in done])
+            if not docs:
+                return 0
+            vectors = self.embedder.embed_documents([text for _, text in docs])
+            if len(vectors) != len(docs):
+                raise RuntimeError(f"{self.model}: {len(vectors)} vectors for {len(docs)} messages")
+            blobs = [quantize(v) for v in vectors]
+            with self.store._write() as conn:
+                for (mid, _), blob in zip(docs, blobs, strict=True):
+                    # A message deleted meanwhile gets no vector (the trigger already ran).
+                    conn.execute("DELETE FROM hm_vectors WHERE message_id = ?", (mid,))
+                    conn.execute(
+                        "INSERT INTO hm_vectors(message_id, model, vec)"
+                        " SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?)",
+                        (mid, self.model, blob, mid),
+                    )
+            self._failed_until = 0.0
+            self.last_error = None
+            return len(docs)
+
+    def pending_ids(self, after: int = 0, limit: int = 256) -> list[int]:
+        """Ids of embeddable messages without a vector of this model, ascending, > ``after``."""
+        with self.store.read() as conn:
+            rows = conn.execute(
+                f"SELECT m.id FROM messages m LEFT JOIN hm_vectors v"  # noqa: S608
+                f" ON v.message_id = m.id AND v.model = ?"
+                f" WHERE m.id > ? AND v.message_id IS NULL AND {_EMBEDDABLE}"
+                " ORDER BY m.id LIMIT ?",
+                (self.model, int(after), int(limit)),
+            ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def embed_pending(
+        self,
+        limit: int | None = None,
+        *,
+        batch_size: int = 32,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """Embed messages that have no vector of this model yet, oldest first; blocking.
+
+        Returns how many were embedded. Resumable: each batch is committed, so an
+        interrupted backfill continues where it stopped. ``progress(n)`` is called after
+        each batch with the number just embedded.
+
+        :raises hermes_memory_vectors.EmbedderUnavailable: the embedder failed (what was
+            embedded before stays).
+        """
+        total = 0
+        after = 0
+        while limit is None or total < limit:
+            want = batch_size if limit is None else min(batch_size, limit - total)
+            ids = self.pending_ids(after, want)
+            if not ids:
+                break
+            done = self._embed_ids(ids)
+            total += done
+            after = ids[-1]
+            if progress is not None:
+                progress(done)
+        return total
+
+    def reset(self, *, all_models: bool = True) -> int:
+        """Drop stored vectors (all, or only those of other models); returns how many."""
+        with self.store._write() as conn:
+            if all_models:
+                cur = conn.execute("DELETE FROM hm_vectors")
+            else:
+                cur = conn.execute("DELETE FROM hm_vectors WHERE model != ?", (self.model,))
+            dropped = int(cur.rowcount)
+        with self._codes_lock:
+            self._codes = _Codes()
+        return dropped
+
+    # ---------------------------------------------------------------- reading
+
+    def coverage(self) -> dict[str, Any]:
+        """``{"model", "embedded", "total", "other_models", "pending_queue", "last_error"}``.
+
+        ``total`` counts the embeddable messages (user/assistant with content), ``embedded``
+        those with a vector of this model, ``other_models`` vectors of other models.
+        """
+        return {
+            **vector_coverage(self.store, self.model),
+            "pending_queue": self._queue.qsize(),
+            "last_error": self.last_error,
+        }
+
+    def refresh(self) -> None:
+        """Load the vectors stored since the last call into the in-memory codes."""
+        with self._codes_lock:
+            codes = self._codes
+            with self.store.read() as conn:
+                top = conn.execute("SELECT MAX(seq) FROM hm_vectors").fetchone()[0]
+                if top is None or int(top) <= codes.last_seq:
+                    return
+                cursor = conn.execute(
+                    "SELECT seq, message_id, vec FROM hm_vectors WHERE seq > ? AND model = ?"
+                    " ORDER BY seq",
+                    (codes.last_seq, self.model),
+                )
+                while True:
+                    rows = cursor.fetchmany(20000)
+                    if not rows:
+                        break
+                    codes.add([int(r[1]) for r in rows], [bytes(r[2]) for r in rows])
+                codes.last_seq = int(top)
+
+    def query_vector(self, text: str) -> npt.NDArray[np.float32] | None:
+        """The query's unit vector, or None when the embedder fails (lexical only then)."""
+        try:
+            vector = np.asarray(self.embedder.embed_query(text), dtype=np.float32)
+        except Exception as exc:
+            logger.warning("session archive: query embedding failed (%s); lexical only", exc)
+            return None
+        norm = float(np.linalg.norm(vector))
+        if vector.ndim != 1 or not np.isfinite(norm) or norm == 0:
+            return None
+        return vector / norm
+
+    def search(
+        self,
+        query: npt.NDArray[np.float32],
+        *,
+        limit: int,
+        role_filter: Sequence[str] | None = None,
+        exclude_sources: Sequence[str] | None = None,
+        source_filter: Sequence[str] | None = None,
+        include_inactive: bool = False,
+    ) -> list[DenseHit]:
+        """The ``limit`` messages most similar to ``query`` that pass the filters, best first.
+
+        Rows carry the lexical rows' keys (``id, session_id, role, timestamp, tool_name,
+        source, model, session_started``).
+        """
+        self.refresh()
+        with self._codes_lock:
+            candidates = self._codes.nearest(query, RESCORE)
+        if not candidates:
+            return []
+        where = ["v.model = ?"]
+        params: list[Any] = [json.dumps(candidates), self.model]
+        if role_filter:
+            where.append(f"m.role IN ({','.join('?' * len(role_filter))})")
+            params.extend(role_filter)
+        if source_filter:
+            where.append(f"s.source IN ({','.join('?' * len(source_filter))})")
+            params.extend(source_filter)
+        if exclude_sources:
+            where.append(f"s.source NOT IN ({','.join('?' * len(exclude_sources))})")
+            params.extend(exclude_sources)
+        if not include_inactive:
+            where.append("(m.active = 1 OR m.compacted = 1)")
+        sql = (
+            "SELECT m.id AS id, m.session_id AS session_id, m.role AS role,"  # noqa: S608
+            " m.timestamp AS timestamp, m.tool_name AS tool_name, s.source AS source,"
+            " s.model AS model, s.started_at AS session_started, v.vec AS vec"
+            " FROM hm_vectors v JOIN messages m ON m.id = v.message_id"
+            " JOIN sessions s ON s.id = m.session_id"
+            " WHERE v.message_id IN (SELECT value FROM json_each(?)) AND " + " AND ".join(where)
+        )
+        with self.store.read() as conn:
+            rows = [dict(r) for r in conn.execute(sql, params).fetchall()]
+        if not rows:
+            return []
+        width = query.size
+        kept = [r for r in rows if len(r["vec"]) == width + 4]
+        if not kept:
+            return []
+        matrix = np.stack([np.frombuffer(r["vec"], dtype=np.int8, offset=4) for r in kept])
+        matrix = matrix.astype(np.float32)
+        norms = np.linalg.norm(matrix, axis=1)
+        scores = (matrix @ query) / np.where(norms > 0, norms, 1.0)
+        order = np.argsort(-scores, kind="stable")[:limit]
+        out = []
+        for i in order:
+            row = kept[int(i)]
+            row.pop("vec", None)
+            out.append(DenseHit(row, float(scores[int(i)])))
+        return out
+
+    def close(self, timeout: float = 2.0) -> None:
+        """Stop the worker (what it has not embedded stays pending); safe to call twice."""
+        self._stop.set()
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            with contextlib.suppress(queue.Full):
+                self._queue.put_nowait(None)
+            worker.join(timeout)
+
+    def wait_idle(self, timeout: float = 30.0) -> bool:
+        """Wait until the worker's queue is empty and no batch runs (for tests and tools)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._queue.empty() and not self._embed_lock.locked():
+                time.sleep(0.05)
+                if self._queue.empty() and not self._embed_lock.locked():
+                    return True
+            time.sleep(0.02)
+        return False
+
+
+def vector_coverage(store: SessionStore, model: str | None) -> dict[str, Any]:
+    """Coverage of an archive's vector index without an embedder attached.
+
+    ``{"model", "embedded", "total", "other_models"}``; ``model=None`` counts every stored
+    vector as ``embedded`` (for ``sessions stats`` when no embedder is configured).
+    """
+    with store.read() as conn:
+        total = conn.execute(
+            f"SELECT COUNT(*) FROM messages m WHERE {_EMBEDDABLE}"  # noqa: S608
+        ).fetchone()[0]
+        if not has_vector_table(conn):
+            return {"model": model, "embedded": 0, "total": int(total), "other_models": 0}
+        by_model = {
+            str(r[0]): int(r[1])
+            for r in conn.execute("SELECT model, COUNT(*) FROM hm_vectors GROUP BY model")
+        }
+    if model is None:
+        embedded = sum(by_model.values())
+        other = 0
+    else:
+        embedded = by_model.get(model, 0)
+        other = sum(n for m, n in by_model.items() if m != model)
+    return {"model": model, "embedded": embedded, "total": int(total), "other_models": other}
