@@ -79,6 +79,11 @@ class SessionsConfig:
 
     db_path: Path
     backend: str = "sqlite"
+    #: The ``embedder*`` keys as written (``embedder``, ``embedder_model``, ``embedder_url``,
+    #: ``embedder_batch_size``, ``embedder_threads``, ``embedder_timeout``,
+    #: ``embedder_api_key_env``); empty: lexical search only. Checked and turned into an
+    #: embedder by ``hermes_memory_vectors.embedder_from_config`` when the archive opens.
+    embedder: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
 
 #: Environment variable holding the PostgreSQL DSN when ``postgres.dsn`` is not set.
@@ -229,8 +234,11 @@ def sessions_db_path(home: str | os.PathLike[str], configured: str | None = None
 def _parse_sessions(section: Mapping[str, Any], path: Path, home: Path) -> SessionsConfig:
     db_path = sessions_db_path(home)
     backend = "sqlite"
+    embedder: dict[str, Any] = {}
     for key, value in section.items():
-        if key == "backend":
+        if key in SESSIONS_EMBEDDER_KEYS:
+            embedder[key] = value
+        elif key == "backend":
             if value is None:
                 continue
             try:
@@ -245,7 +253,22 @@ def _parse_sessions(section: Mapping[str, Any], path: Path, home: Path) -> Sessi
             db_path = sessions_db_path(home, value)
         else:
             logger.warning("%s: unknown key sessions.%s is ignored", path, key)
-    return SessionsConfig(db_path=db_path, backend=backend)
+    return SessionsConfig(db_path=db_path, backend=backend, embedder=embedder)
+
+
+#: ``sessions:`` keys read by the embedder (hermes-memory-vectors), handed over as written.
+SESSIONS_EMBEDDER_KEYS = frozenset(
+    {
+        "embedder",
+        "embedder_model",
+        "embedder_url",
+        "embedder_batch_size",
+        "embedder_threads",
+        "embedder_timeout",
+        "embedder_api_key_env",
+        "embedder_api_key",  # refused by the embedder with a clear message (keys: env only)
+    }
+)
 
 
 def _parse_postgres(section: Mapping[str, Any], path: Path, *, needed: bool) -> PostgresConfig:

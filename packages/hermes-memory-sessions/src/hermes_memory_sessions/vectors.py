@@ -453,6 +453,8 @@ class VectorIndex:
         with self._codes_lock:
             codes = self._codes
             with self.store.read() as conn:
+                if not has_vector_table(conn):  # a read-only archive never embedded
+                    return
                 top = conn.execute("SELECT MAX(seq) FROM hm_vectors").fetchone()[0]
                 if top is None or int(top) <= codes.last_seq:
                     return

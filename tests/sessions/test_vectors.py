@@ -1,0 +1,269 @@
+"""The archive's vector index: what is embedded, kept in sync, off the writer's thread, fail-open.
+
+These tests use a small deterministic embedder (hashed words) so that they check the index's
+bookkeeping, not a model; `test_hybrid.py` runs the packaged model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from hermes_memory_sessions import vectors
+from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.tool import session_search
+from hermes_memory_vectors import EmbedderUnavailable, dequantize_int8
+
+
+class HashEmbedder:
+    """Words hashed into 64 dimensions; records every text it embedded."""
+
+    dim = 64
+
+    def __init__(self, name: str = "test-hash:v1") -> None:
+        self.name = name
+        self.documents: list[str] = []
+        self.queries: list[str] = []
+
+    def _vector(self, text: str) -> list[float]:
+        v = [0.0] * self.dim
+        for word in text.lower().split():
+            v[int(hashlib.sha256(word.encode()).hexdigest(), 16) % self.dim] += 1.0
+        norm = math.sqrt(sum(x * x for x in v)) or 1.0
+        return [x / norm for x in v]
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.documents.extend(texts)
+        return [self._vector(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        self.queries.append(text)
+        return self._vector(text)
+
+
+class BrokenEmbedder(HashEmbedder):
+    """Fails like a server that is down."""
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        raise EmbedderUnavailable("test: the embedding server is down")
+
+    def embed_query(self, text: str) -> list[float]:
+        raise EmbedderUnavailable("test: the embedding server is down")
+
+
+class BlockingEmbedder(HashEmbedder):
+    """Blocks every document call until released."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+        self.entered = threading.Event()
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.entered.set()
+        assert self.release.wait(30), "the test never released the embedder"
+        return super().embed_documents(texts)
+
+
+def _fill(store: SessionStore) -> None:
+    store.create_session("s1", source="cli")
+    store.append_message("s1", "user", "my sister plays the violin every sunday")
+    store.append_message("s1", "assistant", "that sounds lovely")
+    store.append_message("s1", "tool", "tool output is never embedded", tool_name="x")
+    store.append_message("s1", "assistant", "")
+    store.create_session("s2", source="cli")
+    store.append_message("s2", "user", "部署 在 周四")
+    store.append_message("s2", "assistant", "deploy thursday noted")
+
+
+def _vector_rows(path: Path) -> dict[int, str]:
+    with sqlite3.connect(path) as conn:
+        return {int(r[0]): str(r[1]) for r in conn.execute("SELECT message_id, model FROM hm_vectors")}
+
+
+def test_embeds_user_and_assistant_text_with_the_message_before(tmp_path: Path) -> None:
+    emb = HashEmbedder()
+    with SessionStore(tmp_path / "a.db", embedder=emb, embed_in_background=False) as store:
+        _fill(store)
+        assert store.embed_pending() == 4
+        assert store.embed_pending() == 0  # nothing left: resumable, idempotent
+        cov = store.vector_coverage()
+        assert (cov["embedded"], cov["total"], cov["other_models"]) == (4, 4, 0)
+    assert "tool output is never embedded" not in "\n".join(emb.documents)
+    # Each message is embedded after the conversational message before it (same session only).
+    assert emb.documents[0] == "my sister plays the violin every sunday"
+    assert emb.documents[1] == "my sister plays the violin every sunday\nthat sounds lovely"
+    assert emb.documents[2] == "部署 在 周四"
+    assert emb.documents[3] == "部署 在 周四\ndeploy thursday noted"
+
+
+def test_stored_vectors_are_int8_blobs_of_the_embedder_vectors(tmp_path: Path) -> None:
+    emb = HashEmbedder()
+    with SessionStore(tmp_path / "a.db", embedder=emb, embed_in_background=False) as store:
+        store.create_session("s")
+        mid = store.append_message("s", "user", "alpha beta gamma")
+        store.embed_pending()
+    with sqlite3.connect(tmp_path / "a.db") as conn:
+        blob = conn.execute("SELECT vec FROM hm_vectors WHERE message_id = ?", (mid,)).fetchone()[0]
+    assert len(blob) == 4 + emb.dim
+    expected = emb._vector("alpha beta gamma")
+    assert max(abs(a - b) for a, b in zip(dequantize_int8(blob), expected, strict=True)) < 0.01
+
+
+def test_embed_pending_limit_resumes(tmp_path: Path) -> None:
+    with SessionStore(
+        tmp_path / "a.db", embedder=HashEmbedder(), embed_in_background=False
+    ) as store:
+        _fill(store)
+        assert store.embed_pending(limit=3, batch_size=2) == 3
+        assert store.vector_coverage()["embedded"] == 3
+        assert store.embed_pending() == 1
+
+
+def test_delete_prune_and_edits_keep_vectors_in_sync(tmp_path: Path) -> None:
+    path = tmp_path / "a.db"
+    with SessionStore(path, embedder=HashEmbedder(), embed_in_background=False) as store:
+        _fill(store)
+        store.embed_pending()
+        assert len(_vector_rows(path)) == 4
+        store.delete_session("s2")
+        assert len(_vector_rows(path)) == 2
+        store.end_session("s1", "done")
+        with sqlite3.connect(path) as conn:
+            conn.execute("UPDATE sessions SET started_at = 0 WHERE id = 's1'")
+        assert store.prune(1) == 1
+        assert _vector_rows(path) == {}
+    # Deleting without any embedder attached (another program, an older release) too.
+    with SessionStore(path, embedder=HashEmbedder(), embed_in_background=False) as store:
+        _fill(store)
+        store.embed_pending()
+    with SessionStore(path) as store:
+        store.delete_session("s1")
+    assert len(_vector_rows(path)) == 2
+    # An edited message loses its vector, and so does the next one (its context changed).
+    with sqlite3.connect(path) as conn:
+        first = conn.execute("SELECT MIN(id) FROM messages WHERE session_id = 's2'").fetchone()[0]
+        conn.execute("UPDATE messages SET content = 'edited' WHERE id = ?", (first,))
+    assert _vector_rows(path) == {}
+    with SessionStore(path, embedder=HashEmbedder(), embed_in_background=False) as store:
+        assert store.embed_pending() == 2
+
+
+def test_append_never_waits_for_the_embedder(tmp_path: Path) -> None:
+    emb = BlockingEmbedder()
+    store = SessionStore(tmp_path / "a.db", embedder=emb)
+    try:
+        store.create_session("s")
+        store.append_message("s", "user", "first message")
+        assert emb.entered.wait(10)  # the worker is now stuck inside the embedder
+        # Writes and lexical reads go on while the embedder is blocked.
+        ids = [store.append_message("s", "user", f"message number {i}") for i in range(5)]
+        assert len(ids) == 5
+        assert store.search_messages("number", with_context=False)
+        emb.release.set()
+        assert store.vector_index is not None and store.vector_index.wait_idle(30)
+        assert store.vector_coverage()["embedded"] == 6
+    finally:
+        emb.release.set()
+        store.close()
+
+
+def test_background_queue_is_bounded_and_the_rest_stays_pending(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vectors, "QUEUE_SIZE", 3)
+    emb = BlockingEmbedder()
+    store = SessionStore(tmp_path / "a.db", embedder=emb)
+    try:
+        store.create_session("s")
+        store.append_message("s", "user", "first")
+        assert emb.entered.wait(10)
+        store.append_messages("s", [{"role": "user", "content": f"m{i}"} for i in range(20)])
+        index = store.vector_index
+        assert index is not None and index._queue.qsize() <= 3
+        emb.release.set()
+        assert index.wait_idle(30)
+        cov = store.vector_coverage()
+        assert cov["embedded"] < cov["total"] == 21
+        assert store.embed_pending() == cov["total"] - cov["embedded"]
+        assert store.vector_coverage()["embedded"] == 21
+    finally:
+        emb.release.set()
+        store.close()
+
+
+def test_embedder_failures_fail_open(tmp_path: Path) -> None:
+    path = tmp_path / "a.db"
+    with SessionStore(path) as plain:
+        _fill(plain)
+    lexical = session_search({"query": "violin"}, store=SessionStore(path, read_only=True))
+    store = SessionStore(path, embedder=BrokenEmbedder())
+    try:
+        store.create_session("s3")
+        store.append_message("s3", "user", "written while the embedder is down")
+        index = store.vector_index
+        assert index is not None and index.wait_idle(30)
+        assert index.last_error is not None and "down" in index.last_error
+        assert store.vector_coverage()["embedded"] == 0
+        # The query embedding fails too: discovery is exactly the lexical one.
+        assert session_search({"query": "violin"}, store=store) == lexical
+        with pytest.raises(EmbedderUnavailable):
+            store.embed_pending()
+    finally:
+        store.close()
+
+
+def test_other_model_vectors_are_ignored_and_can_be_dropped(tmp_path: Path) -> None:
+    path = tmp_path / "a.db"
+    with SessionStore(path, embedder=HashEmbedder("model-a"), embed_in_background=False) as store:
+        _fill(store)
+        store.embed_pending()
+    other = HashEmbedder("model-b")
+    with SessionStore(path, embedder=other, embed_in_background=False) as store:
+        cov = store.vector_coverage()
+        assert (cov["embedded"], cov["other_models"]) == (0, 4)
+        index = store.vector_index
+        assert index is not None
+        query = index.query_vector("violin sunday")
+        assert query is not None
+        assert index.search(query, limit=5) == []  # model-a's vectors are not comparable
+        assert index.reset(all_models=False) == 4
+        assert store.embed_pending() == 4
+        assert set(_vector_rows(path).values()) == {"model-b"}
+
+
+def test_removing_the_embedder_gives_back_lexical_search(tmp_path: Path) -> None:
+    path = tmp_path / "a.db"
+    queries = ("violin", "what does my sister play", "周四")
+    with SessionStore(path) as store:
+        _fill(store)
+        want = [session_search({"query": q}, store=store) for q in queries]
+    with SessionStore(path, embedder=HashEmbedder(), embed_in_background=False) as store:
+        store.embed_pending()
+        hybrid = [json.loads(session_search({"query": q}, store=store)) for q in queries]
+    assert any(r.get("match") == "semantic" for h in hybrid for r in h["results"])
+    with SessionStore(path) as store:  # embedder removed from the configuration
+        assert [session_search({"query": q}, store=store) for q in queries] == want
+
+
+def test_a_bad_embedder_object_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match="lacks"):
+        SessionStore(tmp_path / "a.db", embedder=object())
+
+
+def test_read_only_archive_with_an_embedder_searches_without_writing(tmp_path: Path) -> None:
+    path = tmp_path / "a.db"
+    with SessionStore(path, embedder=HashEmbedder(), embed_in_background=False) as store:
+        _fill(store)
+        store.embed_pending()
+    before = path.read_bytes()
+    with SessionStore(path, embedder=HashEmbedder(), read_only=True) as store:
+        rows = store.discover_messages("violin sunday", limit=3)
+        assert rows and rows[0]["session_id"] == "s1"
+    assert path.read_bytes() == before
