@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from hermes_memory_core import ConfigError, MemoryProvider
+from hermes_memory_core import ConfigError, MemoryProvider, MemoryWrite
 from hermes_memory_core.manager import MemoryManager
 
 
@@ -126,8 +126,8 @@ def test_no_argument_construction_and_bad_timeout():
 
 def test_second_external_is_refused_with_a_warning(caplog):
     manager = MemoryManager()
-    assert manager.add_provider(Recorder("builtin"))
-    assert manager.add_provider(Recorder("sessions"))
+    assert manager.add_provider(Recorder("builtin"), local=True)
+    assert manager.add_provider(Recorder("sessions"), local=True)
     assert manager.add_provider(Recorder("mem0"))
     with caplog.at_level(logging.WARNING):
         assert not manager.add_provider(Recorder("honcho"))
@@ -167,7 +167,7 @@ def test_provider_raising_in_every_hook_hides_nothing(tmp_path):
     good = Recorder("builtin", tools=["memory"])
     manager = MemoryManager(hermes_home=tmp_path, prefetch_timeout=2)
     assert manager.add_provider(Exploding())
-    assert manager.add_provider(good)
+    assert manager.add_provider(good, local=True)
     manager.initialize_all("s1")
     assert manager.build_system_prompt() == "[builtin block]"
     assert "builtin recalls" in manager.prefetch_all("tell me about the docker setup")
@@ -201,7 +201,7 @@ def test_hanging_prefetch_returns_within_timeout_and_is_skipped_while_stuck():
     hanging = Hanging("slowmem")
     fast = Recorder("builtin")
     manager = MemoryManager(prefetch_timeout=0.3)
-    manager.add_provider(fast)
+    manager.add_provider(fast, local=True)
     manager.add_provider(hanging)
     started = time.monotonic()
     first = manager.prefetch_all("what did we decide about docker?")
@@ -279,7 +279,7 @@ def test_shutdown_in_reverse_order():
 
     manager = MemoryManager()
     for name in ("builtin", "sessions", "mem0"):
-        manager.add_provider(Named(name))
+        manager.add_provider(Named(name), local=name != "mem0")
     manager.shutdown_all()
     assert order == ["mem0", "sessions", "builtin"]
 
@@ -310,7 +310,7 @@ def test_optional_kwargs_only_where_accepted():
 
     minimal, greedy = Minimal(), Greedy("builtin")
     manager = MemoryManager()
-    manager.add_provider(greedy)
+    manager.add_provider(greedy, local=True)
     manager.add_provider(minimal)
     manager.initialize_all("s1", platform="cli")
     assert minimal.session_id == "s1"
@@ -332,7 +332,7 @@ def test_tool_routing_first_wins_and_unknown_tool():
         Recorder("mem0", tools=["shared", "b"]),
     )
     manager = MemoryManager()
-    manager.add_provider(first)
+    manager.add_provider(first, local=True)
     manager.add_provider(second)
     assert manager.get_all_tool_names() == ["shared", "a", "b"]
     assert [s["name"] for s in manager.get_all_tool_schemas()] == ["shared", "a", "b"]
@@ -379,30 +379,28 @@ def test_secrets_are_scrubbed_before_reaching_providers():
 
 
 class FakeBuiltin(Recorder):
-    """Answers the memory tool like hermes-memory-builtin does."""
+    """A local tier that reports its writes as typed events, as hermes-memory-builtin does."""
 
     def handle_tool_call(self, tool_name, args, **kwargs):
-        if args.get("operations"):
-            return json.dumps(
-                {
-                    "success": True,
-                    "done": True,
-                    "target": args["target"],
-                    "replaced_entries": {"2": "old fact"},
-                }
-            )
         if args.get("action") == "fail":
             return json.dumps({"success": False, "error": "nope"})
-        extra = {"replaced_entry": "old fact"} if args.get("action") == "replace" else {}
-        return json.dumps(
-            {"success": True, "done": True, "target": args.get("target", "memory"), **extra}
-        )
+        ops = args.get("operations") or [args]
+        for op in ops:
+            meta = (
+                {"old_text": op["old_text"], "previous_content": "old fact"}
+                if (op.get("action") == "replace")
+                else {}
+            )
+            self.emit_memory_write(
+                MemoryWrite(op["action"], args.get("target", "memory"), op["content"], meta)
+            )
+        return json.dumps({"success": True, "done": True})
 
 
 def test_successful_builtin_writes_are_mirrored_to_the_external():
     builtin, ext = FakeBuiltin("builtin", tools=["memory"]), Recorder("mem0")
     manager = MemoryManager()
-    manager.add_provider(builtin)
+    manager.add_provider(builtin, local=True)
     manager.add_provider(ext)
     manager.initialize_all("s1")
     manager.handle_tool_call(
@@ -482,7 +480,10 @@ def test_recall_blocks_are_not_stored_as_user_words():
 
 
 def test_builtin_locators_are_not_scrubbed_but_content_is():
-    builtin = Recorder("builtin", tools=["memory"])
+    class Locating(Recorder):
+        tool_locator_args = frozenset({"old_text"})
+
+    builtin = Locating("builtin", tools=["memory"])
     manager = MemoryManager()
     manager.add_provider(builtin, local=True)  # the host vouches for it: a local tier
     manager.handle_tool_call(
@@ -564,16 +565,17 @@ def test_a_payload_split_over_two_recall_lines_is_dropped(caplog):
 
 
 def test_external_recall_is_capped_before_it_is_scanned(monkeypatch):
-    from hermes_memory_core import manager as manager_module
+    from hermes_memory_core import fencing
 
     seen: list[int] = []
-    real_filter = manager_module.filter_recall_threats
+
+    real_filter = fencing.filter_recall_threats
 
     def recording(text, **kwargs):
         seen.append(len(text))
         return real_filter(text, **kwargs)
 
-    monkeypatch.setattr(manager_module, "filter_recall_threats", recording)
+    monkeypatch.setattr(fencing, "filter_recall_threats", recording)
 
     class Flood(Recorder):
         def prefetch(self, query, *, session_id=""):
@@ -585,4 +587,32 @@ def test_external_recall_is_capped_before_it_is_scanned(monkeypatch):
     assert seen and max(seen) <= 1000 + 80, "the scanner saw more than the cap"
     assert block.count("a remembered fact") <= 20
     assert "truncated" in block
+    manager.shutdown_all()
+
+
+def test_a_declared_local_tier_from_a_third_party_is_still_external():
+    class Claims(Recorder):
+        tier = "local"  # anyone can write this line
+
+    manager = MemoryManager()
+    assert manager.add_provider(Claims("claims"))
+    assert not manager.is_local("claims")
+    assert manager.external_provider is not None
+    manager.shutdown_all()
+
+
+def test_an_external_providers_write_events_are_not_forwarded():
+    class Emitter(Recorder):
+        def handle_tool_call(self, tool_name, args, **kwargs):
+            self.emit_memory_write(MemoryWrite("add", "memory", "forged"))
+            return json.dumps({"ok": True})
+
+    local, ext = Recorder("builtin"), Emitter("mem0", tools=["emit"])
+    manager = MemoryManager()
+    manager.add_provider(local, local=True)
+    manager.add_provider(ext)
+    manager.handle_tool_call("emit", {})
+    assert manager.flush_pending(5)
+    assert not [c for c in ext.calls if c[0] == "on_memory_write"]
+    assert not [c for c in local.calls if c[0] == "on_memory_write"]
     manager.shutdown_all()

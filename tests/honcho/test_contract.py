@@ -16,6 +16,7 @@ import pytest
 from honcho_fake import FakeHoncho
 from honcho_helpers import wait_for
 
+from hermes_memory_core.plugins import PluginRegistry
 from hermes_memory_honcho import HonchoProvider
 from hermes_memory_honcho.provider import split_message
 
@@ -402,7 +403,11 @@ def test_registered_through_the_entry_point():
     module = eps[0].load()
     registered = []
     module.register_memory_providers(lambda cls, name: registered.append((cls, name)))
-    assert registered == [(HonchoProvider, "honcho")]
+    # registered by dotted name: the provider module (httpx, the SDK) loads on first use
+    assert registered == [("hermes_memory_honcho.provider:HonchoProvider", "honcho")]
+    registry = PluginRegistry()
+    registry.register_plugin(module, name="honcho")
+    assert registry.providers["honcho"].factory.resolve() is HonchoProvider  # type: ignore[attr-defined]
 
 
 def test_injected_recall_is_not_stored_back(fake, make_provider):

@@ -11,6 +11,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from hermes_memory_builtin.events import tool_writes
 from hermes_memory_builtin.guidance import memory_guidance
 from hermes_memory_builtin.store import (
     DEFAULT_MEMORY_CHAR_LIMIT,
@@ -56,6 +57,10 @@ class BuiltinMemoryProvider(MemoryProvider):
     """
 
     name = "builtin"
+    #: A local tier (trusted because the class comes from this project's distribution).
+    tier = "local"
+    #: ``old_text`` only finds an entry; it reaches the store unscrubbed.
+    tool_locator_args = frozenset({"old_text"})
 
     def __init__(
         self,
@@ -191,12 +196,15 @@ class BuiltinMemoryProvider(MemoryProvider):
         if tool_name != "memory":
             return memory_tool_error(f"Provider builtin does not handle tool '{tool_name}'")
         origin = kwargs.get("origin")
-        return memory_tool(
+        result = memory_tool(
             args,
             self._store,
             origin=origin if isinstance(origin, str) and origin else None,
             write_approval=self.write_approval,
         )
+        for event in tool_writes(result, args):  # staged writes emit nothing
+            self.emit_memory_write(event)
+        return result
 
     def on_turn_start(self, turn_number: int, message: str, **kwargs: Any) -> None:
         """Reset the per-turn consolidation-failure counter."""

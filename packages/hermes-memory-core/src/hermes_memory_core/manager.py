@@ -36,42 +36,37 @@ that would call a provider raises `ManagerClosedError`.
 
 from __future__ import annotations
 
-import atexit
 import json
 import logging
 import threading
 import time
-import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import pluggy
-
+from hermes_memory_core import _assembly, _lifetime
 from hermes_memory_core import review as _review
-from hermes_memory_core.config import HermesConfig, load_config, resolve_home
-from hermes_memory_core.fencing import (
-    DEFAULT_RECALL_MAX_CHARS,
-    DEFAULT_RECALL_MAX_LINES,
-    build_memory_context_block,
-    cap_recall,
-    filter_recall_threats,
-    sanitize_context,
+from hermes_memory_core._dispatch import Dispatcher, Kind, Outcome, Slot, check_hook_signatures
+from hermes_memory_core._egress import (
+    EgressPolicy,
+    fence,
+    note_redaction,
+    strip_recall,
+    strip_recall_message,
 )
-from hermes_memory_core.hookspecs import PROJECT_NAME, PROVIDER_HOOK_NAMES, ProviderSpec
-from hermes_memory_core.plugins import (
-    PluginRegistry,
-    accepted_kwargs,
-    get_registry,
-)
-from hermes_memory_core.provider import BUILTIN_TIER_NAMES, MemoryProvider, ToolSchema
-from hermes_memory_core.redact import scrub_secrets
+from hermes_memory_core._routing import ToolRoutes, normalise_schema
+from hermes_memory_core.config import load_config, resolve_home
+from hermes_memory_core.provider import MemoryProvider, ToolSchema
 from hermes_memory_core.toolresult import tool_error
 from hermes_memory_core.trivial import is_trivial_prompt
-from hermes_memory_core.worker import SerialWorker, TaskHandle, call_bounded
+from hermes_memory_core.worker import SerialWorker, call_bounded
+
+if TYPE_CHECKING:
+    from hermes_memory_core.config import HermesConfig
+    from hermes_memory_core.events import MemoryWrite
+    from hermes_memory_core.plugins import PluginRegistry
 
 __all__ = ["LOCAL_TIER_PACKAGES", "ManagerClosedError", "MemoryManager"]
 
@@ -82,19 +77,11 @@ DEFAULT_HOOK_TIMEOUT = 5.0
 DEFAULT_TOOL_TIMEOUT = 30.0
 DEFAULT_SHUTDOWN_TIMEOUT = 5.0
 DEFAULT_MAX_QUEUED = 256
+#: Same values as `hermes_memory_core.fencing` (not imported: it loads the threat scanner).
+DEFAULT_RECALL_MAX_CHARS = 8000
+DEFAULT_RECALL_MAX_LINES = 200
 MEMORY_TOOL_NAME = "memory"
-
-#: Import packages whose provider classes are local tiers when added with `add_provider`.
-LOCAL_TIER_PACKAGES: frozenset[str] = frozenset(
-    {"hermes_memory_builtin", "hermes_memory_sessions", "hermes_memory_postgres"}
-)
-
-#: Keyword arguments passed to providers unscrubbed: identifiers, not content.
-_IDENTIFIER_KEYS = frozenset(
-    {"session_id", "parent_session_id", "child_session_id", "current_session_id", "hermes_home"}
-)
-
-Kind = Literal["read", "write"]
+LOCAL_TIER_PACKAGES = _assembly.LOCAL_TIER_PACKAGES
 
 
 class ManagerClosedError(RuntimeError):
@@ -103,130 +90,6 @@ class ManagerClosedError(RuntimeError):
     Nothing was handed to any provider; the call had no effect. Build a new manager (or
     keep the old one open) to go on.
     """
-
-
-class _ProviderHookValidator(pluggy.PluginManager):
-    """Registers provider instances against `ProviderSpec` without needing markers.
-
-    A subclass method that overrides a marked base method loses pluggy's marker; here every
-    public method named like a lifecycle hook counts as an implementation, so pluggy can
-    still refuse a method whose parameters the spec does not know.
-    """
-
-    def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
-        if name in PROVIDER_HOOK_NAMES and callable(getattr(plugin, name, None)):
-            return {
-                "wrapper": False,
-                "hookwrapper": False,
-                "optionalhook": False,
-                "tryfirst": False,
-                "trylast": False,
-                "specname": None,
-            }
-        return None
-
-
-@dataclass(eq=False)
-class _Slot:
-    """One registered provider and how it is called."""
-
-    provider: MemoryProvider
-    name: str
-    local: bool
-    worker: SerialWorker | None = None
-    stuck: TaskHandle | None = None
-    stuck_hook: str = ""
-    skipped: int = 0
-
-    def degraded(self) -> bool:
-        """True while a call that outlived its bound is still running."""
-        stuck = self.stuck
-        if stuck is None:
-            return False
-        if stuck.finished:
-            self.stuck = None
-            logger.warning(
-                "memory provider %r answered its late %s call; calling it again "
-                "(%d call(s) skipped meanwhile)",
-                self.name,
-                self.stuck_hook,
-                self.skipped,
-            )
-            self.skipped = 0
-            return False
-        return True
-
-
-class _Failure:
-    """What a provider call that raised returns through a worker."""
-
-    __slots__ = ("error",)
-
-    def __init__(self, error: BaseException) -> None:
-        self.error = error
-
-
-_Status = Literal["ok", "failed", "timeout", "skipped", "queued", "absent"]
-
-
-@dataclass
-class _Outcome:
-    status: _Status
-    value: Any = None
-    error: BaseException | None = field(default=None)
-
-
-def _run_hook(
-    method: Callable[..., Any],
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    provider_name: str,
-    hook: str,
-    level: int,
-) -> Any:
-    """Body of a queued call: the provider's exception is logged and returned, never raised."""
-    try:
-        return method(*args, **kwargs)
-    except BaseException as exc:  # worker thread: never a real Ctrl-C
-        logger.log(
-            level,
-            "memory provider %r failed in %s: %s: %s",
-            provider_name,
-            hook,
-            type(exc).__name__,
-            exc,
-            exc_info=True,
-        )
-        return _Failure(exc)
-
-
-_live_managers: weakref.WeakSet[MemoryManager] = weakref.WeakSet()
-_atexit_lock = threading.Lock()
-_atexit_registered = False
-
-
-def _shutdown_live_managers() -> None:
-    """At interpreter exit: shut down every manager the host left open (each bounded)."""
-    for manager in list(_live_managers):
-        try:
-            manager.shutdown_all()
-        except BaseException:  # never turn an exit into a traceback
-            logger.debug("memory manager shutdown at exit failed", exc_info=True)
-
-
-def _register_for_exit(manager: MemoryManager) -> None:
-    global _atexit_registered
-    with _atexit_lock:
-        if not _atexit_registered:
-            atexit.register(_shutdown_live_managers)
-            _atexit_registered = True
-        _live_managers.add(manager)
-
-
-def _close_workers(workers: list[SerialWorker]) -> None:
-    """Finaliser of a manager collected without `shutdown_all`: let its threads end."""
-    for worker in workers:
-        worker.close(0)
 
 
 class MemoryManager:
@@ -280,22 +143,11 @@ class MemoryManager:
         review_timeout: float = _review.DEFAULT_REVIEW_TIMEOUT,
         review_max_turns: int = _review.DEFAULT_REVIEW_MAX_TURNS,
     ) -> None:
-        for label, value in (
-            ("prefetch_timeout", prefetch_timeout),
-            ("hook_timeout", hook_timeout),
-            ("tool_timeout", tool_timeout),
-        ):
-            if not _finite_positive(value):
-                raise ValueError(f"{label} must be a positive number of seconds, got {value!r}")
-        if not (_finite_positive(shutdown_timeout) or shutdown_timeout == 0):
-            raise ValueError(f"shutdown_timeout must be >= 0 seconds, got {shutdown_timeout!r}")
-        for label, count in (
-            ("max_queued", max_queued),
-            ("recall_max_chars", recall_max_chars),
-            ("recall_max_lines", recall_max_lines),
-        ):
-            if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-                raise ValueError(f"{label} must be an integer >= 1, got {count!r}")
+        _check_options(
+            prefetch_timeout, hook_timeout, tool_timeout, shutdown_timeout,
+            max_queued=max_queued, recall_max_chars=recall_max_chars,
+            recall_max_lines=recall_max_lines,
+        )  # fmt: skip
         self.prefetch_timeout = float(prefetch_timeout)
         self.hook_timeout = float(hook_timeout)
         self.tool_timeout = float(tool_timeout)
@@ -305,6 +157,9 @@ class MemoryManager:
         self.recall_max_lines = recall_max_lines
         self.hermes_home = Path(hermes_home).expanduser() if hermes_home is not None else None
         self.scrub = scrub_secrets
+        self._egress = EgressPolicy(
+            scrub=scrub_secrets, max_chars=recall_max_chars, max_lines=recall_max_lines
+        )
         self._review = _review.ReviewCoordinator(
             nudge_interval=nudge_interval,
             review_timeout=review_timeout,
@@ -312,21 +167,17 @@ class MemoryManager:
         )
         self.config: HermesConfig | None = None
         self.session_id = ""
-        self._slots: list[_Slot] = []
-        self._tool_routes: dict[str, _Slot] = {}
-        self._tool_schemas: list[ToolSchema] = []
-        self._validator = _ProviderHookValidator(PROJECT_NAME)
-        self._validator.add_hookspecs(ProviderSpec)
+        self._slots: list[Slot] = []
+        self._tools = ToolRoutes()
         # Local tiers' queue_prefetch warm-ups (the only local work not done inline).
         self._local_worker = SerialWorker("hermes-memory-local")
         self._workers: list[SerialWorker] = [self._local_worker]
         self._lock = threading.RLock()
+        self._dispatch = Dispatcher(self._lock)
         self._closed = False
         self._active = 0
         self._idle = threading.Condition(self._lock)
-        finalizer = weakref.finalize(self, _close_workers, self._workers)
-        finalizer.atexit = False
-        _register_for_exit(self)
+        _lifetime.register_for_exit(self, self._workers)
 
     # ----------------------------------------------------------------- context manager
     def __enter__(self) -> MemoryManager:
@@ -363,168 +214,66 @@ class MemoryManager:
         warning; a malformed config raises `hermes_memory_core.ConfigError` naming the key.
         ``options`` override constructor arguments (e.g. ``prefetch_timeout``).
         """
+        from hermes_memory_core.plugins import get_registry
+
         config = load_config(home)
-        registry = registry if registry is not None else get_registry()
-        options.setdefault("prefetch_timeout", config.memory.prefetch_timeout)
-        options.setdefault("hook_timeout", config.memory.hook_timeout)
-        options.setdefault("tool_timeout", config.memory.tool_timeout)
-        options.setdefault("shutdown_timeout", config.memory.shutdown_timeout)
-        options.setdefault("recall_max_chars", config.memory.recall_max_chars)
-        options.setdefault("recall_max_lines", config.memory.recall_max_lines)
-        options.setdefault("nudge_interval", config.memory.nudge_interval)
-        options.setdefault("review_timeout", config.memory.review_timeout)
-        options.setdefault("review_max_turns", config.memory.review_max_turns)
+        for key in (
+            "prefetch_timeout", "hook_timeout", "tool_timeout", "shutdown_timeout",
+            "recall_max_chars", "recall_max_lines", "nudge_interval", "review_timeout",
+            "review_max_turns",
+        ):  # fmt: skip
+            options.setdefault(key, getattr(config.memory, key))
         manager = cls(hermes_home=config.home, **options)
         manager.config = config
-        wanted = []
-        if config.memory.memory_enabled or config.memory.user_profile_enabled:
-            wanted.append("builtin")
-        wanted.append("sessions")
-        for name in wanted:
-            if name not in registry.providers:
-                logger.warning(
-                    "memory tier %r is not installed; install hermes-memory-%s", name, name
-                )
-                continue
-            manager._add_from_registry(registry, name, config)
-        external = config.memory.provider
-        if external and external not in BUILTIN_TIER_NAMES:
-            if external not in registry.providers:
-                installed = ", ".join(n for n in registry.names() if n not in BUILTIN_TIER_NAMES)
-                logger.warning(
-                    "memory.provider is %r but no such provider is installed (installed: %s); "
-                    "try: pip install hermes-memory-%s",
-                    external,
-                    installed or "none",
-                    external,
-                )
-            else:
-                manager._add_from_registry(registry, external, config)
+        _assembly.populate(manager, registry if registry is not None else get_registry(), config)
         return manager
-
-    def _add_from_registry(self, registry: PluginRegistry, name: str, config: HermesConfig) -> None:
-        registration = registry.providers[name]
-        local = registration.is_local_tier
-        source = registration.distribution or registration.plugin
-
-        def build() -> tuple[MemoryProvider, str, bool, str]:
-            provider = registry.create(name, hermes_home=config.home, config=config.raw)
-            available = bool(provider.is_available())
-            reason = "" if available else str(provider.unavailable_reason() or "")
-            return provider, str(provider.name), available, reason
-
-        if local:
-            try:
-                provider, own_name, available, reason = build()
-            except (Exception, SystemExit) as exc:
-                logger.warning("memory provider %r could not be created: %s", name, exc)
-                return
-        else:
-            outcome = call_bounded(build, self.hook_timeout, name=name)
-            if not outcome.finished:
-                logger.warning(
-                    "memory provider %r (%s) was not created within %.1fs "
-                    "(memory.hook_timeout); continuing without it",
-                    name,
-                    source,
-                    self.hook_timeout,
-                )
-                return
-            if outcome.error is not None:
-                logger.warning(
-                    "memory provider %r (%s) could not be created: %s: %s",
-                    name,
-                    source,
-                    type(outcome.error).__name__,
-                    outcome.error,
-                )
-                return
-            provider, own_name, available, reason = outcome.value
-        if own_name != name:
-            logger.warning(
-                "memory provider registered as %r by %s calls itself %r; refused",
-                name,
-                source,
-                own_name,
-            )
-            return
-        if not available:
-            logger.warning(
-                "memory provider %r is not available: %s", name, reason or "not configured"
-            )
-            return
-        self.add_provider(provider, local=local)
 
     # ----------------------------------------------------------------- registration
     def add_provider(self, provider: MemoryProvider, *, local: bool | None = None) -> bool:
         """Register ``provider``; returns whether it was accepted.
 
         :param local: whether ``provider`` is a local tier: called on the caller's thread,
-            with no time bound, and its recall not filtered. ``None`` (the default) decides
-            from where the provider's class is defined: in one of this project's packages
-            (`LOCAL_TIER_PACKAGES`) it is local, anywhere else external. Pass ``True`` only
-            for a provider you wrote and trust to be fast; never inferred from the name.
+            with no time bound, and its recall not filtered. ``None`` (the default) trusts
+            the class's declared `MemoryProvider.tier` only for a class defined in one of
+            this project's packages (`LOCAL_TIER_PACKAGES`); anything else is external.
+            Pass ``True`` only for a provider you wrote and trust to be fast.
 
         Refused, with a warning: a non-provider, a duplicate name, a second external
-        provider, a provider whose hook signatures do not match the specs, or one whose
+        provider, a provider whose hook signatures do not match the contract, or one whose
         ``name`` or `get_tool_schemas` raises or hangs (it then does not take the external
-        slot). Names ``builtin`` and ``sessions`` never take the external slot.
+        slot).
         :raises ManagerClosedError: after `shutdown_all`.
         """
         self._check_open("add_provider")
         if not isinstance(cast(object, provider), MemoryProvider):  # untyped callers
             logger.warning("Rejected %r: memory providers must subclass MemoryProvider", provider)
             return False
-        if local is None:
-            local = type(provider).__module__.split(".")[0] in LOCAL_TIER_PACKAGES
-
-        def describe() -> tuple[str, list[ToolSchema]]:
-            name = provider.name
-            if not isinstance(name, str) or not name:
-                raise TypeError(f"name must be a non-empty string, got {name!r}")
-            schemas = provider.get_tool_schemas()
-            return name, [s for s in (_normalise_schema(s) for s in schemas) if s]
-
-        if local:
-            try:
-                name, schemas = describe()
-            except (Exception, SystemExit) as exc:
-                logger.warning("Rejected memory provider %r: %s", provider, exc)
-                return False
-        else:
-            outcome = call_bounded(describe, self.hook_timeout, name="describe")
-            if not outcome.finished or outcome.error is not None:
-                why = (
-                    f"name/get_tool_schemas() did not answer within {self.hook_timeout:.1f}s"
-                    if not outcome.finished
-                    else f"get_tool_schemas() failed: {outcome.error}"
-                )
-                logger.warning("Rejected memory provider %s: %s", type(provider).__name__, why)
-                return False
-            name, schemas = outcome.value
+        local = _assembly.trusted_local(provider, local)
+        described = self._describe(provider, local)
+        if described is None:
+            return False
+        name, schemas = described
         with self._lock:
             if self.get_provider(name) is not None:
                 logger.warning(
                     "Rejected memory provider %r: a provider of that name is registered", name
                 )
                 return False
-            if not local and name not in BUILTIN_TIER_NAMES:
-                current = self.external_provider
-                if current is not None:
-                    logger.warning(
-                        "Rejected memory provider '%s' — external provider '%s' is already "
-                        "registered. Only one external memory provider is allowed at a time. "
-                        "Configure which one via memory.provider in config.yaml.",
-                        name,
-                        _name(current),
-                    )
-                    return False
-            try:
-                self._validator.register(provider, name=f"{name}-{id(provider)}")
-            except (pluggy.PluginValidationError, ValueError) as exc:
-                logger.warning("Rejected memory provider %r: %s", name, exc)
+            current = self.external_provider
+            if not local and current is not None:
+                logger.warning(
+                    "Rejected memory provider '%s' — external provider '%s' is already "
+                    "registered. Only one external memory provider is allowed at a time. "
+                    "Configure which one via memory.provider in config.yaml.",
+                    name,
+                    _name(current),
+                )
                 return False
-            slot = _Slot(provider, name, bool(local))
+            problem = check_hook_signatures(provider)
+            if problem is not None:
+                logger.warning("Rejected memory provider %r: %s", name, problem)
+                return False
+            slot = Slot(provider, name, local)
             if not local:
                 slot.worker = SerialWorker(
                     f"hermes-memory-{name}",
@@ -536,21 +285,38 @@ class MemoryManager:
                     logger.warning("Rejected memory provider %r: no thread can be started", name)
                     return False
                 self._workers.append(slot.worker)
+            else:
+                provider.bind_write_listener(self._forward_write)
             self._slots.append(slot)
-            for schema in schemas:
-                tool = schema["name"]
-                owner = self._tool_routes.get(tool)
-                if owner is not None:
-                    logger.warning(
-                        "Memory tool %r of provider %r is ignored: provider %r already provides it",
-                        tool,
-                        name,
-                        owner.name,
-                    )
-                    continue
-                self._tool_routes[tool] = slot
-                self._tool_schemas.append(schema)
+            self._tools.claim(slot, schemas)
         return True
+
+    def _describe(
+        self, provider: MemoryProvider, local: bool
+    ) -> tuple[str, list[ToolSchema]] | None:
+        def describe() -> tuple[str, list[ToolSchema]]:
+            name = provider.name
+            if not isinstance(name, str) or not name:
+                raise TypeError(f"name must be a non-empty string, got {name!r}")
+            schemas = provider.get_tool_schemas()
+            return name, [s for s in (normalise_schema(s) for s in schemas) if s]
+
+        if local:
+            try:
+                return describe()
+            except (Exception, SystemExit) as exc:
+                logger.warning("Rejected memory provider %r: %s", provider, exc)
+                return None
+        outcome = call_bounded(describe, self.hook_timeout, name="describe")
+        if outcome.finished and outcome.error is None:
+            return cast(tuple[str, list[ToolSchema]], outcome.value)
+        why = (
+            f"name/get_tool_schemas() did not answer within {self.hook_timeout:.1f}s"
+            if not outcome.finished
+            else f"get_tool_schemas() failed: {outcome.error}"
+        )
+        logger.warning("Rejected memory provider %s: %s", type(provider).__name__, why)
+        return None
 
     @property
     def providers(self) -> list[MemoryProvider]:
@@ -579,13 +345,11 @@ class MemoryManager:
         with self._lock:
             return any(s.name == name and s.degraded() for s in self._slots)
 
-    def _external_slot(self) -> _Slot | None:
+    def _external_slot(self) -> Slot | None:
         with self._lock:
-            return next(
-                (s for s in self._slots if not s.local and s.name not in BUILTIN_TIER_NAMES), None
-            )
+            return next((s for s in self._slots if not s.local), None)
 
-    def _snapshot(self) -> list[_Slot]:
+    def _snapshot(self) -> list[Slot]:
         with self._lock:
             return list(self._slots)
 
@@ -608,34 +372,14 @@ class MemoryManager:
             home = self.hermes_home if self.hermes_home is not None else resolve_home()
             kwargs.setdefault("hermes_home", str(home))
             kwargs.setdefault("platform", "cli")
-            kwargs = self._scrub_kwargs(kwargs)
-            for slot in self._snapshot():
-                self._call(
-                    slot,
-                    "initialize",
-                    session_id,
-                    kind="write",
-                    bound=self.hook_timeout,
-                    level=logging.WARNING,
-                    **kwargs,
-                )
+            kwargs = self._egress.scrub_kwargs(kwargs)
+            self._fan_out("initialize", session_id, kind="write", level=logging.WARNING, **kwargs)
 
     def build_system_prompt(self) -> str:
         """Non-empty `system_prompt_block`s joined by a blank line."""
         with self._using("build_system_prompt"):
-            blocks = []
-            for slot in self._snapshot():
-                block = self._call(
-                    slot,
-                    "system_prompt_block",
-                    default="",
-                    kind="read",
-                    bound=self.hook_timeout,
-                    level=logging.WARNING,
-                )
-                if isinstance(block, str) and block.strip():
-                    blocks.append(block)
-            return "\n\n".join(blocks)
+            blocks = self._fan_out("system_prompt_block", kind="read", level=logging.WARNING)
+            return "\n\n".join(b for _, b in blocks if isinstance(b, str) and b.strip())
 
     def on_turn_start(self, turn_number: int, message: str, **kwargs: Any) -> None:
         """Tell providers a user turn begins (extras passed where accepted).
@@ -645,18 +389,9 @@ class MemoryManager:
         """
         with self._using("on_turn_start"):
             self._review.on_turn_start(memory_tool=self.has_tool(MEMORY_TOOL_NAME))
-            message = self._scrub(message)
-            kwargs = self._scrub_kwargs(kwargs)
-            for slot in self._snapshot():
-                self._call(
-                    slot,
-                    "on_turn_start",
-                    turn_number,
-                    message,
-                    kind="write",
-                    bound=self.hook_timeout,
-                    **kwargs,
-                )
+            message = self._egress.scrub(message)
+            kwargs = self._egress.scrub_kwargs(kwargs)
+            self._fan_out("on_turn_start", turn_number, message, kind="write", **kwargs)
 
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
         """A real session boundary: wait (bounded) for queued syncs, then tell every provider.
@@ -664,21 +399,15 @@ class MemoryManager:
         ``messages`` is the session's transcript in the message format of `sync_all`.
         """
         with self._using("on_session_end"):
-            if not self._drain(self.shutdown_timeout):
-                logger.warning(
-                    "session end: queued memory syncs still running after %.1fs",
-                    self.shutdown_timeout,
-                )
-            messages = self._scrub(messages)
-            for slot in self._snapshot():
-                self._call(
-                    slot,
-                    "on_session_end",
-                    messages,
-                    kind="write",
-                    bound=self.shutdown_timeout,
-                    level=logging.WARNING,
-                )
+            self._drain_or_warn("session end")
+            messages = self._egress.scrub(messages)
+            self._fan_out(
+                "on_session_end",
+                messages,
+                kind="write",
+                bound=self.shutdown_timeout,
+                level=logging.WARNING,
+            )
 
     def on_session_switch(
         self,
@@ -701,28 +430,13 @@ class MemoryManager:
             if prior is not None or reset:
                 self._review.nudge.hydrate(prior or 0)
             # Turns queued for the old session must land before providers close or end it.
-            if not self._drain(self.shutdown_timeout):
-                logger.warning(
-                    "session switch: queued memory syncs still running after %.1fs",
-                    self.shutdown_timeout,
-                )
+            self._drain_or_warn("session switch")
             self.session_id = new_session_id
-            extra: dict[str, Any] = {
-                "parent_session_id": parent_session_id,
-                "reset": reset,
-                **self._scrub_kwargs(kwargs),
-            }
+            extra: dict[str, Any] = {"parent_session_id": parent_session_id, "reset": reset}
+            extra.update(self._egress.scrub_kwargs(kwargs))
             if rewound:
                 extra["rewound"] = True
-            for slot in self._snapshot():
-                self._call(
-                    slot,
-                    "on_session_switch",
-                    new_session_id,
-                    kind="write",
-                    bound=self.hook_timeout,
-                    **extra,
-                )
+            self._fan_out("on_session_switch", new_session_id, kind="write", **extra)
 
     def on_pre_compress(self, messages: list[dict[str, Any]]) -> str:
         """Text providers want kept through compression, joined by a blank line.
@@ -731,45 +445,19 @@ class MemoryManager:
         The external provider's text passes the same threat filter as its recall.
         """
         with self._using("on_pre_compress"):
-            messages = self._scrub(messages)
-            parts = []
-            for slot in self._snapshot():
-                text = self._call(
-                    slot,
-                    "on_pre_compress",
-                    messages,
-                    default="",
-                    kind="read",
-                    bound=self.hook_timeout,
-                )
-                if not isinstance(text, str):
-                    continue
-                if not slot.local:
-                    text = _filter_untrusted(
-                        text, slot.name, self.recall_max_chars, self.recall_max_lines
-                    )
-                if text.strip():
-                    parts.append(text)
-            return "\n\n".join(parts)
+            messages = self._egress.scrub(messages)
+            texts = self._fan_out("on_pre_compress", messages, kind="read")
+            return "\n\n".join(t for t in self._trusted(texts) if t.strip())
 
     def on_delegation(
         self, task: str, result: str, *, child_session_id: str = "", **kwargs: Any
     ) -> None:
         """A subagent finished a delegated task."""
         with self._using("on_delegation"):
-            task, result = self._scrub((task, result))
-            kwargs = self._scrub_kwargs(kwargs)
-            for slot in self._snapshot():
-                self._call(
-                    slot,
-                    "on_delegation",
-                    task,
-                    result,
-                    kind="write",
-                    bound=self.hook_timeout,
-                    child_session_id=child_session_id,
-                    **kwargs,
-                )
+            task, result = self._egress.scrub((task, result))
+            kwargs = self._egress.scrub_kwargs(kwargs)
+            kwargs["child_session_id"] = child_session_id
+            self._fan_out("on_delegation", task, result, kind="write", **kwargs)
 
     def shutdown_all(self) -> None:
         """Drain queued syncs (bounded), then shut providers down in reverse order.
@@ -790,7 +478,7 @@ class MemoryManager:
                 if remaining <= 0:
                     break
                 self._idle.wait(remaining)
-        _live_managers.discard(self)
+        _lifetime.forget(self)
         if not self._drain(self.shutdown_timeout):
             logger.warning(
                 "memory shutdown: %d queued call(s) abandoned after %.1fs",
@@ -798,13 +486,10 @@ class MemoryManager:
                 self.shutdown_timeout,
             )
         for slot in reversed(self._snapshot()):
-            self._call(
-                slot,
-                "shutdown",
-                kind="write",
-                bound=self.shutdown_timeout,
+            self._dispatch.invoke(
+                slot, "shutdown", (), {}, kind="write", bound=self.shutdown_timeout,
                 level=logging.WARNING,
-            )
+            )  # fmt: skip
         for worker in self._workers:
             worker.close(0)
 
@@ -821,55 +506,35 @@ class MemoryManager:
         with self._using("prefetch_all"):
             if is_trivial_prompt(query):
                 return ""
-            query = self._scrub(query)
-            session_id = session_id or self.session_id
-            parts: list[str] = []
-            for slot in self._snapshot():
-                text = self._call(
-                    slot,
-                    "prefetch",
-                    query,
-                    default="",
-                    kind="read",
-                    bound=self.prefetch_timeout,
-                    session_id=session_id,
-                )
-                if not isinstance(text, str):
-                    continue
-                if not slot.local:
-                    text = _filter_untrusted(
-                        text, slot.name, self.recall_max_chars, self.recall_max_lines
-                    )
-                if text.strip():
-                    parts.append(text.strip())
-            return build_memory_context_block("\n\n".join(parts))
+            texts = self._fan_out(
+                "prefetch",
+                self._egress.scrub(query),
+                kind="read",
+                bound=self.prefetch_timeout,
+                session_id=session_id or self.session_id,
+            )
+            parts = [t.strip() for t in self._trusted(texts) if t.strip()]
+            return fence("\n\n".join(parts))
 
     def queue_prefetch_all(self, query: str, *, session_id: str = "") -> None:
         """Warm every provider's next recall in the background (never waits)."""
         with self._using("queue_prefetch_all"):
             if not self._slots or not query or not query.strip():
                 return
-            query = self._scrub(query)
-            session_id = session_id or self.session_id
-            local = [s for s in self._snapshot() if s.local]
-            for slot in self._snapshot():
+            query = self._egress.scrub(query)
+            kwargs = {"session_id": session_id or self.session_id}
+            slots = self._snapshot()
+            for slot in slots:
                 if not slot.local:
-                    self._call(
-                        slot,
-                        "queue_prefetch",
-                        query,
-                        kind="read",
-                        bound=None,
-                        session_id=session_id,
+                    self._dispatch.invoke(
+                        slot, "queue_prefetch", (query,), kwargs, kind="read", bound=None
                     )
-
+            local = [s for s in slots if s.local]
             if local:
 
                 def task() -> None:
                     for slot in local:
-                        self._call_inline(
-                            slot, "queue_prefetch", (query,), {"session_id": session_id}
-                        )
+                        self._dispatch.call_inline(slot, "queue_prefetch", (query,), kwargs)
 
                 self._local_worker.submit(task)
 
@@ -898,29 +563,25 @@ class MemoryManager:
                 return
             # A host may pass the API copy of the user message, recall block included:
             # storing it would feed recalled text back into memory as if the user said it.
-            user_content = _strip_recall(user_content)
+            user_content = strip_recall(user_content)
             if messages is not None:
-                messages = [_strip_recall_message(m) for m in messages]
-            user_content, assistant_content, messages = self._scrub(
+                messages = [strip_recall_message(m) for m in messages]
+            user_content, assistant_content, messages = self._egress.scrub(
                 (user_content, assistant_content, messages)
             )
-            extra: dict[str, Any] = {
-                "session_id": session_id or self.session_id,
-                **self._scrub_kwargs(kwargs),
-            }
+            extra: dict[str, Any] = {"session_id": session_id or self.session_id}
+            extra.update(self._egress.scrub_kwargs(kwargs))
             if messages is not None:
                 extra["messages"] = messages
-            for slot in self._snapshot():
-                self._call(
-                    slot,
-                    "sync_turn",
-                    user_content,
-                    assistant_content,
-                    kind="write",
-                    bound=None,
-                    level=logging.WARNING,
-                    **extra,
-                )
+            self._fan_out(
+                "sync_turn",
+                user_content,
+                assistant_content,
+                kind="write",
+                bound=None,
+                level=logging.WARNING,
+                **extra,
+            )
 
     def flush_pending(self, timeout: float | None = None) -> bool:
         """Block until queued syncs and warm-ups finished; False on timeout.
@@ -938,17 +599,17 @@ class MemoryManager:
         `hermes_memory_core.to_openai_tools` or `hermes_memory_core.to_anthropic_tools`.
         """
         with self._lock:
-            return [dict(s) for s in self._tool_schemas]
+            return self._tools.schemas()
 
     def get_all_tool_names(self) -> list[str]:
         """Names of every routed tool."""
         with self._lock:
-            return list(self._tool_routes)
+            return self._tools.names()
 
     def has_tool(self, name: str) -> bool:
         """Whether some provider handles tool ``name``."""
         with self._lock:
-            return name in self._tool_routes
+            return self._tools.route(name) is not None
 
     def handle_tool_call(
         self, name: str, args: Mapping[str, Any] | str | None, **kwargs: Any
@@ -958,100 +619,59 @@ class MemoryManager:
         ``args`` is the model's argument object (or its raw JSON string). An unknown tool,
         arguments that are not an object, a provider that raises, or an external provider
         that does not answer within ``tool_timeout`` all come back as ``{"error": ...}``.
-        Successful builtin ``memory`` writes are mirrored to the external provider through
-        `on_memory_write`.
+        Curated-memory writes the tool made reach the external provider's `on_memory_write`
+        (the local tier emits them as `hermes_memory_core.MemoryWrite` events).
         """
         with self._using("handle_tool_call"):
             with self._lock:
-                slot = self._tool_routes.get(name)
+                slot = self._tools.route(name)
             if slot is None:
                 return tool_error(f"No memory provider handles tool '{name}'")
             if name == MEMORY_TOOL_NAME:
                 self._review.on_memory_call()
-            if args is None:
-                args = {}
-            if isinstance(args, str):
-                try:
-                    args = json.loads(args) if args.strip() else {}
-                except ValueError:
-                    return tool_error(f"Arguments for tool '{name}' are not valid JSON")
-            if not isinstance(cast(object, args), Mapping):
-                return tool_error(f"Arguments for tool '{name}' must be a JSON object")
-            clean_args = self._scrub_tool_args(slot, dict(args))
-            outcome = self._invoke(
+            parsed = _parse_args(name, args)
+            if isinstance(parsed, str):
+                return parsed
+            clean_args = self._egress.scrub_tool_args(slot, parsed)
+            outcome = self._dispatch.invoke(
                 slot,
                 "handle_tool_call",
                 (name, clean_args),
-                self._scrub_kwargs(kwargs),
+                self._egress.scrub_kwargs(kwargs),
                 kind="read",
                 bound=self.tool_timeout,
                 level=logging.WARNING,
-                pass_all_kwargs=True,
+                pass_all=True,
             )
-            if outcome.status == "failed":
-                return tool_error(f"Memory tool '{name}' failed: {outcome.error}")
-            if outcome.status == "timeout":
-                return tool_error(
-                    f"Memory tool '{name}' did not answer within {self.tool_timeout:g}s "
-                    f"(memory.tool_timeout); provider '{slot.name}' is skipped until it does"
-                )
-            if outcome.status != "ok":
-                return tool_error(
-                    f"Memory tool '{name}' is unavailable: provider '{slot.name}' is not "
-                    "responding (a previous call is still running)"
-                )
-            result = outcome.value
-            if not isinstance(result, str):  # a provider may break its contract
-                try:
-                    result = json.dumps(result, ensure_ascii=False, default=str)
-                except (TypeError, ValueError):
-                    return tool_error(f"Memory tool '{name}' returned a non-JSON result")
-            if name == MEMORY_TOOL_NAME and slot.name == "builtin":
-                if clean_args != args:
-                    result = _note_redaction(result)
-                self.notify_memory_tool_write(result, clean_args)
+            result = _tool_answer(name, slot, outcome, self.tool_timeout)
+            if slot.local and outcome.status == "ok" and clean_args != parsed:
+                result = note_redaction(result)
             return result
-
-    def notify_memory_tool_write(self, tool_result: str, tool_args: Mapping[str, Any]) -> None:
-        """Mirror a builtin ``memory`` tool result to the external provider, if it succeeded."""
-        with self._using("notify_memory_tool_write"):
-            if self._external_slot() is None:
-                return
-            try:
-                payload = json.loads(tool_result)
-            except ValueError:
-                return
-            if (
-                not isinstance(payload, dict)
-                or payload.get("success") is not True
-                or payload.get("staged")
-            ):
-                return
-            target = str(payload.get("target") or tool_args.get("target") or "memory")
-            for action, content, metadata in _memory_writes(payload, tool_args):
-                self.on_memory_write(action, target, content, metadata)
 
     def on_memory_write(
         self, action: str, target: str, content: str, metadata: dict[str, Any] | None = None
     ) -> None:
-        """Tell external providers about a builtin memory write (bounded by ``hook_timeout``)."""
+        """Tell the external provider about a curated-memory write (bounded by
+        ``hook_timeout``). Local tiers report their own writes as events; call this for a
+        write made outside the manager (an editor, an import)."""
         with self._using("on_memory_write"):
-            action, target, content, metadata = self._scrub((action, target, content, metadata))
+            action, target, content, metadata = self._egress.scrub(
+                (action, target, content, metadata)
+            )
             meta = dict(metadata or {})
             meta.setdefault("session_id", self.session_id)
-            for slot in self._snapshot():
-                if slot.local or slot.name in BUILTIN_TIER_NAMES:
-                    continue
-                self._call(
-                    slot,
-                    "on_memory_write",
-                    action,
-                    target,
-                    content,
-                    kind="write",
-                    bound=self.hook_timeout,
-                    metadata=meta,
-                )
+            slot = self._external_slot()
+            if slot is not None:
+                self._dispatch.invoke(
+                    slot, "on_memory_write", (action, target, content), {"metadata": meta},
+                    kind="write", bound=self.hook_timeout,
+                )  # fmt: skip
+
+    def _forward_write(self, event: MemoryWrite) -> None:
+        """Listener bound to each local tier: its `MemoryWrite` events go to the external."""
+        if self._closed or self._external_slot() is None:
+            return
+        self.on_memory_write(event.action, event.target, event.content, dict(event.metadata))
 
     # ----------------------------------------------------------------- review nudge
     @property
@@ -1122,172 +742,57 @@ class MemoryManager:
                     self._idle.notify_all()
 
     def _drain(self, timeout: float | None) -> bool:
-        """Wait for every worker with one shared deadline; a stuck one is marked degraded."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        drained = True
-        external = {id(s.worker): s for s in self._snapshot() if s.worker is not None}
-        for worker in list(self._workers):
-            slot = external.get(id(worker))
-            if slot is not None and slot.degraded():
-                drained = drained and worker.pending == 0
-                continue
-            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            if worker.drain(remaining):
-                continue
-            drained = False
-            current = worker.current
-            if slot is not None and current is not None:
-                slot.stuck, slot.stuck_hook = current, current.label.rpartition(".")[2]
-                logger.warning(
-                    "memory provider %r is still busy in %s; it is skipped until that returns",
-                    slot.name,
-                    slot.stuck_hook,
-                )
-        return drained
+        return self._dispatch.drain(self._snapshot(), self._workers, timeout)
 
-    def _scrub(self, value: Any) -> Any:
-        return scrub_secrets(value) if self.scrub else value
+    def _drain_or_warn(self, moment: str) -> None:
+        if not self._drain(self.shutdown_timeout):
+            logger.warning(
+                "%s: queued memory syncs still running after %.1fs", moment, self.shutdown_timeout
+            )
 
-    def _scrub_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """Scrub every keyword value except identifiers (session ids, ``hermes_home``)."""
-        if not self.scrub or not kwargs:
-            return dict(kwargs)
-        keep = {k: v for k, v in kwargs.items() if k in _IDENTIFIER_KEYS}
-        rest = {k: v for k, v in kwargs.items() if k not in _IDENTIFIER_KEYS}
-        return {**scrub_secrets(rest), **keep}
-
-    def _scrub_tool_args(self, slot: _Slot, args: dict[str, Any]) -> dict[str, Any]:
-        """Scrub tool arguments, except the local builtin tier's ``old_text`` locators.
-
-        A locator only finds an entry and is never stored; scrubbing it would make an entry
-        that already holds a credential (a hand edit) impossible to replace or remove.
-        """
-        clean: dict[str, Any] = self._scrub(args)
-        if not self.scrub or not slot.local or slot.name != "builtin":
-            return clean
-        if "old_text" in args:
-            clean["old_text"] = args["old_text"]
-        ops, clean_ops = args.get("operations"), clean.get("operations")
-        if isinstance(ops, list) and isinstance(clean_ops, list):
-            for op, clean_op in zip(ops, clean_ops, strict=True):
-                if isinstance(op, Mapping) and isinstance(clean_op, dict) and "old_text" in op:
-                    clean_op["old_text"] = op["old_text"]
-        return clean
-
-    def _call(
+    def _fan_out(
         self,
-        slot: _Slot,
         hook: str,
         *args: Any,
-        default: Any = None,
         kind: Kind,
-        bound: float | None,
+        bound: float | None = -1.0,
         level: int = logging.DEBUG,
         **kwargs: Any,
-    ) -> Any:
-        """Call one hook of one provider; anything but a result gives ``default``."""
-        outcome = self._invoke(slot, hook, args, kwargs, kind=kind, bound=bound, level=level)
-        return outcome.value if outcome.status == "ok" else default
+    ) -> list[tuple[Slot, Any]]:
+        """Call ``hook`` on every provider in order; (slot, value) for each that answered.
 
-    def _invoke(
-        self,
-        slot: _Slot,
-        hook: str,
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        *,
-        kind: Kind,
-        bound: float | None,
-        level: int = logging.DEBUG,
-        pass_all_kwargs: bool = False,
-    ) -> _Outcome:
-        """Call ``hook`` on one provider: inline for a local tier, else on its worker.
-
-        ``bound`` is how long to wait for an external provider (``None``: queue and return).
-        While the provider is degraded, ``kind="read"`` calls are skipped and ``"write"``
-        calls are queued without waiting.
+        ``bound`` defaults to ``hook_timeout``; ``None`` queues without waiting.
         """
-        if slot.local:
-            return self._call_inline(
-                slot, hook, args, kwargs, level=level, pass_all=pass_all_kwargs
+        wait = self.hook_timeout if bound == -1.0 else bound
+        answers = []
+        for slot in self._snapshot():
+            outcome = self._dispatch.invoke(
+                slot, hook, args, kwargs, kind=kind, bound=wait, level=level
             )
-        worker = slot.worker
-        assert worker is not None
-        with self._lock:
-            degraded = slot.degraded()
-            if degraded:
-                slot.skipped += 1
-        if degraded and kind == "read":
-            logger.debug("memory provider %r skipped for %s: still stuck", slot.name, hook)
-            return _Outcome("skipped")
-        method: Callable[..., Any] | None = getattr(slot.provider, hook, None)
-        if method is None:
-            return _Outcome("absent")
-        call_kwargs = dict(kwargs) if pass_all_kwargs else accepted_kwargs(method, kwargs)
-        handle = worker.call(
-            lambda: _run_hook(method, args, call_kwargs, slot.name, hook, level),
-            label=f"{slot.name}.{hook}",
-        )
-        if handle is None:
-            logger.warning(
-                "memory provider %r: %s not queued (its worker is closed)", slot.name, hook
-            )
-            return _Outcome("skipped")
-        if bound is None or degraded:
-            return _Outcome("queued")
-        if not handle.wait(bound):
-            # The call that holds the worker is the stuck one: ours, or one queued before.
-            running = worker.current or handle
-            if kind == "read" and running is not handle:
-                worker.cancel(handle)  # nobody wants this result any more
-            busy = running.label.rpartition(".")[2] or hook
-            with self._lock:
-                if slot.stuck is None or slot.stuck.finished:
-                    slot.stuck, slot.stuck_hook, slot.skipped = running, busy, 0
-            logger.warning(
-                "memory provider %r did not answer %s within %.1fs%s; continuing without it "
-                "and skipping it until that call returns",
-                slot.name,
-                hook,
-                bound,
-                "" if busy == hook else f" (still busy in {busy})",
-            )
-            return _Outcome("timeout")
-        if handle.state == "dropped":
-            return _Outcome("skipped")
-        result = handle.result
-        if isinstance(result, _Failure):
-            return _Outcome("failed", error=result.error)
-        return _Outcome("ok", result)
+            if outcome.status == "ok":
+                answers.append((slot, outcome.value))
+        return answers
 
-    def _call_inline(
-        self,
-        slot: _Slot,
-        hook: str,
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        *,
-        level: int = logging.DEBUG,
-        pass_all: bool = False,
-    ) -> _Outcome:
-        """A local tier's hook on the caller's thread (SystemExit contained, Ctrl-C not)."""
-        method: Callable[..., Any] | None = getattr(slot.provider, hook, None)
-        if method is None:
-            return _Outcome("absent")
-        try:
-            call_kwargs = dict(kwargs) if pass_all else accepted_kwargs(method, kwargs)
-            return _Outcome("ok", method(*args, **call_kwargs))
-        except (Exception, SystemExit) as exc:
-            logger.log(
-                level,
-                "memory provider %r failed in %s: %s: %s",
-                slot.name,
-                hook,
-                type(exc).__name__,
-                exc,
-                exc_info=True,
-            )
-            return _Outcome("failed", error=exc)
+    def _trusted(self, answers: list[tuple[Slot, Any]]) -> Iterator[str]:
+        """String answers, an external provider's capped and threat-filtered."""
+        for slot, text in answers:
+            if isinstance(text, str):
+                yield text if slot.local else self._egress.filter_untrusted(text, slot.name)
+
+
+def _check_options(
+    prefetch: float, hook: float, tool: float, shutdown: float, **counts: int
+) -> None:
+    """:raises ValueError: a bound that is not a positive number, or a count below 1."""
+    for label, value in (("prefetch_timeout", prefetch), ("hook_timeout", hook),
+                         ("tool_timeout", tool)):  # fmt: skip
+        if not _finite_positive(value):
+            raise ValueError(f"{label} must be a positive number of seconds, got {value!r}")
+    if not (_finite_positive(shutdown) or shutdown == 0):
+        raise ValueError(f"shutdown_timeout must be >= 0 seconds, got {shutdown!r}")
+    for label, count in counts.items():
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ValueError(f"{label} must be an integer >= 1, got {count!r}")
 
 
 def _finite_positive(value: Any) -> bool:
@@ -1298,117 +803,41 @@ def _finite_positive(value: Any) -> bool:
     return 0 < number < float("inf")
 
 
-_REDACTION_NOTE = (
-    "Credentials in the content were replaced by [redacted] before saving: memory is shown "
-    "in every future prompt, so secrets are never stored there."
-)
-
-
-def _note_redaction(result: str) -> str:
-    """Tell the model that the saved text differs from what it sent (secrets masked)."""
-    try:
-        payload = json.loads(result)
-    except ValueError:
-        return result
-    if not isinstance(payload, dict) or payload.get("success") is not True:
-        return result
-    payload["redacted"] = _REDACTION_NOTE
-    return json.dumps(payload, ensure_ascii=False)
-
-
-def _filter_untrusted(text: str, provider_name: str, max_chars: int, max_lines: int) -> str:
-    """An external provider's text, capped in size first, then threat-filtered as a whole.
-
-    The cap comes first so that the scanner never works on more text than can reach the
-    prompt; the filter judges the whole text, so a payload split across lines is caught.
-    """
-    if not text:
-        return text
-    capped = cap_recall(text, max_chars=max_chars, max_lines=max_lines)
-    kept, threats = filter_recall_threats(capped)
-    if threats:
-        logger.warning(
-            "memory provider %r recalled text flagged as %s; %s not injected",
-            provider_name,
-            ", ".join(threats),
-            "it was" if not kept else "those lines were",
-        )
-    return kept
-
-
-def _strip_recall(text: str) -> str:
-    return sanitize_context(text) if "<memory-context" in text.lower() else text
-
-
-def _strip_recall_message(message: Any) -> Any:
-    if isinstance(message, Mapping) and isinstance(message.get("content"), str):
-        content = message["content"]
-        cleaned = _strip_recall(content)
-        if cleaned != content:
-            return {**message, "content": cleaned}
-    return message
-
-
-def _memory_writes(
-    payload: Mapping[str, Any], args: Mapping[str, Any]
-) -> list[tuple[str, str, dict[str, Any]]]:
-    """The (action, content, metadata) writes a successful memory tool result stands for."""
-    operations = args.get("operations")
-    if isinstance(operations, list) and operations:
-        replaced = _index_map(payload.get("replaced_entries"))
-        removed = _index_map(payload.get("removed_entries"))
-        writes = []
-        for index, op in enumerate(operations, start=1):
-            if isinstance(op, Mapping):
-                previous = replaced.get(index) or removed.get(index)
-                writes.extend(_one_write(op, previous))
-        return writes
-    previous = payload.get("replaced_entry") or payload.get("removed_entry")
-    return _one_write(args, previous if isinstance(previous, str) else None)
-
-
-def _one_write(
-    op: Mapping[str, Any], previous: str | None
-) -> list[tuple[str, str, dict[str, Any]]]:
-    action = op.get("action")
-    if action not in ("add", "replace", "remove"):
-        return []
-    content = op.get("content")
-    if content is None:
-        content = op.get("new_text")
-    metadata: dict[str, Any] = {}
-    if op.get("old_text") is not None:
-        metadata["old_text"] = op.get("old_text")
-    if previous is not None:
-        metadata["previous_content"] = previous
-    if action == "remove":
-        content = previous if previous is not None else op.get("old_text")
-    if not isinstance(content, str):
-        return []
-    return [(action, content.strip(), metadata)]
-
-
-def _index_map(value: Any) -> dict[int, str]:
-    if not isinstance(value, Mapping):
+def _parse_args(name: str, args: Mapping[str, Any] | str | None) -> dict[str, Any] | str:
+    """The model's arguments as a dict, or the ``{"error": ...}`` answer for bad ones."""
+    if args is None:
         return {}
-    result = {}
-    for key, text in value.items():
+    if isinstance(args, str):
         try:
-            result[int(key)] = str(text)
-        except (TypeError, ValueError):
-            continue
-    return result
+            args = json.loads(args) if args.strip() else {}
+        except ValueError:
+            return tool_error(f"Arguments for tool '{name}' are not valid JSON")
+    if not isinstance(cast(object, args), Mapping):
+        return tool_error(f"Arguments for tool '{name}' must be a JSON object")
+    return dict(cast(Mapping[str, Any], args))
 
 
-def _normalise_schema(schema: Any) -> ToolSchema | None:
-    if not isinstance(schema, Mapping):
-        return None
-    if schema.get("type") == "function" and isinstance(schema.get("function"), Mapping):
-        schema = schema["function"]
-    name = schema.get("name")
-    if not isinstance(name, str) or not name:
-        return None
-    return dict(schema)
+def _tool_answer(name: str, slot: Slot, outcome: Outcome, tool_timeout: float) -> str:
+    """The JSON string a tool call answers with, whatever the outcome."""
+    if outcome.status == "failed":
+        return tool_error(f"Memory tool '{name}' failed: {outcome.error}")
+    if outcome.status == "timeout":
+        return tool_error(
+            f"Memory tool '{name}' did not answer within {tool_timeout:g}s "
+            f"(memory.tool_timeout); provider '{slot.name}' is skipped until it does"
+        )
+    if outcome.status != "ok":
+        return tool_error(
+            f"Memory tool '{name}' is unavailable: provider '{slot.name}' is not "
+            "responding (a previous call is still running)"
+        )
+    result = outcome.value
+    if isinstance(result, str):
+        return result
+    try:  # a provider may break its contract
+        return json.dumps(result, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return tool_error(f"Memory tool '{name}' returned a non-JSON result")
 
 
 def _name(provider: MemoryProvider) -> str:

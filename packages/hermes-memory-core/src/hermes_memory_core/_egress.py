@@ -1,0 +1,137 @@
+"""Egress policy (internal): what leaves the agent for a provider, and what comes back.
+
+Out: every string handed to a provider is scrubbed of credentials (identifiers excepted), and
+recall blocks are stripped from turns before they are stored. In: an external provider's
+text is capped, then threat-filtered, before it can reach a prompt. The fencing and threat
+modules load on first use, so building a manager does not compile the scanner.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from hermes_memory_core._dispatch import Slot
+from hermes_memory_core.redact import scrub_secrets
+
+logger = logging.getLogger("hermes_memory_core.manager")
+
+#: Keyword arguments passed to providers unscrubbed: identifiers, not content.
+IDENTIFIER_KEYS = frozenset(
+    {"session_id", "parent_session_id", "child_session_id", "current_session_id", "hermes_home"}
+)
+
+_REDACTION_NOTE = (
+    "Credentials in the content were replaced by [redacted] before saving: memory is shown "
+    "in every future prompt, so secrets are never stored there."
+)
+
+
+class EgressPolicy:
+    """Scrubbing out, filtering in.
+
+    :param scrub: mask credentials in everything handed to providers.
+    :param max_chars: an external provider's text is cut to this many characters …
+    :param max_lines: … and lines before it is scanned.
+    """
+
+    def __init__(self, *, scrub: bool, max_chars: int, max_lines: int) -> None:
+        self.enabled = scrub
+        self.max_chars = max_chars
+        self.max_lines = max_lines
+
+    def scrub(self, value: Any) -> Any:
+        """``value`` with credentials masked (nested containers too)."""
+        return scrub_secrets(value) if self.enabled else value
+
+    def scrub_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Scrub every keyword value except identifiers (session ids, ``hermes_home``)."""
+        if not self.enabled or not kwargs:
+            return dict(kwargs)
+        keep = {k: v for k, v in kwargs.items() if k in IDENTIFIER_KEYS}
+        rest = {k: v for k, v in kwargs.items() if k not in IDENTIFIER_KEYS}
+        return {**scrub_secrets(rest), **keep}
+
+    def scrub_tool_args(self, slot: Slot, args: dict[str, Any]) -> dict[str, Any]:
+        """Scrub tool arguments, except a trusted local tier's declared locators.
+
+        A locator (`MemoryProvider.tool_locator_args`, e.g. the builtin's ``old_text``) only
+        finds an entry and is never stored; scrubbing it would make an entry that already
+        holds a credential (a hand edit) impossible to replace or remove. Locators are kept
+        at the top level and inside a list of operation objects.
+        """
+        clean: dict[str, Any] = self.scrub(args)
+        locators = type(slot.provider).tool_locator_args if slot.local else frozenset()
+        if not self.enabled or not locators:
+            return clean
+        for key in locators & args.keys():
+            clean[key] = args[key]
+        for key, value in args.items():
+            clean_value = clean.get(key)
+            if isinstance(value, list) and isinstance(clean_value, list):
+                for op, clean_op in zip(value, clean_value, strict=True):
+                    if isinstance(op, Mapping) and isinstance(clean_op, dict):
+                        for locator in locators & op.keys():
+                            clean_op[locator] = op[locator]
+        return clean
+
+    def filter_untrusted(self, text: str, provider_name: str) -> str:
+        """An external provider's text, capped in size first, then threat-filtered whole.
+
+        The cap comes first so that the scanner never works on more text than can reach the
+        prompt; the filter judges the whole text, so a payload split across lines is caught.
+        """
+        if not text:
+            return text
+        from hermes_memory_core.fencing import cap_recall, filter_recall_threats
+
+        capped = cap_recall(text, max_chars=self.max_chars, max_lines=self.max_lines)
+        kept, threats = filter_recall_threats(capped)
+        if threats:
+            logger.warning(
+                "memory provider %r recalled text flagged as %s; %s not injected",
+                provider_name,
+                ", ".join(threats),
+                "it was" if not kept else "those lines were",
+            )
+        return kept
+
+
+def fence(text: str) -> str:
+    """Recalled text in a ``<memory-context>`` block (``""`` for nothing)."""
+    from hermes_memory_core.fencing import build_memory_context_block
+
+    return build_memory_context_block(text)
+
+
+def strip_recall(text: str) -> str:
+    """``text`` without recall blocks a host may have left in a user message."""
+    if "<memory-context" not in text.lower():
+        return text
+    from hermes_memory_core.fencing import sanitize_context
+
+    return sanitize_context(text)
+
+
+def strip_recall_message(message: Any) -> Any:
+    """One chat message with recall blocks stripped from its string content."""
+    if isinstance(message, Mapping) and isinstance(message.get("content"), str):
+        content = message["content"]
+        cleaned = strip_recall(content)
+        if cleaned != content:
+            return {**message, "content": cleaned}
+    return message
+
+
+def note_redaction(result: str) -> str:
+    """Tell the model that the saved text differs from what it sent (secrets masked)."""
+    try:
+        payload = json.loads(result)
+    except ValueError:
+        return result
+    if not isinstance(payload, dict) or payload.get("success") is not True:
+        return result
+    payload["redacted"] = _REDACTION_NOTE
+    return json.dumps(payload, ensure_ascii=False)
