@@ -25,6 +25,7 @@ from typing import Any
 from hermes_memory_core.config import sessions_db_path
 from hermes_memory_core.provider import MemoryProvider
 from hermes_memory_core.toolresult import tool_error
+from hermes_memory_sessions.embedding_config import attach_configured_embedder
 from hermes_memory_sessions.protocol import SessionArchive
 from hermes_memory_sessions.store import SessionStore
 from hermes_memory_sessions.tool import SESSION_SEARCH_SCHEMA, session_search
@@ -163,6 +164,8 @@ class SessionArchiveProvider(MemoryProvider):
                     self._store = session_archive(self._config, self._home)
                 else:
                     self._store = SessionStore(self.db_path)
+                    # sessions.embedder: loaded off this thread; lexical until it is ready.
+                    attach_configured_embedder(self._store, self._config)
             return self._store
 
     def is_available(self) -> bool:
