@@ -1087,7 +1087,8 @@ def _multilingual_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
     Every verb occurrence lies inside or at a hit of the verb regex (a scan from left to
     right only skips what an earlier hit covers), so a match starts in
     ``[hit.start() - reach, hit.end())`` for some hit. The keyword regex runs only there
-    (each character at most once), and the pattern is then matched at each keyword.
+    (each character at most once), and the pattern is then matched at each keyword. When
+    verbs or keywords are dense, one whole-text search replaces the per-start work.
     """
     heads, verbs = _multilingual_heads()
     text, probe = texts.spaced()
@@ -1096,12 +1097,16 @@ def _multilingual_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
         return False
     if len(probe) != len(text):
         return pattern.regex.search(text) is not None
+    hits = [(first.start(), first.end())]
+    hits += [m.span() for m in verbs.finditer(probe, first.end())]
+    if _dense(len(hits), len(probe)):
+        # Verbs everywhere: the windows cover the text, one regex pass in C is cheaper.
+        return pattern.regex.search(text) is not None
     longest = _multilingual_longest()
     starts: list[int] = []
     done = 0  # keyword starts before this offset have been collected
-    for verb in (first, *verbs.finditer(probe, first.end())):
-        low = max(done, verb.start() - _MULTILINGUAL_REACH)
-        high = verb.end()
+    for verb_start, high in hits:
+        low = max(done, verb_start - _MULTILINGUAL_REACH)
         if low < high:
             # The look-ahead must see whole keywords: let it read past ``high``.
             found = heads.finditer(probe, low, high + longest)
