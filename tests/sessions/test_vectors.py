@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+
 from hermes_memory_sessions import vectors
 from hermes_memory_sessions.store import SessionStore
 from hermes_memory_sessions.tool import session_search
@@ -84,7 +85,9 @@ def _fill(store: SessionStore) -> None:
 
 def _vector_rows(path: Path) -> dict[int, str]:
     with sqlite3.connect(path) as conn:
-        return {int(r[0]): str(r[1]) for r in conn.execute("SELECT message_id, model FROM hm_vectors")}
+        return {
+            int(r[0]): str(r[1]) for r in conn.execute("SELECT message_id, model FROM hm_vectors")
+        }
 
 
 def test_embeds_user_and_assistant_text_with_the_message_before(tmp_path: Path) -> None:

@@ -299,6 +299,21 @@ def build_parser() -> argparse.ArgumentParser:
     p = add(ssub, "stats", "counts and sizes of the archive")
     _handler(p, "sessions:stats")
 
+    p = add(
+        ssub,
+        "embed",
+        "embed messages that have no vector yet (hybrid recall; needs sessions.embedder)",
+    )
+    p.add_argument("--limit", type=int, help="embed at most N messages (default: all)")
+    p.add_argument("--batch-size", type=int, default=32, help="messages per embedder call")
+    p.add_argument(
+        "--reset",
+        action="store_true",
+        help="drop every stored vector first (after changing the model); without an"
+        " embedder configured, only drops them",
+    )
+    _handler(p, "sessions:embed")
+
     # ---------------------------------------------------------------- plugins / provider
     p = add(sub, "plugins", "installed memory providers and plugins that failed to load")
     p.add_argument("action", nargs="?", choices=["list"], help="'list' is the same as no action")

@@ -7,15 +7,51 @@ Importing this module imports no numerical library: the vector index
 from __future__ import annotations
 
 import logging
+import sqlite3
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hermes_memory_sessions.vectors import VectorIndex
 
-__all__ = ["ArchiveVectors"]
+__all__ = ["EMBEDDABLE", "ArchiveVectors", "coverage_counts"]
 
 logger = logging.getLogger(__name__)
+
+#: SQL condition (over ``messages m``) of the messages that get a vector: user and assistant
+#: turns with text (the roles ``session_search`` searches by default).
+EMBEDDABLE = "m.role IN ('user', 'assistant') AND m.content IS NOT NULL AND trim(m.content) != ''"
+
+
+def coverage_counts(conn: sqlite3.Connection, model: str | None) -> dict[str, Any]:
+    """``{"model", "embedded", "total", "other_models", "by_model"}`` over a connection.
+
+    ``total`` counts the messages that get vectors; ``embedded`` those with a vector of
+    ``model`` (every stored vector when ``model`` is None); ``by_model`` vectors per model
+    name. Works on a read-only connection and imports no numerical library.
+    """
+    total = int(conn.execute(f"SELECT COUNT(*) FROM messages m WHERE {EMBEDDABLE}").fetchone()[0])  # noqa: S608
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'hm_vectors'"
+    ).fetchone()
+    by_model: dict[str, int] = {}
+    if exists:
+        by_model = {
+            str(r[0]): int(r[1])
+            for r in conn.execute("SELECT model, COUNT(*) FROM hm_vectors GROUP BY model")
+        }
+    if model is None:
+        embedded, other = sum(by_model.values()), 0
+    else:
+        embedded = by_model.get(model, 0)
+        other = sum(n for name, n in by_model.items() if name != model)
+    return {
+        "model": model,
+        "embedded": embedded,
+        "total": total,
+        "other_models": other,
+        "by_model": by_model,
+    }
 
 
 class ArchiveVectors:
@@ -90,9 +126,8 @@ class ArchiveVectors:
         index = self.vector_index
         if index is not None:
             return index.coverage()
-        from hermes_memory_sessions.vectors import vector_coverage
-
-        return vector_coverage(self, None)  # type: ignore[arg-type]
+        read_with: Callable[..., dict[str, Any]] = getattr(self, "read_with")  # noqa: B009
+        return read_with(coverage_counts, None)
 
     def discover_messages(
         self,

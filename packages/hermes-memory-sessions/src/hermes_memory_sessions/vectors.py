@@ -48,6 +48,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from hermes_memory_sessions.archive_vectors import EMBEDDABLE, coverage_counts
+
 if TYPE_CHECKING:
     from hermes_memory_sessions.store import SessionStore
 
@@ -103,7 +105,7 @@ WHEN OLD.content IS NOT NEW.content OR OLD.role IS NOT NEW.role BEGIN
 END;
 """
 
-_EMBEDDABLE = "m.role IN ('user', 'assistant') AND m.content IS NOT NULL AND trim(m.content) != ''"
+_EMBEDDABLE = EMBEDDABLE
 
 
 def quantize(vector: Sequence[float]) -> bytes:
@@ -565,25 +567,5 @@ class VectorIndex:
 
 
 def vector_coverage(store: SessionStore, model: str | None) -> dict[str, Any]:
-    """Coverage of an archive's vector index without an embedder attached.
-
-    ``{"model", "embedded", "total", "other_models"}``; ``model=None`` counts every stored
-    vector as ``embedded`` (for ``sessions stats`` when no embedder is configured).
-    """
-    with store.read() as conn:
-        total = conn.execute(
-            f"SELECT COUNT(*) FROM messages m WHERE {_EMBEDDABLE}"  # noqa: S608
-        ).fetchone()[0]
-        if not has_vector_table(conn):
-            return {"model": model, "embedded": 0, "total": int(total), "other_models": 0}
-        by_model = {
-            str(r[0]): int(r[1])
-            for r in conn.execute("SELECT model, COUNT(*) FROM hm_vectors GROUP BY model")
-        }
-    if model is None:
-        embedded = sum(by_model.values())
-        other = 0
-    else:
-        embedded = by_model.get(model, 0)
-        other = sum(n for m, n in by_model.items() if m != model)
-    return {"model": model, "embedded": embedded, "total": int(total), "other_models": other}
+    """`hermes_memory_sessions.archive_vectors.coverage_counts` under the store's read lock."""
+    return store.read_with(coverage_counts, model)

