@@ -94,3 +94,10 @@ def test_reset_without_an_embedder_drops_the_vectors(home: Path) -> None:
     # Lexical search still works on the archive.
     found = run(home, "sessions", "search", "violin", "--json")
     assert found.returncode == 0 and "violin" in found.stdout
+
+
+def test_demo_shows_hybrid_recall_when_the_embedder_is_installed(tmp_path: Path) -> None:
+    result = run(tmp_path, "demo")
+    assert result.returncode == 0, result.stderr
+    assert "hybrid recall" in result.stdout
+    assert "match: semantic" in result.stdout

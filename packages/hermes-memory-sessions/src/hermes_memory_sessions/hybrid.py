@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hermes_memory_sessions.query import any_terms, parse_query
-from hermes_memory_sessions.search import Hits, _needles, _search_items
+from hermes_memory_sessions.search import Hits, _needles, _search_items, python_snippet
 
 __all__ = [
     "DENSE_POOL",
@@ -199,7 +199,32 @@ def discover(
         rows.append(row)
     if not rows:
         return None
-    return Discovery(rows, Hits(rows, sources, needles), hybrid=True)
+    semantic = {int(r["id"]) for r in rows if r["match"] == "semantic"}
+    words = sorted({t.text for t in any_terms(parsed) if len(t.text) > 1}, key=len, reverse=True)
+    return Discovery(rows, _FusedHits(rows, sources, needles, semantic, words), hybrid=True)
+
+
+class _FusedHits(Hits):
+    """`Hits` whose semantic rows get a plain snippet: the start of the message, with only
+    the query's content words highlighted (no stop word such as "to")."""
+
+    def __init__(
+        self,
+        rows: list[dict[str, Any]],
+        sources: dict[int, tuple[str, str]],
+        needles: list[str],
+        semantic: set[int],
+        content_needles: list[str],
+    ) -> None:
+        super().__init__(rows, sources, needles)
+        self.semantic = semantic
+        self.content_needles = content_needles
+
+    def snippet(self, conn: Any, message_id: int) -> str:
+        if message_id not in self.semantic:
+            return super().snippet(conn, message_id)
+        row = conn.execute("SELECT content FROM messages WHERE id = ?", (message_id,)).fetchone()
+        return python_snippet(row[0] if row else None, self.content_needles)
 
 
 @dataclass

@@ -76,6 +76,36 @@ REVIEW_FACT = "Ada wants backup-failure alerts in Slack #db-alerts, not by email
 DEMO_CONFIG = "memory:\n  nudge_interval: 1   # the default is 10 user turns\n"
 
 QUESTION_3 = "Why did we shorten the backup retention?"
+#: Hybrid recall (when hermes-memory-vectors is installed): a question sharing no word with
+#: the conversation that answers it.
+PARAPHRASE_3 = "how long do we hold on to old database copies?"
+DEMO_EMBEDDER_CONFIG = "sessions:\n  embedder: default   # offline model of hermes-memory-vectors\n"
+
+
+def _embedder_installed() -> bool:
+    """Whether the offline default embedder can run here (the demo then shows hybrid recall)."""
+    try:
+        from hermes_memory_vectors import EmbedderUnavailable, default_embedder
+    except ImportError:
+        return False
+    try:
+        default_embedder()
+    except EmbedderUnavailable:
+        return False
+    return True
+
+
+def _vectors_ready(manager: Any, timeout: float = 60.0) -> bool:
+    """Wait for the sessions tier's embedder (loaded in the background) and embed the rest."""
+    provider = next((p for p in manager.providers if p.name == "sessions"), None)
+    store: Any = getattr(provider, "store", None)
+    deadline = time.monotonic() + timeout
+    while getattr(store, "vector_index", None) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if getattr(store, "vector_index", None) is None:
+        return False
+    store.embed_pending()  # what earlier sessions' background workers had not done yet
+    return True
 
 
 class _Narrator:
@@ -208,8 +238,9 @@ def _show_hit(say: _Narrator, result: dict[str, Any]) -> dict[str, Any]:
     return dict(top)
 
 
-def run_demo(ctx: Context, home: Path) -> None:
-    """The scripted conversation against ``home`` (an empty directory)."""
+def run_demo(ctx: Context, home: Path, *, hybrid: bool = False) -> None:
+    """The scripted conversation against ``home`` (an empty directory); ``hybrid``: the home
+    is configured with the default embedder and session 3 also searches by meaning."""
     say = _Narrator(ctx)
     stamp = time.strftime("%Y%m%d_%H%M%S")
     ids = [f"{stamp}_demo{n}" for n in (1, 2, 3)]
@@ -265,6 +296,14 @@ def run_demo(ctx: Context, home: Path) -> None:
     for msg in scroll.get("messages", []):
         mark = ">>" if msg.get("id") == hit["match_message_id"] else "  "
         say.detail(f"{mark} #{msg['id']} {msg['role']}: {' '.join(str(msg['content']).split())}")
+    if hybrid and _vectors_ready(manager):
+        say.do(
+            f"assistant calls session_search(query={PARAPHRASE_3!r})   (hybrid recall: no word"
+            " in common with the conversation)"
+        )
+        found = _search(say, manager, {"query": PARAPHRASE_3, "limit": 3})
+        _show_hit(say, found)
+        say.detail(f"  match: {found['results'][0].get('match', 'and')}")
     answer = "Because the NAS filled up (disk full) — we went from 14 to 7 days of backups."
     say.do(f"assistant: {answer}")
     manager.sync_all(QUESTION_3, answer, session_id=ids[2])
@@ -286,8 +325,10 @@ def demo(ctx: Context) -> int:
     os.environ["HERMES_HOME"] = str(home)  # anything resolving the default home sees the demo
     try:
         ctx.say(f"Demo home: {home} (temporary; no network, no LLM — assistant turns are scripted)")
-        (home / "config.yaml").write_text(DEMO_CONFIG, encoding="utf-8")
-        run_demo(ctx, home)
+        hybrid = _embedder_installed()
+        config = DEMO_CONFIG + (DEMO_EMBEDDER_CONFIG if hybrid else "")
+        (home / "config.yaml").write_text(config, encoding="utf-8")
+        run_demo(ctx, home, hybrid=hybrid)
         ctx.say()
         ctx.say(f"Demo finished in {time.monotonic() - started:.1f}s.")
         if ctx.args.keep:
