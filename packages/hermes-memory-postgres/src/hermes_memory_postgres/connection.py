@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
@@ -53,6 +54,10 @@ def mask_dsn(dsn: str) -> str:
             netloc = f"{user}:***@{host}" if ":" in userinfo else f"{user}@{host}"
         query = re.sub(r"(?i)(password=)[^&]*", r"\1***", parts.query)
         return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    try:
+        conninfo_to_dict(dsn)
+    except psycopg.Error:
+        return "<unparseable DSN>"  # libpq could not split it: any piece may be the password
     return re.sub(r"(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", dsn)
 
 

@@ -265,6 +265,97 @@ def check_vectors(db_path: Path, config: Any) -> list[Check]:
     return checks
 
 
+def check_postgres(home: Path, config: Any) -> list[Check]:
+    """``memory.backend`` / ``sessions.backend: postgres``: the server answers (DSN shown with
+    its password masked), the schema version it holds, and turns waiting in the local spool."""
+    from hermes_memory_core.config import ConfigError
+
+    raw = config.raw if config is not None else {}
+    if not any(
+        isinstance(raw.get(t), dict) and raw[t].get("backend") == "postgres"
+        for t in ("memory", "sessions")
+    ):
+        return []
+    try:
+        from hermes_memory_postgres.status import backend_status
+    except ImportError:
+        return [
+            Check(
+                "postgres",
+                "fail",
+                "a backend is 'postgres' but hermes-memory-postgres is not installed",
+                install_command("hermes-memory-postgres"),
+            )
+        ]
+    try:
+        state = backend_status(raw, home)
+    except (ConfigError, ValueError) as exc:
+        return [Check("postgres", "fail", str(exc), "fix the postgres: section of config.yaml")]
+    if state is None:
+        return []
+    where = f"{state['dsn'] or '(no DSN)'} (owner {state['owner']!r})"
+    checks: list[Check] = []
+    if state["dsn"] is None or state["owner"] is None:
+        checks.append(
+            Check("postgres", "fail", str(state["error"]), "set postgres.dsn and postgres.owner")
+        )
+    elif not state["reachable"]:
+        checks.append(
+            Check(
+                "postgres",
+                "fail",
+                f"{where} is unreachable: {state['error']}",
+                "start the server or fix postgres.dsn; turns are spooled locally meanwhile",
+            )
+        )
+    else:
+        have, want = state["schema_version"], state["expected_schema_version"]
+        if have == want:
+            checks.append(Check("postgres", "ok", f"{where}: schema version {have}"))
+        elif have > want:
+            checks.append(
+                Check(
+                    "postgres",
+                    "fail",
+                    f"{where}: schema version {have} was written by a newer release"
+                    f" (this one knows {want})",
+                    "upgrade hermes-memory-postgres on this host",
+                )
+            )
+        else:
+            checks.append(
+                Check(
+                    "postgres",
+                    "warn",
+                    f"{where}: schema version {have}, this release writes {want}",
+                    "it is migrated by the first use (or 'hermes-memory sessions stats')",
+                )
+            )
+    pending, others = state["spool_pending"], state["spool_other_owners"]
+    if pending:
+        checks.append(
+            Check(
+                "postgres:spool",
+                "warn",
+                f"{pending:,} turn write(s) wait in {state['spool_path']}",
+                "they are replayed in order by the next write once the server answers",
+            )
+        )
+    else:
+        checks.append(Check("postgres:spool", "ok", "no turns waiting in the local spool"))
+    if others:
+        checks.append(
+            Check(
+                "postgres:spool",
+                "warn",
+                f"{others:,} spooled write(s) under another owner key in"
+                f" {home / 'hermes-memory' / 'pg-spool'}",
+                "postgres.owner changed: set it back to replay them, or move the files away",
+            )
+        )
+    return checks
+
+
 def check_hermes_state(home: Path) -> list[Check]:
     """Hermes' own ``<home>/state.db`` holds no archive objects of an earlier release."""
     from hermes_memory_sessions.hermesdb import legacy_archive_notice
@@ -465,6 +556,7 @@ def doctor(ctx: Context) -> int:
     checks += check_memory(home, config)
     db_path = config.sessions.db_path if config else sessions_db_path(home)
     checks += check_archive(db_path)
+    checks += check_postgres(home, config)
     checks += check_vectors(db_path, config)
     checks += check_hermes_state(home)
     checks += check_sqlite()

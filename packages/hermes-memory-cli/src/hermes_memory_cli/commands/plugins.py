@@ -69,6 +69,9 @@ def provider_status(ctx: Context) -> int:
         "provider": name or None,
         "tiers": tiers,
     }
+    postgres = _postgres_state(ctx)
+    if postgres is not None:
+        report["postgres"] = postgres
     if name:
         info = infos.get(name)
         report.update(
@@ -90,6 +93,8 @@ def provider_status(ctx: Context) -> int:
     for tier, state in tiers.items():
         word = "on" if state["available"] else "missing" if not state["installed"] else "off"
         ctx.say(f"{tier:<9} {word}")
+    if postgres is not None:
+        ctx.say(f"postgres  {_postgres_line(postgres)}")
     if not name:
         ctx.say("external  none (memory.provider is not set; 'hermes-memory provider use NAME')")
         return 0
@@ -108,6 +113,41 @@ def provider_status(ctx: Context) -> int:
     else:
         ctx.say("health    no record yet (written by a running agent when something goes wrong)")
     return 0
+
+
+def _postgres_state(ctx: Context) -> dict[str, Any] | None:
+    """`hermes_memory_postgres.status.backend_status` when a tier is on PostgreSQL."""
+    raw = ctx.config.raw
+    if not any(
+        isinstance(raw.get(t), dict) and raw[t].get("backend") == "postgres"
+        for t in ("memory", "sessions")
+    ):
+        return None
+    try:
+        from hermes_memory_postgres.status import backend_status
+    except ImportError:
+        return {
+            "error": "hermes-memory-postgres is not installed; "
+            + install_command("hermes-memory-postgres")
+        }
+    return backend_status(raw, ctx.home)
+
+
+def _postgres_line(state: dict[str, Any]) -> str:
+    """One line: tiers, masked DSN, owner, connection, schema version, spool backlog."""
+    if "tiers" not in state:
+        return f"NOT available: {state['error']}"
+    tiers = ", ".join(state["tiers"])
+    where = f"{tiers} on {state['dsn'] or '(no DSN)'} (owner {state['owner']!r})"
+    if state["reachable"]:
+        have, want = state["schema_version"], state["expected_schema_version"]
+        conn = f"connected, schema version {have}" + ("" if have == want else f" (release: {want})")
+    else:
+        conn = f"UNREACHABLE: {state['error']}"
+    spool = f"spool: {state['spool_pending']:,} turn write(s) waiting"
+    if state["spool_other_owners"]:
+        spool += f", {state['spool_other_owners']:,} under another owner key"
+    return f"{where}: {conn}; {spool}"
 
 
 def _ago(ts: Any) -> str:
