@@ -616,3 +616,22 @@ def test_an_external_providers_write_events_are_not_forwarded():
     assert not [c for c in ext.calls if c[0] == "on_memory_write"]
     assert not [c for c in local.calls if c[0] == "on_memory_write"]
     manager.shutdown_all()
+
+
+def test_the_external_provider_gets_the_curated_entries_of_the_local_tiers():
+    class Curated(Recorder):
+        def curated_entries(self):
+            return ["Prefers 中文 answers", f"token {SECRET}"]
+
+    class External(Recorder):
+        def initialize(self, session_id, **kwargs):
+            self.seen = kwargs.get("curated_entries")
+
+    local, ext = Curated("builtin"), External("mem0")
+    manager = MemoryManager()
+    manager.add_provider(local, local=True)
+    manager.add_provider(ext)
+    manager.initialize_all("s1")
+    assert ext.seen[0] == "Prefers 中文 answers"
+    assert SECRET not in repr(ext.seen)  # scrubbed like everything handed to a provider
+    manager.shutdown_all()

@@ -206,6 +206,12 @@ class BuiltinMemoryProvider(MemoryProvider):
             self.emit_memory_write(event)
         return result
 
+    def curated_entries(self) -> list[str]:
+        """The entries of the enabled files (MEMORY.md, USER.md), read through the store."""
+        return [
+            entry for target in self._enabled_targets() for entry in self._store.entries(target)
+        ]
+
     def on_turn_start(self, turn_number: int, message: str, **kwargs: Any) -> None:
         """Reset the per-turn consolidation-failure counter."""
         self._store.start_turn()

@@ -373,7 +373,18 @@ class MemoryManager:
             kwargs.setdefault("hermes_home", str(home))
             kwargs.setdefault("platform", "cli")
             kwargs = self._egress.scrub_kwargs(kwargs)
-            self._fan_out("initialize", session_id, kind="write", level=logging.WARNING, **kwargs)
+            self._fan_out("initialize", session_id, kind="write", level=logging.WARNING,
+                          local=True, **kwargs)  # fmt: skip
+            curated = [
+                entry
+                for _, entries in self._fan_out("curated_entries", kind="read", local=True)
+                if isinstance(entries, list)
+                for entry in entries
+                if isinstance(entry, str)
+            ]
+            kwargs["curated_entries"] = tuple(self._egress.scrub(curated))
+            self._fan_out("initialize", session_id, kind="write", level=logging.WARNING,
+                          local=False, **kwargs)  # fmt: skip
 
     def build_system_prompt(self) -> str:
         """Non-empty `system_prompt_block`s joined by a blank line."""
@@ -757,15 +768,19 @@ class MemoryManager:
         kind: Kind,
         bound: float | None = -1.0,
         level: int = logging.DEBUG,
+        local: bool | None = None,
         **kwargs: Any,
     ) -> list[tuple[Slot, Any]]:
         """Call ``hook`` on every provider in order; (slot, value) for each that answered.
 
-        ``bound`` defaults to ``hook_timeout``; ``None`` queues without waiting.
+        ``bound`` defaults to ``hook_timeout``; ``None`` queues without waiting. ``local``
+        limits the call to the local tiers (True) or the external provider (False).
         """
         wait = self.hook_timeout if bound == -1.0 else bound
         answers = []
         for slot in self._snapshot():
+            if local is not None and slot.local != local:
+                continue
             outcome = self._dispatch.invoke(
                 slot, hook, args, kwargs, kind=kind, bound=wait, level=level
             )

@@ -127,7 +127,9 @@ class MemoryProvider(abc.ABC):
         is built. Extra context arrives as keyword arguments: ``hermes_home`` (always),
         ``platform`` (``"cli"``, ``"telegram"``…), and where known ``agent_context``
         (``"primary"``, ``"subagent"``, ``"cron"``, ``"flush"``: do not write for anything
-        but ``"primary"``), ``user_id``, ``parent_session_id``, ``session_title``.
+        but ``"primary"``), ``user_id``, ``parent_session_id``, ``session_title``. An
+        external provider also gets ``curated_entries``: the entries the local tiers already
+        show the model in every prompt (`curated_entries`), so its recall can leave them out.
 
         :param session_id: the session about to start.
 
@@ -305,6 +307,15 @@ class MemoryProvider(abc.ABC):
         """Absolute paths outside the home directory that a backup should include."""
         return []
 
+    def curated_entries(self) -> list[str]:
+        """The curated entries this tier shows the model in every prompt (local tiers).
+
+        The manager hands them to the external provider's `initialize` as
+        ``curated_entries``: this is how an adapter learns what not to recall twice,
+        without reading another tier's files.
+        """
+        return []
+
     # ----------------------------------------------------------------- events (not hooks)
     def bind_write_listener(self, listener: WriteListener | None) -> None:
         """Called by the manager: where `emit_memory_write` delivers events (None unbinds)."""
@@ -348,4 +359,5 @@ PROVIDER_HOOK_NAMES: tuple[str, ...] = (
     "recall_status",
     "get_config_schema",
     "backup_paths",
+    "curated_entries",
 )

@@ -1,0 +1,79 @@
+"""The adapter kit: what a provider for a remote memory service gets from core.
+
+* `Guard` — guarded calls with one failure taxonomy (`Failure`, `FailureKind`,
+  `CallFailed`, `Unavailable`), a circuit breaker and the provider's health record;
+* `PendingWrites` — ordered, bounded writes on the provider's own worker, spooled to disk
+  at shutdown and replayed at the next start (`Spool`): at-least-once, the same for every
+  adapter;
+* `RecallCache`, `bullet_block`, `fact_key`, `truncate_text` — recall caching and
+  formatting;
+* `Field`, `load_section`, `config_schema` — settings declared once (``config.yaml``,
+  environment, defaults, validation messages);
+* `check_tool_call`, `required_text`, `optional_text`, `int_arg`, `choice_arg` — tool
+  arguments.
+
+`docs/how-to/write-a-provider.md` builds a complete remote provider from these pieces.
+"""
+
+from hermes_memory_core.kit.failures import (
+    CallFailed,
+    Failure,
+    FailureKind,
+    Unavailable,
+    classify_common,
+    kind_for_status,
+    one_line,
+)
+from hermes_memory_core.kit.guard import Guard
+from hermes_memory_core.kit.recall import (
+    Recall,
+    RecallCache,
+    bullet_block,
+    fact_key,
+    truncate_text,
+)
+from hermes_memory_core.kit.settings import (
+    Field,
+    LoadedSection,
+    SettingsError,
+    config_schema,
+    load_section,
+)
+from hermes_memory_core.kit.spool import Spool
+from hermes_memory_core.kit.toolargs import (
+    check_tool_call,
+    choice_arg,
+    int_arg,
+    optional_text,
+    required_text,
+)
+from hermes_memory_core.kit.writes import PendingWrites, Write
+
+__all__ = [
+    "CallFailed",
+    "Failure",
+    "FailureKind",
+    "Field",
+    "Guard",
+    "LoadedSection",
+    "PendingWrites",
+    "Recall",
+    "RecallCache",
+    "SettingsError",
+    "Spool",
+    "Unavailable",
+    "Write",
+    "bullet_block",
+    "check_tool_call",
+    "choice_arg",
+    "classify_common",
+    "config_schema",
+    "fact_key",
+    "int_arg",
+    "kind_for_status",
+    "load_section",
+    "one_line",
+    "optional_text",
+    "required_text",
+    "truncate_text",
+]
