@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from hermes_memory_builtin.format import parse_entries, read_raw, serialise
 from hermes_memory_builtin.scan import sanitise_for_prompt
@@ -61,11 +63,55 @@ def read_memory_file(path: Path, target: str) -> str:
     return serialise(sanitise_for_prompt(target, parse_entries(raw.text)))
 
 
+def _postgres_reader(config: HermesConfig) -> Callable[[str], str]:
+    """``memory.backend: postgres``: read a target of ``postgres.owner`` from the database
+    (the store is opened on the first read; flagged entries shown as placeholders)."""
+    store: list[Any] = []
+
+    def read(target: str) -> str:
+        from hermes_memory_postgres.connection import ArchiveUnavailable
+        from hermes_memory_postgres.factory import memory_store
+
+        try:
+            if not store:
+                store.append(memory_store(config.raw))
+            return serialise(store[0].visible_entries(target))
+        except (ArchiveUnavailable, ValueError) as exc:
+            raise ResourceReadError(f"cannot read the memory in PostgreSQL: {exc}") from None
+
+    return read
+
+
 def memory_resources(config: HermesConfig, snapshot: Callable[[], str]) -> list[MemoryResource]:
     """The resources for ``config``'s home; disabled stores (``memory_enabled`` /
-    ``user_profile_enabled`` false) are not listed."""
+    ``user_profile_enabled`` false) are not listed. With ``memory.backend: postgres`` the
+    entries are read from the database (rows of ``postgres.owner``), not from files."""
     memories = config.home / "memories"
     resources = []
+    if config.memory.backend == "postgres":
+        pg_read = _postgres_reader(config)
+        return [
+            MemoryResource(
+                uri=uri,
+                name=name,
+                title=title,
+                description=(
+                    f"{title}: entries separated by a line holding '§', read live from"
+                    " PostgreSQL (this home's postgres.owner); an entry matching a threat"
+                    " pattern is shown as a [BLOCKED: ...] placeholder. Edit it with the"
+                    f" 'memory' tool (target '{target}')."
+                ),
+                mime_type="text/markdown",
+                read=partial(pg_read, target),
+            )
+            for uri, name, title, target, enabled in (
+                (MEMORY_URI, "MEMORY.md", "Agent memory (MEMORY.md)", "memory",
+                 config.memory.memory_enabled),
+                (USER_URI, "USER.md", "User profile (USER.md)", "user",
+                 config.memory.user_profile_enabled),
+            )
+            if enabled
+        ] + [_snapshot_resource(snapshot)]  # fmt: skip
     if config.memory.memory_enabled:
         path = memories / "MEMORY.md"
         resources.append(
@@ -99,17 +145,19 @@ def memory_resources(config: HermesConfig, snapshot: Callable[[], str]) -> list[
                 read=lambda: read_memory_file(user_path, "user"),
             )
         )
-    resources.append(
-        MemoryResource(
-            uri=SNAPSHOT_URI,
-            name="snapshot",
-            title="Memory snapshot of this session",
-            description=(
-                "The memory blocks a Hermes agent would put in its system prompt, frozen when "
-                "this MCP server started; writes made since appear from the next session on."
-            ),
-            mime_type="text/plain",
-            read=snapshot,
-        )
-    )
+    resources.append(_snapshot_resource(snapshot))
     return resources
+
+
+def _snapshot_resource(snapshot: Callable[[], str]) -> MemoryResource:
+    return MemoryResource(
+        uri=SNAPSHOT_URI,
+        name="snapshot",
+        title="Memory snapshot of this session",
+        description=(
+            "The memory blocks a Hermes agent would put in its system prompt, frozen when "
+            "this MCP server started; writes made since appear from the next session on."
+        ),
+        mime_type="text/plain",
+        read=snapshot,
+    )
