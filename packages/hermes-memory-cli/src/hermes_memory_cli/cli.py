@@ -186,6 +186,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("pending_id", nargs="?", help="the proposal's id (shown by list)")
     _handler(p, "memory:pending")
 
+    p = add(msub, "export", "write MEMORY.md and USER.md (Hermes format) into a directory")
+    p.add_argument("directory", help="where to write the files (created when missing)")
+    p.add_argument("--force", action="store_true", help="overwrite files already there")
+    _handler(p, "memory_files:export_")
+
+    p = add(msub, "import", "load MEMORY.md / USER.md from a directory (memory.backend: postgres)")
+    p.add_argument("directory", help="a directory holding MEMORY.md and/or USER.md")
+    _yes(p)
+    _handler(p, "memory_files:import_")
+
     # ---------------------------------------------------------------- sessions
     sessions = add(sub, "sessions", "the session archive (<home>/hermes-memory/sessions.db)")
     ssub = sessions.add_subparsers(dest="sessions_command", metavar="ACTION", parser_class=_Parser)

@@ -1,0 +1,137 @@
+"""``hermes-memory memory export DIR`` and ``memory import DIR``: Hermes-compatible files.
+
+``export`` writes the configured curated store (files or PostgreSQL) as ``MEMORY.md`` and
+``USER.md`` (entries joined by ``"\\n§\\n"``, as Hermes writes them) with their metadata
+sidecars into a directory: a backup, or the files a Hermes agent on one host reads.
+``import`` loads such files into ``memory.backend: postgres`` (the rows of ``postgres.owner``);
+with the file backend the memory already *is* those files, so it is refused with the command
+to copy them. Imported text goes through the checks of ``memory edit`` (budget, NUL, threat
+scan; an entry a human approved, per the file's sidecar, is kept) and nothing changes when one
+fails.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hermes_memory_cli._context import CLIError, Context
+
+_FILES = {"memory": "MEMORY.md", "user": "USER.md"}
+
+
+def _same_dir(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def export_(ctx: Context) -> int:
+    """``memory export DIR [--force]``: write MEMORY.md / USER.md (+ sidecars) into DIR."""
+    from hermes_memory_builtin.files import ensure_memory_dir
+    from hermes_memory_builtin.format import serialise
+    from hermes_memory_builtin.sidecar import load_sidecar, reconcile, save_sidecar
+    from hermes_memory_builtin.store import FILE_MODE
+    from hermes_memory_core.fsutil import atomic_write_text
+
+    out = Path(ctx.args.directory).expanduser()
+    backend = ctx.config.memory.backend
+    if backend != "postgres" and _same_dir(out, ctx.home / "memories"):
+        raise CLIError(f"{out} is this home's memory folder itself; name another directory")
+    if out.exists() and not out.is_dir():
+        raise CLIError(f"{out} exists and is not a directory")
+    existing = [out / name for name in _FILES.values() if (out / name).exists()]
+    if existing and not ctx.args.force:
+        raise CLIError(
+            f"{', '.join(str(p) for p in existing)} already exist(s); nothing was written "
+            "(add --force to overwrite)"
+        )
+    for path in existing:
+        if path.is_symlink() or not path.is_file():
+            raise CLIError(f"{path} is not a regular file; nothing was written")
+    store = ctx.memory_store()
+    try:
+        if hasattr(store, "export"):  # PostgresMemoryStore
+            written = [Path(p) for p in store.export(out)]
+        else:
+            ensure_memory_dir(out)
+            written = []
+            for target, name in _FILES.items():
+                entries = store.entries(target)
+                src, dst = store.path(target), out / name
+                atomic_write_text(dst, serialise(entries), tmp_prefix=".mem_", mode=FILE_MODE)
+                save_sidecar(dst, entries, reconcile(load_sidecar(src), entries, dst))
+                written.append(dst)
+    except OSError as exc:
+        raise CLIError(f"cannot write into {out}: {exc}") from None
+    except Exception as exc:  # ArchiveUnavailable and the like: one line, no traceback
+        raise CLIError(f"export failed: {exc}") from None
+    counts = {t: len(store.entries(t)) for t in _FILES}
+    if ctx.json:
+        ctx.emit_json({"exported": [str(p) for p in written], "entries": counts})
+    else:
+        ctx.say(
+            f"Wrote {counts['memory']} MEMORY.md and {counts['user']} USER.md entries to {out}."
+        )
+    return 0
+
+
+def import_(ctx: Context) -> int:
+    """``memory import DIR [--yes]``: replace the PostgreSQL entries by DIR's files."""
+    from hermes_memory_builtin.format import parse_entries, read_raw
+    from hermes_memory_builtin.sidecar import approved_entries, load_sidecar
+    from hermes_memory_cli.memedit import check_edit
+
+    src = Path(ctx.args.directory).expanduser()
+    if ctx.config.memory.backend != "postgres":
+        memories = ctx.home / "memories"
+        raise CLIError(
+            "memory import loads files into memory.backend: postgres; with the file backend "
+            f"the memory is {memories}/MEMORY.md and USER.md: copy the files there "
+            f"(cp {src}/MEMORY.md {src}/USER.md {memories}/) or use 'memory edit'"
+        )
+    if not src.is_dir():
+        raise CLIError(f"{src} is not a directory holding MEMORY.md / USER.md")
+    store = ctx.memory_store(create=True)
+    found: dict[str, list[str]] = {}
+    problems: list[str] = []
+    for target, name in _FILES.items():
+        path = src / name
+        if path.is_symlink():
+            problems.append(f"{path} is a symbolic link; import a real file")
+            continue
+        raw = read_raw(path)
+        if not raw.exists:
+            continue
+        if not raw.readable or raw.text is None:
+            problems.append(str(raw.problem or f"cannot read {path}: {raw.error}"))
+            continue
+        approved = approved_entries(parse_entries(raw.text), load_sidecar(path))
+        check = check_edit(raw.text, limit=store.limit(target), filename=name, approved=approved)
+        if not check.ok:
+            problems.extend(f"{name}: {p}" for p in check.problems)
+        else:
+            found[target] = check.entries
+    if problems:
+        raise CLIError("nothing was imported: " + "; ".join(problems))
+    if not found:
+        raise CLIError(f"{src} holds neither MEMORY.md nor USER.md; nothing was imported")
+    current = {t: len(store.entries(t)) for t in found}
+    ctx.confirm(
+        "Replace "
+        + " and ".join(f"{current[t]} {_FILES[t]} entries" for t in found)
+        + f" of owner {getattr(store, 'owner', '?')!r} by "
+        + " and ".join(f"{len(e)} from {src / _FILES[t]}" for t, e in found.items())
+        + "?"
+    )
+    try:
+        counts: dict[str, Any] = store.import_files(src)
+    except Exception as exc:  # ValueError, ArchiveUnavailable: one line, nothing changed
+        raise CLIError(f"nothing was imported: {exc}") from None
+    if ctx.json:
+        ctx.emit_json({"imported": counts, "directory": str(src)})
+    else:
+        parts = ", ".join(f"{n} {_FILES[t]} entries" for t, n in counts.items())
+        ctx.say(f"Imported {parts}. The agent sees them from its next session on.")
+    return 0
