@@ -18,7 +18,7 @@ from honcho_helpers import wait_for
 
 from hermes_memory_core.plugins import PluginRegistry
 from hermes_memory_honcho import HonchoProvider
-from hermes_memory_honcho.provider import split_message
+from hermes_memory_honcho.writes import split_message
 
 
 def _setup_done(fake: FakeHoncho) -> bool:
@@ -147,12 +147,12 @@ def test_prefetch_returns_card_and_representation_compactly(fake, make_provider)
 
 
 def test_prefetch_skips_facts_already_in_builtin_user_md(fake, make_provider, home: Path):
-    """Real SDK + MockTransport fake: facts the builtin USER.md already shows are not injected
-    again."""
-    (home / "memories").mkdir()
-    (home / "memories" / "USER.md").write_text("Likes green tea\n§\nName: Alice", encoding="utf-8")
+    """Real SDK + MockTransport fake: facts the curated tier already shows (handed over as
+    ``curated_entries``, never read from its files) are not injected again."""
     fake.cards[("hermes", "hermes", "alice")] = ["Name: Alice", "Likes green tea", "Has a cat"]
-    provider = make_provider(settings={"dialectic_cadence": 0})
+    provider = make_provider(
+        settings={"dialectic_cadence": 0}, curated_entries=("likes green tea.", "Name: Alice")
+    )
     wait_for(lambda: _setup_done(fake))
     assert provider.prefetch("cats?").splitlines() == ["## Honcho: about alice", "- Has a cat"]
 
@@ -165,7 +165,7 @@ def test_dialectic_runs_every_n_turns(fake, make_provider):
     for turn in range(5):
         text = provider.prefetch(f"turn {turn}")
         provider.queue_prefetch(f"turn {turn}")
-        provider._reader.drain(3)
+        provider._recaller.worker.drain(3)
         if turn == 0:
             insight = [line for line in text.splitlines() if line.startswith("Insight: ")]
             assert len(insight) == 1 and len(insight[0]) <= len("Insight: ") + 80
@@ -189,7 +189,7 @@ def test_prefetch_is_bounded_when_recall_is_slow(fake, make_provider):
     assert provider.prefetch("chess?") == ""
     assert time.monotonic() - started < 1.0
     fake.delay = 0
-    provider._reader.drain(10)
+    provider._recaller.worker.drain(10)
     assert "- Plays chess" in provider.prefetch("chess?")
 
 
@@ -228,7 +228,7 @@ def test_non_primary_contexts_never_write(fake, make_provider, context):
     out = json.loads(provider.handle_tool_call("honcho_conclude", {"conclusion": "x"}))
     assert "disabled" in out["error"]
     provider.on_session_end([])
-    provider._writer.drain(5)
+    provider._pending.worker.drain(5)
     assert not fake.calls("POST", r"/messages$")
     assert not fake.calls("POST", r"/conclusions$")
 

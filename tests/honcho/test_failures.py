@@ -40,7 +40,7 @@ def test_401_opens_the_breaker_and_reports_the_key(home, make_provider, caplog):
     out = json.loads(provider.handle_tool_call("honcho_profile", {}))
     assert "temporarily unavailable" in out["error"] and "401" in out["error"]
     assert provider.prefetch("hello") == ""
-    provider._writer.drain(5)
+    provider._pending.worker.drain(5)
     assert len(fake.requests) == seen
 
 
@@ -96,7 +96,7 @@ def test_5xx_opens_the_circuit_then_recovers_and_resends_in_order(home, fake, ma
     fake.fail(503, times=1000, body={"detail": "overloaded"})
     for i in range(4):
         provider.sync_turn(f"u{i}", f"a{i}")
-        provider._writer.drain(5)
+        provider._pending.worker.drain(5)
     assert _status(home)["state"] == "circuit_open"
     assert "503" in _status(home)["detail"]
     attempts = len(fake.calls("POST", r"/messages$"))

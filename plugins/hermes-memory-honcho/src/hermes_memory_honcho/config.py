@@ -2,8 +2,9 @@
 
 Precedence, per key: ``config.yaml`` (``honcho:`` section) > environment variable > default.
 Secrets belong in the environment (``HONCHO_API_KEY``); ``api_key`` in the file works but is
-discouraged. An unknown key logs a warning; a value of the wrong type raises
-`HonchoConfigError` naming the key.
+discouraged. The fields are declared once with the kit (`hermes_memory_core.kit.Field`):
+an unknown key logs a warning; a value of the wrong type raises `HonchoConfigError` naming
+the key.
 """
 
 from __future__ import annotations
@@ -13,20 +14,22 @@ import ipaddress
 import logging
 import os
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from hermes_memory_core.coerce import as_bool, as_float, as_int
+from hermes_memory_core.kit import Field, load_section
+from hermes_memory_core.kit import config_schema as kit_config_schema
 
 __all__ = [
     "CONFIG_FIELDS",
-    "ConfigField",
     "HonchoConfig",
     "HonchoConfigError",
     "config_schema",
     "is_private_host",
+    "load_settings",
     "normalize_base_url",
     "sanitize_id",
     "session_key",
@@ -46,110 +49,97 @@ class HonchoConfigError(ValueError):
     """The ``honcho:`` settings cannot be used; the message names the key."""
 
 
-@dataclass(frozen=True)
-class ConfigField:
-    """One documented setting: its ``config.yaml`` key, env var, type and default."""
-
-    key: str
-    kind: type
-    default: Any
-    description: str
-    env_var: str | None = None
-    secret: bool = False
-    choices: tuple[str, ...] = ()
-
-
-CONFIG_FIELDS: tuple[ConfigField, ...] = (
-    ConfigField("enabled", bool, True, "Set false to keep the provider off.", "HONCHO_ENABLED"),
-    ConfigField(
+CONFIG_FIELDS: tuple[Field, ...] = (
+    Field("enabled", bool, True, "Set false to keep the provider off.", env="HONCHO_ENABLED"),
+    Field(
         "api_key",
         str,
         "",
         "Honcho API key (Honcho cloud). Prefer the environment variable.",
-        "HONCHO_API_KEY",
+        env="HONCHO_API_KEY",
         secret=True,
     ),
-    ConfigField(
+    Field(
         "base_url",
         str,
         "",
         "Base URL of a self-hosted Honcho server, e.g. http://127.0.0.1:8000 "
         "(a trailing /v3 is stripped). Empty means Honcho cloud.",
-        "HONCHO_BASE_URL",
+        env="HONCHO_BASE_URL",
     ),
-    ConfigField(
+    Field(
         "environment",
         str,
         "production",
         "Honcho cloud environment when no base_url is set.",
-        "HONCHO_ENVIRONMENT",
+        env="HONCHO_ENVIRONMENT",
         choices=("production", "local"),
     ),
-    ConfigField("workspace", str, "hermes", "Honcho workspace id.", "HONCHO_WORKSPACE_ID"),
-    ConfigField(
+    Field("workspace", str, "hermes", "Honcho workspace id.", env="HONCHO_WORKSPACE_ID"),
+    Field(
         "peer_name",
         str,
         "",
         "Peer id of the user; empty uses the gateway user id, else 'user'.",
-        "HONCHO_PEER_NAME",
+        env="HONCHO_PEER_NAME",
     ),
-    ConfigField("ai_peer", str, "hermes", "Peer id of the assistant.", "HONCHO_AI_PEER"),
-    ConfigField(
+    Field("ai_peer", str, "hermes", "Peer id of the assistant.", env="HONCHO_AI_PEER"),
+    Field(
         "recall_mode",
         str,
         "hybrid",
         "hybrid: recall injected and tools offered; context: recall only; tools: tools only.",
-        "HONCHO_RECALL_MODE",
+        env="HONCHO_RECALL_MODE",
         choices=RECALL_MODES,
     ),
-    ConfigField("timeout", float, 8.0, "Seconds per HTTP attempt (read/write).", "HONCHO_TIMEOUT"),
-    ConfigField("connect_timeout", float, 3.0, "Seconds to open a connection."),
-    ConfigField(
+    Field("timeout", float, 8.0, "Seconds per HTTP attempt (read/write).", env="HONCHO_TIMEOUT"),
+    Field("connect_timeout", float, 3.0, "Seconds to open a connection."),
+    Field(
         "max_retries",
         int,
         1,
         "SDK retries on 429/5xx/timeouts/connection errors (backoff 0.5 s, 1 s; a "
         "Retry-After header is honoured up to max_retry_after).",
     ),
-    ConfigField("max_retry_after", float, 2.0, "Longest Retry-After wait honoured, seconds."),
-    ConfigField(
-        "tool_timeout", float, 15.0, "Longest a Honcho tool call may hold the agent, seconds."
-    ),
-    ConfigField(
+    Field("max_retry_after", float, 2.0, "Longest Retry-After wait honoured, seconds."),
+    Field("tool_timeout", float, 15.0, "Longest a Honcho tool call may hold the agent, seconds."),
+    Field(
         "prefetch_wait",
         float,
         1.5,
         "Longest prefetch waits for this turn's recall before returning what is ready.",
     ),
-    ConfigField("context_tokens", int, 800, "Budget of injected recall, in tokens (~4 chars)."),
-    ConfigField("context_cadence", int, 1, "Refresh the base context every N turns."),
-    ConfigField(
+    Field("context_tokens", int, 800, "Budget of injected recall, in tokens (~4 chars)."),
+    Field("context_cadence", int, 1, "Refresh the base context every N turns."),
+    Field(
         "dialectic_cadence", int, 3, "Ask Honcho's dialectic (peer.chat) every N turns; 0 = off."
     ),
-    ConfigField(
+    Field(
         "dialectic_reasoning_level",
         str,
         "low",
         "reasoning_level of dialectic recall.",
         choices=REASONING_LEVELS,
     ),
-    ConfigField("dialectic_max_chars", int, 600, "Cap of injected dialectic text."),
-    ConfigField(
+    Field("dialectic_max_chars", int, 600, "Cap of injected dialectic text."),
+    Field(
         "message_max_chars",
         int,
         25000,
         "Messages longer than this are split (the server's message size limit).",
     ),
-    ConfigField("observe_me", bool, True, "Session peer config: others observe this peer."),
-    ConfigField("observe_others", bool, True, "Session peer config: this peer observes others."),
-    ConfigField("failure_threshold", int, 5, "Consecutive failures that open the circuit breaker."),
-    ConfigField("cooldown", float, 60.0, "Seconds the breaker stays open before a retry."),
-    ConfigField("flush_timeout", float, 10.0, "Longest on_session_end waits for pending writes."),
-    ConfigField("shutdown_timeout", float, 5.0, "Longest shutdown waits for pending writes."),
-    ConfigField("max_pending_turns", int, 200, "Unsynced turns kept while Honcho is down."),
+    Field("observe_me", bool, True, "Session peer config: others observe this peer."),
+    Field("observe_others", bool, True, "Session peer config: this peer observes others."),
+    Field("failure_threshold", int, 5, "Consecutive failures that open the circuit breaker."),
+    Field("cooldown", float, 60.0, "Seconds the breaker stays open before a retry."),
+    Field("flush_timeout", float, 10.0, "Longest on_session_end waits for pending writes."),
+    Field("shutdown_timeout", float, 5.0, "Longest shutdown waits for pending writes."),
+    Field("max_pending_turns", int, 200, "Unsynced turns kept while Honcho is down."),
 )
 
 _FIELD_BY_KEY = {f.key: f for f in CONFIG_FIELDS}
+#: Environment variables read as another field's when that field's own is unset.
+_ENV_ALIASES = {"HONCHO_BASE_URL": "HONCHO_URL"}
 # camelCase spellings of hermes-agent's honcho.json, accepted so a user can paste them.
 _ALIASES = {
     "apiKey": "api_key",
@@ -209,22 +199,17 @@ class HonchoConfig:
 
         :raises HonchoConfigError: a value of the wrong type or outside its choices.
         """
-        env = os.environ if environ is None else environ
-        given: dict[str, Any] = {}
-        for raw_key, value in (section or {}).items():
-            key = _ALIASES.get(str(raw_key), str(raw_key))
-            if key not in _FIELD_BY_KEY:
-                logger.warning("config.yaml honcho.%s is not a known setting; ignored", raw_key)
-                continue
-            given[key] = value
-        values: dict[str, Any] = {}
-        for spec in CONFIG_FIELDS:
-            if spec.key in given and given[spec.key] is not None:
-                values[spec.key] = _coerce(spec, given[spec.key], f"honcho.{spec.key}")
-                continue
-            env_value = _env(env, spec)
-            if env_value is not None:
-                values[spec.key] = _coerce(spec, env_value, spec.env_var or spec.key)
+        env = dict(os.environ if environ is None else environ)
+        for name, alias in _ENV_ALIASES.items():
+            if not env.get(name, "").strip() and env.get(alias, "").strip():
+                env[name] = env[alias]
+        given = {_ALIASES.get(str(k), str(k)): v for k, v in (section or {}).items()}
+        loaded = load_section(
+            CONFIG_FIELDS, given, where="honcho", environ=env, error=HonchoConfigError
+        )
+        for key in loaded.unknown:
+            logger.warning("config.yaml honcho.%s is not a known setting; ignored", key)
+        values = {k: v for k, v in loaded.values.items() if k in loaded.explicit}
         cfg = cls(**values)
         cfg._check()
         return cfg
@@ -289,56 +274,30 @@ class HonchoConfig:
         return ""
 
 
-def _env(env: Mapping[str, str], spec: ConfigField) -> str | None:
-    names = [spec.env_var] if spec.env_var else []
-    if spec.key == "base_url":
-        names.append("HONCHO_URL")
-    for name in names:
-        if name and env.get(name, "").strip():
-            return env[name].strip()
-    return None
+def load_settings(
+    raw: Mapping[str, Any] | None, home: Path | None, environ: Mapping[str, str] | None
+) -> HonchoConfig:
+    """The ``honcho:`` section of ``raw`` (the parsed ``config.yaml``; read from ``home``
+    when None) resolved with the environment.
 
+    :raises HonchoConfigError: a malformed file or setting; the message names the key.
+    """
+    if raw is None and home is not None:
+        from hermes_memory_core.config import ConfigError, load_config
 
-# Shared with core's config.yaml parsing: the same words mean true/false everywhere.
-_CONVERTERS: dict[type, Callable[[Any], Any]] = {bool: as_bool, int: as_int, float: as_float}
-
-
-def _coerce(spec: ConfigField, value: Any, label: str) -> Any:
-    kind = spec.kind
-    result: Any
-    if kind in _CONVERTERS:
         try:
-            result = _CONVERTERS[kind](value)
-        except ValueError as exc:
-            raise HonchoConfigError(f"{label} {exc}, got {value!r}") from None
-    else:
-        if not isinstance(value, str):
-            raise HonchoConfigError(f"{label} must be a string, got {value!r}")
-        result = value.strip()
-    if spec.choices and result not in spec.choices:
-        raise HonchoConfigError(f"{label} must be one of {', '.join(spec.choices)}; got {result!r}")
-    return result
+            raw = load_config(home).raw
+        except ConfigError as exc:
+            raise HonchoConfigError(str(exc)) from exc
+    section = (raw or {}).get("honcho") if isinstance(raw, Mapping) else None
+    if section is not None and not isinstance(section, Mapping):
+        raise HonchoConfigError("config.yaml honcho: must be a mapping")
+    return HonchoConfig.load(section, environ)
 
 
 def config_schema() -> list[dict[str, Any]]:
     """The settings as `MemoryProvider.get_config_schema` entries."""
-    defaults = {f.name: f.default for f in fields(HonchoConfig)}
-    out: list[dict[str, Any]] = []
-    for spec in CONFIG_FIELDS:
-        entry: dict[str, Any] = {
-            "key": spec.key,
-            "description": spec.description,
-            "type": {bool: "boolean", int: "integer", float: "number"}.get(spec.kind, "text"),
-            "default": defaults[spec.key],
-            "secret": spec.secret,
-            "required": False,
-        }
-        if spec.env_var:
-            entry["env_var"] = spec.env_var
-        if spec.choices:
-            entry["choices"] = list(spec.choices)
-        out.append(entry)
-    return out
+    return kit_config_schema(CONFIG_FIELDS)
 
 
 def normalize_base_url(url: str) -> str:

@@ -1,62 +1,42 @@
-"""Turn Honcho SDK exceptions into a failure kind and a one-line message for users."""
+"""Honcho SDK exceptions in the kit's one failure taxonomy (`hermes_memory_core.kit`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from hermes_memory_core.kit import Failure, FailureKind, one_line
 
-__all__ = ["Failure", "classify"]
-
-
-@dataclass(frozen=True)
-class Failure:
-    """What went wrong with one Honcho call.
-
-    :param kind: ``auth`` (401/403), ``client`` (400/404/409/422: this request was wrong),
-        ``rate`` (429), ``server`` (5xx), ``timeout``, ``connection`` or ``other``.
-    :param message: one line for a log, a status record or a tool error.
-    :param status: the HTTP status when the server answered, else 0.
-    """
-
-    kind: str
-    message: str
-    status: int = 0
-
-    @property
-    def trips_breaker(self) -> bool:
-        """Whether this failure says something about the server rather than the request."""
-        return self.kind != "client"
-
-    @property
-    def opens_breaker_now(self) -> bool:
-        """Bad credentials will not fix themselves: stop calling at once."""
-        return self.kind == "auth"
+__all__ = ["classify"]
 
 
 def classify(exc: BaseException, *, base_url: str = "") -> Failure:
-    """Map an exception raised by an SDK call to a `Failure`."""
+    """Map an exception raised by an SDK call to a `Failure` with a user-facing message."""
     from honcho.http import exceptions as hx  # type: ignore[import-untyped]
 
     where = f" ({base_url})" if base_url else ""
-    detail = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-    detail = " ".join(str(detail).split())[:300]
-    status = int(getattr(exc, "status", 0) or 0)
+    detail = one_line(getattr(exc, "message", None) or str(exc) or type(exc).__name__)
+    status = int(getattr(exc, "status", 0) or 0) or None
+    code = status or ""
     if isinstance(exc, hx.AuthenticationError | hx.PermissionDeniedError):
         return Failure(
-            "auth",
-            f"Honcho rejected the credentials{where}: HTTP {status} {detail}. "
+            FailureKind.AUTH,
+            f"Honcho rejected the credentials{where}: HTTP {code} {detail}. "
             "Check HONCHO_API_KEY (or honcho.api_key).",
             status,
         )
     if isinstance(exc, hx.RateLimitError):
-        return Failure("rate", f"Honcho is rate limiting{where}: HTTP 429 {detail}", status)
+        return Failure(
+            FailureKind.RATE_LIMITED, f"Honcho is rate limiting{where}: HTTP 429 {detail}", status
+        )
     if isinstance(exc, hx.ServerError):
-        return Failure("server", f"Honcho server error{where}: HTTP {status} {detail}", status)
+        return Failure(
+            FailureKind.SERVER, f"Honcho server error{where}: HTTP {code} {detail}", status
+        )
     if isinstance(exc, hx.TimeoutError):
-        return Failure("timeout", f"Honcho did not answer in time{where}: {detail}")
+        return Failure(FailureKind.TIMEOUT, f"Honcho did not answer in time{where}: {detail}")
     if isinstance(exc, hx.ConnectionError):
-        return Failure("connection", f"Cannot reach Honcho{where}: {detail}")
+        return Failure(FailureKind.CONNECTION, f"Cannot reach Honcho{where}: {detail}")
     if isinstance(exc, hx.APIError):
-        return Failure("client", f"Honcho refused the request: HTTP {status} {detail}", status)
+        kind = FailureKind.NOT_FOUND if status == 404 else FailureKind.INVALID
+        return Failure(kind, f"Honcho refused the request: HTTP {code} {detail}", status)
     if isinstance(exc, ValueError):  # SDK-side validation (pydantic) of our arguments
-        return Failure("client", f"Invalid request for Honcho: {detail}")
-    return Failure("other", f"Honcho call failed{where}: {type(exc).__name__}: {detail}")
+        return Failure(FailureKind.INVALID, f"Invalid request for Honcho: {detail}")
+    return Failure(FailureKind.OTHER, f"Honcho call failed{where}: {type(exc).__name__}: {detail}")

@@ -53,9 +53,7 @@ class Guard:
         self.label = label or name
         self.home = home
         self.classify = classify
-        self.breaker = CircuitBreaker(
-            threshold, cooldown, single_trial=single_trial, clock=clock
-        )
+        self.breaker = CircuitBreaker(threshold, cooldown, single_trial=single_trial, clock=clock)
         self.log = logger or logging.getLogger(f"hermes_memory.{name}")
         self.closed = False  # after shutdown the health record is final
         self.extra: dict[str, Any] = {}  # fields added to every health record
@@ -67,8 +65,8 @@ class Guard:
     # ----------------------------------------------------------------- reading
     @property
     def state(self) -> str:
-        """``ok``, ``degraded`` or ``circuit_open`` (``""`` before anything happened)."""
-        return self._state
+        """``ok``, ``degraded`` or ``circuit_open`` (``ok`` before anything happened)."""
+        return self._state or OK
 
     @property
     def detail(self) -> str:
@@ -125,10 +123,16 @@ class Guard:
             self.report(OK, "recovered" if recovered else "")
 
     def record_failure(self, failure: Failure, *, operation: str) -> None:
-        """Count ``failure`` of ``operation`` (a request error counts as the service
-        answering: it closes the breaker) and report the new state."""
+        """Count ``failure`` of ``operation`` and report the new state.
+
+        A request error (``not_found``, ``invalid``) counts as the service answering: it
+        closes the breaker; an ``invalid`` one is still logged and recorded as the detail.
+        """
         if not failure.trips_breaker:
             self.record_success()
+            if failure.kind is FailureKind.INVALID and not self.closed:
+                # The service answered but refused this request: healthy, yet worth a line.
+                self.report(OK, f"{operation} refused: {failure.message}", warn=True)
             return
         opened = self.breaker.record_failure(open_now=failure.kind.opens_breaker_now)
         if self.closed:

@@ -96,7 +96,7 @@ class PendingWrites:
         self._settle(dropped)
         if dropped:
             self.guard.report(
-                self.guard.state or "degraded",
+                self.guard.state,
                 f"{self.dropped} write(s) dropped: {self.guard.label} unreachable and more "
                 f"than {self.max_pending} pending",
                 warn=True,
@@ -170,7 +170,7 @@ class PendingWrites:
                 )
                 return
             detail = f"{len(rows)} write(s) not sent before shutdown; saved to {path}"
-            self.guard.report(self.guard.state or "degraded", detail, warn=True)
+            self.guard.report(self.guard.state, detail, warn=True)
         for old in claimed:
             Spool.release(old)
 
