@@ -3,6 +3,7 @@ server is reachable): sessions, messages, search policy, CJK, views, imports, th
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 
@@ -316,3 +317,68 @@ def test_stats(archive):
     st = archive.stats()
     assert st["sessions"] == 1 and st["messages"] == 2 and st["text_bytes"] == 6
     assert isinstance(archive.index_sizes(), dict)
+
+
+# ---------------------------------------------------------------------- lineage titles
+
+
+def _compressed_chain(archive, title, length):
+    ids = [f"c{i}" for i in range(length)]
+    archive.create_session(ids[0], title=title)
+    for parent, child in itertools.pairwise(ids):
+        archive.end_session(parent, "compression")
+        archive.create_session(child, parent_session_id=parent)
+    return ids
+
+
+def test_titles_number_compression_continuations(archive):
+    assert archive.get_next_title_in_lineage("my project") == "my project"
+    ids = _compressed_chain(archive, "数据库迁移", 3)
+    assert [archive.get_session(i)["title"] for i in ids] == [
+        "数据库迁移",
+        "数据库迁移 #2",
+        "数据库迁移 #3",
+    ]
+    assert archive.get_next_title_in_lineage("数据库迁移 #2") == "数据库迁移 #4"
+    archive.create_session("d", title="100%_done")
+    assert archive.get_next_title_in_lineage("100%") == "100%"  # LIKE wildcards are literal
+    assert archive.get_next_title_in_lineage("100%_done") == "100%_done #2"
+    # a branch or a reset child inherits nothing
+    archive.create_session("p", title="release plan")
+    archive.end_session("p", "branched")
+    archive.create_session("b", parent_session_id="p")
+    assert archive.get_session("b")["title"] is None
+
+
+def test_title_moves_from_compression_ancestor_to_heir(archive):
+    root, child, grandchild = _compressed_chain(archive, "deploy notes", 3)
+    assert archive.set_title(grandchild, "deploy notes") == "deploy notes"
+    assert archive.get_session(root)["title"] is None
+    assert archive.get_session(child)["title"] == "deploy notes #2"
+    assert archive.session_by_title("deploy notes") in (grandchild, child)
+    archive.create_session("x", title="shared name")
+    archive.end_session("x", "branched")
+    archive.create_session("z", parent_session_id="x")
+    with pytest.raises(ValueError, match="already in use by session x"):
+        archive.set_title("z", "shared name")  # a branch child is not an heir
+
+
+def test_title_provenance_ranks(archive):
+    archive.create_session("s")
+    assert archive.set_title("s", "first guess", source="derived") == "first guess"
+    assert archive.set_title("s", "better guess", source="llm") == "better guess"
+    assert archive.set_title("s", "worse guess", source="derived") == "better guess"
+    assert archive.set_title("s", "Mine", source="user") == "Mine"
+    assert archive.set_title("s", "robot", source="llm") == "Mine"
+    assert archive.get_session("s")["title_source"] == "user"
+    archive.create_session("t", title="typed at creation")
+    assert archive.set_title("t", "robot", source="derived") == "typed at creation"
+    with pytest.raises(ValueError, match="title source"):
+        archive.set_title("t", "x", source="model")
+    archive.create_session("u", title="auto", started_at=1.0)
+    archive.set_title("u", None)
+    assert archive.set_title("u", "llm title", source="llm") == "llm title"
+    archive.end_session("u", "compression")
+    archive.create_session("u2", parent_session_id="u")
+    row = archive.get_session("u2")
+    assert (row["title"], row["title_source"]) == ("llm title #2", "llm")

@@ -281,3 +281,35 @@ def test_server_restart_mid_run_loses_no_turn(pg_dsn, owner, tmp_path):
     assert contents == [*expected, "after the restart", "still here"]
     assert slowest < 30  # bounded: a turn never waits on the database indefinitely
     provider.shutdown()
+
+
+def test_concurrent_continuations_get_distinct_numbers(pg_dsn, owner):
+    """Hosts numbering continuations of one lineage at once never clash on a title."""
+    import threading
+
+    seed = PostgresSessionArchive(pg_dsn, owner=owner)
+    seed.create_session("root", title="long talk")
+    seed.end_session("root", "compression")
+    errors: list[BaseException] = []
+
+    def host(n: int) -> None:
+        arch = PostgresSessionArchive(pg_dsn, owner=owner)
+        try:
+            for i in range(5):
+                arch.create_session(f"h{n}-{i}", parent_session_id="root")
+        except BaseException as exc:  # shown by the assertion below
+            errors.append(exc)
+        finally:
+            arch.close()
+
+    threads = [threading.Thread(target=host, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    titles = sorted(s["title"] for s in seed.list_sessions(limit=None) if s["id"] != "root")
+    assert sorted(titles, key=lambda t: int(t.split("#")[1])) == [
+        f"long talk #{n}" for n in range(2, 22)
+    ]
+    seed.close()

@@ -49,8 +49,10 @@ from hermes_memory_sessions.search import (
     python_snippet,
 )
 from hermes_memory_sessions.store import (
+    _NUMBERED_TITLE,
     MESSAGE_DATA_FIELDS,
     STALE_END_REASON,
+    TITLE_SOURCES,
     _check_id,
     _count_tool_calls,
     _encode_content,
@@ -277,21 +279,104 @@ class PostgresSessionArchive:
             "SELECT 1 FROM hm_sessions WHERE owner = %s AND id = %s", (self.owner, session_id)
         ).fetchone():
             return
+        provenance = "user" if title is not None else None
+        if title is None and parent_session_id:
+            parent = conn.execute(
+                "SELECT title, title_source, end_reason FROM hm_sessions"
+                " WHERE owner = %s AND id = %s",
+                (self.owner, parent_session_id),
+            ).fetchone()
+            if parent and parent["title"] and parent["end_reason"] == "compression":
+                title = self._next_title(conn, str(parent["title"]), lock=True)
+                provenance = parent["title_source"] or "user"
         if title is not None:
             self._check_title_free(conn, title, session_id)
         conn.execute(
             "INSERT INTO hm_sessions(owner, id, source, model, parent_session_id, title,"
-            " started_at) VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-            (self.owner, session_id, source, model, parent_session_id, title, started_at),
+            " title_source, started_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+            " ON CONFLICT DO NOTHING",
+            (
+                self.owner,
+                session_id,
+                source,
+                model,
+                parent_session_id,
+                title,
+                provenance,
+                started_at,
+            ),
         )
 
+    def _lock_title(self, conn: psycopg.Connection[Any], title: str) -> None:
+        """Serialise, until commit, the writers of one title of this owner (other hosts too):
+        the check that a title is free and the insert that takes it are one step."""
+        conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            (f"hm-title\x1f{self.owner}\x1f{title}",),
+        )
+
+    def _next_title(self, conn: psycopg.Connection[Any], title: str, *, lock: bool) -> str:
+        match = _NUMBERED_TITLE.match(title)
+        base = match.group(1) if match else title
+        if lock:
+            self._lock_title(conn, "#base\x1f" + base)
+        taken = [
+            str(r["title"])
+            for r in conn.execute(
+                "SELECT title FROM hm_sessions WHERE owner = %s AND (title = %s OR title LIKE %s)",
+                (self.owner, base, _escape_like(base) + " #%"),
+            ).fetchall()
+        ]
+        if not taken:
+            return base
+        numbers = [1]
+        for existing in taken:
+            numbered = _NUMBERED_TITLE.match(existing)
+            if numbered and numbered.group(1) == base:
+                numbers.append(int(numbered.group(2)))
+        return f"{base} #{max(numbers) + 1}"
+
+    def get_next_title_in_lineage(self, title: str) -> str:
+        """The title for the next continuation: ``"x"`` → ``"x #2"`` → ``"x #3"`` (as
+        `SessionStore.get_next_title_in_lineage`: the unnumbered title counts as #1)."""
+        return str(self._read(lambda conn: self._next_title(conn, title, lock=False)))
+
+    def _is_compression_ancestor(
+        self, conn: psycopg.Connection[Any], holder: str, session_id: str
+    ) -> bool:
+        """Whether ``holder`` is reached from ``session_id`` through compression hops only."""
+        current, seen = session_id, {session_id}
+        for _ in range(1000):
+            row = conn.execute(
+                "SELECT p.id, p.end_reason FROM hm_sessions c JOIN hm_sessions p"
+                " ON p.owner = c.owner AND p.id = c.parent_session_id"
+                " WHERE c.owner = %s AND c.id = %s",
+                (self.owner, current),
+            ).fetchone()
+            if row is None or row["end_reason"] != "compression" or row["id"] in seen:
+                return False
+            if row["id"] == holder:
+                return True
+            current = str(row["id"])
+            seen.add(current)
+        return False
+
     def _check_title_free(self, conn: psycopg.Connection[Any], title: str, sid: str) -> None:
+        """Refuse a title in use, except by a compression ancestor: it moves to the heir."""
+        self._lock_title(conn, title)
         row = conn.execute(
             "SELECT id FROM hm_sessions WHERE owner = %s AND title = %s AND id <> %s LIMIT 1",
             (self.owner, title, sid),
         ).fetchone()
-        if row is not None:
-            raise ValueError(f"Title '{title}' is already in use by session {row['id']}")
+        if row is None:
+            return
+        if self._is_compression_ancestor(conn, str(row["id"]), sid):
+            conn.execute(
+                "UPDATE hm_sessions SET title = NULL WHERE owner = %s AND id = %s",
+                (self.owner, row["id"]),
+            )
+            return
+        raise ValueError(f"Title '{title}' is already in use by session {row['id']}")
 
     def end_session(self, session_id: str, end_reason: str) -> bool:
         """Mark a session ended; the first writer wins. True if this call ended it (also
@@ -309,26 +394,39 @@ class PostgresSessionArchive:
         )
         return cur.rowcount > 0
 
-    def set_title(self, session_id: str, title: str | None) -> str | None:
-        """Set (or clear) a title; ValueError for an unknown session or a taken title."""
+    def set_title(self, session_id: str, title: str | None, *, source: str = "user") -> str | None:
+        """Set (or clear) a title; returns the title now stored (see `SessionStore.set_title`).
+
+        ``source`` is the provenance: ``"user"`` always wins, an automatic title lands only
+        on an untitled session or over one of lower rank. A title held by a compression
+        ancestor moves here. ValueError for an unknown session or provenance, or a title
+        in use by another conversation.
+        """
+        if source not in TITLE_SOURCES:
+            raise ValueError(f"title source must be one of {sorted(TITLE_SOURCES)}")
         clean = sanitize_title(title)
 
-        def run(conn: psycopg.Connection[Any]) -> None:
-            if not conn.execute(
-                "SELECT 1 FROM hm_sessions WHERE owner = %s AND id = %s FOR UPDATE",
+        def run(conn: psycopg.Connection[Any]) -> str | None:
+            row = conn.execute(
+                "SELECT title, title_source FROM hm_sessions WHERE owner = %s AND id = %s"
+                " FOR UPDATE",
                 (self.owner, session_id),
-            ).fetchone():
+            ).fetchone()
+            if row is None:
                 raise ValueError(f"session_id not found: {session_id}")
+            held = TITLE_SOURCES.get(row["title_source"] or "user", TITLE_SOURCES["user"])
+            if source != "user" and row["title"] is not None and held >= TITLE_SOURCES[source]:
+                return str(row["title"])
             if clean is not None:
                 self._check_title_free(conn, clean, session_id)
             conn.execute(
-                "UPDATE hm_sessions SET title = %s, title_source = 'user'"
-                " WHERE owner = %s AND id = %s",
-                (clean, self.owner, session_id),
+                "UPDATE hm_sessions SET title = %s, title_source = %s WHERE owner = %s AND id = %s",
+                (clean, source if clean is not None else None, self.owner, session_id),
             )
+            return clean
 
-        self._write(run)
-        return clean
+        result: str | None = self._write(run)
+        return result
 
     def get_session(self, session_id: str) -> dict[str, Any] | None:
         """Every stored column of one session, or None.

@@ -41,8 +41,14 @@ class SessionArchive(Protocol):
         """End a session; the first writer wins. True when this call ended it."""
         ...
 
-    def set_title(self, session_id: str, title: str | None) -> str | None:
-        """Set or clear a title (sanitised, unique); returns the stored title."""
+    def set_title(self, session_id: str, title: str | None, *, source: str = "user") -> str | None:
+        """Set or clear a title (sanitised, unique); returns the stored title. ``source`` is
+        its provenance: an automatic title never overwrites a user's; a title held by a
+        compression ancestor moves to this session."""
+        ...
+
+    def get_next_title_in_lineage(self, title: str) -> str:
+        """The title of the next continuation: ``"x"`` → ``"x #2"`` → ``"x #3"``."""
         ...
 
     def get_session(self, session_id: str) -> dict[str, Any] | None:
