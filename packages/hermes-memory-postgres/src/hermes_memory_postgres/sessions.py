@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from psycopg.copy import QueuedLibpqWriter
 
 from hermes_memory_postgres.connection import ArchiveUnavailable, Database, check_owner
 from hermes_memory_postgres.spool import Spool
@@ -77,6 +78,8 @@ _MESSAGE_COLS = (
 _SELECT_MSG = ", ".join(f"m.{c}" for c in _MESSAGE_COLS)
 _VIEW_COLS = "id, session_id, role, content, timestamp, tool_name, tool_calls, tool_call_id"
 _SESSION_COLS_CACHE: list[str] = []
+#: ``gin_pending_list_limit`` (kB) during `PostgresSessionArchive.bulk_import`.
+_BULK_GIN_PENDING_KB = 65536
 
 
 def _decode(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -859,6 +862,8 @@ class PostgresSessionArchive:
         batch = [(dict(s), [_normal_message(m) for m in ms]) for s, ms in sessions]
 
         def run(conn: psycopg.Connection[Any]) -> int:
+            # GIN entries go to the pending list and are merged in larger sorted batches.
+            conn.execute(f"SET LOCAL gin_pending_list_limit = {_BULK_GIN_PENDING_KB}")
             total = sum(len(ms) for _, ms in batch)
             ids = [
                 int(r["id"])
@@ -893,8 +898,11 @@ class PostgresSessionArchive:
                     )
             cols = ["owner", "id", "session_id", *MESSAGE_DATA_FIELDS, "words", "cjk"]
             pos = 0
-            with conn.cursor().copy(
-                f"COPY hm_messages ({', '.join(cols)}) FROM STDIN".encode()
+            cur = conn.cursor()
+            # A writer thread sends the data while this one tokenises the next rows.
+            with cur.copy(
+                f"COPY hm_messages ({', '.join(cols)}) FROM STDIN".encode(),
+                writer=QueuedLibpqWriter(cur),
             ) as copy:
                 for s, ms in batch:
                     for m in ms:

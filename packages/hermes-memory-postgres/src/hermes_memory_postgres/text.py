@@ -33,6 +33,7 @@ __all__ = [
 ]
 
 _WORD = re.compile(r"[^\W_]+")
+_NEEDS_ESCAPE = re.compile(r"['\\]")
 #: PostgreSQL keeps word positions up to 16383; later words share the last position.
 MAX_POSITION = 16383
 #: Longest lexeme PostgreSQL accepts is 2047 bytes; longer runs are not indexed.
@@ -42,6 +43,8 @@ MAX_INDEXED_CHARS = 200_000
 
 
 def _fold(text: str) -> str:
+    if text.isascii():  # the common case: NFKD is the identity and casefold is lower
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text)
     stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return unicodedata.normalize("NFC", stripped).casefold()
@@ -66,13 +69,18 @@ def tsvector_literal(tokens: Sequence[str]) -> str:
         return ""
     positions: dict[str, list[int]] = {}
     for i, tok in enumerate(tokens, start=1):
-        if len(tok.encode("utf-8")) > _MAX_LEXEME_BYTES:
+        if len(tok) > _MAX_LEXEME_BYTES // 4 and len(tok.encode("utf-8")) > _MAX_LEXEME_BYTES:
             continue
-        plist = positions.setdefault(tok, [])
-        pos = min(i, MAX_POSITION)
-        if len(plist) < 255 and (not plist or plist[-1] != pos):
+        pos = i if i < MAX_POSITION else MAX_POSITION
+        plist = positions.get(tok)
+        if plist is None:
+            positions[tok] = [pos]
+        elif len(plist) < 255 and plist[-1] != pos:
             plist.append(pos)
-    return " ".join(f"{_quote(t)}:{','.join(map(str, p))}" for t, p in positions.items())
+    return " ".join(
+        (_quote(t) if _NEEDS_ESCAPE.search(t) else "'" + t + "'") + ":" + ",".join(map(str, p))
+        for t, p in positions.items()
+    )
 
 
 def words_document(role: str | None, content: str | None, tool_name: str | None,
