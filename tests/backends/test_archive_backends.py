@@ -382,3 +382,25 @@ def test_title_provenance_ranks(archive):
     archive.create_session("u2", parent_session_id="u")
     row = archive.get_session("u2")
     assert (row["title"], row["title_source"]) == ("llm title #2", "llm")
+
+
+def test_nul_characters_round_trip_exactly(archive):
+    """U+0000 (which PostgreSQL text cannot hold) comes back exactly from get_messages and
+    tail_messages, so export and migration are exact; search still finds the words around it."""
+    archive.create_session("n")
+    calls = [{"id": "c\x00", "function": {"name": "f", "arguments": '{"a": "\\u0000"}'}}]
+    ids = archive.append_messages(
+        "n",
+        [
+            {"role": "user", "content": "before\x00after zebra\x00\x00 end", "timestamp": 1.0},
+            {"role": "assistant", "content": None, "tool_calls": calls, "timestamp": 2.0},
+            {"role": "tool", "content": "\x00", "tool_call_id": "c\x00", "timestamp": 3.0},
+        ],
+    )
+    got = archive.get_messages("n")
+    assert got[0]["content"] == "before\x00after zebra\x00\x00 end"
+    assert json.loads(got[1]["tool_calls"]) == calls
+    assert got[2]["content"] == "\x00" and got[2]["tool_call_id"] == "c\x00"
+    assert [m["content"] for m in archive.tail_messages("n", 1)] == ["\x00"]
+    assert hit_ids(archive, "zebra") == [ids[0]]
+    assert "\ufffd" not in json.dumps([m["content"] for m in got])

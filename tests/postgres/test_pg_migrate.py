@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from hermes_memory_postgres.sessions import PostgresSessionArchive
 from hermes_memory_sessions.store import SessionStore
 
@@ -92,3 +94,11 @@ def test_unreachable_target_is_one_line(tmp_path):
     )
     assert res.returncode != 0 and "Traceback" not in res.stderr
     assert "pw" not in res.stderr.replace("postgresql", "")
+
+
+def test_session_column_with_nul_is_refused_by_name(pg_dsn, owner):
+    arch = PostgresSessionArchive(pg_dsn, owner=owner)
+    with pytest.raises(ValueError, match="column system_prompt holds a NUL"):
+        arch.import_session({"id": "z", "system_prompt": "a\x00b"}, [])
+    assert arch.get_session("z") is None
+    arch.close()

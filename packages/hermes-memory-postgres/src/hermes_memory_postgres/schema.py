@@ -123,6 +123,8 @@ MIGRATIONS: tuple[str, ...] = (
         metadata TEXT NOT NULL DEFAULT '{{}}', revision BIGINT NOT NULL DEFAULT 0,
         updated_at DOUBLE PRECISION, PRIMARY KEY (owner, target));
     """,
+    # 2: text holding U+0000 (which PostgreSQL text cannot store) kept exactly, as JSON
+    "ALTER TABLE hm_messages ADD COLUMN IF NOT EXISTS nul_fields TEXT;",
 )
 #: The schema version this release reads and writes.
 SCHEMA_VERSION = len(MIGRATIONS)

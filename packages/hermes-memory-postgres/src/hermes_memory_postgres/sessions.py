@@ -75,7 +75,7 @@ _MESSAGE_COLS = (
     *[f for f in MESSAGE_DATA_FIELDS if f not in ("role", "content", "tool_call_id",
                                                    "tool_calls", "tool_name", "timestamp")],
 )  # fmt: skip
-_SELECT_MSG = ", ".join(f"m.{c}" for c in _MESSAGE_COLS)
+_SELECT_MSG = ", ".join(f"m.{c}" for c in (*_MESSAGE_COLS, "nul_fields"))
 _VIEW_COLS = "id, session_id, role, content, timestamp, tool_name, tool_calls, tool_call_id"
 _SESSION_COLS_CACHE: list[str] = []
 #: ``gin_pending_list_limit`` (kB) during `PostgresSessionArchive.bulk_import`.
@@ -750,7 +750,7 @@ class PostgresSessionArchive:
                 ).fetchall()
             ]
             ids.sort()
-        cols = ["owner", "id", "session_id", *MESSAGE_DATA_FIELDS, "words", "cjk"]
+        cols = ["owner", "id", "session_id", *MESSAGE_DATA_FIELDS, "words", "cjk", "nul_fields"]
         copy_sql = f"COPY hm_messages ({', '.join(cols)}) FROM STDIN"
         live = 0
         calls = 0
@@ -821,6 +821,12 @@ class PostgresSessionArchive:
                 row["title"] = sanitize_title(row["title"])
                 if row["title"] is not None:
                     self._check_title_free(conn, row["title"], sid)
+            nul = next((k for k, v in row.items() if isinstance(v, str) and "\x00" in v), None)
+            if nul is not None:  # message text keeps NUL exactly; session columns cannot
+                raise ValueError(
+                    f"session {sid!r}: column {nul} holds a NUL character (U+0000), which"
+                    " PostgreSQL cannot store; nothing of this session was imported"
+                )
             given = {
                 k: row.pop(k, None)
                 for k in ("message_count", "tool_call_count", "last_activity_at")
@@ -896,7 +902,7 @@ class PostgresSessionArchive:
                             max((m["timestamp"] for m in ms), default=None),
                         )
                     )
-            cols = ["owner", "id", "session_id", *MESSAGE_DATA_FIELDS, "words", "cjk"]
+            cols = ["owner", "id", "session_id", *MESSAGE_DATA_FIELDS, "words", "cjk", "nul_fields"]
             pos = 0
             cur = conn.cursor()
             # A writer thread sends the data while this one tokenises the next rows.
@@ -1014,7 +1020,7 @@ class PostgresSessionArchive:
                 (self.owner, session_id),
             ).fetchall()
         )
-        return [dict(r) for r in rows]
+        return [_restore_nul(r) for r in rows]
 
     def tail_messages(self, session_id: str, n: int) -> list[dict[str, Any]]:
         """The last ``n`` messages of a session (all stored columns), in id order."""
@@ -1027,7 +1033,7 @@ class PostgresSessionArchive:
                 (self.owner, session_id, int(n)),
             ).fetchall()
         )
-        return [dict(r) for r in reversed(rows)]
+        return [_restore_nul(r) for r in reversed(rows)]
 
     def live_messages(self, session_id: str) -> list[dict[str, Any]]:
         """The live conversation (``active = 1``), ascending, ``tool_calls`` decoded."""
@@ -1557,10 +1563,6 @@ def _normal_message(m: Mapping[str, Any], *, keep_id: bool = False) -> dict[str,
         out.pop("compacted", None)
     if keep_id:
         out["id"] = m.get("id")
-    for key in ("content", "tool_calls"):
-        if isinstance(out.get(key), str) and "\x00" in out[key]:
-            # PostgreSQL text cannot hold NUL; it becomes U+FFFD (visible, never dropped).
-            out[key] = out[key].replace("\x00", "\ufffd")
     return out
 
 
@@ -1569,6 +1571,7 @@ _DEFAULTS = {"active": 1, "compacted": 0, "observed": 0}
 
 def _copy_row(owner: str, mid: int, sid: str, m: Mapping[str, Any]) -> tuple[Any, ...]:
     values = []
+    exact: dict[str, str] = {}
     for f in MESSAGE_DATA_FIELDS:
         v = m.get(f, _DEFAULTS.get(f))
         if v is None and f in _DEFAULTS:
@@ -1576,9 +1579,22 @@ def _copy_row(owner: str, mid: int, sid: str, m: Mapping[str, Any]) -> tuple[Any
         if isinstance(v, bool):
             v = int(v)
         if isinstance(v, str) and "\x00" in v:
+            # PostgreSQL text cannot hold NUL: the column shows U+FFFD (searchable, visible)
+            # and the exact text is kept in nul_fields (JSON escapes NUL), restored on read.
+            exact[f] = v
             v = v.replace("\x00", "\ufffd")
         values.append(v)
     role, content = m.get("role"), m.get("content")
     words = words_tsvector(role, content, m.get("tool_name"), m.get("tool_calls"))
     cjk = cjk_tsvector(role, content, m.get("tool_calls"))
-    return (owner, mid, sid, *values, words, cjk)
+    nul = json.dumps(exact, ensure_ascii=True) if exact else None
+    return (owner, mid, sid, *values, words, cjk, nul)
+
+
+def _restore_nul(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored message as given: fields that held NUL get their exact text back."""
+    d = dict(row)
+    exact = d.pop("nul_fields", None)
+    if exact:
+        d.update(json.loads(exact))
+    return d
