@@ -914,6 +914,12 @@ class PostgresSessionArchive:
                     for m in ms:
                         copy.write_row(_copy_row(self.owner, ids[pos], str(s["id"]), m))
                         pos += 1
+            # Merge the pending GIN entries now, in one sorted pass: left in the pending
+            # list, every later search would scan it linearly.
+            conn.execute(
+                "SELECT gin_clean_pending_list('hm_messages_words'::regclass),"
+                " gin_clean_pending_list('hm_messages_cjk'::regclass)"
+            )
             return total
 
         return int(self._write(run))
