@@ -54,7 +54,7 @@ def make_provider(home: Path, fake: FakeHoncho) -> Iterator[Callable[..., Honcho
         provider = HonchoProvider(
             hermes_home=home,
             config={"honcho": section},
-            http_transport=transport if transport is not None else fake.transport(),
+            transport=transport if transport is not None else fake.transport(),
             environ={},
         )
         if init:

@@ -28,7 +28,7 @@ class TestHonchoReachable(ProviderConformance):
         return HonchoProvider(
             hermes_home=hermes_home,
             config={"honcho": {**SETTINGS, "base_url": "http://honcho.test"}},
-            http_transport=FakeHoncho().transport(),
+            transport=FakeHoncho().transport(),
             environ={},
         )
 
@@ -41,7 +41,7 @@ class TestHonchoUnreachable(ProviderConformance):
         return HonchoProvider(
             hermes_home=hermes_home,
             config={"honcho": {**SETTINGS, "base_url": "http://honcho.example.com:8000"}},
-            http_transport=httpx.HTTPTransport(retries=0),
+            transport=httpx.HTTPTransport(retries=0),
             environ={},
         )
 

@@ -369,7 +369,7 @@ def test_unsent_writes_survive_a_restart(home: Path):
         }
     }
     first = HonchoProvider(
-        hermes_home=home, config=settings, http_transport=down.transport(), environ={}
+        hermes_home=home, config=settings, transport=down.transport(), environ={}
     )
     first.initialize("s1", hermes_home=str(home))
     first.sync_turn("remember me", "ok")
@@ -380,9 +380,7 @@ def test_unsent_writes_survive_a_restart(home: Path):
     assert [w["kind"] for w in saved] == ["messages", "conclusion"]
 
     up = FakeHoncho()
-    second = HonchoProvider(
-        hermes_home=home, config=settings, http_transport=up.transport(), environ={}
-    )
+    second = HonchoProvider(hermes_home=home, config=settings, transport=up.transport(), environ={})
     second.initialize("s2", hermes_home=str(home))
     second.on_session_end([])
     assert [(m["session_id"], m["content"]) for m in up.stored_messages()] == [

@@ -30,7 +30,7 @@ SETTINGS = {
 
 def _provider(home: Path, fake: FakeHoncho, session: str) -> HonchoProvider:
     provider = HonchoProvider(
-        hermes_home=home, config=SETTINGS, http_transport=fake.transport(), environ={}
+        hermes_home=home, config=SETTINGS, transport=fake.transport(), environ={}
     )
     provider.initialize(session, hermes_home=str(home))
     return provider
@@ -106,7 +106,7 @@ def test_writes_claimed_by_a_crashed_process_are_resent(home: Path):
         fake = FakeHoncho()
         fake.fail(503, times=10_000)
         p = HonchoProvider(hermes_home={str(home)!r}, config=json.loads({json.dumps(json.dumps(SETTINGS))}),
-                           http_transport=fake.transport(), environ={{}})
+                           transport=fake.transport(), environ={{}})
         p.initialize("crash", hermes_home={str(home)!r})
         p.on_session_end([])
         os._exit(9)

@@ -127,8 +127,8 @@ def test_platform_ping_refused_then_server_appears(make_provider, home):
     assert read_provider_status(home, "mem0")["state"] == "degraded"
     with fake.serve() as url:
         # the same provider, pointed at a live server (as after a server restart)
-        provider._settings = provider._settings.__class__(
-            **{**provider._settings.__dict__, "host": url}
+        provider._conn.settings = provider._conn.settings.__class__(
+            **{**provider._conn.settings.__dict__, "host": url}
         )
         time.sleep(0.3)
         assert json.loads(provider.handle_tool_call("mem0_search", {"query": "tea"}))["count"] == 0

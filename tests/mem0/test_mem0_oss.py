@@ -127,7 +127,7 @@ def test_mirrored_builtin_writes_in_oss_mode(make_provider):
     provider = _oss(make_provider)
     provider.on_memory_write("add", "user", "Works as a nurse")
     provider.on_session_end([])
-    hits = provider._call(
+    hits = provider._conn.call(
         "t", lambda b: b.search("nurse", user_id="u1", top_k=5, rerank=False), wait=5
     )
     assert [h["memory"] for h in hits] == ["Works as a nurse"]
@@ -135,13 +135,13 @@ def test_mirrored_builtin_writes_in_oss_mode(make_provider):
         "replace", "user", "Works as a doctor", {"previous_content": "Works as a nurse"}
     )
     provider.on_session_end([])
-    hits = provider._call(
+    hits = provider._conn.call(
         "t", lambda b: b.search("works", user_id="u1", top_k=5, rerank=False), wait=5
     )
     assert [h["memory"] for h in hits] == ["Works as a doctor"]
     provider.on_memory_write("remove", "user", "Works as a doctor")
     provider.on_session_end([])
-    hits = provider._call(
+    hits = provider._conn.call(
         "t", lambda b: b.search("works", user_id="u1", top_k=5, rerank=False), wait=5
     )
     assert hits == []

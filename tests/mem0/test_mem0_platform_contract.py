@@ -228,7 +228,7 @@ def test_client_errors_map_to_clear_tool_errors(make_provider):
     fake.fail(422, body={"detail": "Unprocessable: bad field"}, path="/search/")
     result = json.loads(provider.handle_tool_call("mem0_search", {"query": "tea"}))
     assert "bad field" in result["error"]
-    assert not provider._breaker.is_open  # client errors never open the breaker
+    assert not provider._conn.guard.breaker.is_open  # client errors never open the breaker
     for bad in ({}, {"query": "  "}, {"query": "x", "top_k": "many"}):
         assert "error" in json.loads(provider.handle_tool_call("mem0_search", bad))
     assert "Unknown tool" in json.loads(provider.handle_tool_call("mem0_profile", {}))["error"]
@@ -250,15 +250,18 @@ def test_rate_limit_and_server_errors_open_the_breaker_then_recover(make_provide
     before = len(fake.requests)
     result = json.loads(provider.handle_tool_call("mem0_search", {"query": "tea"}))
     assert "temporarily unavailable" in result["error"]
-    provider.sync_turn("while open", "skipped")
+    provider.sync_turn("while open", "kept")
     provider.on_session_end([])
     assert len(fake.requests) == before  # fail fast: no request while open
-    assert read_provider_status(home, "mem0")["skipped_writes"] == 1
+    assert provider._pending is not None and len(provider._pending) == 1  # kept, not dropped
 
     time.sleep(0.6)
     result = json.loads(provider.handle_tool_call("mem0_search", {"query": "oolong"}))
     assert result["count"] == 1
     assert read_provider_status(home, "mem0")["state"] == "ok"
+    provider.on_session_end([])  # the kept write goes out once the service is back
+    added = [c.body for c in fake.calls("POST", "/v3/memories/add/")]
+    assert any("while open" in json.dumps(body, ensure_ascii=False) for body in added)
 
 
 def test_retry_after_failed_start(make_provider, home):
@@ -279,7 +282,7 @@ def test_add_with_infer_is_queued_on_platform(make_provider):
     """Real MemoryClient + MockTransport fake: infer=True answers PENDING with an event id."""
     fake = FakeMem0("platform")
     provider = make_provider(fake)
-    result = provider._call(
+    result = provider._conn.call(
         "probe",
         lambda b: b.add(
             [{"role": "user", "content": "I like tea"}],

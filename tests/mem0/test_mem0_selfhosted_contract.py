@@ -100,7 +100,8 @@ def test_key_sent_to_an_auth_disabled_server_is_surfaced(make_provider, home):
     assert "401" in result["error"] and "Invalid API key" in result["error"]
     assert result["kind"] == "auth"
     status = read_provider_status(home, "mem0")
-    assert status["state"] == "degraded" and "Invalid API key" in status["detail"]
+    # the kit's one taxonomy: rejected credentials stop calls at once
+    assert status["state"] == "circuit_open" and "Invalid API key" in status["detail"]
 
 
 def test_update_delete_and_not_found(make_provider):
@@ -170,7 +171,7 @@ def test_http_errors_are_classified(make_provider, status, kind):
     assert "error" in result
     if status != 404:
         assert result["kind"] == kind
-    assert provider._breaker.failures == (0 if kind in ("not_found", "invalid") else 1)
+    assert provider._conn.guard.breaker.failures == (0 if kind in ("not_found", "invalid") else 1)
 
 
 def test_non_json_answer_is_an_error_not_a_crash(make_provider):

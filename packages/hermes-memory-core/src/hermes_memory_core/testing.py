@@ -1,11 +1,15 @@
 """pytest fixtures and a provider conformance suite for provider authors.
 
 Installed as a pytest plugin (entry point ``pytest11``), so the fixtures are available in any
-test suite once hermes-memory-core is installed:
+test suite once hermes-memory-core is installed. Their names are namespaced, so they never
+shadow a fixture of yours:
 
-* ``hermes_home``: an empty home directory, also exported as ``$HERMES_HOME``;
-* ``memory_manager``: a `MemoryManager` on that home, shut down after the test;
-* ``no_network``: any attempt to open a non-loopback socket fails at once.
+* ``hermes_memory_home``: an empty home directory, also exported as ``$HERMES_HOME``;
+* ``hermes_memory_manager``: a `MemoryManager` on that home, shut down after the test;
+* ``hermes_memory_no_network``: any attempt to open a non-loopback socket fails at once.
+
+The short names ``hermes_home``, ``memory_manager`` and ``no_network`` are opt-in: set
+``hermes_memory_short_fixtures = true`` in your pytest configuration.
 
 Run the conformance suite against your provider by subclassing `ProviderConformance` and
 overriding the ``provider`` fixture::
@@ -16,8 +20,8 @@ overriding the ``provider`` fixture::
 
     class TestMyProvider(ProviderConformance):
         @pytest.fixture
-        def provider(self, hermes_home):
-            return MyProvider(hermes_home=hermes_home, config={})
+        def provider(self, hermes_memory_home):
+            return MyProvider(hermes_home=hermes_memory_home, config={})
 
 The suite checks the contract every provider must keep: a usable name, ``is_available`` and
 ``initialize`` without network, valid and JSON-serialisable tool schemas, JSON tool results
@@ -42,15 +46,52 @@ from hermes_memory_core.manager import MemoryManager
 from hermes_memory_core.plugins import overridden_hooks
 from hermes_memory_core.provider import MemoryProvider
 
-__all__ = ["ProviderConformance", "hermes_home", "memory_manager", "no_network"]
+__all__ = [
+    "ProviderConformance",
+    "hermes_memory_home",
+    "hermes_memory_manager",
+    "hermes_memory_no_network",
+]
 
 #: Generous wall-clock bound for hooks that must not wait on the network.
 NON_BLOCKING_BOUND_S = 2.0
 _SCHEMA_FORBIDDEN_TOP_LEVEL = ("allOf", "anyOf", "oneOf", "enum", "not")
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini(
+        "hermes_memory_short_fixtures",
+        "also offer hermes_home, memory_manager and no_network (hermes-memory-core)",
+        type="bool",
+        default=False,
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getini("hermes_memory_short_fixtures"):
+        config.pluginmanager.register(_ShortNames(), "hermes_memory_short_fixtures")
+
+
+class _ShortNames:
+    """The opt-in short fixture names, each the namespaced fixture under another name."""
+
+    @pytest.fixture
+    def hermes_home(self, hermes_memory_home: Path) -> Path:
+        """Same as ``hermes_memory_home``."""
+        return hermes_memory_home
+
+    @pytest.fixture
+    def memory_manager(self, hermes_memory_manager: MemoryManager) -> MemoryManager:
+        """Same as ``hermes_memory_manager``."""
+        return hermes_memory_manager
+
+    @pytest.fixture
+    def no_network(self, hermes_memory_no_network: None) -> None:
+        """Same as ``hermes_memory_no_network``."""
+
+
 @pytest.fixture
-def hermes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def hermes_memory_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty hermes home directory, exported as ``$HERMES_HOME`` for the test."""
     home = tmp_path / "hermes-home"
     home.mkdir()
@@ -59,15 +100,17 @@ def hermes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def memory_manager(hermes_home: Path) -> Iterator[MemoryManager]:
-    """A `MemoryManager` with no providers on ``hermes_home``; shut down after the test."""
-    manager = MemoryManager(hermes_home=hermes_home, prefetch_timeout=2.0, shutdown_timeout=5.0)
+def hermes_memory_manager(hermes_memory_home: Path) -> Iterator[MemoryManager]:
+    """A `MemoryManager` with no providers on ``hermes_memory_home``; shut down after the test."""
+    manager = MemoryManager(
+        hermes_home=hermes_memory_home, prefetch_timeout=2.0, shutdown_timeout=5.0
+    )
     yield manager
     manager.shutdown_all()
 
 
 @pytest.fixture
-def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+def hermes_memory_no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make every connection to a non-loopback address fail at once with OSError."""
     real_connect = socket.socket.connect
     real_connect_ex = socket.socket.connect_ex
@@ -111,7 +154,7 @@ class ProviderConformance:
     """The contract tests every `MemoryProvider` should pass. Override ``provider``."""
 
     @pytest.fixture
-    def provider(self, hermes_home: Path) -> MemoryProvider:
+    def provider(self, hermes_memory_home: Path) -> MemoryProvider:
         """The provider under test; subclasses must override this fixture."""
         raise NotImplementedError(
             "override the `provider` fixture in your ProviderConformance subclass"
@@ -127,7 +170,7 @@ class ProviderConformance:
         assert name == name.strip() and " " not in name, f"name {name!r} must not contain spaces"
 
     def test_is_available_answers_without_network(
-        self, provider: MemoryProvider, no_network: None
+        self, provider: MemoryProvider, hermes_memory_no_network: None
     ) -> None:
         started = time.monotonic()
         available = provider.is_available()
@@ -137,10 +180,12 @@ class ProviderConformance:
             assert isinstance(provider.unavailable_reason(), str)
 
     def test_initialize_does_not_block_on_network(
-        self, provider: MemoryProvider, hermes_home: Path, no_network: None
+        self, provider: MemoryProvider, hermes_memory_home: Path, hermes_memory_no_network: None
     ) -> None:
         started = time.monotonic()
-        provider.initialize("conformance-session", hermes_home=str(hermes_home), platform="cli")
+        provider.initialize(
+            "conformance-session", hermes_home=str(hermes_memory_home), platform="cli"
+        )
         assert time.monotonic() - started < NON_BLOCKING_BOUND_S
         provider.shutdown()
 
@@ -160,9 +205,11 @@ class ProviderConformance:
             assert not bad, f"{schema['name']}: strict backends reject top-level {bad}"
 
     def test_tools_answer_bad_arguments_with_json(
-        self, provider: MemoryProvider, hermes_home: Path, no_network: None
+        self, provider: MemoryProvider, hermes_memory_home: Path, hermes_memory_no_network: None
     ) -> None:
-        provider.initialize("conformance-session", hermes_home=str(hermes_home), platform="cli")
+        provider.initialize(
+            "conformance-session", hermes_home=str(hermes_memory_home), platform="cli"
+        )
         try:
             for schema in provider.get_tool_schemas():
                 for args in ({}, {"unexpected": "値"}):
@@ -174,9 +221,11 @@ class ProviderConformance:
 
     # ----------------------------------------------------------------- prompt and hooks
     def test_system_prompt_block_is_stable(
-        self, provider: MemoryProvider, hermes_home: Path
+        self, provider: MemoryProvider, hermes_memory_home: Path
     ) -> None:
-        provider.initialize("conformance-session", hermes_home=str(hermes_home), platform="cli")
+        provider.initialize(
+            "conformance-session", hermes_home=str(hermes_memory_home), platform="cli"
+        )
         try:
             first = provider.system_prompt_block()
             assert isinstance(first, str)
@@ -197,18 +246,20 @@ class ProviderConformance:
             assert Path(path).is_absolute(), path
 
     def test_hook_signatures_accepted_by_manager(
-        self, provider: MemoryProvider, hermes_home: Path
+        self, provider: MemoryProvider, hermes_memory_home: Path
     ) -> None:
-        manager = MemoryManager(hermes_home=hermes_home)
+        manager = MemoryManager(hermes_home=hermes_memory_home)
         assert manager.add_provider(provider), "the manager refused the provider (see the log)"
         assert set(overridden_hooks(provider)) <= set(PROVIDER_HOOK_NAMES)
         manager.shutdown_all()
 
     # ----------------------------------------------------------------- a whole session
     def test_full_session_through_manager(
-        self, provider: MemoryProvider, hermes_home: Path, no_network: None
+        self, provider: MemoryProvider, hermes_memory_home: Path, hermes_memory_no_network: None
     ) -> None:
-        manager = MemoryManager(hermes_home=hermes_home, prefetch_timeout=2.0, shutdown_timeout=5.0)
+        manager = MemoryManager(
+            hermes_home=hermes_memory_home, prefetch_timeout=2.0, shutdown_timeout=5.0
+        )
         assert manager.add_provider(provider)
         started = time.monotonic()
         manager.initialize_all("conformance-session", platform="cli", agent_context="primary")

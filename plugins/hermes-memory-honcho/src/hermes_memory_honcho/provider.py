@@ -15,15 +15,13 @@ on the network.
 from __future__ import annotations
 
 import logging
+from functools import partial
 from importlib import metadata
-from pathlib import Path
 from typing import Any
 
-import httpx
-
 from hermes_memory_core.fencing import sanitize_context
-from hermes_memory_core.kit import Guard, PendingWrites, fact_key
-from hermes_memory_core.provider import MemoryProvider, RecallStatus
+from hermes_memory_core.kit import Guard, RemoteProvider, fact_key
+from hermes_memory_core.provider import RecallStatus
 from hermes_memory_core.toolresult import tool_error
 from hermes_memory_honcho import writes
 from hermes_memory_honcho.client import HonchoClient
@@ -48,14 +46,14 @@ logger = logging.getLogger("hermes_memory_honcho")
 PENDING_FILE = "honcho_pending.json"
 
 
-class HonchoProvider(MemoryProvider):
+class HonchoProvider(RemoteProvider):
     """Honcho (https://honcho.dev, or a self-hosted server) as a hermes-memory provider.
 
     :param hermes_home: the hermes home directory (health records, spooled writes,
         ``config.yaml`` when ``config`` is not given).
     :param config: the whole parsed ``config.yaml``; settings are read from its
         ``honcho:`` section (see `get_config_schema`), environment variables fill gaps.
-    :param http_transport: replaces the network under the shared ``httpx`` client (tests
+    :param transport: replaces the network under the shared ``httpx`` client (tests
         pass an ``httpx.MockTransport``).
     :param environ: environment mapping to read instead of ``os.environ``.
 
@@ -63,31 +61,13 @@ class HonchoProvider(MemoryProvider):
     """
 
     name = "honcho"
-
-    def __init__(
-        self,
-        *,
-        hermes_home: str | Path | None = None,
-        config: dict[str, Any] | None = None,
-        http_transport: httpx.BaseTransport | None = None,
-        environ: dict[str, str] | None = None,
-    ) -> None:
-        self._home: Path | None = Path(hermes_home) if hermes_home is not None else None
-        self._raw_config = config
-        self._transport = http_transport
-        self._environ = environ
-        self._cfg: HonchoConfig | None = None
-        self._config_error = ""
-        self._init_error = ""
-        self._session_key = ""
-        self._writes_enabled = True
-        self._known_facts: set[str] = set()
-        self._guard: Guard | None = None
-        self._client: HonchoClient | None = None
-        self._pending: PendingWrites | None = None
-        self._recaller: Recaller | None = None
-        self._tools: HonchoTools | None = None
-        self._closed = False
+    _cfg: HonchoConfig | None = None
+    _config_error = ""
+    _init_error = ""
+    _session_key = ""
+    _client: HonchoClient | None = None
+    _recaller: Recaller | None = None
+    _tools: HonchoTools | None = None
 
     # ------------------------------------------------------------------ configuration
     def _settings(self) -> HonchoConfig | None:
@@ -130,17 +110,13 @@ class HonchoProvider(MemoryProvider):
         ``"primary"``), ``user_id`` (user peer id when ``honcho.peer_name`` is unset),
         ``curated_entries`` (facts the model already sees: never recalled again).
         """
-        if kwargs.get("hermes_home"):
-            self._home = Path(str(kwargs["hermes_home"]))
-        self._writes_enabled = str(kwargs.get("agent_context") or "primary") == "primary"
+        self._begin(kwargs)
         self._session_key = session_key(session_id or "default")
-        self._known_facts.update(fact_key(str(e)) for e in kwargs.get("curated_entries") or ())
-        self._known_facts.discard("")
         cfg = self._settings()
-        self._guard = guard = Guard(
-            self.name, lambda exc: classify(exc, base_url=cfg.resolved_base_url if cfg else ""),
+        guard = self._make_guard(
+            lambda exc: classify(exc, base_url=cfg.resolved_base_url if cfg else ""),
             threshold=cfg.failure_threshold if cfg else 5, cooldown=cfg.cooldown if cfg else 60.0,
-            home=self._home, label="Honcho", single_trial=False, logger=logger,
+            label="Honcho", single_trial=False, logger=logger,
         )  # fmt: skip
         reason = self.unavailable_reason()
         if reason or cfg is None:
@@ -153,17 +129,14 @@ class HonchoProvider(MemoryProvider):
             cfg, guard, user_id=sanitize_id(user, fallback="user") if user else "user",
             ai_id=cfg.ai_peer, transport=self._transport,
         )  # fmt: skip
-        self._pending = PendingWrites(
-            guard, lambda write: writes.send(client, write), home=self._home,
-            max_pending=cfg.max_pending_turns, accept=writes.accept, legacy=PENDING_FILE,
-        )  # fmt: skip
         self._recaller = Recaller(client, lambda: self._session_key, self._known_facts)
         self._tools = HonchoTools(client, lambda: self._session_key, lambda: self._writes_enabled)
         self._init_error = ""
-        restored = self._pending.restore() if self._writes_enabled else 0
-        if cfg.recall_mode != "tools" or restored:
-            key = self._session_key
-            self._pending.worker.submit(lambda: _quietly(client.ensure, key))
+        send = partial(writes.send, client)
+        pending = self._start_writes(send, max_pending=cfg.max_pending_turns,
+                                     accept=writes.accept, legacy=PENDING_FILE)  # fmt: skip
+        if cfg.recall_mode != "tools" or len(pending):
+            pending.worker.submit(partial(_quietly, client.ensure, self._session_key))
 
     @property
     def active(self) -> bool:
@@ -181,39 +154,24 @@ class HonchoProvider(MemoryProvider):
         if self._recaller is not None:
             self._recaller.forget_dialectic()
 
-    def on_session_end(self, messages: list[dict[str, Any]]) -> None:
-        """Send every pending write, waiting at most ``honcho.flush_timeout`` seconds."""
-        if not self.active or not self._writes_enabled or self._pending is None:
-            return
-        timeout = self._client.cfg.flush_timeout if self._client else 0.0
-        if not self._pending.drain(timeout):
-            logger.warning(
-                "Honcho: session end flush still running after %.0fs; %d write(s) pending",
-                timeout,
-                len(self._pending),
-            )
+    def _flush_timeout(self) -> float:
+        return self._client.cfg.flush_timeout if self._client else 0.0
 
-    def shutdown(self) -> None:
-        """Drain pending writes within ``honcho.shutdown_timeout``, then release the client.
+    def _shutdown_timeout(self) -> float:
+        return self._client.cfg.shutdown_timeout if self._client else 0.0
 
-        Writes Honcho has not accepted by then are spooled under the home directory and
-        sent by the next `initialize` (the kit's policy, `PendingWrites`).
-        """
-        if self._client is None or self._pending is None or self._closed:
-            return
-        drained = self._pending.close(self._client.cfg.shutdown_timeout)
-        if self._recaller is not None:
-            self._recaller.worker.close(0)
+    def _release(self, drained: bool) -> None:
+        """Stop recall and the tools; close the HTTP client once no call is in flight."""
+        recall = self._recaller.worker if self._recaller else None
+        if recall is not None:
+            recall.close(0)
         if self._tools is not None:
             self._tools.close()
-        self._closed = True
-        if self._guard is not None:
-            self._guard.closed = True
-        recall = self._recaller.worker if self._recaller else None
-        pending = self._pending.worker
-        self._client.close(
-            idle=lambda: drained or not (pending.pending or (recall and recall.pending))
-        )
+        if self._client is not None and self._pending is not None:
+            writer = self._pending.worker
+            self._client.close(
+                idle=lambda: drained or not (writer.pending or (recall and recall.pending))
+            )
 
     # ------------------------------------------------------------------ recall
     def system_prompt_block(self) -> str:
@@ -268,9 +226,9 @@ class HonchoProvider(MemoryProvider):
             )
             for chunk in writes.split_message(text, limit)
         ]
-        if items and self._pending is not None:
+        if items:
             key = session_key(session_id) if session_id else self._session_key
-            self._pending.enqueue(writes.messages(key, items))
+            self._enqueue(writes.messages(key, items))
 
     def on_memory_write(
         self, action: str, target: str, content: str, metadata: dict[str, Any] | None = None
@@ -279,10 +237,8 @@ class HonchoProvider(MemoryProvider):
         if target != "user" or action not in ("add", "replace") or not content.strip():
             return
         self._known_facts.add(fact_key(content))
-        if self.active and self._writes_enabled and self._pending is not None and self._client:
-            self._pending.enqueue(
-                writes.conclusion(self._session_key, self._client.user_id, content)
-            )
+        if self.active and self._client is not None:
+            self._enqueue(writes.conclusion(self._session_key, self._client.user_id, content))
 
     # ------------------------------------------------------------------ tools
     def get_tool_schemas(self) -> list[dict[str, Any]]:

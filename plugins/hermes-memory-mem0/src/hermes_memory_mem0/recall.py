@@ -1,30 +1,36 @@
-"""Turning mem0 search results into a compact recall block, without repeats."""
+"""mem0 recall: searches on the ``mem0-recall`` worker, one compact block per session.
+
+`prefetch` waits at most ``prefetch_wait`` for a fresh search and otherwise returns the last
+recall cached for that session (warmed by ``queue_prefetch`` / ``on_turn_start``); caching
+and formatting are the kit's (`RecallCache`, `bullet_block`).
+"""
 
 from __future__ import annotations
 
-import re
-import unicodedata
-from collections.abc import Iterable
+import logging
+import threading
+from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["HEADER", "fact_key", "format_recall", "truncate_message"]
+from hermes_memory_core.kit import (
+    CallFailed,
+    RecallCache,
+    Unavailable,
+    bullet_block,
+    fact_key,
+    truncate_text,
+)
+from hermes_memory_core.worker import SerialWorker
+from hermes_memory_mem0.connection import Connection
+
+__all__ = ["HEADER", "Recaller", "fact_key", "format_recall", "truncate_message"]
+
+logger = logging.getLogger("hermes_memory_mem0.provider")
 
 HEADER = "## mem0 recall"
 
-_SPACE = re.compile(r"\s+")
-_TRAILING = re.compile(r"[\s.。!！?？;；,，、]+$")
-_SENTENCE_END = re.compile(r"[.!?。！？](?=\s|$)|[。！？]")
-
-
-def fact_key(text: str) -> str:
-    """A normalised key under which two spellings of one fact compare equal.
-
-    NFKC (full-width and half-width forms), case-folded, whitespace collapsed, trailing
-    punctuation dropped (Latin and CJK).
-    """
-    norm = unicodedata.normalize("NFKC", text).casefold()
-    norm = _SPACE.sub(" ", norm).strip()
-    return _TRAILING.sub("", norm)
+#: Synced messages are cut at a sentence end (small local embedders fail on long input).
+truncate_message = truncate_text
 
 
 def format_recall(
@@ -37,43 +43,81 @@ def format_recall(
     """``"- fact"`` bullets under a short header, and how many facts made it.
 
     :param results: mem0 search results (``memory`` field), best first.
-    :param exclude: fact keys (see `fact_key`) the model already has (builtin memory).
-    :param max_items: at most this many bullets.
-    :param max_chars: the whole block stays within this many characters.
+    :param exclude: fact keys (see `fact_key`) the model already has (curated memory).
     """
-    seen = set(exclude)
-    lines: list[str] = []
-    used = len(HEADER)
-    for item in results:
-        text = _SPACE.sub(" ", str(item.get("memory") or "")).strip()
-        key = fact_key(text)
-        if not key or key in seen:
-            continue
-        line = f"- {text}"
-        if used + 1 + len(line) > max_chars:
-            if lines:
-                break
-            line = line[: max(0, max_chars - used - 2)] + "…"
-        seen.add(key)
-        lines.append(line)
-        used += 1 + len(line)
-        if len(lines) >= max_items:
-            break
-    if not lines:
-        return "", 0
-    return "\n".join([HEADER, *lines]), len(lines)
+    facts = (str(item.get("memory") or "") for item in results)
+    return bullet_block(HEADER, facts, exclude=exclude, max_items=max_items, max_chars=max_chars)
 
 
-def truncate_message(text: str, limit: int) -> str:
-    """Cut ``text`` to ``limit`` chars, at the last sentence end when there is one.
+class Recaller:
+    """Searches deduplicated per (session, query); results cached per session.
 
-    Small local embedders fail on long input, and a turn's gist is at its start.
+    :param user: the mem0 user id to search (read at call time).
+    :param known: fact keys the model already has (shared with the provider).
     """
-    text = text.strip()
-    if limit <= 0 or len(text) <= limit:
-        return text
-    head = text[:limit]
-    ends = [m.end() for m in _SENTENCE_END.finditer(head)]
-    if ends and ends[-1] >= limit // 3:
-        return head[: ends[-1]].rstrip()
-    return head.rstrip() + "…"
+
+    def __init__(self, conn: Connection, user: Callable[[], str], known: set[str]) -> None:
+        self.conn = conn
+        self.user = user
+        self.known = known
+        self.worker = SerialWorker("mem0-recall", max_queued=8)
+        self.cache = RecallCache(sessions=8, fresh_seconds=60.0)
+        self.last_count = 0
+        self._inflight: dict[tuple[str, str], threading.Event] = {}
+        self._lock = threading.Lock()
+
+    def start(self, sid: str, query: str) -> threading.Event | None:
+        """Start a search unless one for the same (session, query) is running."""
+        query = (query or "").strip()
+        if not query or self.conn.closed or self.conn.waiting_to_retry():
+            return None
+        key = (sid, query)
+        with self._lock:
+            event = self._inflight.get(key)
+            if event is not None:
+                return event
+            event = self._inflight[key] = threading.Event()
+        if not self.worker.submit(lambda: self._search(sid, query, event)):
+            with self._lock:
+                self._inflight.pop(key, None)
+            event.set()
+            logger.debug("mem0: recall queue full; skipping a search")
+        return event
+
+    def _search(self, sid: str, query: str, event: threading.Event) -> None:
+        settings = self.conn.settings
+        try:
+            results = self.conn.call(
+                "recall",
+                lambda b: b.search(
+                    query, user_id=self.user(), top_k=settings.recall_top_k, rerank=settings.rerank
+                ),
+                wait=self.conn.background_wait(),
+            )
+            text, count = format_recall(
+                results,
+                exclude=set(self.known),
+                max_items=settings.recall_top_k,
+                max_chars=settings.recall_max_chars,
+            )
+            self.cache.put(sid, query, text, count)
+        except (Unavailable, CallFailed):
+            pass  # reported by the guard (nothing to report while the breaker is open)
+        finally:
+            with self._lock:
+                self._inflight.pop((sid, query), None)
+            event.set()
+
+    def prefetch(self, sid: str, query: str) -> str:
+        """Recall for this turn, waiting at most ``prefetch_wait`` seconds.
+
+        A late result is kept for the next turn.
+        """
+        query = query.strip()
+        if query and not self.cache.fresh(sid, query) and not self.conn.guard.is_open:
+            done = self.start(sid, query)
+            if done is not None:
+                done.wait(self.conn.settings.prefetch_wait)
+        cached = self.cache.get(sid)
+        self.last_count = cached.count if cached else 0
+        return cached.text if cached else ""

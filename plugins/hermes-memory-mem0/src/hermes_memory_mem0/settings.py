@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_memory_core.coerce import as_bool, as_non_negative_float
+from hermes_memory_core.kit import Field, load_section
 
 __all__ = [
     "CONFIG_FIELDS",
@@ -46,150 +46,107 @@ class ConfigError(ValueError):
     """A ``mem0:`` setting has the wrong type or value; the message names the key."""
 
 
-#: Internal type names → the `get_config_schema` vocabulary shared with Hermes' setup wizard
-#: (text / integer / number / boolean; ``object`` for the nested ``oss`` section).
-_SCHEMA_TYPES = {
-    "str": "text",
-    "int": "integer",
-    "float": "number",
-    "bool": "boolean",
-    "dict": "object",
-}
-
-
-@dataclass(frozen=True)
-class _Field:
-    key: str
-    description: str
-    type: str
-    default: Any = None
-    env_var: str | None = None
-    secret: bool = False
-    choices: tuple[str, ...] | None = None
-
-    def as_schema(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "key": self.key,
-            "description": self.description,
-            "type": _SCHEMA_TYPES[self.type],
-            "secret": self.secret,
-            "required": False,
-        }
-        if self.default is not None:
-            out["default"] = self.default
-        if self.env_var:
-            out["env_var"] = self.env_var
-        if self.choices:
-            out["choices"] = list(self.choices)
-        return out
-
-
 #: Every configuration key, its type, default and environment variable.
-CONFIG_FIELDS: tuple[_Field, ...] = (
-    _Field(
+CONFIG_FIELDS: tuple[Field, ...] = (
+    Field(
         "mode",
+        str,
+        None,
         "platform (hosted mem0), selfhosted (mem0 REST server at host) or oss (local "
         "mem0.Memory). Default: oss if an oss block exists, selfhosted if host is set, "
         "else platform.",
-        "str",
-        env_var="MEM0_MODE",
+        env="MEM0_MODE",
         choices=MODES,
     ),
-    _Field(
+    Field(
         "api_key",
+        str,
+        None,
         "mem0 API key (platform: required; selfhosted: sent as X-API-Key only when set).",
-        "str",
-        env_var="MEM0_API_KEY",
+        env="MEM0_API_KEY",
         secret=True,
     ),
-    _Field(
+    Field(
         "host",
+        str,
+        None,
         "Base URL of a self-hosted mem0 server (or a Platform-compatible host).",
-        "str",
-        env_var="MEM0_HOST",
+        env="MEM0_HOST",
     ),
-    _Field(
+    Field(
         "org_id",
+        str,
+        None,
         "Expected mem0 organisation; a mismatch with the key's org is reported.",
-        "str",
-        env_var="MEM0_ORG_ID",
+        env="MEM0_ORG_ID",
     ),
-    _Field(
+    Field(
         "project_id",
+        str,
+        None,
         "Expected mem0 project; a mismatch with the key's project is reported.",
-        "str",
-        env_var="MEM0_PROJECT_ID",
+        env="MEM0_PROJECT_ID",
     ),
-    _Field(
+    Field(
         "user_id",
+        str,
+        None,
         f"Whose memories these are. Default: the gateway's user id, else '{DEFAULT_USER_ID}'.",
-        "str",
-        env_var="MEM0_USER_ID",
+        env="MEM0_USER_ID",
     ),
-    _Field(
+    Field(
         "agent_id",
-        "Agent id attached to stored memories.",
-        "str",
+        str,
         DEFAULT_AGENT_ID,
-        env_var="MEM0_AGENT_ID",
+        "Agent id attached to stored memories.",
+        env="MEM0_AGENT_ID",
     ),
-    _Field(
-        "rerank", "Ask the Platform to rerank search results.", "bool", False, env_var="MEM0_RERANK"
-    ),
-    _Field("recall_top_k", "Memories recalled into a turn (1..50).", "int", 8),
-    _Field("recall_max_chars", "Cap on the recalled text per turn.", "int", 1500),
-    _Field(
+    Field("rerank", bool, False, "Ask the Platform to rerank search results.", env="MEM0_RERANK"),
+    Field("recall_top_k", int, 8, "Memories recalled into a turn (1..50)."),
+    Field("recall_max_chars", int, 1500, "Cap on the recalled text per turn."),
+    Field(
         "prefetch_wait",
-        "Seconds prefetch waits for a fresh search before returning what is cached.",
-        "float",
+        float,
         1.5,
+        "Seconds prefetch waits for a fresh search before returning what is cached.",
     ),
-    _Field("sync_infer", "Let mem0 extract facts from synced turns (infer=True).", "bool", True),
-    _Field(
+    Field("sync_infer", bool, True, "Let mem0 extract facts from synced turns (infer=True)."),
+    Field(
         "sync_max_chars",
-        "Each synced message is cut to this many chars at a sentence end.",
-        "int",
+        int,
         450,
+        "Each synced message is cut to this many chars at a sentence end.",
     ),
-    _Field(
-        "timeout",
-        "Per-request read/write timeout in seconds.",
-        "float",
-        10.0,
-        env_var="MEM0_TIMEOUT",
-    ),
-    _Field("connect_timeout", "TCP connect timeout in seconds.", "float", 3.0),
-    _Field(
+    Field("timeout", float, 10.0, "Per-request read/write timeout in seconds.", env="MEM0_TIMEOUT"),
+    Field("connect_timeout", float, 3.0, "TCP connect timeout in seconds."),
+    Field(
         "connect_retries",
+        int,
+        1,
         "Retries of a failed TCP connect (requests are never re-sent "
         "once the server received them).",
-        "int",
-        1,
     ),
-    _Field("breaker_threshold", "Consecutive failures that open the circuit breaker.", "int", 5),
-    _Field(
-        "breaker_cooldown", "Seconds the breaker stays open before one trial call.", "float", 120.0
+    Field("breaker_threshold", int, 5, "Consecutive failures that open the circuit breaker."),
+    Field(
+        "breaker_cooldown", float, 120.0, "Seconds the breaker stays open before one trial call."
     ),
-    _Field("flush_timeout", "Seconds on_session_end waits for queued writes.", "float", 10.0),
-    _Field("shutdown_timeout", "Seconds shutdown waits for queued writes.", "float", 5.0),
-    _Field(
+    Field("flush_timeout", float, 10.0, "Seconds on_session_end waits for queued writes."),
+    Field("shutdown_timeout", float, 5.0, "Seconds shutdown waits for queued writes."),
+    Field(
         "telemetry",
-        "Allow mem0's own PostHog telemetry (off unless true).",
-        "bool",
+        bool,
         False,
-        env_var="MEM0_TELEMETRY",
+        "Allow mem0's own PostHog telemetry (off unless true).",
+        env="MEM0_TELEMETRY",
     ),
-    _Field(
+    Field(
         "oss",
+        dict,
+        None,
         "OSS mode: mem0 MemoryConfig pieces {llm, embedder, vector_store, reranker, "
         "history_db_path, custom_instructions}.",
-        "dict",
     ),
 )
-
-_ENV = {f.key: f.env_var for f in CONFIG_FIELDS if f.env_var}
-_DEFAULTS = {f.key: f.default for f in CONFIG_FIELDS}
-_TYPES = {f.key: f.type for f in CONFIG_FIELDS}
 
 
 @dataclass(frozen=True)
@@ -234,34 +191,10 @@ class Mem0Settings:
         return ""
 
 
-def _parse_int(key: str, value: Any) -> int:
-    # Not core's as_int: a fractional YAML number is truncated here (7.9 -> 7), as it always was.
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"mem0.{key} must be a number, got {value!r}") from None
-    if isinstance(value, bool) or number < 0:
-        raise ConfigError(f"mem0.{key} must be a non-negative number, got {value!r}")
-    return number
-
-
-def _coerce(key: str, value: Any) -> Any:
-    kind = _TYPES[key]
-    if kind == "int":
-        return _parse_int(key, value)
-    if kind in ("bool", "float"):
-        try:
-            return as_bool(value) if kind == "bool" else as_non_negative_float(value)
-        except ValueError as exc:
-            raise ConfigError(f"mem0.{key} {exc}, got {value!r}") from None
-    if kind == "dict":
-        if not isinstance(value, Mapping):
-            raise ConfigError(f"mem0.{key} must be a mapping, got {type(value).__name__}")
-        return dict(value)
-    if not isinstance(value, str | int | float) or isinstance(value, bool):
-        raise ConfigError(f"mem0.{key} must be a string, got {value!r}")
-    text = str(value).strip()
-    return text or None
+def _mode_alias(text: str) -> str:
+    """``self-hosted``, ``server``, ``REST`` … all mean ``selfhosted``."""
+    mode = text.strip().lower().replace("-", "").replace("_", "")
+    return "selfhosted" if mode in ("selfhost", "server", "rest") else mode
 
 
 def load_settings(
@@ -273,51 +206,34 @@ def load_settings(
     :param env: environment variables (default ``os.environ``).
     :raises ConfigError: a value has the wrong type; the message names the key.
     """
-    env = os.environ if env is None else env
     section_raw = (config or {}).get("mem0") or {}
     if not isinstance(section_raw, Mapping):
         raise ConfigError("the mem0 section of config.yaml must be a mapping")
-    section: dict[str, Any] = dict(section_raw)
-    unknown = tuple(sorted(k for k in section if k not in _TYPES))
-
-    values: dict[str, Any] = {}
-    explicit: set[str] = set()
-    for key in _TYPES:
-        raw: Any = None
-        if section.get(key) is not None:
-            raw = section[key]
-        elif _ENV.get(key) and env.get(_ENV[key], "").strip():
-            raw = env[_ENV[key]]
-        if raw is None:
-            values[key] = _DEFAULTS[key]
-            continue
-        explicit.add(key)
-        values[key] = _coerce(key, raw)
+    section, environ = dict(section_raw), dict(os.environ if env is None else env)
+    if isinstance(section.get("mode"), str):
+        section["mode"] = _mode_alias(section["mode"])
+    if environ.get("MEM0_MODE"):
+        environ["MEM0_MODE"] = _mode_alias(environ["MEM0_MODE"])
+    loaded = load_section(CONFIG_FIELDS, section, where="mem0", environ=environ, error=ConfigError)
+    values: dict[str, Any] = {
+        key: (value or None) if isinstance(value, str) else value
+        for key, value in loaded.values.items()
+    }
+    explicit, unknown = loaded.explicit, loaded.unknown
     if values.get("agent_id") is None:
         values["agent_id"] = DEFAULT_AGENT_ID
     if values.get("user_id") == DEFAULT_USER_ID:  # the placeholder counts as unset
         values["user_id"] = None
 
     mode = values.pop("mode")
-    if mode is not None:
-        mode = str(mode).lower().replace("-", "").replace("_", "")
-        if mode in ("selfhost", "server", "rest"):
-            mode = "selfhosted"
-        if mode not in MODES:
-            raise ConfigError(f"mem0.mode must be one of {', '.join(MODES)}, got {mode!r}")
-    elif "oss" in explicit:
-        mode = "oss"
-    elif values.get("host"):
-        mode = "selfhosted"
-    else:
-        mode = "platform"
+    if mode is None:
+        mode = "oss" if "oss" in explicit else "selfhosted" if values.get("host") else "platform"
     if values["host"]:
         values["host"] = str(values["host"]).rstrip("/")
     oss = values.pop("oss") or {}
     for key in ("recall_top_k", "breaker_threshold"):
         values[key] = max(1, int(values[key]))
     values["recall_top_k"] = min(50, values["recall_top_k"])
-    values["connect_retries"] = int(values["connect_retries"])
     return Mem0Settings(
         mode=mode,
         oss=oss,

@@ -1,5 +1,7 @@
 """The adapter kit: what a provider for a remote memory service gets from core.
 
+* `RemoteProvider` — the base class: constructor, curated facts, the write switch, and the
+  one session-end and shutdown policy;
 * `Guard` — guarded calls with one failure taxonomy (`Failure`, `FailureKind`,
   `CallFailed`, `Unavailable`), a circuit breaker and the provider's health record;
 * `PendingWrites` — ordered, bounded writes on the provider's own worker, spooled to disk
@@ -25,6 +27,7 @@ from hermes_memory_core.kit.failures import (
     one_line,
 )
 from hermes_memory_core.kit.guard import Guard
+from hermes_memory_core.kit.provider import RemoteProvider
 from hermes_memory_core.kit.recall import (
     Recall,
     RecallCache,
@@ -59,6 +62,7 @@ __all__ = [
     "PendingWrites",
     "Recall",
     "RecallCache",
+    "RemoteProvider",
     "SettingsError",
     "Spool",
     "Unavailable",

@@ -1,0 +1,139 @@
+"""`RemoteProvider`: the part every remote adapter shares, as a `MemoryProvider` subclass.
+
+It owns the constructor (``hermes_home``, ``config``, ``transport``, ``environ``), the
+curated facts handed over by the manager, the agent-context write switch, the `Guard` and the
+`PendingWrites` of the provider, and the one session-end and shutdown policy: drain within
+``flush_timeout``; at shutdown send what can be sent within ``shutdown_timeout``, spool the
+rest, then release the client. An adapter adds its settings, its transport, recall, writes
+and tools.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hermes_memory_core.kit.failures import Failure
+from hermes_memory_core.kit.guard import Guard
+from hermes_memory_core.kit.recall import fact_key
+from hermes_memory_core.kit.writes import PendingWrites, Write
+from hermes_memory_core.provider import MemoryProvider
+
+__all__ = ["RemoteProvider"]
+
+
+class RemoteProvider(MemoryProvider):
+    """Base class for a provider that talks to a remote memory service.
+
+    :param hermes_home: the agent's home directory (health record, spooled writes).
+    :param config: the whole parsed ``config.yaml`` (None: the adapter may read it itself).
+    :param transport: replaces the network under the adapter's HTTP client (tests).
+    :param environ: environment mapping to read instead of ``os.environ``.
+
+    Constructing is cheap: no I/O, no network. Subclasses call `_begin` first in
+    ``initialize``, then `_make_guard` and `_start_writes`; they override `_flush_timeout`,
+    `_shutdown_timeout` and `_release` where the defaults do not fit.
+    """
+
+    def __init__(
+        self,
+        *,
+        hermes_home: str | Path | None = None,
+        config: dict[str, Any] | None = None,
+        transport: Any = None,
+        environ: dict[str, str] | None = None,
+    ) -> None:
+        self._home: Path | None = Path(hermes_home) if hermes_home else None
+        self._raw_config = config
+        self._transport = transport
+        self._environ = environ
+        self._known_facts: set[str] = set()
+        self._writes_enabled = True
+        self._guard: Guard | None = None
+        self._pending: PendingWrites | None = None
+        self._closed = False
+
+    # ----------------------------------------------------------------- for subclasses
+    def _begin(self, kwargs: dict[str, Any]) -> None:
+        """The common part of ``initialize``: home, write switch, curated facts."""
+        if kwargs.get("hermes_home"):
+            self._home = Path(str(kwargs["hermes_home"]))
+        self._writes_enabled = str(kwargs.get("agent_context") or "primary") == "primary"
+        self._known_facts.update(fact_key(str(e)) for e in kwargs.get("curated_entries") or ())
+        self._known_facts.discard("")
+
+    def _make_guard(
+        self,
+        classify: Callable[[BaseException], Failure],
+        *,
+        threshold: int,
+        cooldown: float,
+        label: str,
+        logger: logging.Logger,
+        single_trial: bool = True,
+    ) -> Guard:
+        """Create (and keep) this provider's `Guard`."""
+        self._guard = Guard(
+            self.name, classify, threshold=threshold, cooldown=cooldown, home=self._home,
+            label=label, single_trial=single_trial, logger=logger,
+        )  # fmt: skip
+        return self._guard
+
+    def _start_writes(
+        self,
+        send: Callable[[Write], None],
+        *,
+        max_pending: int = 256,
+        accept: Callable[[Write], bool] = lambda write: True,
+        legacy: str | None = None,
+    ) -> PendingWrites:
+        """Create the `PendingWrites` and replay what earlier shutdowns spooled."""
+        assert self._guard is not None, "call _make_guard first"
+        self._pending = PendingWrites(
+            self._guard, send, home=self._home, max_pending=max_pending, accept=accept,
+            legacy=legacy,
+        )  # fmt: skip
+        if self._writes_enabled:
+            self._pending.restore()
+        return self._pending
+
+    def _enqueue(self, write: Write) -> None:
+        """Queue one write (dropped outside the primary agent and after shutdown)."""
+        if self._pending is not None and self._writes_enabled and not self._closed:
+            self._pending.enqueue(write)
+
+    def _flush_timeout(self) -> float:
+        """Seconds `on_session_end` waits for queued writes."""
+        return 10.0
+
+    def _shutdown_timeout(self) -> float:
+        """Seconds `shutdown` waits for queued writes before spooling them."""
+        return 5.0
+
+    def _release(self, drained: bool) -> None:
+        """Close clients at shutdown (``drained`` False: a call may still be in flight)."""
+
+    # ----------------------------------------------------------------- the shared policy
+    def on_session_end(self, messages: list[dict[str, Any]]) -> None:
+        """Send queued writes, waiting at most `_flush_timeout` seconds."""
+        pending = self._pending
+        if pending is None or self._closed:
+            return
+        timeout = self._flush_timeout()
+        if not pending.drain(timeout):
+            pending.guard.report(
+                pending.guard.state,
+                f"session end: {len(pending)} write(s) still pending after {timeout:.0f} s",
+                warn=True,
+            )
+
+    def shutdown(self) -> None:
+        """Send what can be sent within `_shutdown_timeout`, spool the rest, release."""
+        if self._closed or self._pending is None:
+            return
+        drained = self._pending.close(self._shutdown_timeout())
+        self._closed = True
+        self._pending.guard.closed = True
+        self._release(drained)

@@ -1,0 +1,70 @@
+"""mem0 writes as kit `Write` rows, sent in order by `PendingWrites` (spooled at shutdown,
+replayed at the next start).
+
+Rows: ``{"op": "add", "messages": [...], "infer": bool, ...}`` for a synced turn or a
+mirrored curated add; ``{"op": "replace", "old": text, "content": text, ...}`` updates the
+matching fact (or adds it); ``{"op": "remove", "content": text, ...}`` deletes matches.
+Every row carries ``what`` (its name in logs), ``user_id``, ``agent_id`` and ``metadata``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hermes_memory_core.kit import Write, fact_key
+from hermes_memory_mem0.backends import Backend
+from hermes_memory_mem0.connection import Connection
+
+__all__ = ["accept", "row", "send"]
+
+_OPS = ("add", "replace", "remove")
+
+
+def row(op: str, what: str, **fields: Any) -> Write:
+    """A write row (see the module docstring)."""
+    return {"op": op, "what": what, **fields}
+
+
+def accept(write: Write) -> bool:
+    """Whether a replayed row is well formed (a corrupt one is skipped)."""
+    return (
+        write.get("op") in _OPS
+        and isinstance(write.get("user_id"), str)
+        and isinstance(write.get("metadata", {}), dict)
+        and (isinstance(write.get("messages"), list) or isinstance(write.get("content"), str))
+    )
+
+
+def send(conn: Connection, write: Write) -> None:
+    """Perform one row through the connection's guard (raises the kit's failures)."""
+    conn.call(str(write.get("what") or write["op"]), lambda b: _apply(b, write),
+              wait=conn.background_wait())  # fmt: skip
+
+
+def _apply(b: Backend, w: Write) -> object:
+    user_id, agent_id, meta = (
+        w["user_id"],
+        str(w.get("agent_id") or "hermes"),
+        w.get("metadata", {}),
+    )
+
+    def add(messages: list[dict[str, str]], infer: bool) -> object:
+        return b.add(messages, user_id=user_id, agent_id=agent_id, infer=infer, metadata=meta)
+
+    def matching(text: str) -> list[str]:
+        key = fact_key(text)
+        hits = b.search(text, user_id=user_id, top_k=5, rerank=False)
+        return [str(h["id"]) for h in hits if h.get("id") and fact_key(h["memory"]) == key]
+
+    if w["op"] == "add":
+        return add(w["messages"], bool(w.get("infer")))
+    content = str(w["content"])
+    if w["op"] == "replace":
+        old = str(w.get("old") or "")
+        ids = matching(old) if old.strip() else []
+        if not ids:
+            return add([{"role": "user", "content": content}], False)
+        return b.update(ids[0], content)
+    for memory_id in matching(content):
+        b.delete(memory_id)
+    return None
