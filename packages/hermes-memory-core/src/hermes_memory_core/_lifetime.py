@@ -9,7 +9,7 @@ import weakref
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hermes_memory_core.manager import MemoryManager
+    from hermes_memory_core._manager_base import ManagerBase as MemoryManager
     from hermes_memory_core.worker import SerialWorker
 
 logger = logging.getLogger("hermes_memory_core.manager")
