@@ -304,3 +304,22 @@ def test_tool_argument_helpers() -> None:
     with pytest.raises(ValueError, match="'k' must be an integer"):
         int_arg({"k": True}, "k", 10, low=1, high=50)
     assert truncate_text("One. Two three four five six.", 12) == "One."
+
+
+def test_guard_retries_transient_failures_and_counts_only_the_last(tmp_path: Path) -> None:
+    attempts: list[int] = []
+
+    def flaky() -> str:
+        attempts.append(1)
+        if len(attempts) < 3:
+            raise Down("blip")
+        return "ok"
+
+    g = Guard("svc", classify, threshold=2, home=tmp_path, retries=2, backoff=0.01)
+    assert g.call("get", flaky) == "ok" and len(attempts) == 3 and g.failures == 0
+    attempts.clear()
+    with pytest.raises(CallFailed):
+        g.call("get", fail(Bad()))  # a refused request is never retried
+    with pytest.raises(CallFailed):
+        g.call("get", fail(Down("still down")))
+    assert g.failures == 1  # three attempts, one failure counted

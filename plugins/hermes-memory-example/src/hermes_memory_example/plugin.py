@@ -1,4 +1,5 @@
-"""Entry-point module: registers `NotesProvider` under the name ``example``.
+"""Entry-point module: registers `NotesProvider` (``example``) and `RemoteNotesProvider`
+(``example-remote``).
 
 Light on purpose: the provider module loads when the provider is first created.
 """
@@ -12,5 +13,6 @@ from hermes_memory_core import hookimpl
 
 @hookimpl
 def register_memory_providers(register: Callable[..., None]) -> None:
-    """Offer the example provider to hermes-memory."""
+    """Offer both example providers: the local one and the kit-based remote one."""
     register("hermes_memory_example.provider:NotesProvider", name="example")
+    register("hermes_memory_example.remote:RemoteNotesProvider", name="example-remote")

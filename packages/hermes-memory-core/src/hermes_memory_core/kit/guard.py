@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,6 +22,11 @@ from hermes_memory_core.kit.failures import CallFailed, Failure, FailureKind, Un
 __all__ = ["Guard"]
 
 T = TypeVar("T")
+
+#: Failures worth another attempt: the service may answer the next one.
+_TRANSIENT = frozenset(
+    {FailureKind.TIMEOUT, FailureKind.CONNECTION, FailureKind.SERVER, FailureKind.RATE_LIMITED}
+)
 
 
 class Guard:
@@ -34,6 +40,10 @@ class Guard:
     :param label: the service's name in messages ("mem0", "Honcho").
     :param single_trial: one trial call after the cool-down (see `CircuitBreaker`).
     :param logger: where state changes are logged.
+    :param retries: extra attempts of a call that failed transiently (timeout, connection,
+        server error, rate limit), after ``backoff``, ``2 * backoff``, … seconds; only the
+        last failure is counted. A retried write may reach the service twice: the kit's
+        delivery is at-least-once.
     """
 
     def __init__(
@@ -48,6 +58,8 @@ class Guard:
         single_trial: bool = True,
         logger: logging.Logger | None = None,
         clock: Callable[[], float] | None = None,
+        retries: int = 0,
+        backoff: float = 0.5,
     ) -> None:
         self.name = name
         self.label = label or name
@@ -55,6 +67,8 @@ class Guard:
         self.classify = classify
         self.breaker = CircuitBreaker(threshold, cooldown, single_trial=single_trial, clock=clock)
         self.log = logger or logging.getLogger(f"hermes_memory.{name}")
+        self.retries = max(0, retries)
+        self.backoff = max(0.0, backoff)
         self.closed = False  # after shutdown the health record is final
         self.extra: dict[str, Any] = {}  # fields added to every health record
         self._lock = threading.Lock()
@@ -105,14 +119,20 @@ class Guard:
             raise Unavailable(f"{self.label} provider is shut down")
         if not self.breaker.allow():
             raise Unavailable(self.unavailable_message())
-        try:
-            result = fn()
-        except Exception as exc:
-            failure = self.classify(exc)
-            self.record_failure(failure, operation=operation)
-            raise CallFailed(failure) from exc
-        self.record_success()
-        return result
+        attempt = 0
+        while True:
+            try:
+                result = fn()
+            except Exception as exc:
+                failure = self.classify(exc)
+                if attempt < self.retries and failure.kind in _TRANSIENT and not self.closed:
+                    time.sleep(self.backoff * 2**attempt)
+                    attempt += 1
+                    continue
+                self.record_failure(failure, operation=operation)
+                raise CallFailed(failure) from exc
+            self.record_success()
+            return result
 
     def record_success(self) -> None:
         """A call succeeded: close the breaker; report ``ok`` if the state was not."""
