@@ -9,14 +9,14 @@ usage error) and one line on stderr; ``--debug`` adds the traceback. A missing c
 level is printed on stderr, then the one-line error, exit status 2. A reader that goes away
 (``hermes-memory sessions export | head``) ends the command quietly with status 0.
 
-Other distributions can contribute a command group. ``hermes-memory-mcp-server`` does so for
-``mcp``: when ``hermes_memory_mcp_server.cli`` is importable, its
-``register(subparsers, *, parents)`` is called with this parser's sub-parser collection and
-the list of parent parsers carrying the common options (``--home``, ``--profile``,
-``--json``, ``--debug``); it adds a ``mcp`` parser whose leaf parsers set
-``func=handler`` with ``handler(args: argparse.Namespace) -> int | None``. ``args.home`` and
-``args.profile`` are what `hermes_memory_core.resolve_home` takes. Without that package,
-``hermes-memory mcp serve`` prints how to install it and exits 1.
+Other distributions contribute command groups through the ``hermes_memory.cli`` entry-point
+group (``hermes-memory-mcp-server`` does so for ``mcp``): each entry point names
+``register(subparsers, *, parents)``, called with this parser's sub-parser collection and the
+list of parent parsers carrying the common options (``--home``, ``--profile``, ``--json``,
+``--debug``); it adds its parser whose leaf parsers set ``func=handler`` with
+``handler(args: argparse.Namespace) -> int | None``. ``args.home`` and ``args.profile`` are
+what `hermes_memory_core.resolve_home` takes. Without that package, ``hermes-memory mcp
+serve`` prints how to install it and exits 1.
 """
 
 from __future__ import annotations
@@ -348,41 +348,60 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep", action="store_true", help="keep the temporary home and print it")
     _handler(p, "demo:demo")
 
-    _register_mcp(sub, common)
+    _register_contributed(sub, common)
     return parser
 
 
-def _register_mcp(sub: Any, common: list[argparse.ArgumentParser]) -> None:
-    """Let ``hermes-memory-mcp-server`` add its ``mcp`` group, else a stub: how to install it."""
+#: Entry-point group through which other distributions add command groups.
+CLI_ENTRY_POINT_GROUP = "hermes_memory.cli"
+
+
+def _register_contributed(sub: Any, common: list[argparse.ArgumentParser]) -> None:
+    """Command groups of other distributions (entry points of `CLI_ENTRY_POINT_GROUP`).
+
+    Each entry point names ``register(subparsers, *, parents)``. One that fails to load or
+    to register becomes a stub command saying why; ``mcp`` without its distribution is a
+    stub saying how to install it.
+    """
+    from importlib.metadata import entry_points
+
     from hermes_memory_cli._install import install_command
 
-    problem = f"install hermes-memory-mcp-server: {install_command('hermes-memory-mcp-server')}"
-    try:
-        module = importlib.import_module("hermes_memory_mcp_server.cli")
-        register = module.register
-    except ModuleNotFoundError as exc:
-        if exc.name not in {"hermes_memory_mcp_server", "hermes_memory_mcp_server.cli"}:
-            problem = f"hermes-memory-mcp-server failed to load: {exc}"
-        register = None
-    except Exception as exc:
-        problem = f"hermes-memory-mcp-server failed to load: {type(exc).__name__}: {exc}"
-        register = None
-    if register is not None:
+    problems: dict[str, str] = {}
+    registered: set[str] = set()
+    for ep in entry_points(group=CLI_ENTRY_POINT_GROUP):
+        dist = getattr(getattr(ep, "dist", None), "name", None) or ep.value
         try:
+            register = ep.load()
             params = inspect.signature(register).parameters
-            if "parents" in params:
-                register(sub, parents=common)
-            else:
-                register(sub)
-            return
+            register(sub, **({"parents": common} if "parents" in params else {}))
+        except ModuleNotFoundError as exc:  # the metadata is there, the package is not
+            missing = exc.name is not None and ep.module.startswith(exc.name)
+            problems[ep.name] = (
+                f"install {dist}: {install_command(dist)}"
+                if missing
+                else f"{dist} failed to load: {exc}"
+            )
+            continue
         except Exception as exc:
-            problem = f"hermes-memory-mcp-server failed to register its commands: {exc}"
-    mcp = sub.add_parser("mcp", help="serve the memory over MCP (needs hermes-memory-mcp-server)")
-    msub = mcp.add_subparsers(dest="mcp_command", metavar="ACTION", parser_class=_Parser)
-    msub.required = True
-    serve = msub.add_parser("serve", help="serve over stdio", parents=common)
-    serve.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
-    serve.set_defaults(_missing=problem)
+            problems[ep.name] = (
+                f"{dist} failed to register its commands: {type(exc).__name__}: {exc}"
+            )
+            continue
+        registered.add(ep.name)
+    if "mcp" not in registered and "mcp" not in problems:
+        problems["mcp"] = (
+            f"install hermes-memory-mcp-server: {install_command('hermes-memory-mcp-server')}"
+        )
+    for name, problem in problems.items():
+        if name in registered:
+            continue
+        stub = sub.add_parser(name, help=f"unavailable: {problem}")
+        ssub = stub.add_subparsers(dest=f"{name}_command", metavar="ACTION", parser_class=_Parser)
+        ssub.required = True
+        serve = ssub.add_parser("serve", help="serve over stdio", parents=common)
+        serve.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+        serve.set_defaults(_missing=problem)
 
 
 # -------------------------------------------------------------------- argument types
