@@ -375,6 +375,14 @@ def _mem0_classes() -> tuple[type, type]:
     return Mem0Embedder, NoLLM
 
 
+def _fastembed_bm25_cached() -> bool:
+    """Whether fastembed's Qdrant/bm25 model is already on disk (no download needed)."""
+    import glob
+
+    roots = [os.environ.get("FASTEMBED_CACHE_PATH", ""), tempfile.gettempdir()]
+    return any(glob.glob(os.path.join(r, "**", "*bm25*"), recursive=True) for r in roots if r)
+
+
 class Mem0Archive:
     """mem0 OSS (`mem0.Memory`, local on-disk Qdrant, ``infer=False``): every turn stored
     verbatim as one memory, embedded by the same embedder; retrieval by ``Memory.search``."""
@@ -410,6 +418,12 @@ class Mem0Archive:
                 "history_db_path": str(home / "history.db"),
             }
         )
+        # mem0's keyword side (Qdrant/bm25 through fastembed) downloads its model on first
+        # use; offline that fails after ~40 s of retries and mem0 searches densely only.
+        # Skip the doomed download (same ranking, less waiting); see docs/benchmarks.md.
+        store = getattr(self.memory, "vector_store", None)
+        if store is not None and hasattr(store, "_bm25_encoder") and not _fastembed_bm25_cached():
+            store._bm25_encoder = False
         for sess in conv.sessions:
             for t in sess.turns:
                 self.memory.add(

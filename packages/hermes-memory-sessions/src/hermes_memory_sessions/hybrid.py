@@ -12,9 +12,11 @@ fused by a weighted sum of min-max-normalised scores::
 
 where ``lexical`` is the message's min-max-normalised BM25 within its lexical segment (AND
 hits, then fallback hits; 0 when lexical search did not find it) and ``dense`` its
-min-max-normalised cosine within the dense pool (0 when outside it). The weight, the pools
-and the fusion (this weighted sum beat reciprocal-rank fusion) were measured on the LoCoMo
-development conversations: ``benchmarks/bench_locomo.py``, ``docs/benchmarks.md``.
+min-max-normalised cosine within the dense pool (0 when outside it). Then each message also
+gets `FUSED_SMOOTHING` times the best fused score of its adjacent messages (same session).
+The weight, the smoothing, the pools and the fusion (this weighted sum beat
+reciprocal-rank fusion) were measured on the LoCoMo development conversations:
+``benchmarks/bench_locomo.py``, ``docs/benchmarks.md``.
 
 Each fused row says how it matched: ``"and"`` (every term), ``"any_terms"`` (the fallback)
 or ``"semantic"`` (only the dense side found it). When no vector index is attached, when the
@@ -51,6 +53,13 @@ DENSE_WEIGHT = 0.5
 LEXICAL_POOL = 50
 #: Dense candidates fused.
 DENSE_POOL = 50
+#: How lexical candidates are scored before fusion: ``"segment"`` (BM25 min-max-normalised
+#: within the AND hits and within the fallback hits), ``"joint"`` (over both) or ``"rank"``
+#: (position in the lexical ranking).
+LEXICAL_SCORE = "segment"
+#: A fused score also gets this share of the best fused score of its adjacent messages
+#: (measured: 0.5; an answer often sits next to the turn that matches the question).
+FUSED_SMOOTHING = 0.5
 
 
 @dataclass
@@ -177,19 +186,34 @@ def discover(
     score: dict[int, float] = {}
     row_of: dict[int, dict[str, Any]] = {}
     match: dict[int, str] = {}
-    for segment, label in ((and_rows, "and"), (any_rows, "any_terms")):
-        normalised = _minmax([-float(r.get("rank") or 0.0) for r in segment])
-        for r, s in zip(segment, normalised, strict=True):
-            mid = int(r["id"])
-            row_of[mid] = r
-            match[mid] = label
-            score[mid] = (1.0 - DENSE_WEIGHT) * s
+    lexical = [*and_rows, *any_rows]
+    if LEXICAL_SCORE == "rank":
+        lex_scores = [1.0 - i / max(len(lexical), 1) for i in range(len(lexical))]
+    elif LEXICAL_SCORE == "joint":
+        lex_scores = _minmax([-float(r.get("rank") or 0.0) for r in lexical])
+    else:  # "segment": each segment min-max-normalised on its own
+        lex_scores = _minmax([-float(r.get("rank") or 0.0) for r in and_rows])
+        lex_scores += _minmax([-float(r.get("rank") or 0.0) for r in any_rows])
+    for i, (r, s) in enumerate(zip(lexical, lex_scores, strict=True)):
+        mid = int(r["id"])
+        row_of[mid] = r
+        match[mid] = "and" if i < len(and_rows) else "any_terms"
+        score[mid] = (1.0 - DENSE_WEIGHT) * s
     normalised = _minmax([h.score for h in dense_hits])
     for hit, s in zip(dense_hits, normalised, strict=True):
         mid = int(hit.row["id"])
         row_of.setdefault(mid, hit.row)
         match.setdefault(mid, "semantic")
         score[mid] = score.get(mid, 0.0) + DENSE_WEIGHT * s
+    if FUSED_SMOOTHING > 0 and score:
+        from hermes_memory_sessions.search import _adjacent
+
+        near = store.read_with(_adjacent, list(score))
+        score = {
+            mid: value
+            + FUSED_SMOOTHING * max((score.get(n, 0.0) for n in near.get(mid, ())), default=0.0)
+            for mid, value in score.items()
+        }
     ranked = sorted(score, key=lambda mid: (-score[mid], mid))[:limit]
     rows = []
     for mid in ranked:

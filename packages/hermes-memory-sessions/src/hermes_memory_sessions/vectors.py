@@ -74,7 +74,7 @@ CONTEXT_BEFORE = 1
 CONTEXT_CHARS = 600
 MESSAGE_CHARS = 1500
 #: Candidates of the binary (Hamming) pass that are scored exactly.
-RESCORE = 2000
+RESCORE = 1000
 #: Message ids the background worker holds at most; more are left for `embed_pending`.
 QUEUE_SIZE = 4096
 #: Texts per embedder call of the background worker: small, because a local engine serves
@@ -169,8 +169,8 @@ def _documents(conn: sqlite3.Connection, ids: Sequence[int]) -> list[tuple[int, 
     if not ids:
         return []
     rows = conn.execute(
-        f"SELECT m.id, m.session_id, m.content FROM messages m"  # noqa: S608
-        f" WHERE m.id IN (SELECT value FROM json_each(?)) AND {_EMBEDDABLE} ORDER BY m.id",
+        f"SELECT m.id, m.session_id, m.content FROM json_each(?) j"  # noqa: S608
+        f" CROSS JOIN messages m ON m.id = j.value WHERE {_EMBEDDABLE} ORDER BY m.id",
         (json.dumps([int(i) for i in ids]),),
     ).fetchall()
     out: list[tuple[int, str]] = []
@@ -357,9 +357,9 @@ class VectorIndex:
                 done = {
                     int(r[0])
                     for r in conn.execute(
-                        "SELECT message_id FROM hm_vectors WHERE model = ? AND message_id IN"
-                        " (SELECT value FROM json_each(?))",
-                        (self.model, json.dumps([int(i) for i in ids])),
+                        "SELECT v.message_id FROM json_each(?) j CROSS JOIN hm_vectors v"
+                        " ON v.message_id = j.value WHERE v.model = ?",
+                        (json.dumps([int(i) for i in ids]), self.model),
                     )
                 }
                 docs = _documents(conn, [i for i in ids if i not in done])
@@ -504,8 +504,26 @@ class VectorIndex:
             candidates = self._codes.nearest(query, RESCORE)
         if not candidates:
             return []
-        where = ["v.model = ?"]
-        params: list[Any] = [json.dumps(candidates), self.model]
+        width = int(query.size)
+        with self.store.read() as conn:
+            cursor = conn.cursor()
+            cursor.row_factory = None  # plain tuples: thousands of rows
+            pairs = cursor.execute(
+                "SELECT v.message_id, v.vec FROM json_each(?) j CROSS JOIN hm_vectors v"
+                " ON v.message_id = j.value WHERE v.model = ?",
+                (json.dumps(candidates), self.model),
+            ).fetchall()
+        pairs = [p for p in pairs if len(p[1]) == width + 4]
+        if not pairs:
+            return []
+        ids = [int(p[0]) for p in pairs]
+        packed = np.frombuffer(b"".join(p[1] for p in pairs), dtype=np.int8)
+        matrix = packed.reshape(len(pairs), width + 4)[:, 4:].astype(np.float32)
+        norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
+        scores = (matrix @ query) / np.where(norms > 0, norms, 1.0)
+        order = [int(i) for i in np.argsort(-scores, kind="stable")]
+        where: list[str] = []
+        params: list[Any] = []
         if role_filter:
             where.append(f"m.role IN ({','.join('?' * len(role_filter))})")
             params.extend(role_filter)
@@ -520,29 +538,26 @@ class VectorIndex:
         sql = (
             "SELECT m.id AS id, m.session_id AS session_id, m.role AS role,"  # noqa: S608
             " m.timestamp AS timestamp, m.tool_name AS tool_name, s.source AS source,"
-            " s.model AS model, s.started_at AS session_started, v.vec AS vec"
-            " FROM hm_vectors v JOIN messages m ON m.id = v.message_id"
+            " s.model AS model, s.started_at AS session_started"
+            " FROM json_each(?) j CROSS JOIN messages m ON m.id = j.value"
             " JOIN sessions s ON s.id = m.session_id"
-            " WHERE v.message_id IN (SELECT value FROM json_each(?)) AND " + " AND ".join(where)
+            + (" WHERE " + " AND ".join(where) if where else "")
         )
-        with self.store.read() as conn:
-            rows = [dict(r) for r in conn.execute(sql, params).fetchall()]
-        if not rows:
-            return []
-        width = query.size
-        kept = [r for r in rows if len(r["vec"]) == width + 4]
-        if not kept:
-            return []
-        matrix = np.stack([np.frombuffer(r["vec"], dtype=np.int8, offset=4) for r in kept])
-        matrix = matrix.astype(np.float32)
-        norms = np.linalg.norm(matrix, axis=1)
-        scores = (matrix @ query) / np.where(norms > 0, norms, 1.0)
-        order = np.argsort(-scores, kind="stable")[:limit]
-        out = []
-        for i in order:
-            row = kept[int(i)]
-            row.pop("vec", None)
-            out.append(DenseHit(row, float(scores[int(i)])))
+        out: list[DenseHit] = []
+        step = max(4 * limit, 64)
+        for start in range(0, len(order), step):
+            chunk = order[start : start + step]
+            with self.store.read() as conn:
+                rows = {
+                    int(r["id"]): dict(r)
+                    for r in conn.execute(sql, [json.dumps([ids[i] for i in chunk]), *params])
+                }
+            for i in chunk:  # score order; rows the filters dropped are skipped
+                row = rows.get(ids[i])
+                if row is not None:
+                    out.append(DenseHit(row, float(scores[i])))
+                    if len(out) >= limit:
+                        return out
         return out
 
     def close(self, timeout: float = 2.0) -> None:
