@@ -3,10 +3,11 @@
 The edited text must parse as entries separated by lines holding only ``§``, fit the
 character budget, and pass the strict threat scan entry by entry (an entry a human already
 approved, or every flagged entry with ``allow_flagged``, is kept and recorded as approved).
-Only then does it replace the file, under the same lock the ``memory`` tool takes, and only
-if nobody changed the file while it was being edited. A rejected edit that differs from the
-file is never thrown away: it is saved beside the file as ``<FILE>.rejected-<timestamp>``
-(mode 0600) and its path is reported.
+Only then does it replace the file through the store's API
+(`hermes_memory_builtin.edit.replace_entries`: the lock the ``memory`` tool takes, the
+sidecar, an atomic replace), and only if nobody changed the file while it was edited. A
+rejected edit that differs from the file is never thrown away: it is saved beside the file
+as ``<FILE>.rejected-<timestamp>`` (mode 0600) and its path is reported.
 """
 
 from __future__ import annotations
@@ -16,28 +17,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hermes_memory_builtin.format import (
-    ENTRY_DELIMITER,
-    char_count,
-    parse_entries,
-    preview,
-    read_raw,
-    serialise,
-    split_pieces,
-)
-from hermes_memory_builtin.locking import exclusive_lock
+from hermes_memory_builtin.edit import ConcurrentChange, replace_entries
+from hermes_memory_builtin.format import char_count, parse_entries, preview, split_pieces
 from hermes_memory_builtin.scan import write_threat
-from hermes_memory_builtin.sidecar import (
-    EntryMeta,
-    entry_key,
-    load_sidecar,
-    now_iso,
-    reconcile,
-    save_sidecar,
-)
 from hermes_memory_core.fsutil import atomic_write_text
 
-__all__ = ["EditCheck", "apply_edit", "check_edit", "keep_rejected"]
+__all__ = ["ConcurrentChange", "EditCheck", "apply_edit", "check_edit", "keep_rejected"]
 
 
 @dataclass
@@ -116,46 +101,14 @@ def keep_rejected(path: Path, text: str) -> Path:
     return candidate
 
 
-class ConcurrentChange(Exception):
-    """The file changed on disk while it was being edited."""
-
-
 def apply_edit(
     path: Path, entries: list[str], *, expected: bytes | None, approved: set[str] | None = None
 ) -> None:
-    """Write ``entries`` to ``path`` under its lock if it still holds ``expected`` bytes.
-
-    ``expected`` is what the file held when editing started (``None``: it did not exist).
-    Raises `ConcurrentChange` when it differs now. The metadata sidecar keeps the history of
-    untouched entries; new or changed entries are recorded with origin ``"cli-edit"``, and
-    the entries in ``approved`` are marked ``human_approved``.
-    """
-    with exclusive_lock(path):
-        raw = read_raw(path)
-        current = raw.data if raw.exists else None
-        if raw.exists and current is None:
-            raise ConcurrentChange(f"{path.name} cannot be read now: {raw.error}")
-        if current != expected:
-            raise ConcurrentChange(f"{path.name} was changed by someone else during the edit")
-        stored = load_sidecar(path)
-        metas = reconcile(stored, entries, path)
-        known = stored or {}
-        stamp = now_iso()
-        for entry in entries:
-            key = entry_key(entry)
-            if key not in known:
-                metas[key] = EntryMeta(created=stamp, updated=stamp, origin="cli-edit")
-            if approved and entry in approved:
-                metas[key]["human_approved"] = True
-        atomic_write_text(path, serialise(entries), tmp_prefix=".mem_")
-        save_sidecar(path, entries, metas)
+    """Write the checked ``entries`` through the store's API (`replace_entries`: its lock,
+    sidecar and atomic replace); `ConcurrentChange` when the file changed meanwhile."""
+    replace_entries(path, entries, expected=expected, approved=approved, origin="cli-edit")
 
 
 def editor_command() -> str:
     """``$VISUAL``, else ``$EDITOR``, else ``vi``."""
     return os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-
-
-def template(entries: list[str]) -> str:
-    """The buffer shown in the editor: the entries separated by ``§`` lines."""
-    return (ENTRY_DELIMITER.join(entries) + "\n") if entries else ""
