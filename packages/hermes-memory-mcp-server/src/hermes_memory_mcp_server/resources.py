@@ -13,8 +13,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from hermes_memory_builtin.format import parse_entries, read_raw, serialise
-from hermes_memory_builtin.scan import sanitise_for_prompt
+from hermes_memory_builtin.format import read_raw, serialise
+from hermes_memory_builtin.store import MemoryStore
 from hermes_memory_core.config import HermesConfig
 
 __all__ = [
@@ -57,10 +57,11 @@ def read_memory_file(path: Path, target: str) -> str:
 
     :raises ResourceReadError: the file exists but cannot be read as UTF-8.
     """
-    raw = read_raw(path)
+    raw = read_raw(path)  # only to tell "cannot be read" from "empty"
     if raw.error is not None or (raw.exists and raw.text is None):
         raise ResourceReadError(f"cannot read {path}: {raw.error}")
-    return serialise(sanitise_for_prompt(target, parse_entries(raw.text)))
+    # What the model would see, by the store's own rules (approved entries included).
+    return serialise(MemoryStore(path.parent).visible_entries(target))
 
 
 def _postgres_reader(config: HermesConfig) -> Callable[[str], str]:
