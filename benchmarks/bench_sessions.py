@@ -536,7 +536,7 @@ def add_synthetic_vectors(path: Path) -> tuple[int, float]:
     import numpy as np
 
     from hermes_memory_sessions.archive_vectors import EMBEDDABLE
-    from hermes_memory_sessions.vectors import ensure_vector_schema
+    from hermes_memory_sessions.vectors import ensure_vector_schema, index_model
 
     conn = sqlite3.connect(path)
     conn.execute("BEGIN IMMEDIATE")
@@ -557,7 +557,7 @@ def add_synthetic_vectors(path: Path) -> tuple[int, float]:
         q = np.clip(np.rint(v / scale), -127, 127).astype(np.int8)
         head = scale.astype("<f4")
         rows = [
-            (mid, SyntheticEmbedder.name, head[i].tobytes() + q[i].tobytes())
+            (mid, index_model(SyntheticEmbedder.name), head[i].tobytes() + q[i].tobytes())
             for i, mid in enumerate(part)
         ]
         conn.execute("BEGIN IMMEDIATE")

@@ -149,7 +149,7 @@ def test_delete_prune_and_edits_keep_vectors_in_sync(tmp_path: Path) -> None:
     with SessionStore(path) as store:
         store.delete_session("s1")
     assert len(_vector_rows(path)) == 2
-    # An edited message loses its vector, and so does the next one (its context changed).
+    # An edited message loses its vector, and so do the next two (their context changed).
     with sqlite3.connect(path) as conn:
         first = conn.execute("SELECT MIN(id) FROM messages WHERE session_id = 's2'").fetchone()[0]
         conn.execute("UPDATE messages SET content = 'edited' WHERE id = ?", (first,))
@@ -238,7 +238,7 @@ def test_other_model_vectors_are_ignored_and_can_be_dropped(tmp_path: Path) -> N
         assert index.search(query, limit=5) == []  # model-a's vectors are not comparable
         assert index.reset(all_models=False) == 4
         assert store.embed_pending() == 4
-        assert set(_vector_rows(path).values()) == {"model-b"}
+        assert set(_vector_rows(path).values()) == {vectors.index_model("model-b")}
 
 
 def test_removing_the_embedder_gives_back_lexical_search(tmp_path: Path) -> None:

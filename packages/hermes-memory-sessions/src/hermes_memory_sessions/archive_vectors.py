@@ -14,13 +14,25 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from hermes_memory_sessions.vectors import VectorIndex
 
-__all__ = ["EMBEDDABLE", "ArchiveVectors", "coverage_counts"]
+__all__ = ["CONTEXT_BEFORE", "EMBEDDABLE", "ArchiveVectors", "coverage_counts", "index_model"]
 
 logger = logging.getLogger(__name__)
 
 #: SQL condition (over ``messages m``) of the messages that get a vector: user and assistant
 #: turns with text (the roles ``session_search`` searches by default).
 EMBEDDABLE = "m.role IN ('user', 'assistant') AND m.content IS NOT NULL AND trim(m.content) != ''"
+
+
+#: Conversational messages before a message that are embedded with it. Measured on LoCoMo
+#: dev (hybrid recall@5 / @10): 0 → 61.8 / 71.1, 1 → 65.8 / 75.6, 2 → 66.4 / 76.0.
+CONTEXT_BEFORE = 2
+
+
+def index_model(embedder_name: str, window: int | None = None) -> str:
+    """The ``model`` stored with each vector: the embedder's name and the context window
+    (default `CONTEXT_BEFORE`); vectors made with another window count as another model:
+    ignored by search, then re-embedded."""
+    return f"{embedder_name}+ctx{CONTEXT_BEFORE if window is None else window}"
 
 
 def coverage_counts(conn: sqlite3.Connection, model: str | None) -> dict[str, Any]:

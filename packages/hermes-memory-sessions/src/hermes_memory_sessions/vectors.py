@@ -5,20 +5,20 @@ embedder attached)::
 
     hm_vectors(seq INTEGER PRIMARY KEY AUTOINCREMENT,   -- insertion order (incremental loads)
                message_id INTEGER NOT NULL UNIQUE,      -- messages.id
-               model TEXT NOT NULL,                     -- Embedder.name that made it
+               model TEXT NOT NULL,                     -- Embedder.name + context window
                vec BLOB NOT NULL)                       -- hermes_memory_vectors.quantize_int8
 
 Triggers keep it in sync with the messages whatever code deletes them (``delete_session``,
 ``prune``, another program): a deleted message loses its vector, an edited message (and the
-message after it, whose context it is) is embedded again. Vectors of another model are
+two messages after it, whose context it is) is embedded again. Vectors of another model are
 ignored by search and replaced as messages are embedded again (``sessions embed --reset``
 drops them at once). Without an embedder the table is never read: search is lexical.
 
 What is embedded: messages with role ``user`` or ``assistant`` and non-empty content (the
-roles `session_search` searches by default), each *together with the message before it* in
-the same session (`CONTEXT_BEFORE`; measured on the LoCoMo development set, see
-``docs/benchmarks.md``): a reply such as "yes, every Sunday" means something only next to
-the question it answers.
+roles `session_search` searches by default), each *together with the two conversational
+messages before it* in the same session (`CONTEXT_BEFORE`; measured on the LoCoMo
+development set, see ``docs/benchmarks.md``): a reply such as "yes, every Sunday" means
+something only next to the question it answers.
 
 Search (`VectorIndex.search`): a binary code (one sign bit per dimension) of every vector is
 kept in memory (48 bytes per message for 384 dimensions); a query ranks all codes by Hamming
@@ -48,7 +48,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from hermes_memory_sessions.archive_vectors import EMBEDDABLE, coverage_counts
+from hermes_memory_sessions.archive_vectors import CONTEXT_BEFORE as _DEFAULT_CONTEXT
+from hermes_memory_sessions.archive_vectors import EMBEDDABLE, coverage_counts, index_model
 
 if TYPE_CHECKING:
     from hermes_memory_sessions.store import SessionStore
@@ -62,16 +63,19 @@ __all__ = [
     "VectorIndex",
     "document_text",
     "ensure_vector_schema",
+    "index_model",
 ]
 
 logger = logging.getLogger(__name__)
 
 #: Roles whose messages get a vector.
 VECTOR_ROLES: tuple[str, ...] = ("user", "assistant")
-#: Conversational messages before a message that are embedded with it (measured: 1).
-CONTEXT_BEFORE = 1
-#: Characters kept of a context message and of the message itself.
-CONTEXT_CHARS = 600
+#: Conversational messages before a message that are embedded with it (see
+#: `hermes_memory_sessions.archive_vectors.CONTEXT_BEFORE`).
+CONTEXT_BEFORE = _DEFAULT_CONTEXT
+#: Characters kept of each context message (its end) and of the message itself (its start):
+#: bounds the text embedded per message whatever the window.
+CONTEXT_CHARS = 300
 MESSAGE_CHARS = 1500
 #: Candidates of the binary (Hamming) pass that are scored exactly.
 RESCORE = 1000
@@ -99,9 +103,9 @@ END;
 CREATE TRIGGER IF NOT EXISTS hm_vectors_msg_au AFTER UPDATE OF content, role ON messages
 WHEN OLD.content IS NOT NEW.content OR OLD.role IS NOT NEW.role BEGIN
     DELETE FROM hm_vectors WHERE message_id = OLD.id;
-    DELETE FROM hm_vectors WHERE message_id = (
+    DELETE FROM hm_vectors WHERE message_id IN (
         SELECT id FROM messages WHERE session_id = OLD.session_id AND id > OLD.id
-        ORDER BY id LIMIT 1);
+        ORDER BY id LIMIT 2);
 END;
 """
 
@@ -263,7 +267,7 @@ class VectorIndex:
     ) -> None:
         self.store = store
         self.embedder = embedder
-        self.model = str(embedder.name)
+        self.model = index_model(str(embedder.name), CONTEXT_BEFORE)
         self._codes = _Codes()
         self._codes_lock = threading.Lock()
         self._queue: queue.Queue[int | None] = queue.Queue(maxsize=QUEUE_SIZE)

@@ -211,7 +211,7 @@ def check_archive(db_path: Path) -> list[Check]:
 def check_vectors(db_path: Path, config: Any) -> list[Check]:
     """Hybrid recall: the configured embedder builds, and how much of the archive has vectors."""
     from hermes_memory_core.config import ConfigError
-    from hermes_memory_sessions.archive_vectors import coverage_counts
+    from hermes_memory_sessions.archive_vectors import coverage_counts, index_model
     from hermes_memory_sessions.embedding_config import build_embedder, configured_embedder_section
 
     section = configured_embedder_section(config) if config is not None else None
@@ -222,7 +222,7 @@ def check_vectors(db_path: Path, config: Any) -> list[Check]:
             embedder = build_embedder(section, strict=True)
         except ConfigError as exc:
             return [Check("vectors", "fail", str(exc), "fix sessions.embedder* in config.yaml")]
-        model = str(embedder.name)
+        model = index_model(str(embedder.name))
     if not db_path.exists() or (config is not None and config.sessions.backend != "sqlite"):
         if model:
             checks.append(Check("vectors", "ok", f"embedder {model} ready"))
