@@ -15,6 +15,11 @@ natural-language fallback fills the remaining slots with messages that contain *
 content words (stop words dropped): more matched words first, BM25 within the same count
 (`hermes_memory_sessions.search.find_hits` with ``any_terms=True``). The payload then carries
 ``"fallback": "any_terms"`` and each result found that way ``"match": "any_terms"``.
+
+With an embedder attached to the archive (``SessionStore(path, embedder=...)``,
+``sessions.embedder``), discovery ranks by the fused lexical + dense score first
+(`hermes_memory_sessions.hybrid`); a result that only the dense side found carries
+``"match": "semantic"``. Without one, discovery is exactly the lexical one above.
 """
 
 from __future__ import annotations
