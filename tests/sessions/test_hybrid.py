@@ -8,6 +8,7 @@ fused ranking finds them (English and Chinese), and ``session_search`` keeps its
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -160,3 +161,46 @@ def test_background_worker_embeds_new_messages_for_the_next_search(
         assert rows and rows[0]["session_id"] == "s1" and rows[0]["match"] == "semantic"
     finally:
         store.close()
+
+
+def test_configured_embedder_reaches_session_search_through_the_manager(
+    tmp_path: Path, embedder: Any
+) -> None:
+    """``sessions.embedder`` in config.yaml → the provider (as the MCP server and the agent
+    build it) attaches the embedder and ``session_search`` answers by meaning."""
+    from hermes_memory_core.config import sessions_db_path
+    from hermes_memory_core.manager import MemoryManager
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text("sessions:\n  embedder: default\n  embedder_threads: 1\n")
+    _archive(sessions_db_path(home), ENGLISH, embedder).close()
+    manager = MemoryManager.from_config(home)
+    try:
+        manager.initialize_all("now", platform="cli", agent_context="primary")
+        provider = next(p for p in manager.providers if p.name == "sessions")
+        store: Any = provider.store
+        for _ in range(600):  # the embedder is attached by a background thread
+            if store.vector_index is not None:
+                break
+            time.sleep(0.05)
+        assert store.vector_index is not None
+        out = json.loads(
+            manager.handle_tool_call("session_search", {"query": "which musical instrument"})
+        )
+        assert out["results"][0]["session_id"] == "music"
+        assert out["results"][0]["match"] == "semantic"
+    finally:
+        manager.shutdown_all()
+
+
+def test_importing_the_archive_loads_no_vector_library() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, hermes_memory_sessions.provider, hermes_memory_sessions.tool;"
+        "print('numpy' in sys.modules, 'hermes_memory_vectors' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
