@@ -178,7 +178,7 @@ def test_configured_embedder_reaches_session_search_through_the_manager(
     manager = MemoryManager.from_config(home)
     try:
         manager.initialize_all("now", platform="cli", agent_context="primary")
-        provider = next(p for p in manager.providers if p.name == "sessions")
+        provider: Any = next(p for p in manager.providers if p.name == "sessions")
         store: Any = provider.store
         for _ in range(600):  # the embedder is attached by a background thread
             if store.vector_index is not None:
