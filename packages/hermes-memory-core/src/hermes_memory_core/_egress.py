@@ -2,8 +2,8 @@
 
 Out: every string handed to a provider is scrubbed of credentials (identifiers excepted), and
 recall blocks are stripped from turns before they are stored. In: an external provider's
-text is capped, then threat-filtered, before it can reach a prompt. The fencing and threat
-modules load on first use, so building a manager does not compile the scanner.
+text is capped, then threat-filtered, before it can reach a prompt. The fencing, threat and
+secret-rule modules load on first use, so building a manager compiles none of their rules.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from hermes_memory_core._dispatch import Slot
-from hermes_memory_core.redact import scrub_secrets
 
 logger = logging.getLogger("hermes_memory_core.manager")
 
@@ -44,7 +43,7 @@ class EgressPolicy:
 
     def scrub(self, value: Any) -> Any:
         """``value`` with credentials masked (nested containers too)."""
-        return scrub_secrets(value) if self.enabled else value
+        return _scrub_secrets(value) if self.enabled else value
 
     def scrub_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         """Scrub every keyword value except identifiers (session ids, ``hermes_home``)."""
@@ -52,7 +51,7 @@ class EgressPolicy:
             return dict(kwargs)
         keep = {k: v for k, v in kwargs.items() if k in IDENTIFIER_KEYS}
         rest = {k: v for k, v in kwargs.items() if k not in IDENTIFIER_KEYS}
-        return {**scrub_secrets(rest), **keep}
+        return {**_scrub_secrets(rest), **keep}
 
     def scrub_tool_args(self, slot: Slot, args: dict[str, Any]) -> dict[str, Any]:
         """Scrub tool arguments, except a trusted local tier's declared locators.
@@ -97,6 +96,12 @@ class EgressPolicy:
                 "it was" if not kept else "those lines were",
             )
         return kept
+
+
+def _scrub_secrets(value: Any) -> Any:
+    from hermes_memory_core.redact import scrub_secrets  # the rule set loads on first use
+
+    return scrub_secrets(value)
 
 
 def fence(text: str) -> str:

@@ -55,7 +55,6 @@ from hermes_memory_core._manager_base import (
 )
 from hermes_memory_core._manager_tools import MEMORY_TOOL_NAME, ManagerTools
 from hermes_memory_core.config import load_config, resolve_home
-from hermes_memory_core.trivial import is_trivial_prompt
 
 if TYPE_CHECKING:
     from hermes_memory_core.plugins import PluginRegistry
@@ -299,6 +298,8 @@ class MemoryManager(ManagerTools):
         commands) recall nothing.
         """
         with self._using("prefetch_all"):
+            from hermes_memory_core.trivial import is_trivial_prompt
+
             if is_trivial_prompt(query):
                 return ""
             texts = self._fan_out(

@@ -41,8 +41,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, cast
 
-from hermes_memory_core.fencing import sanitize_context
-
 __all__ = [
     "BACKGROUND_REVIEW_ORIGIN",
     "DEFAULT_NUDGE_INTERVAL",
@@ -338,6 +336,8 @@ def review_messages(
         copy = dict(message)
         content = copy.get("content")
         if isinstance(content, str) and "<memory-context" in content.lower():
+            from hermes_memory_core.fencing import sanitize_context  # loads the scanner
+
             copy["content"] = sanitize_context(content)
         replay.append(copy)
     replay.append({"role": "user", "content": prompt})
