@@ -135,3 +135,24 @@ def test_every_public_core_name_resolves() -> None:
         assert getattr(hermes_memory_core, name) is not None
     with pytest.raises(AttributeError, match="no_such_name"):
         hermes_memory_core.no_such_name
+
+
+def test_manager_defaults_match_the_review_module_it_loads_lazily() -> None:
+    from hermes_memory_core import _manager_base, review
+
+    assert _manager_base.DEFAULT_NUDGE_INTERVAL == review.DEFAULT_NUDGE_INTERVAL
+    assert _manager_base.DEFAULT_REVIEW_TIMEOUT == review.DEFAULT_REVIEW_TIMEOUT
+    assert _manager_base.DEFAULT_REVIEW_MAX_TURNS == review.DEFAULT_REVIEW_MAX_TURNS
+
+
+def test_building_a_manager_loads_neither_the_scanner_nor_the_review() -> None:
+    out = _run(
+        """
+        import sys
+        from hermes_memory_core import MemoryManager
+        MemoryManager().shutdown_all()
+        print([m for m in ("hermes_memory_core.threats", "hermes_memory_core.review",
+                           "hermes_memory_core.redact") if m in sys.modules])
+        """
+    )
+    assert out.strip() == "[]"

@@ -16,7 +16,6 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, cast
 
 from hermes_memory_core import _assembly, _lifetime
-from hermes_memory_core import review as _review
 from hermes_memory_core._dispatch import Dispatcher, Kind, Slot, check_hook_signatures
 from hermes_memory_core._egress import EgressPolicy
 from hermes_memory_core._routing import ToolRoutes, normalise_schema
@@ -26,6 +25,7 @@ from hermes_memory_core.worker import SerialWorker, call_bounded
 if TYPE_CHECKING:
     from hermes_memory_core.config import HermesConfig
     from hermes_memory_core.events import MemoryWrite
+    from hermes_memory_core.review import ReviewCoordinator
 
 logger = logging.getLogger("hermes_memory_core.manager")
 
@@ -37,6 +37,10 @@ DEFAULT_MAX_QUEUED = 256
 #: Same values as `hermes_memory_core.fencing` (not imported: it loads the threat scanner).
 DEFAULT_RECALL_MAX_CHARS = 8000
 DEFAULT_RECALL_MAX_LINES = 200
+#: Same values as `hermes_memory_core.review`, which loads when a review is first needed.
+DEFAULT_NUDGE_INTERVAL = 10
+DEFAULT_REVIEW_TIMEOUT = 120.0
+DEFAULT_REVIEW_MAX_TURNS = 8
 
 
 class ManagerClosedError(RuntimeError):
@@ -65,9 +69,9 @@ class ManagerBase:
         recall_max_lines: int = DEFAULT_RECALL_MAX_LINES,
         hermes_home: str | Path | None = None,
         scrub_secrets: bool = True,
-        nudge_interval: int = _review.DEFAULT_NUDGE_INTERVAL,
-        review_timeout: float = _review.DEFAULT_REVIEW_TIMEOUT,
-        review_max_turns: int = _review.DEFAULT_REVIEW_MAX_TURNS,
+        nudge_interval: int = DEFAULT_NUDGE_INTERVAL,
+        review_timeout: float = DEFAULT_REVIEW_TIMEOUT,
+        review_max_turns: int = DEFAULT_REVIEW_MAX_TURNS,
     ) -> None:
         _check_options(
             prefetch_timeout, hook_timeout, tool_timeout, shutdown_timeout,
@@ -86,11 +90,12 @@ class ManagerBase:
         self._egress = EgressPolicy(
             scrub=scrub_secrets, max_chars=recall_max_chars, max_lines=recall_max_lines
         )
-        self._review = _review.ReviewCoordinator(
-            nudge_interval=nudge_interval,
-            review_timeout=review_timeout,
-            review_max_turns=review_max_turns,
-        )
+        self._review_options: dict[str, Any] = {
+            "nudge_interval": nudge_interval,
+            "review_timeout": review_timeout,
+            "review_max_turns": review_max_turns,
+        }
+        self._review_state: ReviewCoordinator | None = None
         self.config: HermesConfig | None = None
         self.session_id = ""
         self._slots: list[Slot] = []
@@ -103,6 +108,10 @@ class ManagerBase:
         self._closed = False
         self._active = 0
         self._idle = threading.Condition(self._lock)
+        if (nudge_interval, review_timeout, review_max_turns) != (
+            DEFAULT_NUDGE_INTERVAL, DEFAULT_REVIEW_TIMEOUT, DEFAULT_REVIEW_MAX_TURNS,
+        ):  # fmt: skip
+            self._review  # noqa: B018 - other values are checked now, defaults need no check
         _lifetime.register_for_exit(self, self._workers)
 
     # ----------------------------------------------------------------- context manager
@@ -121,6 +130,21 @@ class ManagerBase:
     def shutdown_all(self) -> None:
         """Drain and shut providers down (defined by `MemoryManager`)."""
         raise NotImplementedError
+
+    @property
+    def _review(self) -> ReviewCoordinator:
+        """The review nudge and loop (`hermes_memory_core.review`, imported on first use)."""
+        with self._lock:
+            if self._review_state is None:
+                from hermes_memory_core.review import ReviewCoordinator
+
+                self._review_state = ReviewCoordinator(**self._review_options)
+            return self._review_state
+
+    def _cancel_review(self) -> None:
+        state = self._review_state
+        if state is not None:
+            state.cancel()
 
     @property
     def closed(self) -> bool:

@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from hermes_memory_core import review as _review
 from hermes_memory_core._dispatch import Outcome, Slot
 from hermes_memory_core._egress import note_redaction
 from hermes_memory_core._manager_base import ManagerBase
 from hermes_memory_core.provider import ToolSchema
 from hermes_memory_core.toolresult import tool_error
+
+if TYPE_CHECKING:
+    from hermes_memory_core import review as _review
 
 logger = logging.getLogger("hermes_memory_core.manager")
 
@@ -89,13 +91,17 @@ class ManagerTools(ManagerBase):
 
     def review_prompt(self) -> str:
         """The request a review appends to the conversation (`review.REVIEW_PROMPT`)."""
-        return _review.REVIEW_PROMPT
+        from hermes_memory_core.review import REVIEW_PROMPT
+
+        return REVIEW_PROMPT
 
     def review_messages(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``messages`` (recall blocks stripped) plus the review prompt, for a host that
         runs the review with its own model loop; it should pass ``origin=
         "background_review"`` to `handle_tool_call` for the memory calls that come back."""
-        return _review.review_messages(messages)
+        from hermes_memory_core.review import review_messages
+
+        return review_messages(messages)
 
     def run_review(
         self,
@@ -115,12 +121,14 @@ class ManagerTools(ManagerBase):
         calling thread. Returns a `ReviewHandle` (``wait()``, ``cancel()``, ``result``).
         :raises ManagerClosedError: after `shutdown_all`.
         """
+        from hermes_memory_core.review import BACKGROUND_REVIEW_ORIGIN
+
         with self._using("run_review"):
             schemas = [s for s in self.get_all_tool_schemas() if s.get("name") == MEMORY_TOOL_NAME]
         from hermes_memory_core.toolformats import to_openai_tools
 
         def execute(name: str, args: dict[str, Any]) -> str:
-            return self.handle_tool_call(name, args, origin=_review.BACKGROUND_REVIEW_ORIGIN)
+            return self.handle_tool_call(name, args, origin=BACKGROUND_REVIEW_ORIGIN)
 
         return self._review.start(
             llm, messages, tools=to_openai_tools(schemas), execute=execute, background=background

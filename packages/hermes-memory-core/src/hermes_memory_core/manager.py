@@ -264,7 +264,7 @@ class MemoryManager(ManagerTools):
             if self._closed:
                 return
             self._closed = True
-            self._review.cancel()
+            self._cancel_review()
             # Calls that passed the closed check before us finish first (bounded).
             deadline = time.monotonic() + self.shutdown_timeout
             while self._active:
