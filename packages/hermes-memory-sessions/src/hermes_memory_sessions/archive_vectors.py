@@ -24,7 +24,7 @@ EMBEDDABLE = "m.role IN ('user', 'assistant') AND m.content IS NOT NULL AND trim
 
 
 #: Conversational messages before a message that are embedded with it. Measured on LoCoMo
-#: dev (hybrid recall@5 / @10): 0 → 61.8 / 71.1, 1 → 65.8 / 75.6, 2 → 66.4 / 76.0.
+#: dev (hybrid recall@5 / @10): 0 → 61.0 / 71.3, 1 → 65.8 / 75.6, 2 → 66.4 / 76.0.
 CONTEXT_BEFORE = 2
 
 

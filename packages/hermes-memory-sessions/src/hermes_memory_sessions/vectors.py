@@ -307,6 +307,8 @@ class VectorIndex:
 
     def _run(self) -> None:
         with contextlib.suppress(Exception):
+            self.refresh()  # warm the in-memory codes off the agent's thread
+        with contextlib.suppress(Exception):
             self._catch_up()
         while not self._stop.is_set():
             try:
@@ -457,24 +459,33 @@ class VectorIndex:
     def refresh(self) -> None:
         """Load the vectors stored since the last call into the in-memory codes."""
         with self._codes_lock:
-            codes = self._codes
+            self._refresh_locked()
+
+    def _refresh_locked(self) -> None:
+        # Chunked reads, the store's lock released between chunks: loading a million
+        # vectors (seconds) never holds up the agent's writes.
+        codes = self._codes
+        with self.store.read() as conn:
+            if not has_vector_table(conn):  # a read-only archive never embedded
+                return
+            top = conn.execute("SELECT MAX(seq) FROM hm_vectors").fetchone()[0]
+        if top is None or int(top) <= codes.last_seq:
+            return
+        while True:
             with self.store.read() as conn:
-                if not has_vector_table(conn):  # a read-only archive never embedded
-                    return
-                top = conn.execute("SELECT MAX(seq) FROM hm_vectors").fetchone()[0]
-                if top is None or int(top) <= codes.last_seq:
-                    return
-                cursor = conn.execute(
-                    "SELECT seq, message_id, vec FROM hm_vectors WHERE seq > ? AND model = ?"
-                    " ORDER BY seq",
-                    (codes.last_seq, self.model),
-                )
-                while True:
-                    rows = cursor.fetchmany(20000)
-                    if not rows:
-                        break
-                    codes.add([int(r[1]) for r in rows], [bytes(r[2]) for r in rows])
-                codes.last_seq = int(top)
+                cursor = conn.cursor()
+                cursor.row_factory = None
+                rows = cursor.execute(
+                    "SELECT seq, message_id, vec, model FROM hm_vectors WHERE seq > ? AND seq <= ?"
+                    " ORDER BY seq LIMIT 20000",
+                    (codes.last_seq, int(top)),
+                ).fetchall()
+            if not rows:
+                break
+            mine = [r for r in rows if r[3] == self.model and len(r[2]) > 4]
+            codes.add([int(r[1]) for r in mine], [bytes(r[2]) for r in mine])
+            codes.last_seq = int(rows[-1][0])
+        codes.last_seq = max(codes.last_seq, int(top))
 
     def query_vector(self, text: str) -> npt.NDArray[np.float32] | None:
         """The query's unit vector, or None when the embedder fails (lexical only then)."""
@@ -503,9 +514,15 @@ class VectorIndex:
         Rows carry the lexical rows' keys (``id, session_id, role, timestamp, tool_name,
         source, model, session_started``).
         """
-        self.refresh()
-        with self._codes_lock:
+        # While the worker loads the codes at start (seconds at a million vectors) a query
+        # does not wait: it is answered lexically.
+        if not self._codes_lock.acquire(timeout=0.05):
+            return []
+        try:
+            self._refresh_locked()
             candidates = self._codes.nearest(query, RESCORE)
+        finally:
+            self._codes_lock.release()
         if not candidates:
             return []
         width = int(query.size)
