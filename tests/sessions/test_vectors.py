@@ -270,3 +270,25 @@ def test_read_only_archive_with_an_embedder_searches_without_writing(tmp_path: P
         rows = store.discover_messages("violin sunday", limit=3)
         assert rows and rows[0]["session_id"] == "s1"
     assert path.read_bytes() == before
+
+
+def test_binary_pass_keeps_the_nearest_when_only_a_few_are_rescored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vectors, "RESCORE", 5)  # 5 of 120 vectors are scored exactly
+    monkeypatch.setattr(vectors, "CONTEXT_BEFORE", 0)
+    words = [f"w{i}" for i in range(40)]
+    texts = [" ".join([*words[(i * 7) % 40 : (i * 7) % 40 + 3], f"u{i}"]) for i in range(120)]
+    with SessionStore(tmp_path / "a.db", embedder=HashEmbedder(), embed_in_background=False) as s:
+        s.create_session("s")
+        ids = s.append_messages("s", [{"role": "user", "content": t} for t in texts])
+        s.embed_pending()
+        index = s.vector_index
+        assert index is not None
+        found = 0
+        for mid, text in list(zip(ids, texts, strict=True))[::10]:
+            query = index.query_vector(text)
+            assert query is not None
+            hits = index.search(query, limit=1)
+            found += bool(hits) and hits[0].row["id"] == mid
+        assert found >= 11  # of 12: the Hamming pass kept the exact match among 5

@@ -79,6 +79,8 @@ CONTEXT_CHARS = 300
 MESSAGE_CHARS = 1500
 #: Candidates of the binary (Hamming) pass that are scored exactly.
 RESCORE = 1000
+#: Stored vectors averaged into the center of the binary codes.
+CENTER_SAMPLE = 5000
 #: Message ids the background worker holds at most; more are left for `embed_pending`.
 QUEUE_SIZE = 4096
 #: Texts per embedder call of the background worker: small, because a local engine serves
@@ -199,10 +201,25 @@ class DenseHit:
     score: float
 
 
-class _Codes:
-    """Binary codes (sign bits) of the stored vectors, in memory, grown by doubling."""
+def _unit_rows(blobs: Sequence[bytes]) -> npt.NDArray[np.float32]:
+    rows = np.stack([np.frombuffer(b, dtype=np.int8, offset=4) for b in blobs]).astype(np.float32)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    unit: npt.NDArray[np.float32] = (rows / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+    return unit
 
-    def __init__(self) -> None:
+
+class _Codes:
+    """Binary codes of the stored vectors, in memory, grown by doubling.
+
+    A code is the sign of each dimension of the unit vector minus ``center`` (the mean of
+    the stored vectors): text embeddings share a common direction, and the signs of the raw
+    values carry little information (measured on 9,754 real vectors: the best 1% of a
+    Hamming ranking held 79% of the exact top 10 without centring, 99% with it).
+    """
+
+    def __init__(self, center: npt.NDArray[np.float32] | None = None, center_n: int = 0) -> None:
+        self.center = center
+        self.center_n = center_n  # vectors the center was computed from
         self.words = 0
         self.ids: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self.codes: npt.NDArray[np.uint64] = np.zeros((0, 0), dtype=np.uint64)
@@ -212,8 +229,10 @@ class _Codes:
     def add(self, ids: Sequence[int], blobs: Sequence[bytes]) -> None:
         if not ids:
             return
-        q = np.stack([np.frombuffer(b, dtype=np.int8, offset=4) for b in blobs])
-        bits = np.packbits(q > 0, axis=1)
+        unit = _unit_rows(blobs)
+        if self.center is not None and self.center.shape[0] == unit.shape[1]:
+            unit -= self.center
+        bits = np.packbits(unit > 0, axis=1)
         pad = (-bits.shape[1]) % 8
         if pad:
             bits = np.pad(bits, ((0, 0), (0, pad)))
@@ -241,6 +260,8 @@ class _Codes:
             return []
         if self.n <= count:
             return [int(i) for i in self.ids[: self.n]]
+        if self.center is not None and self.center.shape == query.shape:
+            query = query - self.center
         bits = np.packbits(query > 0)
         pad = (-bits.size) % 8
         if pad:
@@ -471,6 +492,20 @@ class VectorIndex:
             top = conn.execute("SELECT MAX(seq) FROM hm_vectors").fetchone()[0]
         if top is None or int(top) <= codes.last_seq:
             return
+        if codes.n == 0 or (codes.n >= 4 * codes.center_n and codes.center_n < CENTER_SAMPLE):
+            # (Re)compute the center from the stored vectors, then (re)build every code:
+            # at start, and while a young archive grows (4x), until the mean is settled.
+            with self.store.read() as conn:
+                sample = [
+                    bytes(r[0])
+                    for r in conn.execute(
+                        "SELECT vec FROM hm_vectors WHERE model = ? ORDER BY seq LIMIT ?",
+                        (self.model, CENTER_SAMPLE),
+                    )
+                ]
+            if codes.n == 0 or len(sample) >= 4 * codes.center_n:
+                center = _unit_rows(sample).mean(axis=0) if len(sample) >= 16 else None
+                codes = self._codes = _Codes(center, len(sample) if center is not None else 0)
         while True:
             with self.store.read() as conn:
                 cursor = conn.cursor()
