@@ -61,6 +61,8 @@ def test_builtin_tier_keeps_working_while_honcho_hangs(home: Path):
         manager.shutdown_all()
         elapsed = time.monotonic() - started
         assert elapsed < 15.0, elapsed
+        # read while the server still hangs: once it is released, calls the manager
+        # abandoned may still complete and rightly report Honcho reachable again
+        status = read_provider_status(home, "honcho")
     assert "Lives in Porto" in (home / "memories" / "USER.md").read_text(encoding="utf-8")
-    status = read_provider_status(home, "honcho")
     assert status is not None and status["state"] in ("degraded", "circuit_open")

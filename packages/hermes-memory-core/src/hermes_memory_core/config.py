@@ -142,10 +142,10 @@ def load_config(home: str | os.PathLike[str] | None = None) -> HermesConfig:
     """
     home_path = resolve_home(home)
     path = home_path / "config.yaml"
-    import yaml  # imported here: PyYAML costs ~100 ms and most imports of core never read config
-
     raw: Any = {}
     if path.exists():
+        import yaml  # imported here: PyYAML is costly and a home without config needs none
+
         try:
             text = path.read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:

@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import urllib.error
-import urllib.parse
-import urllib.request
 from typing import Any
 
 from hermes_memory_core import kit
@@ -42,6 +39,8 @@ SEARCH_TOOL = {
 
 def classify(exc: BaseException) -> kit.Failure:
     """urllib's errors in the kit's taxonomy."""
+    import urllib.error
+
     if isinstance(exc, urllib.error.HTTPError):
         return kit.Failure(kit.kind_for_status(exc.code), f"HTTP {exc.code} {exc.reason}", exc.code)
     if isinstance(exc, urllib.error.URLError):
@@ -106,6 +105,8 @@ class RemoteNotesProvider(kit.RemoteProvider):
     def _request(self, method: str, path: str, body: kit.Write | None = None) -> Any:
         if reason := self.unavailable_reason():  # never a file: or custom-scheme URL
             raise kit.Unavailable(reason)
+        import urllib.request  # with http.client and ssl: loaded by the first request only
+
         s = self._settings()
         url = s["url"].rstrip("/") + path
         request = urllib.request.Request(url, method=method)  # noqa: S310
@@ -117,7 +118,9 @@ class RemoteNotesProvider(kit.RemoteProvider):
             return json.loads(answer.read() or b"null")
 
     def _search(self, query: str, limit: int) -> list[str]:
-        path = "/notes?" + urllib.parse.urlencode({"q": query, "limit": limit})
+        from urllib.parse import urlencode
+
+        path = "/notes?" + urlencode({"q": query, "limit": limit})
         answer = self._request("GET", path)
         return [str(n) for n in (answer or {}).get("notes", [])][:limit]
 

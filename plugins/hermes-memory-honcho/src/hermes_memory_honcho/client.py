@@ -84,9 +84,16 @@ class HonchoClient:
         )
 
     def peer(self, peer_id: str) -> Any:
-        """Get-or-create peer ``peer_id`` (not cached: tools may name any peer)."""
+        """Peer ``peer_id`` (not cached: tools may name any peer).
+
+        The SDK answers this from its own state once the workspace exists, so a success
+        says nothing about the server now: only failures count (a hung server is never
+        marked healthy by it).
+        """
         honcho = self.sdk()
-        return self.call("peer get-or-create", partial(honcho.peer, peer_id))
+        return self.guard.call(
+            "peer get-or-create", partial(honcho.peer, peer_id), informative=False
+        )
 
     def ensure(self, key: str) -> tuple[Any, Any, Any]:
         """Get-or-create both peers and session ``key`` (once each): (session, user, ai)."""
@@ -102,7 +109,9 @@ class HonchoClient:
                 conf = SessionPeerConfig(
                     observe_me=self.cfg.observe_me, observe_others=self.cfg.observe_others
                 )
-                session = self.call("session get-or-create", lambda: honcho.session(key))
+                session = self.guard.call(
+                    "session get-or-create", lambda: honcho.session(key), informative=False
+                )
                 self.call(
                     "session.add_peers", partial(session.add_peers, [(user, conf), (ai, conf)])
                 )

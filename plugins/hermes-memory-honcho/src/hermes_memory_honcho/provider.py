@@ -17,14 +17,13 @@ from __future__ import annotations
 import logging
 from functools import partial
 from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_memory_core.fencing import sanitize_context
 from hermes_memory_core.kit import Guard, RemoteProvider, fact_key
 from hermes_memory_core.provider import RecallStatus
 from hermes_memory_core.toolresult import tool_error
 from hermes_memory_honcho import writes
-from hermes_memory_honcho.client import HonchoClient
 from hermes_memory_honcho.config import (
     HonchoConfig,
     HonchoConfigError,
@@ -37,6 +36,9 @@ from hermes_memory_honcho.errors import classify
 from hermes_memory_honcho.recall import Recaller
 from hermes_memory_honcho.schemas import PROMPT_CONTEXT, PROMPT_HYBRID, TOOL_NAMES, TOOL_SCHEMAS
 from hermes_memory_honcho.tools import HonchoTools
+
+if TYPE_CHECKING:
+    from hermes_memory_honcho.client import HonchoClient
 
 __all__ = ["HonchoProvider"]
 
@@ -125,6 +127,8 @@ class HonchoProvider(RemoteProvider):
             guard.report("degraded", reason)
             return
         user = cfg.peer_name or str(kwargs.get("user_id") or "")
+        from hermes_memory_honcho.client import HonchoClient  # httpx: only when used
+
         self._client = client = HonchoClient(
             cfg, guard, user_id=sanitize_id(user, fallback="user") if user else "user",
             ai_id=cfg.ai_peer, transport=self._transport,

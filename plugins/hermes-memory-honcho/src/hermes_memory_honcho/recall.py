@@ -10,10 +10,13 @@ import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from hermes_memory_core.kit import CallFailed, Unavailable, fact_key
 from hermes_memory_core.worker import SerialWorker
-from hermes_memory_honcho.client import HonchoClient
+
+if TYPE_CHECKING:
+    from hermes_memory_honcho.client import HonchoClient
 
 __all__ = ["Recaller", "fact_key", "format_recall", "split_facts"]
 

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_memory_core import first_threat_message
 from hermes_memory_core.kit import (
@@ -23,9 +23,11 @@ from hermes_memory_core.kit import (
     required_text,
 )
 from hermes_memory_core.toolresult import tool_error, tool_result
-from hermes_memory_honcho.client import HonchoClient
 from hermes_memory_honcho.config import ID_PATTERN, REASONING_LEVELS
 from hermes_memory_honcho.schemas import TOOL_NAMES
+
+if TYPE_CHECKING:
+    from hermes_memory_honcho.client import HonchoClient
 
 __all__ = ["HonchoTools"]
 

@@ -9,11 +9,13 @@ resumes where it stopped. Queueing, ordering, spooling and replay are the kit's
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_memory_core.kit import Write
-from hermes_memory_honcho.client import HonchoClient
 from hermes_memory_honcho.config import ID_PATTERN
+
+if TYPE_CHECKING:
+    from hermes_memory_honcho.client import HonchoClient
 
 __all__ = ["MESSAGES_PER_BATCH", "accept", "conclusion", "messages", "send", "split_message"]
 

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_memory_core.kit import RemoteProvider, config_schema, fact_key
 from hermes_memory_core.provider import RecallStatus
 from hermes_memory_core.toolresult import tool_error
 from hermes_memory_mem0 import sdk, writes
-from hermes_memory_mem0.backends import build_oss_config
-from hermes_memory_mem0.connection import Connection
 from hermes_memory_mem0.errors import classify
 from hermes_memory_mem0.recall import Recaller, truncate_message
 from hermes_memory_mem0.settings import (
@@ -31,6 +29,9 @@ from hermes_memory_mem0.settings import (
     load_settings,
 )
 from hermes_memory_mem0.tools import Mem0Tools, tool_schemas
+
+if TYPE_CHECKING:
+    from hermes_memory_mem0.connection import Connection
 
 __all__ = ["Mem0Provider"]
 
@@ -108,6 +109,8 @@ class Mem0Provider(RemoteProvider):
         settings = self._settings or self._load()
         if settings is None or settings.mode != "oss" or self._home is None:
             return []
+        from hermes_memory_mem0.backends import build_oss_config  # httpx: only when asked
+
         config = build_oss_config(settings, self._home)
         paths = [config["vector_store"]["config"].get("path"), config["history_db_path"]]
         home = self._home.resolve()
@@ -144,6 +147,8 @@ class Mem0Provider(RemoteProvider):
             return
         # Switch mem0's telemetry off before anything can import it.
         sdk.prepare_environment(self._home, telemetry_opt_in=settings.telemetry)
+        from hermes_memory_mem0.connection import Connection  # httpx and the backends
+
         conn = self._conn = Connection(settings, guard, self._home, self._transport)
         self._recaller = Recaller(conn, lambda: self._user_id, self._known_facts)
         self._tools = Mem0Tools(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_memory_core.kit import (
     CallFailed,
@@ -21,7 +21,9 @@ from hermes_memory_core.kit import (
     truncate_text,
 )
 from hermes_memory_core.worker import SerialWorker
-from hermes_memory_mem0.connection import Connection
+
+if TYPE_CHECKING:
+    from hermes_memory_mem0.connection import Connection
 
 __all__ = ["HEADER", "Recaller", "fact_key", "format_recall", "truncate_message"]
 

@@ -4,7 +4,7 @@ on the caller's thread (the model asked for them), bounded by the HTTP timeouts.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_memory_core import first_threat_message
 from hermes_memory_core.kit import (
@@ -16,7 +16,9 @@ from hermes_memory_core.kit import (
     required_text,
 )
 from hermes_memory_core.toolresult import tool_error, tool_result
-from hermes_memory_mem0.connection import Connection
+
+if TYPE_CHECKING:
+    from hermes_memory_mem0.connection import Connection
 
 __all__ = ["TOOL_NAMES", "Mem0Tools", "tool_schemas"]
 

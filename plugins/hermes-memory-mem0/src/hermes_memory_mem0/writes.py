@@ -9,11 +9,13 @@ Every row carries ``what`` (its name in logs), ``user_id``, ``agent_id`` and ``m
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_memory_core.kit import Write, fact_key
-from hermes_memory_mem0.backends import Backend
-from hermes_memory_mem0.connection import Connection
+
+if TYPE_CHECKING:
+    from hermes_memory_mem0.backends import Backend
+    from hermes_memory_mem0.connection import Connection
 
 __all__ = ["accept", "row", "send"]
 

@@ -109,8 +109,11 @@ class Guard:
         )
 
     # ----------------------------------------------------------------- calling
-    def call(self, operation: str, fn: Callable[[], T]) -> T:
+    def call(self, operation: str, fn: Callable[[], T], *, informative: bool = True) -> T:
         """Run ``fn`` through the breaker.
+
+        ``informative=False`` marks a call whose success proves nothing about the service
+        (answered from a client-side cache): its failure counts, its success does not.
 
         :raises Unavailable: the breaker is open or the guard is closed (not attempted).
         :raises CallFailed: ``fn`` raised; the failure is counted and reported.
@@ -131,7 +134,10 @@ class Guard:
                     continue
                 self.record_failure(failure, operation=operation)
                 raise CallFailed(failure) from exc
-            self.record_success()
+            if informative:
+                self.record_success()
+            else:
+                self.breaker.release_trial()
             return result
 
     def record_success(self) -> None:
