@@ -57,6 +57,9 @@ DENSE_POOL = 50
 #: within the AND hits and within the fallback hits), ``"joint"`` (over both) or ``"rank"``
 #: (position in the lexical ranking).
 LEXICAL_SCORE = "segment"
+#: ``"weighted"`` (the weighted sum above, shipped) or ``"rrf"`` (reciprocal-rank fusion,
+#: kept for measurement: it ranked below the weighted sum on LoCoMo dev).
+FUSION = "weighted"
 #: A fused score also gets this share of the best fused score of its adjacent messages
 #: (measured: 0.5; an answer often sits next to the turn that matches the question).
 FUSED_SMOOTHING = 0.5
@@ -187,6 +190,8 @@ def discover(
     row_of: dict[int, dict[str, Any]] = {}
     match: dict[int, str] = {}
     lexical = [*and_rows, *any_rows]
+    if FUSION == "rrf":  # measured alternative (bench_locomo.py): reciprocal-rank fusion
+        return _rrf(lexical, len(and_rows), dense_hits, limit, sources, needles)
     if LEXICAL_SCORE == "rank":
         lex_scores = [1.0 - i / max(len(lexical), 1) for i in range(len(lexical))]
     elif LEXICAL_SCORE == "joint":
@@ -226,6 +231,34 @@ def discover(
     semantic = {int(r["id"]) for r in rows if r["match"] == "semantic"}
     words = sorted({t.text for t in any_terms(parsed) if len(t.text) > 1}, key=len, reverse=True)
     return Discovery(rows, _FusedHits(rows, sources, needles, semantic, words), hybrid=True)
+
+
+def _rrf(
+    lexical: list[dict[str, Any]],
+    and_count: int,
+    dense_hits: list[Any],
+    limit: int,
+    sources: dict[int, tuple[str, str]],
+    needles: list[str],
+) -> Discovery | None:
+    """Reciprocal-rank fusion, ``1 / (60 + rank)`` summed over both lists (for measurement)."""
+    score: dict[int, float] = {}
+    row_of: dict[int, dict[str, Any]] = {}
+    match: dict[int, str] = {}
+    for i, r in enumerate(lexical):
+        mid = int(r["id"])
+        row_of[mid], match[mid] = r, "and" if i < and_count else "any_terms"
+        score[mid] = 1.0 / (60 + i)
+    for i, hit in enumerate(dense_hits):
+        mid = int(hit.row["id"])
+        row_of.setdefault(mid, hit.row)
+        match.setdefault(mid, "semantic")
+        score[mid] = score.get(mid, 0.0) + 1.0 / (60 + i)
+    ranked = sorted(score, key=lambda mid: (-score[mid], mid))[:limit]
+    rows = [{**row_of[m], "match": match[m]} for m in ranked]
+    for row in rows:
+        row.pop("rank", None)
+    return Discovery(rows, Hits(rows, sources, needles), hybrid=True) if rows else None
 
 
 class _FusedHits(Hits):

@@ -85,7 +85,7 @@ CENTER_SAMPLE = 5000
 QUEUE_SIZE = 4096
 #: Texts per embedder call of the background worker: small, because a local engine serves
 #: one call at a time and a search's query embedding waits for the call in progress.
-WORKER_BATCH = 8
+WORKER_BATCH = 4
 #: Seconds the worker waits after an embedder failure before it tries again.
 FAILURE_BACKOFF = 30.0
 #: On start, the worker picks up pending messages among this many newest (a crash between
@@ -616,7 +616,7 @@ class VectorIndex:
                         return out
         return out
 
-    def close(self, timeout: float = 2.0) -> None:
+    def close(self, timeout: float = 1.0) -> None:
         """Stop the worker (what it has not embedded stays pending); safe to call twice."""
         self._stop.set()
         worker, self._worker = self._worker, None
