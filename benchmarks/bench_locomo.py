@@ -1,29 +1,38 @@
-"""LoCoMo retrieval quality of the session archive's search, next to a plain FTS5 BM25 baseline.
+"""LoCoMo retrieval quality of the session archive: lexical, dense and hybrid side by side,
+and mem0 OSS on the same data in the same run.
 
 For every LoCoMo conversation an archive (`SessionStore`) is built with one archive session per
 LoCoMo session (speaker_a -> ``user``, speaker_b -> ``assistant``; one message per turn,
 ``"{speaker}: {text}"`` plus ``[shares {blip_caption}]`` for image turns). Every question is
-passed verbatim as a query through the real search path — ``SessionStore.search_messages``
-with the ``session_search`` discovery policy (implicit AND first; when that finds fewer than
-k messages and the question has >= 2 content terms, the natural-language fallback,
-``search_messages(..., any_terms=True)``, fills the rest) — and the top-k *messages* are scored against the question's evidence dialog ids.
+passed verbatim as a query through the real search paths:
 
-Baselines, same documents, same run: a bare FTS5 table (``tokenize='unicode61'``, BM25
-``rank``) queried with the question's word tokens OR-ed (``bm25-or``) and AND-ed
-(``bm25-and``).
+* **lexical** — ``SessionStore.search_messages`` with the ``session_search`` discovery policy
+  (implicit AND first; when that finds fewer than k messages and the question has >= 2 content
+  terms, the natural-language fallback fills the rest);
+* **dense** — the archive's vector index alone (``store.vector_index.search``);
+* **hybrid** — ``SessionStore.discover_messages`` with the default embedder attached (the
+  lexical policy fused with dense similarity; ``--weights`` adds other dense weights);
+* **mem0 OSS** — ``mem0.Memory`` with a local on-disk Qdrant, every turn added with
+  ``infer=False`` and embedded by the same embedder, searched with ``Memory.search``
+  (``--no-mem0`` skips it).
+
+The top-k *messages* are scored against the question's evidence dialog ids. Embeddings are
+cached in ``benchmarks/_data`` (git-ignored; the first run embeds the ~3,000 turns with their
+context, several minutes on one core), so every method's latency excludes the question's
+embedding; the live ``embed_query`` time is printed at the end. ``--baselines`` adds a bare
+FTS5 BM25 table queried with the question's words OR-ed / AND-ed.
 
 Metrics (dialog level, per question then mean; ``gold`` = normalised evidence dia_ids):
 ``recall@k`` = |gold ∩ top-k| / |gold| (the LoCoMo paper's "recall accuracy"; its DRAGON
-retriever: 56.7 @5, 66.2 @10), ``all@k`` = gold ⊆ top-k, ``any@k`` = gold ∩ top-k ≠ ∅.
-Categories 1-4 and all 5 are reported separately (locomo-dev.json: 786 and 1,018 questions
-with evidence). ``what-if: proposed`` models, over plain FTS5, the search changes suggested
-for the archive: porter stemming, a function-word-only stop list and neighbour smoothing
-(a message also scores half of its best adjacent message's BM25).
+retriever: 56.7 @5, 66.2 @10), ``any@k`` = gold ∩ top-k ≠ ∅. Categories 1-4 and all 5 are
+reported separately (locomo-dev.json: 786 and 1,018 questions with evidence), and recall by
+category.
 
 The data (CC BY-NC 4.0) is read from ``../shared/benchdata/locomo-dev.json`` next to the repo
 at run time (``--data PATH`` to override); it is never copied.
 
-    .venv/bin/python benchmarks/bench_locomo.py [--data PATH] [--k 5 10 25] [--misses N]
+    .venv/bin/python benchmarks/bench_locomo.py [--data PATH] [--k 5 10 25] [--no-mem0]
+        [--weights 0.4 0.6] [--context N] [--baselines] [--misses N]
 """
 
 from __future__ import annotations
