@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hermes_memory_mcp_server.ids import new_session_id
-from hermes_memory_mcp_server.resources import MEMORY_URI, SNAPSHOT_URI, USER_URI
 
 if TYPE_CHECKING:
     from hermes_memory_mcp_server.bridge import MemoryBridge, ToolOutcome
+    from hermes_memory_mcp_server.resources import MEMORY_URI, SNAPSHOT_URI, USER_URI
     from hermes_memory_mcp_server.server import (
         build_server,
         serve_http,
@@ -38,6 +38,9 @@ __all__ = [
 ]
 
 _LAZY = {
+    "MEMORY_URI": "hermes_memory_mcp_server.resources",
+    "SNAPSHOT_URI": "hermes_memory_mcp_server.resources",
+    "USER_URI": "hermes_memory_mcp_server.resources",
     "MemoryBridge": "hermes_memory_mcp_server.bridge",
     "ToolOutcome": "hermes_memory_mcp_server.bridge",
     "build_server": "hermes_memory_mcp_server.server",
