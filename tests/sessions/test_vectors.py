@@ -292,3 +292,33 @@ def test_binary_pass_keeps_the_nearest_when_only_a_few_are_rescored(
             hits = index.search(query, limit=1)
             found += bool(hits) and hits[0].row["id"] == mid
         assert found >= 11  # of 12: the Hamming pass kept the exact match among 5
+
+
+class PickyEmbedder(HashEmbedder):
+    """Refuses any batch holding the word 'poison' (as a server refuses one bad input)."""
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        if any("poison" in t for t in texts):
+            raise EmbedderUnavailable("test: 400 Bad Request")
+        return super().embed_documents(texts)
+
+
+def test_a_message_the_embedder_refuses_never_blocks_the_others(tmp_path: Path) -> None:
+    with SessionStore(
+        tmp_path / "a.db", embedder=PickyEmbedder(), embed_in_background=False
+    ) as store:
+        store.create_session("s")
+        store.append_message("s", "user", "harmless first message")
+        store.create_session("p")
+        bad = store.append_message("p", "user", "poison payload\x00with a NUL")
+        store.create_session("t")
+        store.append_message("t", "user", "harmless third message")
+        assert store.embed_pending(batch_size=8) == 3
+        assert store.embed_pending() == 0  # not retried forever
+        cov = store.vector_coverage()
+        assert cov["embedded"] == cov["total"] == 3
+        index = store.vector_index
+        assert index is not None
+        query = index.query_vector("poison payload")
+        assert query is not None
+        assert bad not in [h.row["id"] for h in index.search(query, limit=5)]

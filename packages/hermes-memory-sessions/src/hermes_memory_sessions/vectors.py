@@ -392,10 +392,7 @@ class VectorIndex:
                 docs = _documents(conn, [i for i in ids if i not in done])
             if not docs:
                 return 0
-            vectors = self.embedder.embed_documents([text for _, text in docs])
-            if len(vectors) != len(docs):
-                raise RuntimeError(f"{self.model}: {len(vectors)} vectors for {len(docs)} messages")
-            blobs = [quantize(v) for v in vectors]
+            blobs = self._embed_texts([text for _, text in docs])
             with self.store._write() as conn:
                 for (mid, _), blob in zip(docs, blobs, strict=True):
                     # A message deleted meanwhile gets no vector (the trigger already ran).
@@ -408,6 +405,37 @@ class VectorIndex:
             self._failed_until = 0.0
             self.last_error = None
             return len(docs)
+
+    def _embed_texts(self, texts: list[str]) -> list[bytes]:
+        """int8 blobs for ``texts``; ``b""`` marks a text the embedder refuses on its own.
+
+        When a batch fails, each text is tried alone: if some succeed, the failing ones are
+        poison (a text this embedder cannot take) and are marked so that they never block
+        the others again (they count as embedded, search skips them); if every text fails,
+        the embedder itself is down and the error is raised (everything stays pending).
+        """
+        try:
+            vectors = self.embedder.embed_documents(texts)
+            if len(vectors) != len(texts):
+                raise RuntimeError(f"{self.model}: {len(vectors)} vectors for {len(texts)} texts")
+            return [quantize(v) for v in vectors]
+        except Exception:
+            if len(texts) == 1:
+                raise
+        blobs: list[bytes | None] = []
+        last: Exception | None = None
+        for text in texts:
+            try:
+                one = self.embedder.embed_documents([text])
+                blobs.append(quantize(one[0]) if len(one) == 1 else None)
+            except Exception as exc:
+                last = exc
+                blobs.append(None)
+        if all(b is None for b in blobs):
+            raise last if last is not None else RuntimeError(f"{self.model}: no vectors")
+        skipped = sum(b is None for b in blobs)
+        logger.warning("session archive: %d message(s) the embedder refuses are skipped", skipped)
+        return [b if b is not None else b"" for b in blobs]
 
     def pending_ids(self, after: int = 0, limit: int = 256) -> list[int]:
         """Ids of embeddable messages without a vector of this model, ascending, > ``after``."""
