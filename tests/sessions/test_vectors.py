@@ -322,3 +322,36 @@ def test_a_message_the_embedder_refuses_never_blocks_the_others(tmp_path: Path) 
         query = index.query_vector("poison payload")
         assert query is not None
         assert bad not in [h.row["id"] for h in index.search(query, limit=5)]
+
+
+class HungQueryEmbedder(HashEmbedder):
+    """Query embedding never returns until released (a hung server without a timeout)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+
+    def embed_query(self, text: str) -> list[float]:
+        self.release.wait(30)
+        return super().embed_query(text)
+
+
+def test_a_hung_query_embedder_leaves_search_lexical(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vectors, "QUERY_TIMEOUT", 0.2)
+    path = tmp_path / "a.db"
+    with SessionStore(path) as plain:
+        _fill(plain)
+        want = session_search({"query": "violin"}, store=plain)
+    emb = HungQueryEmbedder()
+    store = SessionStore(path, embedder=emb, embed_in_background=False)
+    try:
+        store.embed_pending()
+        # First call waits QUERY_TIMEOUT, the next does not wait for the hung call at all.
+        assert session_search({"query": "violin"}, store=store) == want
+        assert session_search({"query": "violin"}, store=store) == want
+        emb.release.set()
+    finally:
+        emb.release.set()
+        store.close()

@@ -42,6 +42,8 @@ import struct
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -86,6 +88,8 @@ QUEUE_SIZE = 4096
 #: Texts per embedder call of the background worker: small, because a local engine serves
 #: one call at a time and a search's query embedding waits for the call in progress.
 WORKER_BATCH = 4
+#: Seconds a search waits for the query's embedding before it answers lexically.
+QUERY_TIMEOUT = 5.0
 #: Seconds the worker waits after an embedder failure before it tries again.
 FAILURE_BACKOFF = 30.0
 #: On start, the worker picks up pending messages among this many newest (a crash between
@@ -298,6 +302,9 @@ class VectorIndex:
         self._failed_until = 0.0
         self.last_error: str | None = None
         self._worker: threading.Thread | None = None
+        self._query_lock = threading.Lock()
+        self._query_pool: ThreadPoolExecutor | None = None
+        self._query_future: Future[list[float]] | None = None
         if not store.read_only:
             with store._write() as conn:
                 ensure_vector_schema(conn)
@@ -551,9 +558,25 @@ class VectorIndex:
         codes.last_seq = max(codes.last_seq, int(top))
 
     def query_vector(self, text: str) -> npt.NDArray[np.float32] | None:
-        """The query's unit vector, or None when the embedder fails (lexical only then)."""
+        """The query's unit vector, or None when the embedder fails, or takes longer than
+        `QUERY_TIMEOUT` (the search is lexical then; a hung embedder is not waited for again
+        until it returns)."""
+        with self._query_lock:
+            pending = self._query_future
+            if pending is not None and not pending.done():
+                logger.warning("session archive: the embedder is still busy; lexical only")
+                return None
+            if self._query_pool is None:
+                self._query_pool = ThreadPoolExecutor(1, thread_name_prefix="hermes-query-embed")
+            future = self._query_pool.submit(self.embedder.embed_query, text)
+            self._query_future = future
         try:
-            vector = np.asarray(self.embedder.embed_query(text), dtype=np.float32)
+            vector = np.asarray(future.result(timeout=QUERY_TIMEOUT), dtype=np.float32)
+        except FutureTimeout:
+            logger.warning(
+                "session archive: query embedding took over %.0f s; lexical only", QUERY_TIMEOUT
+            )
+            return None
         except Exception as exc:
             logger.warning("session archive: query embedding failed (%s); lexical only", exc)
             return None
@@ -647,6 +670,9 @@ class VectorIndex:
     def close(self, timeout: float = 1.0) -> None:
         """Stop the worker (what it has not embedded stays pending); safe to call twice."""
         self._stop.set()
+        pool, self._query_pool = self._query_pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
         worker, self._worker = self._worker, None
         if worker is not None:
             with contextlib.suppress(queue.Full):
