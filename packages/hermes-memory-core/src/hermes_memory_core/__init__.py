@@ -11,8 +11,9 @@ command that only needs the configuration never loads the threat scanner or plug
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from hermes_memory_core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from hermes_memory_core.config import (
@@ -159,13 +160,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'hermes_memory_core' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"hermes_memory_core.{module}"), name)
-    globals()[name] = value  # later lookups skip __getattr__
-    return value
+__getattr__ = lazy_getattr(__name__, {n: f"hermes_memory_core.{m}" for n, m in _EXPORTS.items()})
 
 
 def __dir__() -> list[str]:

@@ -1,22 +1,28 @@
-"""A tiny reference memory provider: keyword-matched notes in one JSON file.
+"""Two reference memory providers, not meant for real use.
 
-It exists to show the smallest complete provider (the docs tutorial walks through it) and to
-exercise the plugin machinery in tests. It is not meant for real use.
+`NotesProvider` (``example``) is the smallest complete provider: keyword-matched notes in
+one JSON file. `RemoteNotesProvider` (``example-remote``) is a complete remote provider built
+from the adapter kit (`hermes_memory_core.kit`). ``docs/how-to/write-a-provider.md`` walks
+through both.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from hermes_memory_core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from hermes_memory_example.provider import NotesProvider
+    from hermes_memory_example.remote import RemoteNotesProvider
 
-__all__ = ["NotesProvider"]
+__all__ = ["NotesProvider", "RemoteNotesProvider"]
 
 
-def __getattr__(name: str) -> Any:
-    if name == "NotesProvider":
-        from hermes_memory_example.provider import NotesProvider
-
-        return NotesProvider
-    raise AttributeError(f"module 'hermes_memory_example' has no attribute {name!r}")
+__getattr__ = lazy_getattr(
+    __name__,
+    {
+        "NotesProvider": "hermes_memory_example.provider",
+        "RemoteNotesProvider": "hermes_memory_example.remote",
+    },
+)

@@ -8,7 +8,9 @@ Importing this package is cheap: `HonchoProvider` (httpx, the SDK) loads on firs
 from __future__ import annotations
 
 from importlib.metadata import version as _dist_version
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from hermes_memory_core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from hermes_memory_honcho.provider import HonchoProvider
@@ -18,9 +20,4 @@ __all__ = ["HonchoProvider", "__version__"]
 __version__ = _dist_version("hermes-memory-honcho")
 
 
-def __getattr__(name: str) -> Any:
-    if name == "HonchoProvider":
-        from hermes_memory_honcho.provider import HonchoProvider
-
-        return HonchoProvider
-    raise AttributeError(f"module 'hermes_memory_honcho' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, {"HonchoProvider": "hermes_memory_honcho.provider"})

@@ -209,15 +209,13 @@ class HonchoProvider(RemoteProvider):
         return self.active and cfg is not None and cfg.recall_mode != "tools"
 
     # ------------------------------------------------------------------ writes
-    def sync_turn(
-        self,
-        user_content: str,
-        assistant_content: str,
-        *,
-        session_id: str = "",
-        messages: list[dict[str, Any]] | None = None,
-    ) -> None:
-        """Queue the turn for ``session.add_messages``; returns at once, sends in order."""
+    def sync_turn(self, user_content: str, assistant_content: str, **kwargs: Any) -> None:
+        """Queue the turn for ``session.add_messages``; returns at once, sends in order.
+
+        ``session_id`` (keyword) picks the Honcho session; the tool-call messages are not
+        sent (Honcho models what the user and the assistant said).
+        """
+        session_id = str(kwargs.get("session_id") or "")
         if not self.active or not self._writes_enabled or self._client is None:
             return
         client = self._client

@@ -9,7 +9,9 @@ Importing this package imports neither mem0 nor httpx: each name loads on first 
 from __future__ import annotations
 
 from importlib.metadata import version as _dist_version
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from hermes_memory_core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from hermes_memory_mem0.provider import Mem0Provider
@@ -27,10 +29,4 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'hermes_memory_mem0' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_getattr(__name__, _EXPORTS)
