@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_memory_core import MemoryProvider, tool_error, tool_result
-from hermes_memory_core.fsutil import atomic_write_text
+from hermes_memory_core.kit import atomic_write_text
 
 NOTE_TOOL = {
     "name": "example_note",

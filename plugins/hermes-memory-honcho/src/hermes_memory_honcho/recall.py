@@ -12,8 +12,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from hermes_memory_core.kit import CallFailed, Unavailable, fact_key
-from hermes_memory_core.worker import SerialWorker
+from hermes_memory_core.kit import CallFailed, SerialWorker, Unavailable, fact_key
 
 if TYPE_CHECKING:
     from hermes_memory_honcho.client import HonchoClient

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 from hermes_memory_core.kit import (
     CallFailed,
     RecallCache,
+    SerialWorker,
     Unavailable,
     bullet_block,
     fact_key,
     truncate_text,
 )
-from hermes_memory_core.worker import SerialWorker
 
 if TYPE_CHECKING:
     from hermes_memory_mem0.connection import Connection

@@ -12,11 +12,14 @@
 * `Field`, `load_section`, `config_schema` — settings declared once (``config.yaml``,
   environment, defaults, validation messages);
 * `check_tool_call`, `required_text`, `optional_text`, `int_arg`, `choice_arg` — tool
-  arguments.
+  arguments;
+* `SerialWorker` (one ordered background thread with a bounded queue) and
+  `atomic_write_text` (write a file so a reader never sees half of it).
 
 `docs/how-to/write-a-provider.md` builds a complete remote provider from these pieces.
 """
 
+from hermes_memory_core.fsutil import atomic_write_text
 from hermes_memory_core.kit.failures import (
     CallFailed,
     Failure,
@@ -51,6 +54,7 @@ from hermes_memory_core.kit.toolargs import (
     required_text,
 )
 from hermes_memory_core.kit.writes import PendingWrites, Write
+from hermes_memory_core.worker import SerialWorker
 
 __all__ = [
     "CallFailed",
@@ -63,10 +67,12 @@ __all__ = [
     "Recall",
     "RecallCache",
     "RemoteProvider",
+    "SerialWorker",
     "SettingsError",
     "Spool",
     "Unavailable",
     "Write",
+    "atomic_write_text",
     "bullet_block",
     "check_tool_call",
     "choice_arg",
