@@ -204,3 +204,22 @@ def test_importing_the_archive_loads_no_vector_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_closing_the_store_while_the_embedder_loads_is_quiet(
+    tmp_path: Path, embedder: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    from hermes_memory_sessions.embedding_config import attach_configured_embedder
+
+    for _ in range(3):  # either order: attached then closed, or closed before attaching
+        store = SessionStore(tmp_path / "a.db")
+        thread = attach_configured_embedder(store, {"sessions": {"embedder": "default"}})
+        assert thread is not None
+        store.close()
+        thread.join(30)
+        assert not thread.is_alive()
+        index = store.vector_index
+        if index is not None:
+            index.close()
+            assert index._worker is None
+    assert not [r for r in caplog.records if r.levelname in ("WARNING", "ERROR")]

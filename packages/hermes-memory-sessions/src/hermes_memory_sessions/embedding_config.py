@@ -14,6 +14,7 @@ package does not depend on it (install ``hermes-memory-sessions[vectors]``).
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -98,9 +99,13 @@ def attach_configured_embedder(store: Any, config: Any) -> threading.Thread | No
         embedder = build_embedder(section, strict=False)
         if embedder is None:
             return
+        if getattr(store, "_conn", True) is None:
+            return  # closed while the model loaded (a short session): nothing to attach
         try:
             store._attach_embedder(embedder, background=not getattr(store, "read_only", False))
-        except Exception as exc:  # a closed store, a locked file: lexical search goes on
+        except sqlite3.ProgrammingError:
+            return  # closed meanwhile
+        except Exception as exc:  # a locked file, a full disk: lexical search goes on
             logger.warning("session archive: could not attach the embedder (%s)", exc)
 
     thread = threading.Thread(target=run, name="hermes-memory-embedder-load", daemon=True)

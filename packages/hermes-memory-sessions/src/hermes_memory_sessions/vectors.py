@@ -342,6 +342,8 @@ class VectorIndex:
             try:
                 first = self._queue.get(timeout=0.5)
             except queue.Empty:
+                if getattr(self.store, "_conn", True) is None:
+                    return  # the store was closed without closing the index
                 continue
             if first is None:
                 return
