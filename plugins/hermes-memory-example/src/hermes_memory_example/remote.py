@@ -20,8 +20,7 @@ logger = logging.getLogger(__name__)
 
 FIELDS = (
     kit.Field("url", str, "", "Base URL of the notes service.", env="NOTES_URL"),
-    kit.Field("api_key", str, "", "Bearer token, if the service wants one.", env="NOTES_API_KEY",
-          secret=True),
+    kit.Field("api_key", str, "", "Bearer token, if any.", env="NOTES_API_KEY", secret=True),
     kit.Field("timeout", float, 5.0, "Seconds per request.", minimum=0.1),
     kit.Field("retries", int, 1, "Extra attempts after a timeout or a 5xx.", minimum=0),
     kit.Field("breaker_threshold", int, 3, "Consecutive failures that pause calls.", minimum=1),
@@ -64,8 +63,8 @@ class RemoteNotesProvider(kit.RemoteProvider):
         if self._values is None and not self._error:
             try:
                 section = (self._raw_config or {}).get("notes")
-                self._values = kit.load_section(FIELDS, section, where="notes",
-                                            environ=self._environ).values  # fmt: skip
+                loaded = kit.load_section(FIELDS, section, where="notes", environ=self._environ)
+                self._values = loaded.values
             except kit.SettingsError as exc:
                 self._error = str(exc)
         return self._values or {}
@@ -94,8 +93,8 @@ class RemoteNotesProvider(kit.RemoteProvider):
         """Build the guard and the write queue; replay writes spooled by a last shutdown."""
         self._begin(kwargs)
         s = self._settings()
-        guard = self._make_guard(classify, threshold=s.get("breaker_threshold", 3),
-                                 cooldown=s.get("breaker_cooldown", 30.0),
+        threshold, cooldown = s.get("breaker_threshold", 3), s.get("breaker_cooldown", 30.0)
+        guard = self._make_guard(classify, threshold=threshold, cooldown=cooldown,
                                  label="notes service", logger=logger)  # fmt: skip
         guard.retries = s.get("retries", 0)
         if not self.unavailable_reason():
