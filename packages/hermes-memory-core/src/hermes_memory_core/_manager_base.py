@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Self, cast
 from hermes_memory_core import _assembly, _lifetime
 from hermes_memory_core._dispatch import Dispatcher, Kind, Slot, check_hook_signatures
 from hermes_memory_core._egress import EgressPolicy
-from hermes_memory_core._routing import ToolRoutes, normalise_schema
+from hermes_memory_core._routing import ToolRoutes, normalize_schema
 from hermes_memory_core.provider import MemoryProvider, ToolSchema
 from hermes_memory_core.worker import SerialWorker, call_bounded
 
@@ -222,7 +222,7 @@ class ManagerBase:
             if not isinstance(name, str) or not name:
                 raise TypeError(f"name must be a non-empty string, got {name!r}")
             schemas = provider.get_tool_schemas()
-            return name, [s for s in (normalise_schema(s) for s in schemas) if s]
+            return name, [s for s in (normalize_schema(s) for s in schemas) if s]
 
         if local:
             try:

@@ -15,7 +15,7 @@ from hermes_memory_core.provider import ToolSchema
 logger = logging.getLogger("hermes_memory_core.manager")
 
 
-def normalise_schema(schema: Any) -> ToolSchema | None:
+def normalize_schema(schema: Any) -> ToolSchema | None:
     """A bare function schema (``{"name", "description", "parameters"}``), or None."""
     if not isinstance(schema, Mapping):
         return None

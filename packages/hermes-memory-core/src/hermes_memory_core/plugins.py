@@ -65,7 +65,7 @@ DENY_ENV = "HERMES_MEMORY_DISABLE_PLUGINS"
 ProviderFactory = Callable[..., MemoryProvider]
 
 #: Provider names only this project's own distributions may register (the local tiers),
-#: mapped to the distributions allowed to (PEP 503-normalised names).
+#: mapped to the distributions allowed to (PEP 503-normalized names).
 RESERVED_PROVIDER_NAMES: Mapping[str, frozenset[str]] = {
     "builtin": frozenset({"hermes-memory-builtin", "hermes-memory-postgres"}),
     "sessions": frozenset({"hermes-memory-sessions", "hermes-memory-postgres"}),

@@ -77,10 +77,6 @@ class RemoteNotesProvider(kit.RemoteProvider):
             return "set NOTES_URL (or notes.url in config.yaml) to an http(s) URL"
         return ""
 
-    def is_available(self) -> bool:
-        """Configured with a URL (no network)."""
-        return not self.unavailable_reason()
-
     def get_config_schema(self) -> list[dict[str, Any]]:
         """The ``notes:`` settings."""
         return kit.config_schema(FIELDS)

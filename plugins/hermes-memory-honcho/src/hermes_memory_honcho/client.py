@@ -6,6 +6,7 @@ The SDK is imported and its client built on first use, on a background thread.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -117,6 +118,13 @@ class HonchoClient:
                 )
                 self._sessions[key] = session
             return self._sessions[key], user, ai
+
+    def warm(self, key: str) -> None:
+        """`ensure` in the background: a failure is already counted and reported."""
+        try:
+            self.ensure(key)
+        except Exception:
+            logging.getLogger("hermes_memory_honcho").debug("Honcho setup failed", exc_info=True)
 
     def close(self, *, idle: Callable[[], bool]) -> None:
         """Close the HTTP client now if ``idle()``, else once it is (bounded by timeouts)."""

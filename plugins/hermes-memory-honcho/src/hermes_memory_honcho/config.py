@@ -322,7 +322,7 @@ def is_private_host(url: str) -> bool:
 def sanitize_id(raw: str, *, fallback: str = "user", max_len: int = MAX_SESSION_ID) -> str:
     """Make ``raw`` a valid Honcho id: other characters become ``_``; long ids get a hash.
 
-    Distinct inputs that sanitise to the same text stay distinct through the hash suffix
+    Distinct inputs that sanitize to the same text stay distinct through the hash suffix
     whenever characters had to be replaced.
     """
     text = raw.strip()

@@ -19,7 +19,6 @@ from functools import partial
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
-from hermes_memory_core.fencing import sanitize_context
 from hermes_memory_core.kit import Guard, RemoteProvider, fact_key
 from hermes_memory_core.provider import RecallStatus
 from hermes_memory_core.toolresult import tool_error
@@ -89,12 +88,8 @@ class HonchoProvider(RemoteProvider):
         """Every setting with its ``config.yaml`` key, env var, type and default."""
         return config_schema()
 
-    def is_available(self) -> bool:
-        """Configured (API key or base URL), enabled, and ``honcho-ai`` installed. No network."""
-        return not self.unavailable_reason()
-
     def unavailable_reason(self) -> str:
-        """What is missing, in one or two sentences (``""`` when available)."""
+        """What is missing (configuration, ``honcho-ai``), in one or two sentences."""
         cfg = self._settings()
         if cfg is None:
             return f"Honcho configuration is invalid: {self._config_error}"
@@ -140,7 +135,7 @@ class HonchoProvider(RemoteProvider):
         pending = self._start_writes(send, max_pending=cfg.max_pending_turns,
                                      accept=writes.accept, legacy=PENDING_FILE)  # fmt: skip
         if cfg.recall_mode != "tools" or len(pending):
-            pending.worker.submit(partial(_quietly, client.ensure, self._session_key))
+            pending.worker.submit(partial(client.warm, self._session_key))
 
     @property
     def active(self) -> bool:
@@ -215,22 +210,12 @@ class HonchoProvider(RemoteProvider):
         ``session_id`` (keyword) picks the Honcho session; the tool-call messages are not
         sent (Honcho models what the user and the assistant said).
         """
-        session_id = str(kwargs.get("session_id") or "")
-        if not self.active or not self._writes_enabled or self._client is None:
-            return
-        client = self._client
-        limit = client.cfg.message_max_chars
-        items = [
-            (peer, chunk)
-            for peer, text in (
-                (client.user_id, _strip_recall(user_content)),
-                (client.ai_id, assistant_content),
-            )
-            for chunk in writes.split_message(text, limit)
-        ]
-        if items:
+        if self.active and self._writes_enabled and self._client is not None:
+            session_id = str(kwargs.get("session_id") or "")
             key = session_key(session_id) if session_id else self._session_key
-            self._enqueue(writes.messages(key, items))
+            row = writes.turn(self._client, key, user_content, assistant_content)
+            if row is not None:
+                self._enqueue(row)
 
     def on_memory_write(
         self, action: str, target: str, content: str, metadata: dict[str, Any] | None = None
@@ -261,16 +246,3 @@ class HonchoProvider(RemoteProvider):
                 return tool_error(f"Honcho is not available: {reason}")
             return tool_error(f"Unknown tool: {tool_name}")
         return self._tools.handle(tool_name, args)
-
-
-def _strip_recall(text: str) -> str:
-    """A recall block a host left in the user's text is never stored back."""
-    return sanitize_context(text) if "<memory-context" in text.lower() else text
-
-
-def _quietly(fn: Any, *args: Any) -> None:
-    """A background setup step: failures are already counted and reported by the guard."""
-    try:
-        fn(*args)
-    except Exception:
-        logger.debug("Honcho background setup failed", exc_info=True)

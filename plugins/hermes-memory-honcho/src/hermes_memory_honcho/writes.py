@@ -17,7 +17,15 @@ from hermes_memory_honcho.config import ID_PATTERN
 if TYPE_CHECKING:
     from hermes_memory_honcho.client import HonchoClient
 
-__all__ = ["MESSAGES_PER_BATCH", "accept", "conclusion", "messages", "send", "split_message"]
+__all__ = [
+    "MESSAGES_PER_BATCH",
+    "accept",
+    "conclusion",
+    "messages",
+    "send",
+    "split_message",
+    "turn",
+]
 
 #: Messages per ``add_messages`` request (the server's batch limit).
 MESSAGES_PER_BATCH = 100
@@ -32,6 +40,24 @@ def messages(session: str, items: list[tuple[str, str]]) -> Write:
 def conclusion(session: str, peer_id: str, text: str) -> Write:
     """A conclusion about ``peer_id`` (a mirrored curated-memory write)."""
     return {"kind": "conclusion", "session": session, "items": [[peer_id, text]], "sent": 0}
+
+
+def turn(client: HonchoClient, session: str, user: str, assistant: str) -> Write | None:
+    """A finished turn as one ``messages`` row (split at the server's size limit), or None.
+
+    A recall block a host left in the user's text is never stored back.
+    """
+    if "<memory-context" in user.lower():
+        from hermes_memory_core.fencing import sanitize_context  # loads the scanner
+
+        user = sanitize_context(user)
+    limit = client.cfg.message_max_chars
+    items = [
+        (peer, chunk)
+        for peer, text in ((client.user_id, user), (client.ai_id, assistant))
+        for chunk in split_message(text, limit)
+    ]
+    return messages(session, items) if items else None
 
 
 def accept(write: Write) -> bool:

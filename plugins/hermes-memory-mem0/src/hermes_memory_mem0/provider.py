@@ -20,7 +20,7 @@ from hermes_memory_core.provider import RecallStatus
 from hermes_memory_core.toolresult import tool_error
 from hermes_memory_mem0 import sdk, writes
 from hermes_memory_mem0.errors import classify
-from hermes_memory_mem0.recall import Recaller, truncate_message
+from hermes_memory_mem0.recall import Recaller
 from hermes_memory_mem0.settings import (
     CONFIG_FIELDS,
     DEFAULT_USER_ID,
@@ -77,10 +77,6 @@ class Mem0Provider(RemoteProvider):
             return None
         self._settings_error = ""
         return settings
-
-    def is_available(self) -> bool:
-        """True when configured for a mode and the SDK is importable (no network)."""
-        return not self.unavailable_reason()
 
     def unavailable_reason(self) -> str:
         """What is missing, in words a user can act on (``""`` when nothing is).
@@ -207,28 +203,17 @@ class Mem0Provider(RemoteProvider):
         ids = {"user_id": self._user_id, "agent_id": self._agent_id}
         self._enqueue(writes.row(op, what, **ids, **fields))
 
-    def sync_turn(
-        self,
-        user_content: str,
-        assistant_content: str,
-        *,
-        session_id: str = "",
-        messages: list[dict[str, Any]] | None = None,
-    ) -> None:
-        """Queue the finished turn for mem0 (in order, in the background)."""
-        if self._settings is None:
-            return
-        limit, turn = self._settings.sync_max_chars, (user_content, assistant_content)
-        batch = [
-            {"role": role, "content": truncate_message(text or "", limit)}
-            for role, text in zip(("user", "assistant"), turn, strict=True)
-        ]
-        batch = [m for m in batch if m["content"]]
-        meta = {"source": "hermes-turn", "channel": self._platform or "unknown",
-                "session_id": session_id or self._session_id}  # fmt: skip
-        if batch:
-            self._write("add", "sync_turn", messages=batch, infer=self._settings.sync_infer,
-                        metadata=meta)  # fmt: skip
+    def sync_turn(self, user_content: str, assistant_content: str, **kwargs: Any) -> None:
+        """Queue the finished turn for mem0 (in order, in the background); ``session_id``
+        (keyword) is stored with it."""
+        if self._settings is not None:
+            sid = str(kwargs.get("session_id") or self._session_id)
+            batch = writes.turn_messages(user_content, assistant_content, self._settings)
+            meta = {"source": "hermes-turn", "channel": self._platform or "unknown",
+                    "session_id": sid}  # fmt: skip
+            if batch:
+                self._write("add", "sync_turn", messages=batch,
+                            infer=self._settings.sync_infer, metadata=meta)  # fmt: skip
 
     def on_memory_write(
         self, action: str, target: str, content: str, metadata: dict[str, Any] | None = None
@@ -238,16 +223,13 @@ class Mem0Provider(RemoteProvider):
         if not content or self._settings is None or action not in ("add", "replace", "remove"):
             return
         meta = {"source": "hermes-builtin", "target": target, "channel": self._platform or ""}
-        old = str(
-            (metadata or {}).get("previous_content") or (metadata or {}).get("old_text") or ""
-        )
+        old = writes.previous_text(metadata)
         self._known_facts.discard(fact_key(old))
         if action == "remove":
             self._known_facts.discard(fact_key(content))
         else:
             self._known_facts.add(fact_key(content))
-        message = [{"role": "user", "content": content}]
-        fields: dict[str, Any] = {"messages": message, "infer": False} if action == "add" else {}
+        fields = writes.mirror_fields(action, content)
         self._write(action, f"mirror {action}", content=content, old=old, metadata=meta, **fields)
 
     # ------------------------------------------------------------------ tools

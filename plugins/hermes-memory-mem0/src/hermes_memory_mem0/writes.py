@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hermes_memory_core.kit import Write, fact_key
+from hermes_memory_core.kit import Write, fact_key, truncate_text
 
 if TYPE_CHECKING:
     from hermes_memory_mem0.backends import Backend
     from hermes_memory_mem0.connection import Connection
+    from hermes_memory_mem0.settings import Mem0Settings
 
-__all__ = ["accept", "row", "send"]
+__all__ = ["accept", "mirror_fields", "previous_text", "row", "send", "turn_messages"]
 
 _OPS = ("add", "replace", "remove")
 
@@ -25,6 +26,29 @@ _OPS = ("add", "replace", "remove")
 def row(op: str, what: str, **fields: Any) -> Write:
     """A write row (see the module docstring)."""
     return {"op": op, "what": what, **fields}
+
+
+def turn_messages(user: str, assistant: str, settings: Mem0Settings) -> list[dict[str, str]]:
+    """A finished turn as mem0 messages, each cut at a sentence end (``sync_max_chars``)."""
+    limit = settings.sync_max_chars
+    batch = [
+        {"role": role, "content": truncate_text(text or "", limit)}
+        for role, text in (("user", user), ("assistant", assistant))
+    ]
+    return [m for m in batch if m["content"]]
+
+
+def previous_text(metadata: dict[str, Any] | None) -> str:
+    """The entry a curated replace or remove changed (``previous_content`` or ``old_text``)."""
+    meta = metadata or {}
+    return str(meta.get("previous_content") or meta.get("old_text") or "")
+
+
+def mirror_fields(action: str, content: str) -> dict[str, Any]:
+    """Extra row fields of a mirrored curated write (an add stores the entry verbatim)."""
+    if action != "add":
+        return {}
+    return {"messages": [{"role": "user", "content": content}], "infer": False}
 
 
 def accept(write: Write) -> bool:

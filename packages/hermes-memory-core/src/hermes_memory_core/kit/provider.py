@@ -55,6 +55,10 @@ class RemoteProvider(MemoryProvider):
         self._pending: PendingWrites | None = None
         self._closed = False
 
+    def is_available(self) -> bool:
+        """True when `unavailable_reason` finds nothing missing (no network)."""
+        return not self.unavailable_reason()
+
     # ----------------------------------------------------------------- for subclasses
     def _begin(self, kwargs: dict[str, Any]) -> None:
         """The common part of ``initialize``: home, write switch, curated facts."""

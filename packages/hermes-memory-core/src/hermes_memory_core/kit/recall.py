@@ -23,7 +23,7 @@ _SENTENCE_END = re.compile(r"[.!?。！？](?=\s|$)|[。！？]")
 
 
 def fact_key(text: str) -> str:
-    """A normalised key under which two spellings of one fact compare equal.
+    """A normalized key under which two spellings of one fact compare equal.
 
     NFKC (full-width and half-width forms), a leading bullet removed, case-folded,
     whitespace collapsed, trailing punctuation dropped (Latin and CJK).

@@ -1,0 +1,24 @@
+"""Hindsight adapter for hermes-memory: retain, recall and reflect over one memory bank.
+
+Install ``hermes-memory-hindsight``, set ``memory.provider: hindsight`` and either
+``HINDSIGHT_API_KEY`` (Hindsight cloud) or ``HINDSIGHT_MODE=local_external`` with
+``HINDSIGHT_API_URL`` (a server you run). Importing this package is cheap:
+`HindsightProvider` (and the client library) loads on first access.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import version as _dist_version
+from typing import TYPE_CHECKING
+
+from hermes_memory_core.lazy import lazy_getattr
+
+if TYPE_CHECKING:
+    from hermes_memory_hindsight.provider import HindsightProvider
+
+__all__ = ["HindsightProvider", "__version__"]
+# The version lives in pyproject.toml only; installed metadata is its one copy.
+__version__ = _dist_version("hermes-memory-hindsight")
+
+
+__getattr__ = lazy_getattr(__name__, {"HindsightProvider": "hermes_memory_hindsight.provider"})

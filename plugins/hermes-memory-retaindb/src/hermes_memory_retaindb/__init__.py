@@ -1,0 +1,29 @@
+"""RetainDB adapter for hermes-memory: profile and context recall, a crash-safe write queue.
+
+Install ``hermes-memory-retaindb``, set ``memory.provider: retaindb`` and ``RETAINDB_API_KEY``.
+Importing this package is cheap: `RetainDBProvider` loads on first access.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import version as _dist_version
+from typing import TYPE_CHECKING
+
+from hermes_memory_core.lazy import lazy_getattr
+
+if TYPE_CHECKING:
+    from hermes_memory_retaindb.journal import JournaledWrites
+    from hermes_memory_retaindb.provider import RetainDBProvider
+
+__all__ = ["JournaledWrites", "RetainDBProvider", "__version__"]
+# The version lives in pyproject.toml only; installed metadata is its one copy.
+__version__ = _dist_version("hermes-memory-retaindb")
+
+
+__getattr__ = lazy_getattr(
+    __name__,
+    {
+        "RetainDBProvider": "hermes_memory_retaindb.provider",
+        "JournaledWrites": "hermes_memory_retaindb.journal",
+    },
+)
