@@ -1,0 +1,437 @@
+"""`HindsightProvider`: a Hindsight memory bank as the external tier of hermes-memory.
+
+* **Retain** — finished turns are buffered and retained every ``retain_every`` turns into one
+  Hindsight document per session (``update_mode="append"`` on servers from 0.5.0, found
+  with one ``GET /version``; older servers get one document per batch,
+  ``<session>.<n>``). Whatever is buffered is sent at session end, at a session switch and
+  at shutdown. Curated additions are retained too.
+* **Recall** — each turn gets the memories matching the user's message (``recall``) or
+  Hindsight's synthesised answer (``reflect``), fetched on a background worker and waited
+  for at most ``prefetch_wait`` seconds.
+* **Tools** — ``hindsight_retain``, ``hindsight_recall``, ``hindsight_reflect``.
+
+The machinery is the kit's (`hermes_memory_core.kit`): one `Guard` (retries, breaker,
+failure taxonomy, health record) around every call, and `PendingWrites` for ordered retains
+that are spooled at shutdown and replayed at the next start.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import unicodedata
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from hermes_memory_core.kit import (
+    CallFailed,
+    Guard,
+    RecallCache,
+    RemoteProvider,
+    SerialWorker,
+    Unavailable,
+    Write,
+    bullet_block,
+    check_tool_call,
+    choice_arg,
+    fact_key,
+    int_arg,
+    optional_text,
+    required_text,
+    truncate_text,
+)
+from hermes_memory_core.provider import RecallStatus
+from hermes_memory_core.toolresult import tool_error, tool_result
+from hermes_memory_core.worker import TaskHandle
+from hermes_memory_hindsight.config import (
+    BUDGETS,
+    HindsightConfigError,
+    HindsightSettings,
+    load_settings,
+    schema,
+)
+from hermes_memory_hindsight.tools import PROMPT, TOOL_NAMES, TOOL_SCHEMAS
+
+if TYPE_CHECKING:
+    from hermes_memory_hindsight.client import HindsightClient
+
+__all__ = ["HindsightProvider"]
+
+logger = logging.getLogger("hermes_memory_hindsight")
+
+_CONVERSATION = "conversation between the user and the assistant (hermes agent)"
+_CURATED = "a fact the user or the agent chose to keep (hermes curated memory)"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _visible(args: dict[str, Any], key: str, *, max_chars: int = 4000) -> str:
+    """`required_text`, also refusing text made only of invisible characters (zero-width
+    spaces, joiners, direction marks), which ``str.strip`` keeps."""
+    text = required_text(args, key, max_chars=max_chars)
+    if all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text):
+        raise ValueError(f"'{key}' is required and must be a non-empty string")
+    return text
+
+
+def _accept(write: Write) -> bool:
+    """A spooled retain this version can send (corrupt rows are skipped)."""
+    return (
+        isinstance(write.get("content"), str)
+        and bool(write["content"].strip())
+        and isinstance(write.get("document_id", ""), str)
+        and isinstance(write.get("seq", 0), int)
+    )
+
+
+class HindsightProvider(RemoteProvider):
+    """Hindsight (cloud, or a server you run) as a hermes-memory provider.
+
+    :param hermes_home: the hermes home directory (health record, spooled retains,
+        ``config.yaml`` when ``config`` is not given).
+    :param config: the whole parsed ``config.yaml``; settings come from its ``hindsight:``
+        section (see `get_config_schema`), environment variables fill the gaps.
+    :param environ: environment mapping to read instead of ``os.environ``.
+
+    Constructing is cheap: no I/O, no network, no import of the client library.
+    """
+
+    name = "hindsight"
+    _cfg: HindsightSettings | None = None
+    _config_error = ""
+    _init_error = ""
+    _client: HindsightClient | None = None
+    _recall_worker: SerialWorker | None = None
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._session = "default"
+        self._buffer: list[str] = []
+        self._seq: dict[str, int] = {}
+        self._buffer_lock = threading.Lock()
+        self._cache = RecallCache(fresh_seconds=120.0)
+        self._inflight: tuple[str, str, TaskHandle] | None = None
+        self._last_count = 0
+
+    # ------------------------------------------------------------------ configuration
+    def _settings(self) -> HindsightSettings | None:
+        if self._cfg is None and not self._config_error:
+            try:
+                self._cfg = load_settings(self._raw_config, self._home, self._environ)
+            except HindsightConfigError as exc:
+                self._config_error = str(exc)
+        return self._cfg
+
+    @property
+    def settings(self) -> HindsightSettings | None:
+        """The resolved settings, or None when they are invalid (see `unavailable_reason`)."""
+        return self._settings()
+
+    def get_config_schema(self) -> list[dict[str, Any]]:
+        """Every ``hindsight:`` setting with its env var, type and default."""
+        return schema()
+
+    def unavailable_reason(self) -> str:
+        """What is missing (configuration, ``hindsight-client``), in a sentence or two."""
+        cfg = self._settings()
+        if cfg is None:
+            return f"Hindsight configuration is invalid: {self._config_error}"
+        from importlib.util import find_spec
+
+        if find_spec("hindsight_client") is None:
+            return (
+                "The hindsight-client package is not installed: pip install hermes-memory-hindsight"
+            )
+        return cfg.missing()
+
+    # ------------------------------------------------------------------ lifecycle
+    def initialize(self, session_id: str, **kwargs: Any) -> None:
+        """Prepare for ``session_id``; no network (the first call happens in the background).
+
+        Recognised kwargs: ``hermes_home``, ``agent_context`` (retains only for
+        ``"primary"``), ``curated_entries`` (facts the model already sees: never recalled).
+        """
+        self._begin(kwargs)
+        self._session = str(session_id or "default")
+        cfg = self._settings()
+        base_url = cfg.base_url if cfg else ""
+        from hermes_memory_hindsight.client import classify
+
+        guard = self._make_guard(
+            lambda exc: classify(exc, base_url=base_url),
+            threshold=cfg.breaker_threshold if cfg else 3,
+            cooldown=cfg.breaker_cooldown if cfg else 60.0,
+            label="Hindsight",
+            logger=logger,
+        )
+        reason = self.unavailable_reason()
+        if reason or cfg is None:
+            self._init_error = reason
+            logger.warning("Hindsight provider inactive: %s", reason)
+            guard.report("degraded", reason)
+            return
+        if cfg.unknown:
+            logger.warning("hindsight: unknown settings ignored: %s", ", ".join(cfg.unknown))
+        guard.retries = cfg.retries
+        guard.extra.update({"mode": cfg.mode, "bank_id": cfg.bank_id, "url": base_url})
+        from hermes_memory_hindsight.client import HindsightClient
+
+        self._client = HindsightClient(cfg)
+        self._recall_worker = SerialWorker("hindsight-recall", max_queued=1, overflow="drop_oldest")
+        self._init_error = ""
+        self._start_writes(self._send, max_pending=cfg.max_pending, accept=_accept)
+
+    @property
+    def active(self) -> bool:
+        """Initialised with a client (it may still be failing: see `guard`)."""
+        return self._client is not None and not self._init_error and not self._closed
+
+    @property
+    def guard(self) -> Guard | None:
+        """The breaker and health record (None before `initialize`)."""
+        return self._guard
+
+    def on_session_switch(self, new_session_id: str, **kwargs: Any) -> None:
+        """Retain what is buffered for the old session; later turns go to the new one."""
+        self._flush_buffer()
+        self._session = str(new_session_id or "default")
+
+    def on_session_end(self, messages: list[dict[str, Any]]) -> None:
+        """Retain the buffered turns, then wait (bounded) until queued retains are sent."""
+        self._flush_buffer()
+        super().on_session_end(messages)
+
+    def shutdown(self) -> None:
+        """Send what can be sent within the request timeout, spool the rest, close."""
+        if not self._closed:
+            self._flush_buffer()
+        super().shutdown()
+
+    def _flush_timeout(self) -> float:
+        return self._cfg.timeout if self._cfg else 0.0
+
+    def _shutdown_timeout(self) -> float:
+        return min(self._cfg.timeout, 10.0) if self._cfg else 0.0
+
+    def _release(self, drained: bool) -> None:
+        if self._recall_worker is not None:
+            self._recall_worker.close(0)
+        if self._client is not None:
+            self._client.close()
+
+    # ------------------------------------------------------------------ retain
+    def sync_turn(self, user_content: str, assistant_content: str, **kwargs: Any) -> None:
+        """Buffer the turn; every ``retain_every`` turns the buffer is queued for retain."""
+        cfg = self._cfg
+        if not self.active or not self._writes_enabled or cfg is None:
+            return
+        session = str(kwargs.get("session_id") or "") or self._session
+        if session != self._session:
+            self._flush_buffer()
+            self._session = session
+        parts = []
+        if user_content.strip():
+            parts.append(f"User: {user_content.strip()}")
+        if assistant_content.strip():
+            parts.append(f"Assistant: {assistant_content.strip()}")
+        if not parts:
+            return
+        with self._buffer_lock:
+            self._buffer.append("\n".join(parts))
+            full = len(self._buffer) >= cfg.retain_every
+        if full:
+            self._flush_buffer()
+
+    def _flush_buffer(self) -> None:
+        with self._buffer_lock:
+            turns, self._buffer = self._buffer, []
+            if not turns:
+                return
+            session = self._session
+            seq = self._seq.get(session, 0)
+            self._seq[session] = seq + 1
+        self._enqueue(
+            {
+                "document_id": session,
+                "seq": seq,
+                "content": "\n\n".join(turns),
+                "context": _CONVERSATION,
+                "at": _now(),
+            }
+        )
+
+    def on_memory_write(
+        self, action: str, target: str, content: str, metadata: dict[str, Any] | None = None
+    ) -> None:
+        """Retain curated additions (``add`` and ``replace``) as facts of their own."""
+        if action not in ("add", "replace") or not content.strip():
+            return
+        self._known_facts.add(fact_key(content))
+        if self.active:
+            about = "the user" if target == "user" else "the agent's notes"
+            self._enqueue(
+                {
+                    "document_id": "",
+                    "seq": 0,
+                    "content": content.strip(),
+                    "context": f"{_CURATED}, about {about}",
+                    "at": _now(),
+                }
+            )
+
+    def _send(self, write: Write) -> None:
+        guard, client = self._guard, self._client
+        if guard is None or client is None:
+            raise Unavailable("Hindsight is not initialised")
+
+        def retain() -> None:
+            document = str(write.get("document_id") or "")
+            append = bool(document) and client.server_appends()
+            if document and not append:
+                document = f"{document}.{int(write.get('seq') or 0)}"
+            client.retain(
+                str(write["content"]),
+                document_id=document or None,
+                append=append,
+                context=str(write.get("context") or "") or None,
+                timestamp=str(write.get("at") or "") or None,
+                metadata={"source": "hermes-memory"},
+            )
+
+        guard.call("retain", retain)
+
+    # ------------------------------------------------------------------ recall
+    def system_prompt_block(self) -> str:
+        """One short paragraph telling the model what Hindsight gives it."""
+        return PROMPT if self.active else ""
+
+    def _fetch(self, session: str, query: str) -> None:
+        guard, client, cfg = self._guard, self._client, self._cfg
+        if guard is None or client is None or cfg is None:
+            return
+        try:
+            if cfg.prefetch_method == "reflect":
+                answer = guard.call("reflect", lambda: client.reflect(query))
+                text = truncate_text(answer, cfg.recall_max_chars)
+                fresh = bool(text) and fact_key(text) not in self._known_facts
+                block, count = (f"## Hindsight reflection\n{text}", 1) if fresh else ("", 0)
+            else:
+                found = guard.call(
+                    "recall", lambda: client.recall(query, max_tokens=cfg.recall_max_tokens)
+                )
+                block, count = bullet_block(
+                    "## Hindsight memory",
+                    [m.text for m in found],
+                    exclude=self._known_facts,
+                    max_chars=cfg.recall_max_chars,
+                )
+        except (CallFailed, Unavailable) as exc:
+            logger.debug("Hindsight recall skipped: %s", exc)
+            return
+        self._cache.put(session, query, block, count)
+
+    def _start_fetch(self, session: str, query: str) -> TaskHandle | None:
+        inflight = self._inflight
+        if inflight is not None and inflight[:2] == (session, query) and not inflight[2].finished:
+            return inflight[2]
+        worker = self._recall_worker
+        if worker is None:
+            return None
+        handle = worker.call(lambda: self._fetch(session, query), label="hindsight.recall")
+        if handle is not None:
+            self._inflight = (session, query, handle)
+        return handle
+
+    def queue_prefetch(self, query: str, *, session_id: str = "") -> None:
+        """Start recalling for ``query`` in the background."""
+        if self._recall_on() and query.strip():
+            session = session_id or self._session
+            if not self._cache.fresh(session, query.strip()):
+                self._start_fetch(session, query.strip())
+
+    def prefetch(self, query: str, *, session_id: str = "") -> str:
+        """Recall for this turn, waiting at most ``prefetch_wait`` seconds (``""`` if late:
+        the answer is kept for the next turn that asks the same)."""
+        self._last_count = 0
+        cfg = self._cfg
+        if not self._recall_on() or cfg is None or not query.strip():
+            return ""
+        query, session = query.strip(), session_id or self._session
+        if not self._cache.fresh(session, query):
+            handle = self._start_fetch(session, query)
+            if handle is not None:
+                handle.wait(cfg.prefetch_wait)
+        item = self._cache.get(session)
+        if item is None or item.query != query:
+            return ""
+        self._last_count = item.count
+        return item.text
+
+    def recall_status(self) -> RecallStatus | None:
+        """How many memories the last `prefetch` injected (None when it injected nothing)."""
+        count = self._last_count
+        return RecallStatus(provider_label="Hindsight", count=count) if count > 0 else None
+
+    def _recall_on(self) -> bool:
+        return self.active and self._cfg is not None and self._cfg.prefetch_method != "off"
+
+    # ------------------------------------------------------------------ tools
+    def get_tool_schemas(self) -> list[dict[str, Any]]:
+        """``hindsight_retain``, ``hindsight_recall`` and ``hindsight_reflect``."""
+        return [dict(s) for s in TOOL_SCHEMAS]
+
+    def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
+        """Run a ``hindsight_*`` tool; always a JSON string, errors as ``{"error": …}``."""
+        problem = check_tool_call(tool_name, args, TOOL_NAMES)
+        if problem:
+            return tool_error(problem)
+        guard, client = self._guard, self._client
+        if not self.active or guard is None or client is None:
+            reason = self._init_error or "the provider is not initialised or was shut down"
+            return tool_error(f"Hindsight is not available: {reason}")
+        try:
+            if tool_name == "hindsight_retain":
+                if not self._writes_enabled:
+                    return tool_error("hindsight_retain: this agent may not write memories")
+                content = _visible(args, "content", max_chars=20000)
+                context = optional_text(args, "context")
+                guard.call(
+                    "retain",
+                    lambda: client.retain(
+                        content,
+                        context=context or _CURATED,
+                        timestamp=_now(),
+                        metadata={"source": "hermes-memory"},
+                        retain_async=False,
+                    ),
+                )
+                self._known_facts.add(fact_key(content))
+                return tool_result({"result": "Retained.", "bank_id": client.settings.bank_id})
+            query = _visible(args, "query")
+            if tool_name == "hindsight_recall":
+                limit = int_arg(args, "max_results", 10, low=1, high=50)
+                budget = choice_arg(args, "budget", BUDGETS, client.settings.budget)
+                found = guard.call(
+                    "recall",
+                    lambda: client.recall(
+                        query, max_tokens=client.settings.recall_max_tokens * 2, budget=budget
+                    ),
+                )
+                results = [m.as_json() for m in found[:limit]]
+                if not results:
+                    return tool_result({"result": "No relevant memories found.", "count": 0})
+                return tool_result({"results": results, "count": len(results)})
+            budget = choice_arg(args, "budget", BUDGETS, client.settings.budget)
+            context = optional_text(args, "context")
+            answer = guard.call(
+                "reflect", lambda: client.reflect(query, budget=budget, context=context)
+            )
+            return tool_result({"answer": answer or "Hindsight has nothing to say about this."})
+        except ValueError as exc:
+            return tool_error(f"{tool_name}: {exc}")
+        except Unavailable as exc:
+            return tool_error(f"{tool_name}: {exc}")
+        except CallFailed as exc:
+            return tool_error(f"{tool_name} failed: {exc}")

@@ -1,0 +1,178 @@
+"""Fail-open: every failure of the server costs at most its bound, is classified, counted
+by the breaker and written to the health record; unsent retains survive a shutdown."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hindsight_fake import FakeHindsight, SilentServer, refused_url
+
+from hermes_memory_core.health import read_provider_status
+from hermes_memory_hindsight import HindsightProvider
+
+Make = Callable[..., HindsightProvider]
+
+
+def record(home: Path) -> dict[str, object]:
+    found = read_provider_status(home, "hindsight")
+    assert found is not None
+    return dict(found)
+
+
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [(429, "rate_limited"), (500, "server"), (502, "server"), (503, "server")],
+)
+def test_transient_statuses_count_and_are_on_record(
+    fake: FakeHindsight, make: Make, hermes_home: Path, status: int, kind: str
+) -> None:
+    provider = make(fake.url)
+    provider.initialize("s")
+    fake.fail = [status]
+    answer = json.loads(provider.handle_tool_call("hindsight_recall", {"query": "x"}))
+    assert f"HTTP {status}" in answer["error"]
+    rec = record(hermes_home)
+    assert rec["state"] == "degraded" and rec["last_error_kind"] == kind
+    assert provider.prefetch("bees") == ""  # fail-open: no recall, no exception
+    # the server answers again: the record goes back to ok
+    assert json.loads(provider.handle_tool_call("hindsight_recall", {"query": "x"}))["count"] == 0
+    assert record(hermes_home)["state"] == "ok"
+
+
+def test_a_retried_503_is_invisible(fake: FakeHindsight, make: Make, hermes_home: Path) -> None:
+    provider = make(fake.url, retries=1)
+    provider.initialize("s")
+    fake.fail = [503]
+    answer = json.loads(provider.handle_tool_call("hindsight_reflect", {"query": "x"}))
+    assert answer == {"answer": "The user keeps bees."}
+    assert [s.path for s in fake.seen].count("/v1/default/banks/hermes/reflect") == 2
+
+
+def test_bad_credentials_open_the_breaker_at_once(
+    fake: FakeHindsight, make: Make, hermes_home: Path
+) -> None:
+    provider = make(fake.url, api_key="hs-wrong-key")
+    provider.initialize("s")
+    fake.fail = [401]
+    answer = json.loads(provider.handle_tool_call("hindsight_recall", {"query": "x"}))
+    assert "rejected the credentials" in answer["error"] and "HINDSIGHT_API_KEY" in answer["error"]
+    before = len(fake.seen)
+    again = json.loads(provider.handle_tool_call("hindsight_recall", {"query": "x"}))
+    assert "temporarily unavailable" in again["error"]
+    assert len(fake.seen) == before  # not even attempted
+    rec = record(hermes_home)
+    assert rec["state"] == "circuit_open" and rec["last_error_kind"] == "auth"
+    text = json.dumps(rec) + (hermes_home / "memory_providers").joinpath(
+        "hindsight.status.json").read_text()  # fmt: skip
+    assert "hs-wrong-key" not in text
+
+
+@pytest.mark.parametrize("status", [404, 422])
+def test_a_refused_request_does_not_count_against_the_service(
+    fake: FakeHindsight, make: Make, hermes_home: Path, status: int
+) -> None:
+    provider = make(fake.url, breaker_threshold=1)
+    provider.initialize("s")
+    fake.fail = [status]
+    answer = json.loads(provider.handle_tool_call("hindsight_reflect", {"query": "x"}))
+    assert f"HTTP {status}" in answer["error"]
+    assert provider.guard is not None and not provider.guard.is_open
+    assert json.loads(provider.handle_tool_call("hindsight_reflect", {"query": "x"}))["answer"]
+
+
+def test_a_rejected_retain_is_dropped_not_retried_forever(fake: FakeHindsight, make: Make) -> None:
+    provider = make(fake.url)
+    provider.initialize("s")
+    fake.fail = [0, 422]  # /version answers, the retain is refused
+    provider.sync_turn("a turn the server refuses", "ok")
+    provider.sync_turn("a turn it takes", "ok")
+    provider.on_session_end([])
+    assert provider._pending is not None and len(provider._pending) == 0
+    assert [d.content.split("\n")[0] for d in fake.docs] == ["User: a turn it takes"]
+
+
+def test_a_refused_connection_costs_one_attempt_and_opens_the_breaker(
+    make: Make, hermes_home: Path
+) -> None:
+    provider = make(refused_url(), breaker_threshold=2)
+    provider.initialize("s")
+    for _ in range(2):
+        assert provider.prefetch("anything") == ""
+    rec = record(hermes_home)
+    assert rec["state"] == "circuit_open" and rec["last_error_kind"] == "connection"
+    answer = json.loads(provider.handle_tool_call("hindsight_recall", {"query": "x"}))
+    assert "temporarily unavailable" in answer["error"]
+
+
+def test_a_hanging_server_costs_a_turn_at_most_its_bound(make: Make, hermes_home: Path) -> None:
+    silent = SilentServer()
+    try:
+        provider = make(silent.url, timeout=0.5, prefetch_wait=0.2)
+        provider.initialize("s")
+        assert provider.prefetch("bees") == ""  # gave up waiting; the server still hangs
+        answer = json.loads(provider.handle_tool_call("hindsight_recall", {"query": "x"}))
+        assert "did not answer in time" in answer["error"]
+        assert record(hermes_home)["last_error_kind"] == "timeout"
+        provider.sync_turn("kept while the server hangs", "ok")
+        provider.shutdown()  # bounded: the hung retain is cancelled and spooled
+        spooled = list(hermes_home.glob("hindsight_pending.*.json"))
+        assert len(spooled) == 1
+        assert "kept while the server hangs" in spooled[0].read_text(encoding="utf-8")
+    finally:
+        silent.close()
+
+
+def test_a_server_that_answers_slowly_is_used_by_the_next_turn(
+    fake: FakeHindsight, make: Make
+) -> None:
+    from hindsight_fake import Doc
+
+    fake.docs.append(Doc("hermes", None, "Momo is the dog", None, None))
+    fake.hang = threading.Event()
+    provider = make(fake.url, prefetch_wait=0.1)
+    provider.initialize("s")
+    assert provider.prefetch("Momo") == ""  # not ready within prefetch_wait
+    fake.hang.set()
+    fake.hang = None
+    handle = provider._inflight
+    assert handle is not None and handle[2].wait(5)
+    assert provider.prefetch("Momo") == "## Hindsight memory\n- Momo is the dog"
+
+
+def test_unsent_retains_are_spooled_at_shutdown_and_replayed_at_start(
+    make: Make, hermes_home: Path
+) -> None:
+    down = refused_url()
+    first = make(down, breaker_threshold=1)
+    first.initialize("s1")
+    first.sync_turn("remember the 合言葉 is 山", "ok")
+    first.on_memory_write("add", "user", "Prefers 中文")
+    first.shutdown()
+    spooled = list(hermes_home.glob("hindsight_pending.*.json"))
+    assert len(spooled) == 1
+    assert oct(spooled[0].stat().st_mode & 0o777) == "0o600"
+    server = FakeHindsight()
+    try:
+        second = make(server.url)
+        second.initialize("s2")
+        second.on_session_end([])
+        assert [(d.document_id, d.content) for d in server.docs] == [
+            ("s1", "User: remember the 合言葉 is 山\nAssistant: ok"),
+            (None, "Prefers 中文"),
+        ]
+        assert list(hermes_home.glob("hindsight_pending.*")) == []
+    finally:
+        server.close()
+
+
+def test_a_corrupt_spool_row_is_skipped(fake: FakeHindsight, make: Make, hermes_home: Path) -> None:
+    rows = [{"content": 7}, {"document_id": "s0", "seq": 0, "content": "good row"}, "junk"]
+    (hermes_home / "hindsight_pending.1.1.json").write_text(json.dumps(rows), encoding="utf-8")
+    provider = make(fake.url)
+    provider.initialize("s")
+    provider.on_session_end([])
+    assert [d.content for d in fake.docs] == ["good row"]
