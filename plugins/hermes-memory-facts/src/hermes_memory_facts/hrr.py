@@ -88,7 +88,8 @@ def atom(word: str, dim: int) -> Vector:
 
     raw = np.frombuffer(_phases(word, dim), dtype="<u2").astype(np.float64)
     theta = raw * (2.0 * math.pi / 65536.0)
-    return np.exp(1j * theta).astype(np.complex64)
+    out: Vector = np.exp(1j * theta).astype(np.complex64)
+    return out
 
 
 def zeros(dim: int) -> Vector:
@@ -116,7 +117,8 @@ def bundle(*vectors: Vector) -> Vector:
 
     if not vectors:
         raise ValueError("bundle() needs at least one vector")
-    return np.sum(np.stack(vectors), axis=0).astype(np.complex64)
+    out: Vector = np.sum(np.stack(vectors), axis=0).astype(np.complex64)
+    return out
 
 
 def similarity(a: Vector, b: Vector) -> float:

@@ -13,6 +13,7 @@ import unicodedata
 
 __all__ = [
     "MAX_CONTENT_CHARS",
+    "alias_pairs",
     "clean_content",
     "extract_entities",
     "extract_session_facts",
@@ -27,13 +28,15 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+(?:['’.\-][^\W_{_CJK}]+)*", re.UNICODE)
 _CJK_RUN = re.compile(rf"^[{_CJK}]+$")
 
-STOP_WORDS = frozenset(
-    """a an the and or but if of to in on at by for with from as is are was were be been being
-    do does did done have has had having i me my we our you your he she it its they them their
-    this that these those what which who whom whose when where why how not no yes so than then
-    there here about into over under again just also very can could would should will shall may
-    might must any all some each few more most other such only own same too s t don""".split()
+_STOP_WORD_TEXT = (
+    "a an the and or but if of to in on at by for with from as is are was were be been "
+    "being do does did done have has had having i me my we our you your he she it its "
+    "they them their this that these those what which who whom whose when where why how "
+    "not no yes so than then there here about into over under again just also very can "
+    "could would should will shall may might must any all some each few more most other "
+    "such only own same too s t don "
 )
+STOP_WORDS = frozenset(_STOP_WORD_TEXT.split())
 
 
 def _strip_invisible(text: str) -> str:
@@ -73,17 +76,26 @@ def terms(text: str, *, keep_stop_words: bool = False) -> list[str]:
 
 
 # ----------------------------------------------------------------- entities
-_QUOTED = re.compile(r"\"([^\"\n]{2,80})\"|“([^”\n]{2,80})”|「([^」\n]{1,80})」|『([^』\n]{1,80})』")
+_QUOTED = re.compile(
+    r"\"([^\"\n]{2,80})\"|“([^”\n]{2,80})”|「([^」\n]{1,80})」|『([^』\n]{1,80})』"
+)
 _AKA = re.compile(
     r"\b([A-Z][\w\-]*(?:\s+[A-Z][\w\-]*){0,4})\s*,?\s+(?:aka|a\.k\.a\.|also known as)\s+"
     r"([A-Z][\w\-]*(?:\s+[A-Z][\w\-]*){0,4})"
 )
 _CAPITALISED = re.compile(r"\b[A-Z][\w\-]*(?:\s+(?:of\s+|de\s+|the\s+)?[A-Z][\w\-]*){0,7}")
-_GENERIC_STARTS = frozenset(
-    """the this that these those it we i you he she they our my your his her their a an
-    if when while after before then also yes no please thanks today yesterday tomorrow
-    monday tuesday wednesday thursday friday saturday sunday""".split()
+_GENERIC_TEXT = (
+    "the this that these those it we i you he she they our my your his her their a an if "
+    "when while after before then also yes no please thanks today yesterday tomorrow "
+    "monday tuesday wednesday thursday friday saturday sunday "
 )
+_GENERIC_STARTS = frozenset(_GENERIC_TEXT.split())
+
+
+def alias_pairs(text: str) -> list[tuple[str, str]]:
+    """``(name, alias)`` for every ``X aka Y`` / ``X also known as Y`` in ``text``."""
+    text = _strip_invisible(unicodedata.normalize("NFKC", text))
+    return [(m.group(1).strip(), m.group(2).strip()) for m in _AKA.finditer(text)]
 
 
 def extract_entities(text: str) -> list[str]:
