@@ -183,24 +183,36 @@ class HindsightClient:
     """
 
     def __init__(self, settings: HindsightSettings) -> None:
-        from hindsight_client import Hindsight
-
-        try:
-            ours = metadata.version("hermes-memory-hindsight")
-        except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout
-            ours = "0"
         self.settings = settings
         self.loop = LoopThread("hindsight-loop")
-        self.sdk = Hindsight(
-            base_url=settings.base_url,
-            api_key=settings.api_key or None,
-            timeout=settings.timeout,
-            user_agent=f"hermes-memory-hindsight/{ours}",
-            max_attempts=1,
-        )
+        self._sdk: Any = None
+        self._sdk_lock = threading.Lock()
         self._append: bool | None = None
 
+    @property
+    def sdk(self) -> Any:
+        """The ``hindsight_client.Hindsight`` instance, built (and the library imported,
+        which takes a second or two) on first use, never in ``initialize``."""
+        with self._sdk_lock:
+            if self._sdk is None:
+                from hindsight_client import Hindsight
+
+                try:
+                    ours = metadata.version("hermes-memory-hindsight")
+                except metadata.PackageNotFoundError:  # pragma: no cover - from a checkout
+                    ours = "0"
+                s = self.settings
+                self._sdk = Hindsight(
+                    base_url=s.base_url,
+                    api_key=s.api_key or None,
+                    timeout=s.timeout,
+                    user_agent=f"hermes-memory-hindsight/{ours}",
+                    max_attempts=1,
+                )
+            return self._sdk
+
     def _run(self, factory: Callable[[], Awaitable[T]]) -> T:
+        _ = self.sdk  # imported on the calling worker, not on the event loop
         return self.loop.run(factory, self.settings.timeout)
 
     def server_appends(self) -> bool:
@@ -273,4 +285,6 @@ class HindsightClient:
 
     def close(self) -> None:
         """Cancel calls in flight, close the HTTP session and stop the loop (bounded)."""
-        self.loop.close(self.sdk.aclose, timeout=2.0)
+        with self._sdk_lock:
+            sdk = self._sdk
+        self.loop.close(sdk.aclose if sdk is not None else None, timeout=2.0)

@@ -180,6 +180,8 @@ class HindsightProvider(RemoteProvider):
 
         self._client = HindsightClient(cfg)
         self._recall_worker = SerialWorker("hindsight-recall", max_queued=1, overflow="drop_oldest")
+        client = self._client
+        self._recall_worker.submit(lambda: client.sdk)  # import the library off the turn
         self._init_error = ""
         self._start_writes(self._send, max_pending=cfg.max_pending, accept=_accept)
 
