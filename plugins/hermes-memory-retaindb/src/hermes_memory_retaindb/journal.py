@@ -46,8 +46,8 @@ class JournaledWrites(PendingWrites):
     def _journal(self, write: Write) -> Path | None:
         if self.home is None:
             return None
-        stamp = max(time.time_ns(), self._last_stamp + 1)  # strictly increasing: keeps order
-        self._last_stamp = stamp
+        with self._lock:  # strictly increasing stamps: replay keeps the order of queueing
+            stamp = self._last_stamp = max(time.time_ns(), self._last_stamp + 1)
         path = self.home / f"{self.guard.name}_pending.{os.getpid()}.{stamp}.sending"
         try:
             atomic_write_text(path, json.dumps([write], ensure_ascii=False), mode=0o600)
@@ -60,10 +60,9 @@ class JournaledWrites(PendingWrites):
 
     def enqueue(self, write: Write) -> None:
         """Save ``write`` to its journal file, queue it and start a flush (returns at once)."""
-        with self._lock:
-            path = self._journal(write)
-            if path is not None:
-                # Settled like a replayed file: deleted once its one write leaves the queue.
+        path = self._journal(write)
+        if path is not None:
+            with self._lock:  # settled like a replayed file: deleted once its write leaves
                 self._claimed[path] = 1
         self._add([(write, path)])
         self.worker.submit(self.flush)
