@@ -1,0 +1,23 @@
+"""Supermemory adapter for hermes-memory: recall, profile, session ingest and tools.
+
+Install ``hermes-memory-supermemory``, set ``memory.provider: supermemory`` and
+``SUPERMEMORY_API_KEY``. Importing this package is cheap: `SupermemoryProvider` (and the
+``supermemory`` SDK with httpx) loads on first access.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import version as _dist_version
+from typing import TYPE_CHECKING
+
+from hermes_memory_core.lazy import lazy_getattr
+
+if TYPE_CHECKING:
+    from hermes_memory_supermemory.provider import SupermemoryProvider
+
+__all__ = ["SupermemoryProvider", "__version__"]
+# The version lives in pyproject.toml only; installed metadata is its one copy.
+__version__ = _dist_version("hermes-memory-supermemory")
+
+
+__getattr__ = lazy_getattr(__name__, {"SupermemoryProvider": "hermes_memory_supermemory.provider"})

@@ -1,0 +1,497 @@
+"""`SupermemoryProvider`: a Supermemory container as the external tier of hermes-memory.
+
+* **Recall** — each turn searches the container for the user's message (on a background
+  worker, waited for at most ``prefetch_wait`` seconds); every ``profile_every`` turns the
+  container profile (stable facts and current context) comes with it.
+* **Ingest** — finished turns are buffered and sent as one Supermemory document per
+  session (document id = session id; Supermemory appends when an id is re-used) at session
+  end, before context compression, at a session switch/reset and at shutdown. Curated
+  memory additions are mirrored as documents of their own.
+* **Tools** — ``supermemory_save``, ``supermemory_search``, ``supermemory_forget``,
+  ``supermemory_profile``.
+
+The container tag is the SDK's *namespace*: every call is scoped to ``/ns/{tag}/…``.
+The machinery is the kit's (`hermes_memory_core.kit`): one `Guard` (retries, breaker,
+failure taxonomy, health record) around every call, and `PendingWrites` for ordered writes
+that are spooled at shutdown and replayed at the next start.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import unicodedata
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from hermes_memory_core.kit import (
+    CallFailed,
+    Guard,
+    RecallCache,
+    RemoteProvider,
+    SerialWorker,
+    Unavailable,
+    Write,
+    bullet_block,
+    check_tool_call,
+    fact_key,
+    int_arg,
+    optional_text,
+    required_text,
+)
+from hermes_memory_core.provider import RecallStatus
+from hermes_memory_core.toolresult import tool_error, tool_result
+from hermes_memory_core.worker import TaskHandle
+from hermes_memory_supermemory.config import (
+    SupermemoryConfigError,
+    SupermemorySettings,
+    load_settings,
+    namespace_for,
+    schema,
+)
+from hermes_memory_supermemory.tools import PROMPT, TOOL_NAMES, TOOL_SCHEMAS
+
+if TYPE_CHECKING:
+    from hermes_memory_supermemory.client import SupermemoryClient
+
+__all__ = ["SupermemoryProvider"]
+
+logger = logging.getLogger("hermes_memory_supermemory")
+
+_SOURCE = {"source": "hermes-memory"}
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _invisible_only(text: str) -> bool:
+    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)
+
+
+def _visible(args: dict[str, Any], key: str, *, max_chars: int = 4000) -> str:
+    """`required_text`, also refusing text made only of invisible characters (zero-width
+    spaces, joiners, direction marks), which ``str.strip`` keeps."""
+    text = required_text(args, key, max_chars=max_chars)
+    if _invisible_only(text):
+        raise ValueError(f"'{key}' is required and must be a non-empty string")
+    return text
+
+
+def _accept(write: Write) -> bool:
+    """A spooled write this version can send (corrupt rows are skipped)."""
+    return (
+        isinstance(write.get("content"), str)
+        and bool(write["content"].strip())
+        and isinstance(write.get("namespace"), str)
+        and isinstance(write.get("document_id", ""), str)
+        and isinstance(write.get("kind", ""), str)
+    )
+
+
+def _parts(text: str, limit: int) -> list[str]:
+    """``text`` cut into pieces of at most ``limit`` characters, at turn boundaries when
+    possible (a single longer turn is cut where it must be)."""
+    out: list[str] = []
+    current = ""
+    for turn in text.split("\n\n"):
+        while len(turn) > limit:
+            if current:
+                out.append(current)
+                current = ""
+            out.append(turn[:limit])
+            turn = turn[limit:]
+        joined = f"{current}\n\n{turn}" if current else turn
+        if len(joined) > limit:
+            out.append(current)
+            current = turn
+        else:
+            current = joined
+    if current:
+        out.append(current)
+    return out
+
+
+class SupermemoryProvider(RemoteProvider):
+    """Supermemory as a hermes-memory provider.
+
+    :param hermes_home: the hermes home directory (health record, spooled writes,
+        ``config.yaml`` when ``config`` is not given).
+    :param config: the whole parsed ``config.yaml``; settings come from its
+        ``supermemory:`` section (see `get_config_schema`), environment variables fill the
+        gaps.
+    :param transport: an ``httpx`` transport replacing the network (tests).
+    :param environ: environment mapping to read instead of ``os.environ``.
+
+    Constructing is cheap: no I/O, no network, no import of the SDK.
+    """
+
+    name = "supermemory"
+    _cfg: SupermemorySettings | None = None
+    _config_error = ""
+    _init_error = ""
+    _client: SupermemoryClient | None = None
+    _recall_worker: SerialWorker | None = None
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._session = "default"
+        self._namespace = ""
+        self._buffer: list[str] = []
+        self._buffer_lock = threading.Lock()
+        self._cache = RecallCache(fresh_seconds=120.0)
+        self._inflight: tuple[str, str, TaskHandle] | None = None
+        self._last_count = 0
+        self._turns = 0
+
+    # ------------------------------------------------------------------ configuration
+    def _settings(self) -> SupermemorySettings | None:
+        if self._cfg is None and not self._config_error:
+            try:
+                self._cfg = load_settings(self._raw_config, self._home, self._environ)
+            except SupermemoryConfigError as exc:
+                self._config_error = str(exc)
+        return self._cfg
+
+    @property
+    def settings(self) -> SupermemorySettings | None:
+        """The resolved settings, or None when they are invalid (see `unavailable_reason`)."""
+        return self._settings()
+
+    @property
+    def namespace(self) -> str:
+        """The Supermemory namespace in use (``""`` before `initialize`)."""
+        return self._namespace
+
+    def get_config_schema(self) -> list[dict[str, Any]]:
+        """Every ``supermemory:`` setting with its env var, type and default."""
+        return schema()
+
+    def unavailable_reason(self) -> str:
+        """What is missing (configuration, the ``supermemory`` SDK), in a sentence."""
+        cfg = self._settings()
+        if cfg is None:
+            return f"Supermemory configuration is invalid: {self._config_error}"
+        from importlib.util import find_spec
+
+        if find_spec("supermemory") is None:
+            return "The supermemory package is not installed: pip install hermes-memory-supermemory"
+        return cfg.missing()
+
+    # ------------------------------------------------------------------ lifecycle
+    def initialize(self, session_id: str, **kwargs: Any) -> None:
+        """Prepare for ``session_id``; no network (the SDK loads on the first call).
+
+        Recognised kwargs: ``hermes_home``, ``agent_context`` (writes only for
+        ``"primary"``), ``curated_entries`` (facts the model already sees: never recalled),
+        ``user_id`` (fills ``{identity}`` in the container tag).
+        """
+        self._begin(kwargs)
+        self._session = str(session_id or "default")
+        cfg = self._settings()
+        base_url = cfg.base_url if cfg else ""
+        from hermes_memory_supermemory.client import classify
+
+        guard = self._make_guard(
+            lambda exc: classify(exc, base_url=base_url),
+            threshold=cfg.breaker_threshold if cfg else 3,
+            cooldown=cfg.breaker_cooldown if cfg else 60.0,
+            label="Supermemory",
+            logger=logger,
+        )
+        reason = self.unavailable_reason()
+        if not reason and cfg is not None:
+            try:
+                self._namespace = namespace_for(cfg.container_tag, str(kwargs.get("user_id") or ""))
+            except SupermemoryConfigError as exc:
+                reason = f"Supermemory configuration is invalid: {exc}"
+        if reason or cfg is None:
+            self._init_error = reason
+            logger.warning("Supermemory provider inactive: %s", reason)
+            guard.report("degraded", reason)
+            return
+        if cfg.unknown:
+            logger.warning("supermemory: unknown settings ignored: %s", ", ".join(cfg.unknown))
+        guard.retries = cfg.retries
+        guard.extra.update({"namespace": self._namespace, "url": base_url})
+        from hermes_memory_supermemory.client import SupermemoryClient
+
+        self._client = SupermemoryClient(cfg, self._namespace, self._transport)
+        self._recall_worker = SerialWorker(
+            "supermemory-recall", max_queued=1, overflow="drop_oldest"
+        )
+        self._init_error = ""
+        self._start_writes(self._send, max_pending=cfg.max_pending, accept=_accept)
+
+    @property
+    def active(self) -> bool:
+        """Initialised with a client (it may still be failing: see `guard`)."""
+        return self._client is not None and not self._init_error and not self._closed
+
+    @property
+    def guard(self) -> Guard | None:
+        """The breaker and health record (None before `initialize`)."""
+        return self._guard
+
+    def on_session_switch(self, new_session_id: str, **kwargs: Any) -> None:
+        """Ingest what is buffered for the old session; later turns go to the new one."""
+        self._ingest()
+        self._session = str(new_session_id or "default")
+        self._turns = 0
+
+    def on_pre_compress(self, messages: list[dict[str, Any]]) -> str:
+        """Ingest the buffered turns before the context is summarised (nothing to carry)."""
+        self._ingest()
+        return ""
+
+    def on_session_end(self, messages: list[dict[str, Any]]) -> None:
+        """Ingest the buffered turns, then wait (bounded) until queued writes are sent."""
+        self._ingest()
+        super().on_session_end(messages)
+
+    def shutdown(self) -> None:
+        """Send what can be sent within the request timeout, spool the rest, close."""
+        if not self._closed:
+            self._ingest()
+        super().shutdown()
+
+    def _flush_timeout(self) -> float:
+        return self._cfg.timeout * 2 if self._cfg else 0.0
+
+    def _shutdown_timeout(self) -> float:
+        return min(self._cfg.timeout, 10.0) if self._cfg else 0.0
+
+    def _release(self, drained: bool) -> None:
+        if self._recall_worker is not None:
+            self._recall_worker.close(0)
+        if self._client is not None:
+            self._client.close()
+
+    # ------------------------------------------------------------------ writes
+    def _capturing(self) -> bool:
+        return self.active and self._writes_enabled and bool(self._cfg and self._cfg.auto_capture)
+
+    def sync_turn(self, user_content: str, assistant_content: str, **kwargs: Any) -> None:
+        """Buffer the turn for this session's document (sent at the next ingest point)."""
+        if not self._capturing():
+            return
+        session = str(kwargs.get("session_id") or "") or self._session
+        if session != self._session:
+            self._ingest()
+            self._session = session
+        parts = []
+        if user_content.strip():
+            parts.append(f"User: {user_content.strip()}")
+        if assistant_content.strip():
+            parts.append(f"Assistant: {assistant_content.strip()}")
+        if parts:
+            with self._buffer_lock:
+                self._buffer.append("\n".join(parts))
+
+    def _ingest(self) -> None:
+        cfg = self._cfg
+        with self._buffer_lock:
+            turns, self._buffer = self._buffer, []
+        if not turns or cfg is None or not self._capturing():
+            return
+        at = _now()
+        for part in _parts("\n\n".join(turns), cfg.max_session_chars):
+            self._enqueue(
+                {
+                    "namespace": self._namespace,
+                    "document_id": self._session,
+                    "content": part,
+                    "kind": "conversation",
+                    "at": at,
+                }
+            )
+
+    def on_memory_write(
+        self, action: str, target: str, content: str, metadata: dict[str, Any] | None = None
+    ) -> None:
+        """Mirror curated additions (``add`` and ``replace``) as documents of their own."""
+        if action not in ("add", "replace") or not content.strip():
+            return
+        self._known_facts.add(fact_key(content))
+        if self._capturing():
+            self._enqueue(
+                {
+                    "namespace": self._namespace,
+                    "document_id": "",
+                    "content": content.strip(),
+                    "kind": "user" if target == "user" else "memory",
+                    "at": _now(),
+                }
+            )
+
+    def _send(self, write: Write) -> None:
+        guard, client = self._guard, self._client
+        if guard is None or client is None:
+            raise Unavailable("Supermemory is not initialised")
+        kind = str(write.get("kind") or "conversation")
+        guard.call(
+            "add",
+            lambda: client.add(
+                str(write["content"]),
+                document_id=str(write.get("document_id") or "") or None,
+                metadata={**_SOURCE, "kind": kind},
+                date=str(write.get("at") or "") or None,
+                namespace=str(write["namespace"]),
+            ),
+        )
+
+    # ------------------------------------------------------------------ recall
+    def system_prompt_block(self) -> str:
+        """One short paragraph telling the model what Supermemory gives it."""
+        return PROMPT if self.active else ""
+
+    def _fetch(self, session: str, query: str, with_profile: bool) -> None:
+        guard, client, cfg = self._guard, self._client, self._cfg
+        if guard is None or client is None or cfg is None:
+            return
+        blocks: list[str] = []
+        count = 0
+        try:
+            if with_profile:
+                static, dynamic = guard.call("profile", client.profile)
+                block, n = bullet_block(
+                    "## Supermemory profile",
+                    static + dynamic,
+                    exclude=self._known_facts,
+                    max_chars=cfg.recall_max_chars // 2,
+                )
+                if block:
+                    blocks.append(block)
+                    count += n
+            found = guard.call("search", lambda: client.search(query, limit=cfg.search_limit))
+        except (CallFailed, Unavailable) as exc:
+            logger.debug("Supermemory recall skipped: %s", exc)
+            return
+        shown = {fact_key(line[2:]) for b in blocks for line in b.splitlines()[1:]}
+        block, n = bullet_block(
+            "## Supermemory memory",
+            [f.text for f in found],
+            exclude=self._known_facts | shown,
+            max_chars=cfg.recall_max_chars - sum(len(b) for b in blocks),
+        )
+        if block:
+            blocks.append(block)
+            count += n
+        self._cache.put(session, query, "\n\n".join(blocks), count)
+
+    def _start_fetch(self, session: str, query: str, with_profile: bool) -> TaskHandle | None:
+        inflight = self._inflight
+        if inflight is not None and inflight[:2] == (session, query) and not inflight[2].finished:
+            return inflight[2]
+        worker = self._recall_worker
+        if worker is None:
+            return None
+        handle = worker.call(
+            lambda: self._fetch(session, query, with_profile), label="supermemory.recall"
+        )
+        if handle is not None:
+            self._inflight = (session, query, handle)
+        return handle
+
+    def _profile_due(self) -> bool:
+        every = self._cfg.profile_every if self._cfg else 0
+        return every > 0 and (self._turns - 1) % every == 0
+
+    def queue_prefetch(self, query: str, *, session_id: str = "") -> None:
+        """Start recalling for ``query`` in the background."""
+        if self._recall_on() and query.strip():
+            session = session_id or self._session
+            if not self._cache.fresh(session, query.strip()):
+                self._start_fetch(session, query.strip(), False)
+
+    def prefetch(self, query: str, *, session_id: str = "") -> str:
+        """Recall for this turn, waiting at most ``prefetch_wait`` seconds (``""`` if late:
+        the answer is kept for the next turn that asks the same)."""
+        self._last_count = 0
+        cfg = self._cfg
+        if not self._recall_on() or cfg is None or not query.strip():
+            return ""
+        self._turns += 1
+        query, session = query.strip(), session_id or self._session
+        profile = self._profile_due()
+        if profile or not self._cache.fresh(session, query):
+            handle = self._start_fetch(session, query, profile)
+            if handle is not None:
+                handle.wait(cfg.prefetch_wait)
+        item = self._cache.get(session)
+        if item is None or item.query != query:
+            return ""
+        self._last_count = item.count
+        return item.text
+
+    def recall_status(self) -> RecallStatus | None:
+        """How many memories the last `prefetch` injected (None when it injected nothing)."""
+        count = self._last_count
+        return RecallStatus(provider_label="Supermemory", count=count) if count > 0 else None
+
+    def _recall_on(self) -> bool:
+        return self.active and self._cfg is not None and self._cfg.auto_recall
+
+    # ------------------------------------------------------------------ tools
+    def get_tool_schemas(self) -> list[dict[str, Any]]:
+        """``supermemory_save``, ``_search``, ``_forget`` and ``_profile``."""
+        return [dict(s) for s in TOOL_SCHEMAS]
+
+    def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
+        """Run a ``supermemory_*`` tool; always a JSON string, errors as ``{"error": …}``."""
+        problem = check_tool_call(tool_name, args, TOOL_NAMES)
+        if problem:
+            return tool_error(problem)
+        guard, client = self._guard, self._client
+        if not self.active or guard is None or client is None:
+            reason = self._init_error or "the provider is not initialised or was shut down"
+            return tool_error(f"Supermemory is not available: {reason}")
+        try:
+            return self._run_tool(tool_name, args, guard, client)
+        except (ValueError, Unavailable) as exc:
+            return tool_error(f"{tool_name}: {exc}")
+        except CallFailed as exc:
+            return tool_error(f"{tool_name} failed: {exc}")
+
+    def _run_tool(
+        self, tool_name: str, args: dict[str, Any], guard: Guard, client: SupermemoryClient
+    ) -> str:
+        ns = client.namespace
+        if tool_name == "supermemory_save":
+            if not self._writes_enabled:
+                raise ValueError("this agent may not write memories")
+            content = _visible(args, "content", max_chars=20000)
+            doc = guard.call(
+                "add",
+                lambda: client.add(content, metadata={**_SOURCE, "kind": "tool"}, date=_now()),
+            )
+            self._known_facts.add(fact_key(content))
+            return tool_result({"result": "Saved.", "id": doc, "container_tag": ns})
+        if tool_name == "supermemory_search":
+            query = _visible(args, "query")
+            limit = int_arg(args, "limit", 10, low=1, high=50)
+            found = guard.call("search", lambda: client.search(query, limit=limit))
+            if not found:
+                return tool_result({"result": "No relevant memories found.", "count": 0})
+            return tool_result({"results": [f.as_json() for f in found], "count": len(found)})
+        if tool_name == "supermemory_profile":
+            static, dynamic = guard.call("profile", client.profile)
+            return tool_result({"static": static, "dynamic": dynamic, "container_tag": ns})
+        # supermemory_forget
+        if not self._writes_enabled:
+            raise ValueError("this agent may not forget memories")
+        memory_id = optional_text(args, "id") or ""
+        wanted = optional_text(args, "query") or ""
+        memory_id = "" if _invisible_only(memory_id) else memory_id
+        wanted = "" if _invisible_only(wanted) else wanted
+        if bool(memory_id) == bool(wanted):
+            raise ValueError("give exactly one of 'id' or 'query'")
+        if memory_id:
+            done = guard.call("forget", lambda: client.forget(memory_id))
+            return tool_result({"forgotten": done["count"], "errors": done["errors"]})
+        preview = args.get("preview", False)
+        if not isinstance(preview, bool):
+            raise ValueError("'preview' must be true or false")
+        done = guard.call("forget", lambda: client.forget_matching(wanted, dry_run=preview))
+        key = "would_forget" if preview else "forgotten"
+        return tool_result({key: done["count"], "matches": done["matches"]})
