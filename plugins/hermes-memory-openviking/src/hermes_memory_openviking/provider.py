@@ -1,0 +1,488 @@
+"""`OpenVikingProvider`: OpenViking (a ``viking://`` context database) as the external tier.
+
+* **Recall** - at session start the user's profile (``<memory_root>/profile.md``) is read in
+  the background; each turn's `prefetch` adds what ``search/find`` returns for the message,
+  without what the curated tier already shows. One search per turn, ``recall_timeout`` (3 s)
+  per request and ``recall_total`` (4 s) for the whole turn.
+* **Writes** - each finished turn is written to an OpenViking session (``messages/batch``);
+  the session is committed (OpenViking archives it and extracts memories) at session end, at
+  a session switch and at shutdown - never when no turn was written. Curated additions are
+  mirrored as memory files (``content/write`` mode ``create``). Writes go through the kit's
+  `PendingWrites`: ordered, bounded, spooled at shutdown and replayed at the next start.
+* **Tools** - ``viking_search``, ``viking_read``, ``viking_browse``, ``viking_remember``,
+  ``viking_forget``, ``viking_add_resource``.
+
+Every call goes through the kit's `Guard` (breaker, failure taxonomy, health record read by
+``hermes-memory provider status``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import re
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from hermes_memory_core import kit
+from hermes_memory_core.provider import RecallStatus
+from hermes_memory_core.toolresult import tool_error, tool_result
+from hermes_memory_core.worker import SerialWorker
+
+if TYPE_CHECKING:
+    from hermes_memory_openviking.client import OpenVikingClient
+
+__all__ = ["FIELDS", "TOOL_SCHEMAS", "OpenVikingProvider"]
+
+logger = logging.getLogger("hermes_memory_openviking")
+
+DEFAULT_URL = "http://127.0.0.1:1933"
+LEVELS = ("full", "overview", "abstract")
+_SAFE_SESSION = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+
+FIELDS = (
+    kit.Field("url", str, "", f"OpenViking server (default {DEFAULT_URL}).",
+              env="OPENVIKING_URL"),
+    kit.Field("api_key", str, "", "API key, when the server asks for one.",
+              env="OPENVIKING_API_KEY", secret=True),
+    kit.Field("account", str, "", "Account (tenant) sent as X-OpenViking-Account.",
+              env="OPENVIKING_ACCOUNT"),
+    kit.Field("user", str, "", "User sent as X-OpenViking-User.", env="OPENVIKING_USER"),
+    kit.Field("memory_root", str, "viking://user/memories",
+              "Where the profile is read and curated additions are written."),
+    kit.Field("timeout", float, 30.0, "Seconds per request (tools and writes).", minimum=0.1),
+    kit.Field("recall_timeout", float, 3.0, "Seconds per recall request in a turn.",
+              minimum=0.1),
+    kit.Field("recall_total", float, 4.0, "Seconds a turn's recall may take in all.",
+              minimum=0.1),
+    kit.Field("retries", int, 0, "Extra attempts after a timeout, refusal or 5xx.", minimum=0),
+    kit.Field("breaker_threshold", int, 3, "Consecutive failures that pause calls.", minimum=1),
+    kit.Field("breaker_cooldown", float, 30.0, "Seconds calls stay paused.", minimum=0),
+    kit.Field("max_pending", int, 256, "Writes kept while OpenViking is unreachable.",
+              minimum=1),
+    kit.Field("flush_timeout", float, 10.0, "Seconds the session end waits for writes.",
+              minimum=0),
+    kit.Field("shutdown_timeout", float, 5.0, "Seconds shutdown sends before spooling.",
+              minimum=0),
+)  # fmt: skip
+
+
+def _schema(
+    name: str, description: str, props: dict[str, Any], required: list[str]
+) -> dict[str, Any]:
+    params = {"type": "object", "properties": props, "required": required}
+    return {"name": name, "description": description, "parameters": params}
+
+
+def _text(description: str) -> dict[str, str]:
+    return {"type": "string", "description": description}
+
+
+TOOL_SCHEMAS: tuple[dict[str, Any], ...] = (
+    _schema("viking_search", "Search OpenViking memories, resources and skills; ranked "
+            "results with their viking:// URIs and summaries.",
+            {"query": _text("What to look for."),
+             "scope": _text("Optional viking:// URI to search under."),
+             "limit": {"type": "integer", "description": "1-20 (default 8)."}}, ["query"]),
+    _schema("viking_read", "Read one viking:// URI: the full text, its overview or its "
+            "abstract.", {"uri": _text("The viking:// URI."),
+                          "level": {"type": "string", "enum": list(LEVELS),
+                                    "description": "Default full."}}, ["uri"]),
+    _schema("viking_browse", "List a viking:// directory (default the memory root).",
+            {"uri": _text("The directory's viking:// URI.")}, []),
+    _schema("viking_remember", "Store a fact, preference or decision in OpenViking as a "
+            "memory file.", {"content": _text("The fact to remember.")}, ["content"]),
+    _schema("viking_forget", "Delete one memory file by its viking:// URI (from "
+            "viking_search or viking_browse); never a whole directory root.",
+            {"uri": _text("The file's viking:// URI.")}, ["uri"]),
+    _schema("viking_add_resource", "Ask OpenViking to import a web page, document or "
+            "repository by its http(s) URL (processed in the background).",
+            {"url": _text("The http(s) URL."),
+             "to": _text("Optional target viking://resources/... URI.")}, ["url"]),
+)  # fmt: skip
+TOOL_NAMES = frozenset(s["name"] for s in TOOL_SCHEMAS)
+
+
+def ov_session_id(session_id: str) -> str:
+    """The OpenViking session id for a hermes session id: itself when it is plain ASCII
+    (letters, digits, ``_.-``, at most 128), else ``hermes-`` and a digest of it."""
+    if _SAFE_SESSION.fullmatch(session_id) and session_id not in (".", ".."):
+        return session_id
+    return "hermes-" + hashlib.sha256(session_id.encode()).hexdigest()[:32]
+
+
+def _accept(write: kit.Write) -> bool:
+    """Whether a replayed spool row is a write this version can send."""
+    op = write.get("op")
+    if op == "messages":
+        return isinstance(write.get("session_id"), str) and isinstance(write.get("messages"), list)
+    if op == "commit":
+        return isinstance(write.get("session_id"), str)
+    return op == "remember" and isinstance(write.get("uri"), str) and isinstance(
+        write.get("content"), str)  # fmt: skip
+
+
+def _classify(exc: BaseException) -> kit.Failure:
+    from hermes_memory_openviking.client import classify  # httpx: only once a call failed
+
+    return classify(exc)
+
+
+def _public(item: dict[str, Any]) -> dict[str, Any]:
+    keys = ("uri", "context_type", "score", "abstract", "isDir", "name", "size")
+    return {k: item[k] for k in keys if item.get(k) not in (None, "")}
+
+
+class OpenVikingProvider(kit.RemoteProvider):
+    """OpenViking as a hermes-memory provider. Settings: the ``openviking:`` section of
+    ``config.yaml``, then ``OPENVIKING_URL``, ``OPENVIKING_API_KEY``, ``OPENVIKING_ACCOUNT``,
+    ``OPENVIKING_USER``. Available once a URL or an API key is set (the URL defaults to
+    ``http://127.0.0.1:1933``).
+
+    :param hermes_home: the hermes home (health record, spooled writes).
+    :param config: the whole parsed ``config.yaml``.
+    :param transport: replaces the network under the httpx client (tests).
+    :param environ: environment mapping to read instead of ``os.environ``.
+
+    Constructing is cheap: no I/O, no network, no httpx import.
+    """
+
+    name = "openviking"
+    _values: dict[str, Any] | None = None
+    _error = ""
+    _init_error = "the provider is not initialised"
+    _client: OpenVikingClient | None = None
+    _recall: SerialWorker | None = None
+    _session = "default"
+    _written: set[str]
+    _profile: list[str] | None = None
+    _last_count = 0
+
+    # ------------------------------------------------------------------ settings
+    def _settings(self) -> dict[str, Any]:
+        if self._values is None and not self._error:
+            raw = self._raw_config if isinstance(self._raw_config, dict) else {}
+            section = raw.get("openviking")
+            try:
+                if section is not None and not isinstance(section, dict):
+                    raise kit.SettingsError("config.yaml openviking: must be a mapping")
+                loaded = kit.load_section(FIELDS, section, where="openviking",
+                                          environ=self._environ)  # fmt: skip
+                self._values = dict(loaded.values)
+                if loaded.unknown:
+                    logger.warning("openviking: unknown setting(s) ignored: %s",
+                                   ", ".join(loaded.unknown))  # fmt: skip
+            except kit.SettingsError as exc:
+                self._error = str(exc)
+        return self._values or {}
+
+    def _url(self) -> str:
+        return str(self._settings().get("url") or DEFAULT_URL).rstrip("/")
+
+    def unavailable_reason(self) -> str:
+        """What is missing, in one sentence (``""`` when the provider can run)."""
+        s = self._settings()
+        if not s:
+            return f"OpenViking configuration is invalid: {self._error}"
+        if not s["url"] and not s["api_key"]:
+            return "set OPENVIKING_URL (or openviking.url in config.yaml)"
+        if not self._url().startswith(("http://", "https://")):
+            return "OPENVIKING_URL (openviking.url) must be an http(s) URL"
+        from hermes_memory_openviking.client import check_uri
+
+        try:
+            check_uri(str(s["memory_root"]), min_depth=1)
+        except ValueError as exc:
+            return f"openviking.memory_root: {exc}"
+        return ""
+
+    def get_config_schema(self) -> list[dict[str, Any]]:
+        """Every ``openviking:`` setting with its environment variable and default."""
+        return kit.config_schema(FIELDS)
+
+    def get_tool_schemas(self) -> list[dict[str, Any]]:
+        """The six ``viking_*`` tools."""
+        return [dict(s) for s in TOOL_SCHEMAS]
+
+    # ------------------------------------------------------------------ lifecycle
+    def initialize(self, session_id: str, **kwargs: Any) -> None:
+        """Connect lazily, replay writes spooled by an earlier shutdown, and start reading
+        the user's profile in the background. Never waits on the network.
+
+        Recognised kwargs: ``hermes_home``, ``agent_context`` (writes only for
+        ``"primary"``), ``curated_entries``.
+        """
+        self._begin(kwargs)
+        self._written = set()
+        self._session = session_id or "default"
+        s = self._settings()
+        guard = self._make_guard(
+            _classify,
+            threshold=s.get("breaker_threshold", 3), cooldown=s.get("breaker_cooldown", 30.0),
+            label="OpenViking", logger=logger,
+        )  # fmt: skip
+        guard.retries = s.get("retries", 0)
+        reason = self.unavailable_reason()
+        if reason:
+            self._init_error = reason
+            logger.warning("OpenViking provider inactive: %s", reason)
+            guard.report("degraded", reason)
+            return
+        from hermes_memory_openviking.client import OpenVikingClient  # httpx: only when used
+
+        self._client = OpenVikingClient(
+            base_url=self._url(), api_key=s["api_key"], account=s["account"], user=s["user"],
+            timeout=s["timeout"], transport=self._transport,
+        )  # fmt: skip
+        self._init_error = ""
+        self._recall = SerialWorker("openviking-recall")
+        self._start_writes(self._send, max_pending=s["max_pending"], accept=_accept)
+        self._recall.submit(self._refresh_profile)
+
+    @property
+    def active(self) -> bool:
+        """Initialised with a client and not shut down (OpenViking may still be failing)."""
+        return self._client is not None and not self._closed
+
+    def _commit(self) -> None:
+        """Queue the commit of the current session if a turn was written to it."""
+        ov = ov_session_id(self._session)
+        if ov in self._written:
+            self._written.discard(ov)
+            self._enqueue({"op": "commit", "session_id": ov})
+
+    def on_session_switch(self, new_session_id: str, **kwargs: Any) -> None:
+        """Commit the session left behind; later turns go to ``new_session_id``."""
+        if new_session_id and new_session_id != self._session:
+            if self.active:
+                self._commit()
+            self._session = new_session_id
+
+    def on_session_end(self, messages: list[dict[str, Any]]) -> None:
+        """Commit the session (when a turn was written) and send queued writes, waiting at
+        most ``flush_timeout`` seconds."""
+        if self.active:
+            self._commit()
+        super().on_session_end(messages)
+
+    def shutdown(self) -> None:
+        """Commit a session left open, send within ``shutdown_timeout``, spool the rest."""
+        if self.active:
+            self._commit()
+        super().shutdown()
+
+    def _flush_timeout(self) -> float:
+        return float(self._settings().get("flush_timeout", 10.0))
+
+    def _shutdown_timeout(self) -> float:
+        return float(self._settings().get("shutdown_timeout", 5.0))
+
+    def _release(self, drained: bool) -> None:
+        recall, writer = self._recall, self._pending.worker if self._pending else None
+        if recall is not None:
+            recall.close(0)
+        client = self._client
+        if client is None:
+            return
+
+        def idle() -> bool:
+            return not ((recall and recall.pending) or (writer and writer.pending))
+
+        if drained and idle():
+            client.close()
+            return
+        deadline = time.monotonic() + 3 * float(self._settings().get("timeout", 30.0)) + 5
+
+        def later() -> None:  # a call is in flight: close once it returned (timeout bounds it)
+            while time.monotonic() < deadline and not idle():
+                time.sleep(0.05)
+            client.close()
+
+        threading.Thread(target=later, name="openviking-close", daemon=True).start()
+
+    # ------------------------------------------------------------------ writes
+    def _send(self, write: kit.Write) -> None:
+        client, guard = self._client, self._guard
+        if client is None or guard is None:
+            raise kit.Unavailable("OpenViking is not connected")
+        session = str(write.get("session_id", ""))
+        if write.get("op") == "messages":
+            guard.call("session write", lambda: client.add_messages(session, write["messages"]))
+        elif write.get("op") == "commit":
+            guard.call("session commit", lambda: client.commit(session))
+        else:
+            try:
+                guard.call("remember", lambda: client.write(write["uri"], write["content"]))
+            except kit.CallFailed as exc:
+                if exc.failure.status != 409:  # 409: the same fact is already stored
+                    raise
+
+    def _memory_uri(self, content: str) -> str:
+        digest = hashlib.sha256(kit.fact_key(content).encode()).hexdigest()[:24]
+        return f"{str(self._settings()['memory_root']).rstrip('/')}/hermes/{digest}.md"
+
+    def sync_turn(self, user_content: str, assistant_content: str, **kwargs: Any) -> None:
+        """Queue the turn for the OpenViking session (returns at once)."""
+        if not self.active or not self._writes_enabled or not user_content.strip():
+            return
+        ov = ov_session_id(str(kwargs.get("session_id") or self._session))
+        messages = [{"role": "user", "content": user_content}]
+        if assistant_content.strip():
+            messages.append({"role": "assistant", "content": assistant_content})
+        self._written.add(ov)
+        self._enqueue({"op": "messages", "session_id": ov, "messages": messages})
+
+    def on_memory_write(
+        self, action: str, target: str, content: str, metadata: dict[str, Any] | None = None
+    ) -> None:
+        """Mirror curated additions as OpenViking memory files (``mode=create``)."""
+        if action != "add" or not content.strip():
+            return
+        self._known_facts.add(kit.fact_key(content))
+        if self.active:
+            text = content.strip()
+            self._enqueue({"op": "remember", "uri": self._memory_uri(text), "content": text})
+
+    # ------------------------------------------------------------------ recall
+    def system_prompt_block(self) -> str:
+        """One short paragraph naming the tools (empty when inactive)."""
+        if not self.active:
+            return ""
+        return (
+            "# OpenViking memory\nActive. Relevant memories are recalled into each turn; use "
+            "viking_search to look further, viking_read / viking_browse for viking:// URIs, "
+            "viking_remember to store a fact."
+        )
+
+    def _refresh_profile(self) -> list[str]:
+        client, guard = self._client, self._guard
+        if client is None or guard is None:
+            return []
+        uri = f"{str(self._settings()['memory_root']).rstrip('/')}/profile.md"
+        wait = self._settings()["recall_timeout"]
+        try:
+            text = guard.call("profile", lambda: client.read(uri, timeout=wait))
+        except kit.CallFailed as exc:
+            if exc.failure.status == 404:  # no profile yet: an answer, not a failure
+                self._profile = []
+            return self._profile or []
+        except kit.Unavailable:
+            return self._profile or []
+        lines = [ln.strip().lstrip("-*# ").strip() for ln in text.splitlines()]
+        self._profile = [ln for ln in lines if ln]
+        return self._profile
+
+    def prefetch(self, query: str, *, session_id: str = "") -> str:
+        """The overlay for this turn: the profile read at session start and what OpenViking's
+        search finds for ``query``, without the curated facts. At most ``recall_total``
+        seconds; ``""`` when OpenViking fails (the failure is on the health record)."""
+        client, guard, worker = self._client, self._guard, self._recall
+        self._last_count = 0
+        if not self.active or client is None or guard is None or worker is None:
+            return ""
+        if not query.strip():
+            return ""
+        s = self._settings()
+        results: list[dict[str, Any]] = []
+
+        def search() -> None:
+            with contextlib.suppress(kit.Unavailable, kit.CallFailed):
+                results.extend(guard.call("search", lambda: client.find(
+                    query, limit=8, timeout=s["recall_timeout"])))  # fmt: skip
+
+        task = worker.call(search, label="openviking.prefetch")
+        if task is None or not task.wait(s["recall_total"]):
+            guard.report("degraded", f"recall took longer than {s['recall_total']} s",
+                         warn=True)  # fmt: skip
+            found: list[dict[str, Any]] = []
+        else:
+            found = list(results)
+        profile = self._profile or []
+        head, used = kit.bullet_block("## OpenViking profile", profile, exclude=self._known_facts,
+                                      max_items=8, max_chars=700)  # fmt: skip
+        shown = self._known_facts | {kit.fact_key(p) for p in profile}
+        lines = [str(i.get("abstract") or "").strip() or str(i["uri"]) for i in found]
+        body, more = kit.bullet_block("## Relevant memories", lines, exclude=shown,
+                                      max_items=8, max_chars=900)  # fmt: skip
+        self._last_count = used + more
+        return "\n\n".join(part for part in (head, body) if part)
+
+    def recall_status(self) -> RecallStatus | None:
+        """How many items the last `prefetch` recalled (None when none)."""
+        count = self._last_count
+        return RecallStatus(provider_label="OpenViking", count=count) if count > 0 else None
+
+    # ------------------------------------------------------------------ tools
+    def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
+        """Run a ``viking_*`` tool; always a JSON string, errors as ``{"error": …}``."""
+        problem = kit.check_tool_call(tool_name, args, TOOL_NAMES)
+        if problem:
+            return tool_error(problem)
+        client, guard = self._client, self._guard
+        if not self.active or client is None or guard is None:
+            return tool_error(f"OpenViking is not available: {self._init_error}")
+        try:
+            return tool_result(self._tool(tool_name, args, client, guard))
+        except ValueError as exc:
+            return tool_error(f"{tool_name}: {exc}")
+        except (kit.Unavailable, kit.CallFailed) as exc:  # already counted and reported
+            return tool_error(str(exc))
+
+    def _tool(
+        self, tool: str, args: dict[str, Any], client: OpenVikingClient, guard: kit.Guard
+    ) -> dict[str, Any]:
+        from hermes_memory_openviking.client import check_uri
+
+        if tool == "viking_search":
+            query = kit.required_text(args, "query")
+            limit = kit.int_arg(args, "limit", 8, low=1, high=20)
+            scope = kit.optional_text(args, "scope")
+            scope = check_uri(scope) if scope else ""
+            found = guard.call("search", lambda: client.find(query, limit=limit,
+                                                               target_uri=scope))  # fmt: skip
+            return {"results": [_public(i) for i in found[:limit]]}
+        if tool == "viking_read":
+            uri = check_uri(kit.required_text(args, "uri", max_chars=1000), min_depth=1)
+            level = kit.choice_arg(args, "level", LEVELS, "full")
+            route = "read" if level == "full" else level
+            text = guard.call("read", lambda: client.read(uri, route))
+            return {"uri": uri, "level": level, "content": kit.truncate_text(text, 20000)}
+        if tool == "viking_browse":
+            given = kit.optional_text(args, "uri")
+            uri = check_uri(given or str(self._settings()["memory_root"]))
+            entries = guard.call("browse", lambda: client.ls(uri))
+            return {"uri": uri, "entries": [_public(e) for e in entries]}
+        if not self._writes_enabled:
+            raise ValueError("this agent context is read-only (only the primary agent writes)")
+        if tool == "viking_forget":
+            uri = check_uri(kit.required_text(args, "uri", max_chars=1000), min_depth=3)
+            guard.call("forget", lambda: client.remove(uri))
+            return {"deleted": uri}
+        if tool == "viking_add_resource":
+            url = kit.required_text(args, "url", max_chars=2000)
+            if not url.startswith(("http://", "https://")) or any(c.isspace() for c in url):
+                raise ValueError("'url' must be an http(s) URL (local files are not sent)")
+            target = kit.optional_text(args, "to") or ""
+            if target and not check_uri(target, min_depth=2).startswith("viking://resources/"):
+                raise ValueError("'to' must be a viking://resources/... URI")
+            answer = guard.call("add resource", lambda: client.add_resource(url, target))
+            return {"accepted": True, "result": answer}
+        content = kit.required_text(args, "content", max_chars=8000)
+        uri = self._memory_uri(content)
+        try:
+            guard.call("remember", lambda: client.write(uri, content))
+        except kit.CallFailed as exc:
+            if exc.failure.status == 409:
+                return {"stored": True, "uri": uri, "note": "already stored"}
+            if not exc.failure.trips_breaker:
+                raise
+            self._enqueue({"op": "remember", "uri": uri, "content": content})
+            return {"queued": True, "note": f"OpenViking is unreachable; saved and sent later "
+                    f"({exc.failure.message})"}  # fmt: skip
+        except kit.Unavailable as exc:
+            self._enqueue({"op": "remember", "uri": uri, "content": content})
+            return {"queued": True, "note": f"saved and sent later ({exc})"}
+        self._known_facts.add(kit.fact_key(content))
+        return {"stored": True, "uri": uri}
