@@ -45,6 +45,16 @@ def classify(exc: BaseException, *, base_url: str = "") -> Failure:
     Messages never quote request headers (the API key travels in one).
     """
     where = f" ({base_url})" if base_url else ""
+    if type(exc).__module__.startswith("supermemory"):
+        import supermemory
+
+        if isinstance(exc, supermemory.APITimeoutError):
+            return Failure(FailureKind.TIMEOUT, f"Supermemory did not answer in time{where}")
+        if isinstance(exc, supermemory.APIConnectionError):
+            cause = exc.__cause__ or exc
+            return Failure(
+                FailureKind.CONNECTION, f"Cannot reach Supermemory{where}: {one_line(cause)}"
+            )
     status = getattr(exc, "status_code", None)
     if type(exc).__module__.startswith("supermemory") and isinstance(status, int):
         reason = _reason(getattr(exc, "body", None))
@@ -136,15 +146,18 @@ class SupermemoryClient:
                     follow_redirects=False,
                     transport=self._transport,
                 )
+                # timeout= must be given: without it the SDK sends its own default
+                # (60 s) with every request, overriding the client's.
                 self._sdk = Supermemory(
                     api_key=s.api_key,
                     base_url=s.base_url,
-                    headers={
+                    timeout=httpx.Timeout(s.timeout),
+                    max_retries=0,
+                    default_headers={
                         SOURCE_HEADER[0]: SOURCE_HEADER[1],
                         "User-Agent": f"hermes-memory-supermemory/{ours}",
                     },
-                    max_retries=0,
-                    httpx_client=self._http,
+                    http_client=self._http,
                 )
             return self._sdk
 

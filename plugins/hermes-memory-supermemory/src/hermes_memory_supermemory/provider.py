@@ -351,18 +351,21 @@ class SupermemoryProvider(RemoteProvider):
             return
         blocks: list[str] = []
         count = 0
-        try:
-            if with_profile:
+        if with_profile:  # a failed profile still leaves the search
+            try:
                 static, dynamic = guard.call("profile", client.profile)
-                block, n = bullet_block(
-                    "## Supermemory profile",
-                    static + dynamic,
-                    exclude=self._known_facts,
-                    max_chars=cfg.recall_max_chars // 2,
-                )
-                if block:
-                    blocks.append(block)
-                    count += n
+            except (CallFailed, Unavailable) as exc:
+                logger.debug("Supermemory profile skipped: %s", exc)
+                static, dynamic = [], []
+            block, count = bullet_block(
+                "## Supermemory profile",
+                static + dynamic,
+                exclude=self._known_facts,
+                max_chars=cfg.recall_max_chars // 2,
+            )
+            if block:
+                blocks.append(block)
+        try:
             found = guard.call("search", lambda: client.search(query, limit=cfg.search_limit))
         except (CallFailed, Unavailable) as exc:
             logger.debug("Supermemory recall skipped: %s", exc)

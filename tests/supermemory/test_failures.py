@@ -1,0 +1,177 @@
+"""Fail-open against real sockets: HTTP errors, bad credentials, a refused port, a silent
+server; the health record; writes spooled at shutdown and replayed at the next start."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from supermemory_fake import Doc, FakeSupermemory, SilentServer, refused_url
+
+from hermes_memory_supermemory import SupermemoryProvider
+
+Make = Callable[..., SupermemoryProvider]
+
+
+def record(home: Path) -> dict[str, Any]:
+    path = home / "memory_providers" / "supermemory.status.json"
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+@pytest.mark.parametrize(("status", "kind"), [(429, "rate_limited"), (500, "server"),
+                                              (503, "server")])  # fmt: skip
+def test_an_http_error_costs_the_call_and_is_recorded(
+    fake: FakeSupermemory, make: Make, hermes_home: Path, status: int, kind: str
+) -> None:
+    provider = make(fake.url, breaker_threshold=5)
+    provider.initialize("s")
+    fake.fail = [status]
+    answer = json.loads(provider.handle_tool_call("supermemory_search", {"query": "x"}))
+    assert f"HTTP {status}" in answer["error"] and f"injected {status}" in answer["error"]
+    rec = record(hermes_home)
+    assert rec["state"] == "degraded" and rec["last_error_kind"] == kind
+    fake.docs.append(Doc("hermes", "d1", "bees live here"))
+    fake.fail = [status]  # the profile fails, the search still answers
+    assert provider.prefetch("bees") == "## Supermemory memory\n- bees live here"
+    fake.fail = [status]
+    assert provider.prefetch("hives") == ""  # fail-open: no recall, no exception
+    assert json.loads(provider.handle_tool_call("supermemory_search", {"query": "x"}))["count"] == 0
+    assert record(hermes_home)["state"] == "ok"
+
+
+def test_a_retried_503_is_invisible(fake: FakeSupermemory, make: Make) -> None:
+    provider = make(fake.url, retries=1)
+    provider.initialize("s")
+    fake.fail = [503]
+    answer = json.loads(provider.handle_tool_call("supermemory_profile", {}))
+    assert answer["static"] == ["Lives in 京都"]
+    assert fake.paths().count("POST /ns/hermes/profile") == 2  # the SDK itself did not retry
+
+
+def test_bad_credentials_open_the_breaker_at_once(
+    fake: FakeSupermemory, make: Make, hermes_home: Path
+) -> None:
+    provider = make(fake.url, api_key="sm-wrong-key")
+    provider.initialize("s")
+    fake.fail = [401]
+    answer = json.loads(provider.handle_tool_call("supermemory_search", {"query": "x"}))
+    assert "rejected the credentials" in answer["error"]
+    assert "SUPERMEMORY_API_KEY" in answer["error"]
+    before = len(fake.seen)
+    again = json.loads(provider.handle_tool_call("supermemory_search", {"query": "x"}))
+    assert "temporarily unavailable" in again["error"]
+    assert len(fake.seen) == before  # not even attempted
+    rec = record(hermes_home)
+    assert rec["state"] == "circuit_open" and rec["last_error_kind"] == "auth"
+    assert "sm-wrong-key" not in json.dumps(rec)
+
+
+@pytest.mark.parametrize("status", [404, 422])
+def test_a_refused_request_does_not_count_against_the_service(
+    fake: FakeSupermemory, make: Make, status: int
+) -> None:
+    provider = make(fake.url, breaker_threshold=1)
+    provider.initialize("s")
+    fake.fail = [status]
+    answer = json.loads(provider.handle_tool_call("supermemory_profile", {}))
+    assert f"HTTP {status}" in answer["error"]
+    assert provider.guard is not None and not provider.guard.is_open
+    assert json.loads(provider.handle_tool_call("supermemory_profile", {}))["static"]
+
+
+def test_a_rejected_write_is_dropped_not_retried_forever(fake: FakeSupermemory, make: Make) -> None:
+    provider = make(fake.url)
+    provider.initialize("s")
+    provider.on_memory_write("add", "user", "a fact the server refuses")
+    assert provider._pending is not None
+    fake.fail = [422]
+    provider.on_memory_write("add", "user", "a fact it takes")
+    provider.on_session_end([])
+    assert len(provider._pending) == 0
+    assert [d.content for d in fake.docs] in (["a fact it takes"], ["a fact the server refuses"])
+
+
+def test_a_refused_connection_opens_the_breaker(make: Make, hermes_home: Path) -> None:
+    provider = make(refused_url(), breaker_threshold=2, profile_every=0)
+    provider.initialize("s")
+    assert provider.prefetch("anything") == ""
+    assert provider.prefetch("something else") == ""
+    rec = record(hermes_home)
+    assert rec["state"] == "circuit_open" and rec["last_error_kind"] == "connection"
+    answer = json.loads(provider.handle_tool_call("supermemory_search", {"query": "x"}))
+    assert "temporarily unavailable" in answer["error"]
+
+
+def test_a_hanging_server_costs_a_turn_at_most_its_bound(make: Make, hermes_home: Path) -> None:
+    silent = SilentServer()
+    try:
+        provider = make(silent.url, timeout=0.5, prefetch_wait=0.2)
+        provider.initialize("s")
+        assert provider.prefetch("bees") == ""  # gave up waiting; the server still hangs
+        answer = json.loads(provider.handle_tool_call("supermemory_search", {"query": "x"}))
+        assert "did not answer in time" in answer["error"]
+        assert record(hermes_home)["last_error_kind"] == "timeout"
+        provider.sync_turn("kept while the server hangs", "ok")
+        provider.shutdown()  # bounded: the hung write is spooled
+        spooled = list(hermes_home.glob("supermemory_pending.*.json"))
+        assert len(spooled) == 1
+        assert "kept while the server hangs" in spooled[0].read_text(encoding="utf-8")
+    finally:
+        silent.close()
+
+
+def test_a_slow_answer_is_used_by_the_next_turn(fake: FakeSupermemory, make: Make) -> None:
+    fake.docs.append(Doc("hermes", "d1", "Momo is the dog"))
+    fake.hang = threading.Event()
+    provider = make(fake.url, prefetch_wait=0.1, profile_every=0)
+    provider.initialize("s")
+    assert provider.prefetch("Momo") == ""  # not ready within prefetch_wait
+    fake.hang.set()
+    fake.hang = None
+    inflight = provider._inflight
+    assert inflight is not None and inflight[2].wait(5)
+    assert provider.prefetch("Momo") == "## Supermemory memory\n- Momo is the dog"
+
+
+def test_unsent_writes_are_spooled_at_shutdown_and_replayed_at_start(
+    make: Make, hermes_home: Path
+) -> None:
+    first = make(refused_url(), breaker_threshold=1)
+    first.initialize("s1")
+    first.sync_turn("remember the 合言葉 is 山", "ok")
+    first.on_memory_write("add", "user", "Prefers 中文")
+    first.shutdown()
+    spooled = list(hermes_home.glob("supermemory_pending.*.json"))
+    assert len(spooled) == 1
+    assert oct(spooled[0].stat().st_mode & 0o777) == "0o600"
+    assert "sm-test-key" not in spooled[0].read_text(encoding="utf-8")
+    server = FakeSupermemory()
+    try:
+        second = make(server.url)
+        second.initialize("s2")
+        second.on_session_end([])
+        assert [(d.id, d.content) for d in server.docs] == [
+            ("doc1", "Prefers 中文"),  # queued at once; the turn waits for an ingest point
+            ("s1", "User: remember the 合言葉 is 山\nAssistant: ok"),
+        ]
+        assert list(hermes_home.glob("supermemory_pending.*")) == []
+    finally:
+        server.close()
+
+
+def test_a_corrupt_spool_row_is_skipped(
+    fake: FakeSupermemory, make: Make, hermes_home: Path
+) -> None:
+    rows = [{"content": 7, "namespace": "hermes"}, "junk",
+            {"namespace": "hermes", "document_id": "s0", "content": "good row"},
+            {"document_id": "s0", "content": "no namespace"}]  # fmt: skip
+    (hermes_home / "supermemory_pending.1.1.json").write_text(json.dumps(rows), encoding="utf-8")
+    provider = make(fake.url)
+    provider.initialize("s")
+    provider.on_session_end([])
+    assert [d.content for d in fake.docs] == ["good row"]
