@@ -118,6 +118,8 @@ class SessionArchiveProvider(MemoryProvider):
     """
 
     name = "sessions"
+    #: A local tier (trusted because the class comes from this project's distribution).
+    tier = "local"
 
     def __init__(
         self,
