@@ -45,6 +45,7 @@ class Doc:
 class FakeSupermemory:
     fail: list[int] = field(default_factory=list)
     hang: threading.Event | None = None
+    garbage: bytes = b""  # answer every request 200 with these bytes instead
     docs: list[Doc] = field(default_factory=list)
     seen: list[Seen] = field(default_factory=list)
     forgotten: set[str] = field(default_factory=set)
@@ -82,6 +83,12 @@ class FakeSupermemory:
                     fake.hang.wait(30)
                 if status:
                     self._answer(status, {"error": f"injected {status}"})
+                    return
+                if fake.garbage:
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(fake.garbage)))
+                    self.end_headers()
+                    self.wfile.write(fake.garbage)
                     return
                 parts = path.strip("/").split("/")
                 if len(parts) < 3 or parts[0] != "ns":

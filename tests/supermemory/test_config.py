@@ -113,3 +113,25 @@ def test_the_console_script_lists_the_plugin_with_its_availability(hermes_home: 
     on = console(hermes_home, "--json", "plugins", SUPERMEMORY_API_KEY="sm-secret-k")
     info = {p["name"]: p for p in json.loads(on.stdout)}["supermemory"]
     assert info["available"] is True and "sm-secret-k" not in on.stdout + on.stderr
+
+
+def test_provider_status_shows_the_health_record(hermes_home: Path) -> None:
+    from supermemory_fake import FakeSupermemory
+
+    (hermes_home / "config.yaml").write_text("memory:\n  provider: supermemory\n", encoding="utf-8")
+    fake = FakeSupermemory(fail=[401])
+    try:
+        config = {"supermemory": {"api_key": "sm-bad-key", "base_url": fake.url, "retries": 0}}
+        provider = SupermemoryProvider(hermes_home=hermes_home, config=config, environ={})
+        provider.initialize("s1")
+        provider.handle_tool_call("supermemory_profile", {})
+        provider.shutdown()
+    finally:
+        fake.close()
+    answer = console(hermes_home, "--json", "provider", "status", SUPERMEMORY_API_KEY="sm-bad-key")
+    status = json.loads(answer.stdout)
+    assert status["provider"] == "supermemory" and status["available"] is True
+    assert status["health"]["state"] == "circuit_open"
+    assert status["health"]["last_error_kind"] == "auth"
+    assert status["health"]["namespace"] == "hermes"
+    assert "sm-bad-key" not in answer.stdout + answer.stderr

@@ -175,3 +175,19 @@ def test_a_corrupt_spool_row_is_skipped(
     provider.initialize("s")
     provider.on_session_end([])
     assert [d.content for d in fake.docs] == ["good row"]
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [b"<html>502 Bad Gateway</html>", b'{"results": "oops"}', b'{"profile": 7, "results": 7}'],
+)
+def test_an_answer_of_the_wrong_shape_fails_open(
+    fake: FakeSupermemory, make: Make, garbage: bytes
+) -> None:
+    provider = make(fake.url, breaker_threshold=10)
+    provider.initialize("s")
+    fake.garbage = garbage
+    for tool, args in [("supermemory_search", {"query": "x"}), ("supermemory_profile", {})]:
+        answer = json.loads(provider.handle_tool_call(tool, args))
+        assert "failed" in answer["error"], answer
+    assert provider.prefetch("bees") == ""
