@@ -7,6 +7,7 @@ their code, and installing ours beside theirs must not overwrite a module of the
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -24,6 +25,8 @@ PROJECTS = sorted((ROOT / "packages").glob("*/pyproject.toml")) + sorted(
 # Other people's projects on PyPI (checked 2026-12-01 with `pip download --no-deps`).
 TAKEN_DISTRIBUTIONS = {"hermes-memory", "hermes-memory-mcp"}
 TAKEN_IMPORTS = {"hermes_memory", "hermes_memory_mcp"}
+# The providers added in 0.2 (mem0 and Honcho pull in large SDKs and have their own suites).
+NEW_PROVIDERS = ("hindsight", "supermemory", "openviking", "retaindb", "byterover", "facts")
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))] + [
     p.parent / "README.md" for p in PROJECTS
 ]
@@ -105,6 +108,7 @@ def test_wheels_install_into_a_fresh_venv_and_run(tmp_path: Path) -> None:
         "hermes-memory-sessions",
         "hermes-memory-cli",
         "hermes-memory-mcp-server",
+        *(f"hermes-memory-{name}" for name in NEW_PROVIDERS),
     ]
     for name in wanted:
         subprocess.run(
@@ -148,6 +152,21 @@ def test_wheels_install_into_a_fresh_venv_and_run(tmp_path: Path) -> None:
         check=True,
     )
     assert version in out.stdout + out.stderr
+    plugins = subprocess.run(
+        [str(venv / "bin" / "hermes-memory"), "--json", "plugins"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env={**os.environ, "HERMES_HOME": str(tmp_path / "plugins-home")},
+    )
+    listed = {p["name"]: p for p in json.loads(plugins.stdout)}
+    for name in NEW_PROVIDERS:
+        assert listed[name]["distribution"] == f"hermes-memory-{name}"
+        assert listed[name]["load_error"] is None, listed[name]
+        assert isinstance(listed[name]["available"], bool)
+    assert listed["facts"]["available"] is True  # local: nothing to configure
+    assert listed["supermemory"]["available"] is False  # no key in this environment
     home = tmp_path / "home"
     demo = subprocess.run(
         [str(venv / "bin" / "hermes-memory"), "demo"],
