@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -76,14 +78,39 @@ class EgressPolicy:
                             clean_op[locator] = op[locator]
         return clean
 
-    def filter_untrusted(self, text: str, provider_name: str) -> str:
+    def filter_untrusted(
+        self, text: str, provider_name: str, *, deadline: float | None = None
+    ) -> str:
         """An external provider's text, capped in size first, then threat-filtered whole.
 
         The cap comes first so that the scanner never works on more text than can reach the
         prompt; the filter judges the whole text, so a payload split across lines is caught.
+        With ``deadline`` (a `time.monotonic` instant) the filtering runs on a helper thread
+        and is waited for until then; text not judged in time is dropped (never injected
+        unscanned), so the caller's bound covers the scan too.
         """
         if not text:
             return text
+        if deadline is None:
+            return self._filter(text, provider_name)
+        result: list[str] = []
+        worker = threading.Thread(
+            target=lambda: result.append(self._filter(text, provider_name)),
+            name=f"hermes-memory-scan-{provider_name}",
+            daemon=True,
+        )
+        worker.start()
+        worker.join(max(0.0, deadline - time.monotonic()))
+        if not result:
+            logger.warning(
+                "memory provider %r: its recall could not be checked within the prefetch "
+                "bound; not injected",
+                provider_name,
+            )
+            return ""
+        return result[0]
+
+    def _filter(self, text: str, provider_name: str) -> str:
         from hermes_memory_core.fencing import cap_recall, filter_recall_threats
 
         capped = cap_recall(text, max_chars=self.max_chars, max_lines=self.max_lines)

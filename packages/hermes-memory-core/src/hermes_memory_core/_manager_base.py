@@ -358,11 +358,18 @@ class ManagerBase:
                 answers.append((slot, outcome.value))
         return answers
 
-    def _trusted(self, answers: list[tuple[Slot, Any]]) -> Iterator[str]:
-        """String answers, an external provider's capped and threat-filtered."""
+    def _trusted(
+        self, answers: list[tuple[Slot, Any]], *, deadline: float | None = None
+    ) -> Iterator[str]:
+        """String answers, an external provider's capped and threat-filtered (by
+        ``deadline``, a `time.monotonic` instant, when one is given)."""
         for slot, text in answers:
             if isinstance(text, str):
-                yield text if slot.local else self._egress.filter_untrusted(text, slot.name)
+                yield (
+                    text
+                    if slot.local
+                    else self._egress.filter_untrusted(text, slot.name, deadline=deadline)
+                )
 
 
 def _check_options(

@@ -302,6 +302,8 @@ class MemoryManager(ManagerTools):
 
             if is_trivial_prompt(query):
                 return ""
+            # One bound for the whole step: the provider's answer and its threat scan.
+            deadline = time.monotonic() + self.prefetch_timeout
             texts = self._fan_out(
                 "prefetch",
                 self._egress.scrub(query),
@@ -309,7 +311,7 @@ class MemoryManager(ManagerTools):
                 bound=self.prefetch_timeout,
                 session_id=session_id or self.session_id,
             )
-            parts = [t.strip() for t in self._trusted(texts) if t.strip()]
+            parts = [t.strip() for t in self._trusted(texts, deadline=deadline) if t.strip()]
             return fence("\n\n".join(parts))
 
     def queue_prefetch_all(self, query: str, *, session_id: str = "") -> None:
