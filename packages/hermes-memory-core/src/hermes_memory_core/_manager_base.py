@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Self, cast
 from hermes_memory_core import _assembly, _lifetime
 from hermes_memory_core._dispatch import Dispatcher, Kind, Slot, check_hook_signatures
 from hermes_memory_core._egress import EgressPolicy
+from hermes_memory_core._project_context import ProjectContext
 from hermes_memory_core._routing import ToolRoutes, normalize_schema
 from hermes_memory_core.provider import MemoryProvider, ToolSchema
 from hermes_memory_core.worker import SerialWorker, call_bounded
@@ -96,6 +97,7 @@ class ManagerBase:
             "review_max_turns": review_max_turns,
         }
         self._review_state: ReviewCoordinator | None = None
+        self._project_context = ProjectContext()
         self.config: HermesConfig | None = None
         self.session_id = ""
         self._slots: list[Slot] = []

@@ -37,6 +37,7 @@ that would call a provider raises `ManagerClosedError`.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -147,10 +148,12 @@ class MemoryManager(ManagerTools):
         archive stores it on the session row), ``session_title``, ``user_id``,
         ``parent_session_id``. Strings other than identifiers are scrubbed of secrets.
         ``prior_user_turns`` (an int, for a resumed session: the user turns it already had)
-        is not passed on; it resumes the review nudge count (`review_due`).
+        is not passed on; it resumes the review nudge count (`review_due`). ``cwd`` (the
+        session's working directory) also starts `context_for_path`.
         """
         with self._using("initialize_all"):
             self._review.nudge.hydrate(kwargs.pop("prior_user_turns", 0))
+            self._project_context.start(kwargs.get("cwd"))
             self.session_id = session_id
             home = self.hermes_home if self.hermes_home is not None else resolve_home()
             kwargs.setdefault("hermes_home", str(home))
@@ -168,6 +171,16 @@ class MemoryManager(ManagerTools):
             kwargs["curated_entries"] = tuple(self._egress.scrub(curated))
             self._fan_out("initialize", session_id, kind="write", level=logging.WARNING,
                           local=False, **kwargs)  # fmt: skip
+
+    def context_for_path(self, path: str | os.PathLike[str]) -> str | None:
+        """Project context files (``AGENTS.md`` …) near a path a tool just touched.
+
+        Returns text to append to that tool's result, once per directory and file per
+        session, or ``None``. Needs ``hermes-memory-context`` and ``cwd=`` at
+        `initialize_all`; the session's own directories are covered by the system prompt.
+        """
+        with self._using("context_for_path"):
+            return self._project_context.discover(path)
 
     def build_system_prompt(self) -> str:
         """Non-empty `system_prompt_block`s joined by a blank line."""
@@ -226,6 +239,7 @@ class MemoryManager(ManagerTools):
             # Turns queued for the old session must land before providers close or end it.
             self._drain_or_warn("session switch")
             self.session_id = new_session_id
+            self._project_context.start(kwargs.get("cwd"))  # files are shown once per session
             extra: dict[str, Any] = {"parent_session_id": parent_session_id, "reset": reset}
             extra.update(self._egress.scrub_kwargs(kwargs))
             if rewound:
