@@ -407,3 +407,28 @@ def test_report_as_dict_round_trips_counts(tmp_path: Path, store: SessionStore) 
     assert d["layout"] == "hermes-v23"
     assert isinstance(report, ImportReport)
     assert "imported 4 sessions" in report.summary()
+
+
+def test_credentials_in_hermes_history_are_masked_on_import(
+    tmp_path: Path, store: SessionStore
+) -> None:
+    """Another program's history feeds our prompts through session_search: no secret enters."""
+    path, _ = make_source(tmp_path, v23=False, wal=False)
+    key = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"  # assembled: a test value, not a credential
+    conn = sqlite3.connect(path)
+    sid = conn.execute("SELECT id FROM sessions ORDER BY started_at LIMIT 1").fetchone()[0]
+    conn.execute(
+        "INSERT INTO messages(session_id, role, content, timestamp) VALUES (?, 'user', ?, ?)",
+        (sid, f"the stripe key is {key}, 密码是 Hunter2!x", 1764500000.0),
+    )
+    conn.commit()
+    conn.close()
+
+    report = import_hermes_db(path, store)
+
+    texts = [m["content"] or "" for m in store.get_messages(sid)]
+    assert not any(key in t for t in texts)
+    assert not any("Hunter2!x" in t for t in texts)
+    assert any("[redacted]" in t for t in texts)
+    assert report.messages_masked == 1
+    assert "credentials masked in 1 messages" in report.summary()

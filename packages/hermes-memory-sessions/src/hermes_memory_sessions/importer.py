@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes_memory_core import scrub_secrets
 from hermes_memory_sessions.hermesdb import TimeBudget, file_stamp
 from hermes_memory_sessions.store import MESSAGE_DATA_FIELDS
 
@@ -136,6 +137,8 @@ class ImportReport:
             Hermes does.)
         sessions_failed: sessions left out because of bad data (see ``errors``).
         messages_failed: messages left out because of bad data (see ``errors``).
+        messages_masked: imported messages whose text had credentials masked (the archive
+            feeds prompts, so secrets never enter it).
         errors: one line per left-out row (the first `MAX_ERRORS_KEPT`).
         warnings: human-readable notes (repaired values, dropped lineage links, renamed
             titles, ...).
@@ -155,6 +158,7 @@ class ImportReport:
     messages_excluded: int = 0
     sessions_failed: int = 0
     messages_failed: int = 0
+    messages_masked: int = 0
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     read_mode: str = ""
@@ -180,6 +184,7 @@ class ImportReport:
             "messages_excluded": self.messages_excluded,
             "sessions_failed": self.sessions_failed,
             "messages_failed": self.messages_failed,
+            "messages_masked": self.messages_masked,
             "errors": list(self.errors),
             "warnings": list(self.warnings),
             "read_mode": self.read_mode,
@@ -206,6 +211,8 @@ class ImportReport:
                 f"; {self.sessions_failed} sessions and {self.messages_failed:,} messages"
                 " not imported because of bad data"
             )
+        if self.messages_masked:
+            text += f"; credentials masked in {self.messages_masked:,} messages"
         if self.warnings:
             text += f"; {len(self.warnings)} warning(s)"
         return text
@@ -584,12 +591,13 @@ class _SessionMessages:
         self._report = report
         self.count = 0
         self.failed = 0
+        self.masked = 0
         self.last_id = after
         self.errors: list[str] = []
         self.repairs: list[str] = []
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        self.count = self.failed = 0
+        self.count = self.failed = self.masked = 0
         self.last_id = self._after
         self.errors, self.repairs = [], []
         previous_ts: float | None = None
@@ -615,11 +623,34 @@ class _SessionMessages:
                         continue
                     previous_ts = msg["timestamp"]
                     self.count += 1
+                    if _mask_secrets(msg):
+                        self.masked += 1
                     yield msg
                 self._on_batch(len(rows))
         finally:
             cur.close()
         self._src.check_unchanged()
+
+
+#: Message fields that hold free text, masked of credentials on the way in.
+_TEXT_FIELDS = ("content", "tool_calls", "reasoning", "reasoning_content", "api_content")
+
+
+def _mask_secrets(msg: dict[str, Any]) -> bool:
+    """Mask credentials in a message's text fields in place; True when something changed.
+
+    Another program's history enters the archive here, and the archive feeds prompts
+    (``session_search``), so it gets the same scrubbing as live turns.
+    """
+    changed = False
+    for name in _TEXT_FIELDS:
+        value = msg.get(name)
+        if isinstance(value, str) and value:
+            masked = scrub_secrets(value)
+            if masked != value:
+                msg[name] = masked
+                changed = True
+    return changed
 
 
 def _session_order(conn: sqlite3.Connection) -> list[tuple[Any, Any]]:
@@ -920,6 +951,7 @@ def _import(
         report.sessions_imported += 1
         report.messages_imported += messages.count
         report.messages_failed += messages.failed
+        report.messages_masked += messages.masked
         report.warnings.extend(messages.repairs)
         for line in messages.errors:
             report.error(line)
@@ -959,6 +991,7 @@ def _append_new(
     changed = store.import_more(sid, messages, import_source=key, source_last_id=high, **end)
     report.messages_imported += messages.count
     report.messages_failed += messages.failed
+    report.messages_masked += messages.masked
     report.warnings.extend(messages.repairs)
     for line in messages.errors:
         report.error(line)
