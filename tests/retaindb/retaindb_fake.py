@@ -2,7 +2,10 @@
 
 Routes: ``GET /v1/memory/profile/{user}``, ``POST /v1/context/query``,
 ``POST /v1/memory/search``, ``POST /v1/memory``, ``DELETE /v1/memory/{id}``,
-``POST /v1/memory/ingest/session``. Authentication: ``Authorization: Bearer <key>`` and
+``POST /v1/memory/ingest/session``, and the file store (in memory): ``POST /v1/files``
+(multipart), ``GET /v1/files``, ``GET /v1/files/{id}``, ``GET /v1/files/{id}/content``,
+``POST /v1/files/{id}/ingest`` (stores each non-empty line as a memory),
+``DELETE /v1/files/{id}``. Authentication: ``Authorization: Bearer <key>`` and
 ``X-API-Key: <key>`` must both carry the key (else 401). Ingest stores each user message as
 a memory (the real service extracts facts with an LLM; storing the text is enough here).
 Failure injection: ``status`` answers every request with that code; ``hang`` holds every
@@ -30,6 +33,8 @@ class FakeRetainDB:
     def __init__(self, key: str = KEY) -> None:
         self.key = key
         self.memories: dict[str, dict[str, Any]] = {}
+        self.files: dict[str, dict[str, Any]] = {}
+        self.blobs: dict[str, bytes] = {}
         self.requests: list[dict[str, Any]] = []
         self.status = 0
         self.hang = threading.Event()  # set: requests hang until `release`
@@ -45,9 +50,12 @@ class FakeRetainDB:
                 pass
 
             def _answer(self, status: int, payload: Any) -> None:
-                body = json.dumps(payload, ensure_ascii=False).encode()
+                raw = isinstance(payload, bytes)
+                body = payload if raw else json.dumps(payload, ensure_ascii=False).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header(
+                    "Content-Type", "application/octet-stream" if raw else "application/json"
+                )
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
@@ -56,7 +64,11 @@ class FakeRetainDB:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 url = urllib.parse.urlsplit(self.path)
-                body = json.loads(raw) if raw else {}
+                kind = self.headers.get("Content-Type", "")
+                if kind.startswith("multipart/form-data"):
+                    body = multipart(raw, kind.split("boundary=", 1)[1].strip('"'))
+                else:
+                    body = json.loads(raw) if raw else {}
                 entry = {"method": method, "path": url.path, "query": url.query, "body": body,
                          "headers": dict(self.headers)}  # fmt: skip
                 with fake.lock:
@@ -116,6 +128,8 @@ class FakeRetainDB:
         return [{**m, "score": s} for s, m in sorted(scored, key=lambda x: -x[0]) if s > 0]
 
     def route(self, method: str, path: str, body: dict[str, Any], query: dict[str, list[str]]):
+        if path == "/v1/files" or path.startswith("/v1/files/"):
+            return self.file_route(method, path, body, query)
         if method == "GET" and path.startswith("/v1/memory/profile/"):
             user = urllib.parse.unquote(path.rsplit("/", 1)[1])
             project = query.get("project", [""])[0]
@@ -148,6 +162,53 @@ class FakeRetainDB:
             return 200, {"ok": True}
         return 404, {"message": f"no route {method} {path}"}
 
+    def file_route(
+        self, method: str, path: str, body: dict[str, Any], query: dict[str, list[str]]
+    ) -> tuple[int, Any]:
+        if path == "/v1/files" and method == "POST":
+            upload = body.get("file")
+            if not isinstance(upload, dict) or not body.get("path"):
+                return 422, {"message": "file and path are required"}
+            with self.lock:
+                self._next += 1
+                fid = f"file_{self._next}"
+                record = {"id": fid, "name": upload["filename"], "path": body["path"],
+                          "scope": body.get("scope", "PROJECT"), "project": body.get("project"),
+                          "mime_type": upload["content_type"], "size": len(upload["data"]),
+                          "rdb_uri": f"rdb://{body.get('project')}{body['path']}"}  # fmt: skip
+                self.files[fid] = record
+                self.blobs[fid] = upload["data"]
+            return 200, {"file": record}
+        if path == "/v1/files" and method == "GET":
+            prefix = query.get("prefix", [""])[0]
+            limit = int(query.get("limit", ["50"])[0])
+            with self.lock:
+                found = [f for f in self.files.values() if f["path"].startswith(prefix)]
+            return 200, {"files": found[:limit]}
+        parts = path.split("/")  # "", v1, files, id[, content|ingest]
+        fid = urllib.parse.unquote(parts[3])
+        with self.lock:
+            record = self.files.get(fid)
+            data = self.blobs.get(fid, b"")
+        if record is None or len(parts) > 5:
+            return 404, {"message": f"file {fid} not found"}
+        tail = parts[4] if len(parts) == 5 else ""
+        if method == "GET" and tail == "":
+            return 200, {"file": record}
+        if method == "GET" and tail == "content":
+            return 200, data
+        if method == "POST" and tail == "ingest":
+            lines = [ln.strip() for ln in data.decode("utf-8", "replace").splitlines()]
+            for line in filter(None, lines):
+                self.add(body.get("user_id", ""), line, "factual", body.get("project") or "p")
+            return 200, {"ok": True, "memories": sum(1 for ln in lines if ln)}
+        if method == "DELETE" and tail == "":
+            with self.lock:
+                self.files.pop(fid, None)
+                self.blobs.pop(fid, None)
+            return 200, {"deleted": True}
+        return 404, {"message": f"no route {method} {path}"}
+
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> FakeRetainDB:
         self.thread.start()
@@ -157,3 +218,28 @@ class FakeRetainDB:
         self.released.set()
         self.server.shutdown()
         self.server.server_close()
+
+
+_PARAM = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def multipart(raw: bytes, boundary: str) -> dict[str, Any]:
+    """A multipart/form-data body: text fields as str, file fields as
+    ``{"filename", "content_type", "data"}`` (names read as UTF-8, as browsers send them)."""
+    out: dict[str, Any] = {}
+    for part in raw.split(b"--" + boundary.encode())[1:]:
+        if part.startswith(b"--"):
+            break
+        head, _, data = part[2:].partition(b"\r\n\r\n")
+        data = data.removesuffix(b"\r\n")
+        headers = dict(
+            line.split(": ", 1) for line in head.decode("utf-8").split("\r\n") if ": " in line
+        )
+        params = dict(_PARAM.findall(headers.get("Content-Disposition", "")))
+        if "filename" in params:
+            out[params["name"]] = {"filename": urllib.parse.unquote(params["filename"]),
+                                   "content_type": headers.get("Content-Type", ""),
+                                   "data": data}  # fmt: skip
+        else:
+            out[params["name"]] = data.decode("utf-8")
+    return out

@@ -8,6 +8,11 @@ Routes used (all JSON; ``Authorization: Bearer <key>`` and ``X-API-Key: <key>``)
 * ``POST /v1/memory`` → the stored memory (``{"id": ...}`` or ``{"memory": {"id": ...}}``)
 * ``DELETE /v1/memory/{id}``
 * ``POST /v1/memory/ingest/session`` with ``{"messages": [...]}``
+* ``POST /v1/files`` (multipart: ``file``, ``path``, ``scope``) → ``{"file": {...}}``
+* ``GET /v1/files?limit=&prefix=`` → ``{"files": [...]}``
+* ``GET /v1/files/{id}`` → ``{"file": {...}}``; ``GET /v1/files/{id}/content`` → the bytes
+* ``POST /v1/files/{id}/ingest`` with ``{"user_id": ...}``
+* ``DELETE /v1/files/{id}``
 
 A memory is a mapping with at least ``content``; ``id``, ``memory_type`` and ``score`` are
 passed on when present.
@@ -16,6 +21,7 @@ passed on when present.
 from __future__ import annotations
 
 import json
+import time
 import unicodedata
 from typing import Any
 from urllib.parse import quote
@@ -118,19 +124,36 @@ class RetainDBClient:
         params: dict[str, str] | None = None,
         body: dict[str, Any] | None = None,
         timeout: float | None = None,
+        files: dict[str, tuple[str, bytes, str]] | None = None,
+        form: dict[str, str] | None = None,
     ) -> Any:
-        """One JSON request; the decoded answer.
+        """One request (JSON body, or multipart ``files`` + ``form``); the decoded answer.
 
         :raises RetainDBError: an HTTP error status or an answer that is not JSON.
         :raises httpx.HTTPError: the request did not complete (timeout, refused...).
         """
         extra: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
-        response = self._client.request(method, path, params=params, json=body, **extra)
+        if files is not None:
+            extra.update(files=files, data=form or {})
+        else:
+            extra["json"] = body
+        response = self._client.request(method, path, params=params, **extra)
+        self._check(response, method, path)
         try:
             payload = response.json() if response.content else {}
         except ValueError:
             payload = None
+        if payload is None:
+            raise RetainDBError(0, f"RetainDB {method} {path}: the answer is not JSON")
+        return payload
+
+    def _check(self, response: httpx.Response, method: str, path: str) -> None:
         if response.status_code >= 400:
+            response.read()
+            try:
+                payload = response.json() if response.content else {}
+            except ValueError:
+                payload = None
             detail = ""
             if isinstance(payload, dict):
                 detail = str(payload.get("message") or payload.get("error") or "")
@@ -139,9 +162,6 @@ class RetainDBClient:
                 response.status_code,
                 f"RetainDB {method} {path.split('?')[0]}: HTTP {response.status_code} {detail}",
             )
-        if payload is None:
-            raise RetainDBError(0, f"RetainDB {method} {path}: the answer is not JSON")
-        return payload
 
     # ------------------------------------------------------------------ routes
     def profile(self, user_id: str, *, timeout: float | None = None) -> list[dict[str, Any]]:
@@ -185,6 +205,62 @@ class RetainDBClient:
                             messages=write["messages"], write_mode="sync")  # fmt: skip
         return self.request("POST", "/v1/memory/ingest/session", body=body)
 
+    # ------------------------------------------------------------------ files
+    def upload_file(
+        self, name: str, data: bytes, mime_type: str, remote_path: str, scope: str,
+        *, timeout: float,
+    ) -> dict[str, Any]:  # fmt: skip
+        """Store ``data`` in the file store at ``remote_path``; the stored file's record."""
+        form = {"path": remote_path, "scope": scope, "project": self.project}
+        answer = self.request("POST", "/v1/files", files={"file": (name, data, mime_type)},
+                              form=form, timeout=timeout)  # fmt: skip
+        return _file(answer)
+
+    def list_files(self, prefix: str | None, limit: int) -> list[dict[str, Any]]:
+        """Stored files, optionally under ``prefix``."""
+        params = {"limit": str(limit), "project": self.project}
+        if prefix:
+            params["prefix"] = prefix
+        answer = self.request("GET", "/v1/files", params=params)
+        items = answer.get("files") if isinstance(answer, dict) else answer
+        return [f for f in items if isinstance(f, dict)] if isinstance(items, list) else []
+
+    def get_file(self, file_id: str) -> dict[str, Any]:
+        """One stored file's record."""
+        return _file(self.request("GET", f"/v1/files/{path_segment(file_id, 'file id')}"))
+
+    def file_content(self, file_id: str, max_bytes: int, *, timeout: float) -> tuple[bytes, bool]:
+        """At most ``max_bytes`` of a stored file, and whether that is all of it.
+
+        The whole download is bounded by ``timeout`` seconds, not only each read.
+        """
+        path = f"/v1/files/{path_segment(file_id, 'file id')}/content"
+        deadline = time.monotonic() + timeout
+        headers = {"Accept": "*/*"}
+        with self._client.stream("GET", path, headers=headers, timeout=timeout) as response:
+            self._check(response, "GET", path)
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in response.iter_bytes():
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > max_bytes:
+                    return b"".join(chunks)[:max_bytes], False
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout(f"the download took longer than {timeout:g} s")
+            return b"".join(chunks), True
+
+    def ingest_file(self, file_id: str, user_id: str, *, timeout: float) -> dict[str, Any]:
+        """Have RetainDB chunk, embed and extract memories from a stored file."""
+        path = f"/v1/files/{path_segment(file_id, 'file id')}/ingest"
+        answer = self.request("POST", path, body={"user_id": user_id, "project": self.project},
+                              timeout=timeout)  # fmt: skip
+        return answer if isinstance(answer, dict) else {}
+
+    def delete_file(self, file_id: str) -> Any:
+        """Delete a stored file."""
+        return self.request("DELETE", f"/v1/files/{path_segment(file_id, 'file id')}")
+
     def _scoped(self, user_id: str, session_id: str, **extra: Any) -> dict[str, Any]:
         return {"project": self.project, "user_id": user_id, "session_id": session_id, **extra}
 
@@ -201,6 +277,13 @@ def memories(answer: Any, key: str) -> list[dict[str, Any]]:
         elif isinstance(item, str):
             out.append({"content": item})
     return out
+
+
+def _file(answer: Any) -> dict[str, Any]:
+    if not isinstance(answer, dict):
+        return {}
+    inner = answer.get("file")
+    return inner if isinstance(inner, dict) else answer
 
 
 def memory_id(answer: dict[str, Any]) -> str:

@@ -7,7 +7,9 @@
   addition mirrored to ``/v1/memory``, through a write-behind queue journaled to disk as each
   write is queued (`JournaledWrites`): a crash loses nothing, the next start replays it.
 * **Tools** — ``retaindb_profile``, ``retaindb_search``, ``retaindb_context``,
-  ``retaindb_remember``, ``retaindb_forget``.
+  ``retaindb_remember``, ``retaindb_forget``, and the file store: ``retaindb_upload_file``,
+  ``retaindb_list_files``, ``retaindb_read_file``, ``retaindb_ingest_file``,
+  ``retaindb_delete_file`` (uploads confined as `hermes_memory_retaindb.files` describes).
 
 Every call goes through the kit's `Guard` (breaker, failure taxonomy, health record read by
 ``hermes-memory provider status``); a failing RetainDB costs a turn at most its timeouts.
@@ -16,9 +18,11 @@ Every call goes through the kit's `Guard` (breaker, failure taxonomy, health rec
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_memory_core import kit
@@ -45,6 +49,8 @@ FIELDS = (
               env="RETAINDB_PROJECT"),
     kit.Field("user_id", str, "", "User id (default: the agent's user id, else 'default')."),
     kit.Field("timeout", float, 8.0, "Seconds per request (tools and writes).", minimum=0.1),
+    kit.Field("file_timeout", float, 60.0, "Seconds per file upload, download or ingest.",
+              minimum=0.1),
     kit.Field("recall_timeout", float, 3.0, "Seconds per recall request in a turn.",
               minimum=0.1),
     kit.Field("retries", int, 0, "Extra attempts after a timeout, refusal or 5xx.", minimum=0),
@@ -68,6 +74,10 @@ def _schema(
 
 
 _QUERY = {"type": "string", "description": "What to look for."}
+_FILE_ID = {"type": "string", "description": "The file's id (from upload or list)."}
+SCOPES = ("PROJECT", "USER", "ORG")
+FILE_TOOLS = frozenset({"retaindb_upload_file", "retaindb_list_files", "retaindb_read_file",
+                        "retaindb_ingest_file", "retaindb_delete_file"})  # fmt: skip
 TOOL_SCHEMAS: tuple[dict[str, Any], ...] = (
     _schema("retaindb_profile", "The user's stable profile from RetainDB: preferences, facts "
             "and patterns.", {}, []),
@@ -85,6 +95,27 @@ TOOL_SCHEMAS: tuple[dict[str, Any], ...] = (
     _schema("retaindb_forget", "Delete one RetainDB memory by id (from retaindb_search).",
             {"memory_id": {"type": "string", "description": "The memory's id."}},
             ["memory_id"]),
+    _schema("retaindb_upload_file", "Upload a local file (inside the working directory, "
+            "regular file, at most 10 MiB) to the RetainDB file store; returns its id and "
+            "rdb:// URI.",
+            {"local_path": {"type": "string", "description": "The file, relative to the "
+                            "working directory."},
+             "remote_path": {"type": "string", "description": "Destination, e.g. "
+                             "/reports/q1.md (default /<file name>)."},
+             "scope": {"type": "string", "enum": list(SCOPES),
+                       "description": "Who can see it (default PROJECT)."},
+             "ingest": {"type": "boolean", "description": "Also extract memories from it "
+                        "(default false)."}},
+            ["local_path"]),
+    _schema("retaindb_list_files", "List files in the RetainDB file store.",
+            {"prefix": {"type": "string", "description": "Only paths starting with this."},
+             "limit": {"type": "integer", "description": "1-200 (default 50)."}}, []),
+    _schema("retaindb_read_file", "The text of a stored file (at most 32,000 characters).",
+            {"file_id": _FILE_ID}, ["file_id"]),
+    _schema("retaindb_ingest_file", "Chunk, embed and extract memories from a stored file so "
+            "its contents become searchable.", {"file_id": _FILE_ID}, ["file_id"]),
+    _schema("retaindb_delete_file", "Delete a stored file.", {"file_id": _FILE_ID},
+            ["file_id"]),
 )  # fmt: skip
 TOOL_NAMES = frozenset(s["name"] for s in TOOL_SCHEMAS)
 
@@ -133,6 +164,7 @@ class RetainDBProvider(kit.RemoteProvider):
     _profile: list[str] | None = None
     _profile_at = 0.0
     _last_count = 0
+    _cwd: Path | None = None
 
     # ------------------------------------------------------------------ settings
     def _settings(self) -> dict[str, Any]:
@@ -167,7 +199,7 @@ class RetainDBProvider(kit.RemoteProvider):
         return kit.config_schema(FIELDS)
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
-        """The five ``retaindb_*`` tools."""
+        """The ten ``retaindb_*`` tools (five memory tools, five file-store tools)."""
         return [dict(s) for s in TOOL_SCHEMAS]
 
     # ------------------------------------------------------------------ lifecycle
@@ -176,9 +208,11 @@ class RetainDBProvider(kit.RemoteProvider):
         reading the user's profile in the background. Never waits on the network.
 
         Recognised kwargs: ``hermes_home``, ``agent_context`` (writes only for
-        ``"primary"``), ``user_id``, ``curated_entries``.
+        ``"primary"``), ``user_id``, ``curated_entries``, ``cwd`` (the working directory
+        uploads are confined to; default: the process's current directory at each call).
         """
         self._begin(kwargs)
+        self._cwd = Path(str(kwargs["cwd"])) if kwargs.get("cwd") else None
         self._session = session_id or "default"
         s = self._settings()
         guard = self._make_guard(
@@ -372,6 +406,8 @@ class RetainDBProvider(kit.RemoteProvider):
     def _tool(
         self, tool: str, args: dict[str, Any], client: RetainDBClient, guard: kit.Guard
     ) -> dict[str, Any]:
+        if tool in FILE_TOOLS:
+            return self._file_tool(tool, args, client, guard)
         if tool == "retaindb_profile":
             found = guard.call("profile", lambda: client.profile(self._user))
             self._profile = [str(m["content"]) for m in found]
@@ -426,3 +462,68 @@ class RetainDBProvider(kit.RemoteProvider):
 
         self._profile_at = 0.0
         return {"stored": True, "id": memory_id(answer)}
+
+    def _file_tool(
+        self, tool: str, args: dict[str, Any], client: RetainDBClient, guard: kit.Guard
+    ) -> dict[str, Any]:
+        from hermes_memory_retaindb import files
+        from hermes_memory_retaindb.client import path_segment
+
+        wait = float(self._settings()["file_timeout"])
+        if tool == "retaindb_list_files":
+            prefix = kit.optional_text(args, "prefix")
+            limit = kit.int_arg(args, "limit", 50, low=1, high=200)
+            found = guard.call("list_files", lambda: client.list_files(prefix, limit))
+            return {"files": [files.public_file(f) for f in found[:limit]]}
+        if tool == "retaindb_upload_file":
+            return self._upload(args, client, guard, wait)
+        file_id = kit.required_text(args, "file_id", max_chars=300)
+        path_segment(file_id, "file id")  # refused before any request
+        if tool == "retaindb_read_file":
+            meta = guard.call("read_file", lambda: client.get_file(file_id))
+            data, complete = guard.call(
+                "read_file", lambda: client.file_content(file_id, files.MAX_READ_BYTES,
+                                                         timeout=wait))  # fmt: skip
+            shown: dict[str, Any] = {"file": files.public_file(meta)}
+            if not files.is_text(meta, data):
+                shown["content"] = None
+                shown["note"] = "binary file: use retaindb_ingest_file to extract its text"
+                return shown
+            text, cut = files.decode_text(data, complete)
+            return {**shown, "content": text, "truncated": cut}
+        if not self._writes_enabled:
+            raise ValueError("this agent context is read-only (only the primary agent writes)")
+        if tool == "retaindb_ingest_file":
+            answer = guard.call(
+                "ingest_file", lambda: client.ingest_file(file_id, self._user, timeout=wait)
+            )
+            return {"ingested": file_id, "result": answer}
+        guard.call("delete_file", lambda: client.delete_file(file_id))
+        return {"deleted": file_id}
+
+    def _upload(
+        self, args: dict[str, Any], client: RetainDBClient, guard: kit.Guard, wait: float
+    ) -> dict[str, Any]:
+        from hermes_memory_retaindb import files
+
+        if not self._writes_enabled:
+            raise ValueError("this agent context is read-only (only the primary agent writes)")
+        local = kit.required_text(args, "local_path", max_chars=4096)
+        scope = kit.choice_arg(args, "scope", SCOPES, "PROJECT")
+        ingest = args.get("ingest", False)
+        if not isinstance(ingest, bool):
+            raise ValueError("'ingest' must be true or false")
+        destination = kit.optional_text(args, "remote_path")
+        found = files.read_local_file(local, self._cwd or Path(os.getcwd()))
+        target = files.remote_path(destination, found.name)
+        stored = guard.call("upload_file", lambda: client.upload_file(
+            found.name, found.data, found.mime_type, target, scope, timeout=wait))  # fmt: skip
+        shown: dict[str, Any] = {"file": files.public_file(stored), "bytes": len(found.data)}
+        file_id = str(stored.get("id") or "")
+        if ingest and file_id:
+            try:
+                shown["ingest"] = guard.call("ingest_file", lambda: client.ingest_file(
+                    file_id, self._user, timeout=wait))  # fmt: skip
+            except (kit.Unavailable, kit.CallFailed) as exc:  # the upload itself worked
+                shown["ingest_error"] = str(exc)
+        return shown
