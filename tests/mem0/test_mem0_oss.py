@@ -44,7 +44,10 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def _oss(make_provider, **extra):
-    return make_provider(None, mode="oss", oss=oss_section(), **extra)
+    # In-process mem0 (qdrant, history SQLite, the scripted LLM) is slow on a busy machine;
+    # these tests check what is stored, so calls get room instead of the loopback bounds.
+    room = {"timeout": 60.0, "flush_timeout": 180.0, "shutdown_timeout": 60.0}
+    return make_provider(None, mode="oss", oss=oss_section(), **{**room, **extra})
 
 
 def test_tools_round_trip_with_the_real_memory(make_provider, home: Path):
