@@ -213,3 +213,36 @@ def test_a_hanging_server_is_bounded_by_the_timeouts(
     assert time.monotonic() - started < 20.0  # generous: the bound is 0.5 s per request
     record = read_provider_status(hermes_home, "retaindb")
     assert record is not None and record["last_error_kind"] == "timeout"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        ".env",
+        ".env.production",
+        "id_ed25519",
+        "server.PEM",
+        ".ssh/config",
+        ".aws/credentials",
+        ".git/config",
+        "deploy/.netrc",
+        "keys/tls.key",
+    ],
+)
+def test_upload_refuses_credential_files(
+    provider: RetainDBProvider, fake: FakeRetainDB, workdir: Path, name: str
+) -> None:
+    """A prompt-injected model must not be able to send the project's secrets away."""
+    target = workdir / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("SECRET=1\n", encoding="utf-8")
+    _refused(provider, fake, name, "credential file")
+
+
+def test_ordinary_files_with_similar_names_are_uploaded(
+    provider: RetainDBProvider, fake: FakeRetainDB, workdir: Path
+) -> None:
+    (workdir / "env_setup.md").write_text("how to set up the environment\n", encoding="utf-8")
+    (workdir / "keynote.txt").write_text("slides\n", encoding="utf-8")
+    for name in ("env_setup.md", "keynote.txt"):
+        assert "file" in call(provider, "retaindb_upload_file", local_path=name)

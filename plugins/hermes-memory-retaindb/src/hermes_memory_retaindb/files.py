@@ -6,7 +6,9 @@ the working directory) must resolve inside the working directory, its last compo
 not be a symbolic link, it must be a regular file (never a FIFO, socket or device, never
 anything under ``/dev``, ``/proc`` or ``/sys``) and at most `MAX_UPLOAD_BYTES` long. Symbolic
 links in the directories above are followed, but only when the file they lead to is still
-inside the working directory.
+inside the working directory. Credential files (``.env``, private keys, anything under
+``.ssh``, ``.aws``, ``.git`` …) are refused by name: a prompt-injected model must not be able
+to send them away.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import codecs
 import mimetypes
 import os
+import re
 import stat
 import unicodedata
 from dataclasses import dataclass
@@ -38,6 +41,22 @@ MAX_READ_BYTES = 4 * MAX_READ_CHARS + 4
 """The most bytes of a stored file downloaded for ``retaindb_read_file``."""
 
 _SYSTEM_TREES = (Path("/dev"), Path("/proc"), Path("/sys"))
+# Credential files a prompt-injected model could be told to upload: refused by name.
+_SECRET_NAMES = re.compile(
+    r"^(\.env(\..*)?|\.netrc|\.pgpass|\.npmrc|\.pypirc|\.git-credentials|credentials"
+    r"(\.json)?|id_(rsa|dsa|ecdsa|ed25519)(\.pub)?|.*\.(pem|key|p12|pfx|keystore|jks))$",
+    re.IGNORECASE,
+)
+_SECRET_DIRS = frozenset({".ssh", ".gnupg", ".aws", ".kube", ".docker", ".git"})
+
+
+def _is_credential_file(path: Path) -> bool:
+    """A file whose name or folder says it holds credentials (``.env``, keys, ``.ssh/``)."""
+    return bool(_SECRET_NAMES.match(path.name)) or any(
+        part.lower() in _SECRET_DIRS for part in path.parts[:-1]
+    )
+
+
 _TEXT_SUFFIXES = (".txt", ".md", ".json", ".csv", ".tsv", ".yaml", ".yml", ".xml", ".html",
                   ".htm", ".rst", ".toml", ".ini", ".log", ".py")  # fmt: skip
 
@@ -73,6 +92,8 @@ def read_local_file(local_path: str, cwd: Path) -> LocalFile:
         raise ValueError(f"{local_path} is a system file; only regular files can be uploaded")
     if not _inside(resolved, root):
         raise ValueError(f"{local_path} is outside the working directory {root}")
+    if _is_credential_file(resolved.relative_to(root)):
+        raise ValueError(f"{local_path} looks like a credential file; it is never uploaded")
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(resolved, flags)  # O_NONBLOCK: a FIFO never blocks the open
