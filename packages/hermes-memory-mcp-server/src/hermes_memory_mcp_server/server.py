@@ -215,6 +215,9 @@ def _bind(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((address, port))
+        # Listen before the URL is announced: a client that connects at once waits in the
+        # backlog until the server accepts, instead of being refused.
+        sock.listen(socket.SOMAXCONN)
     except OSError:
         sock.close()
         raise
