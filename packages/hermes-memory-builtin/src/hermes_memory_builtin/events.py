@@ -22,10 +22,20 @@ def tool_writes(result: str, args: Mapping[str, Any]) -> list[MemoryWrite]:
         payload = json.loads(result)
     except ValueError:
         return []
-    if not isinstance(payload, dict) or payload.get("success") is not True or payload.get("staged"):
+    if not isinstance(payload, dict) or payload.get("success") is not True:
         return []
     target = str(payload.get("target") or args.get("target") or "memory")
     operations = args.get("operations")
+    if payload.get("staged"):
+        # A background-review batch saves its additions at once and stages only its
+        # replace/remove steps: the saved additions are real writes and are mirrored.
+        saved = payload.get("additions_saved")
+        if not (payload.get("proposal_staged") and isinstance(operations, list)):
+            return []
+        if not (isinstance(saved, int) and saved > 0):
+            return []
+        adds = [op for op in operations if isinstance(op, Mapping) and op.get("action") == "add"]
+        return [w for op in adds for w in _one(op, target, None)] if len(adds) == saved else []
     if isinstance(operations, list) and operations:
         replaced = _index_map(payload.get("replaced_entries"))
         removed = _index_map(payload.get("removed_entries"))
