@@ -68,7 +68,7 @@ class Injected:
     times: int = 1
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
-    exception: type[Exception] | None = None
+    exception: type[httpx.TransportError] | None = None
 
 
 @dataclass
@@ -117,7 +117,7 @@ class FakeHoncho:
         times: int = 1,
         body: Any = None,
         headers: dict[str, str] | None = None,
-        exception: type[Exception] | None = None,
+        exception: type[httpx.TransportError] | None = None,
     ) -> None:
         """Answer the next ``times`` matching requests with ``status`` (or raise ``exception``).
 
@@ -518,6 +518,8 @@ class FakeHoncho:
 
     def _conclusions_list(self, ws: str, *, query: dict[str, str], body: Any) -> tuple[int, Any]:
         page, size = int(query.get("page", 1)), int(query.get("size", 50))
+        if page < 1 or not 1 <= size <= 100:  # the server's pagination bounds
+            return 422, {"detail": [{"loc": ["query", "size"], "msg": "out of range"}]}
         items = self._filtered_conclusions(ws, (body or {}).get("filters") or {})
         chunk = items[(page - 1) * size : page * size]
         pages = max(1, -(-len(items) // size))
@@ -592,7 +594,7 @@ class LoopbackServer:
     def url(self) -> str:
         """Base URL of the server."""
         host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     def __enter__(self) -> LoopbackServer:
         self.thread.start()

@@ -195,11 +195,11 @@ def test_prefetch_is_bounded_when_recall_is_slow(fake, make_provider):
 
 def test_memory_write_to_user_is_mirrored_as_conclusion(fake, make_provider):
     """Real SDK + MockTransport fake: a builtin `user` add becomes a conclusion of the AI peer
-    about the user (recorded body shape); `memory` writes and removals are not mirrored."""
+    about the user (recorded body shape); `memory` writes are not mirrored (removals:
+    test_mirror_remove.py)."""
     provider = make_provider(settings={"dialectic_cadence": 0})
     provider.on_memory_write("add", "user", "Prefers tea over coffee")
     provider.on_memory_write("add", "memory", "Project uses uv")
-    provider.on_memory_write("remove", "user", "old")
     provider.on_session_end([])
     creates = fake.calls("POST", r"/conclusions$")
     assert [c.body for c in creates] == [

@@ -96,14 +96,22 @@ class HonchoClient:
             "peer get-or-create", partial(honcho.peer, peer_id), informative=False
         )
 
+    def ensure_peers(self) -> tuple[Any, Any, Any]:
+        """Get-or-create both peers (once each): (Honcho client, user peer, AI peer)."""
+        with self._setup_lock:
+            return self._peers()
+
+    def _peers(self) -> tuple[Any, Any, Any]:
+        honcho = self.sdk()
+        for peer_id in (self.user_id, self.ai_id):
+            if peer_id not in self.peers:
+                self.peers[peer_id] = self.peer(peer_id)
+        return honcho, self.peers[self.user_id], self.peers[self.ai_id]
+
     def ensure(self, key: str) -> tuple[Any, Any, Any]:
         """Get-or-create both peers and session ``key`` (once each): (session, user, ai)."""
         with self._setup_lock:
-            honcho = self.sdk()
-            for peer_id in (self.user_id, self.ai_id):
-                if peer_id not in self.peers:
-                    self.peers[peer_id] = self.peer(peer_id)
-            user, ai = self.peers[self.user_id], self.peers[self.ai_id]
+            honcho, user, ai = self._peers()
             if key not in self._sessions:
                 from honcho.api_types import SessionPeerConfig  # type: ignore[import-untyped]
 

@@ -4,7 +4,8 @@ Model: one Honcho *workspace*; two *peers*, the user and the assistant ("AI peer
 Honcho *session* per hermes conversation. Finished turns are appended to the session
 (`hermes_memory_honcho.writes`); recall comes from ``peer.context`` and, every few turns,
 ``peer.chat`` (`hermes_memory_honcho.recall`); curated ``user`` writes are mirrored as
-Honcho conclusions; the tools are in `hermes_memory_honcho.tools`.
+Honcho conclusions, and removed again when the entry is removed or replaced
+(`hermes_memory_honcho.conclusions`); the tools are in `hermes_memory_honcho.tools`.
 
 The machinery is the kit's (`hermes_memory_core.kit`): one `Guard` (breaker, failure
 taxonomy, health record) around every SDK call, and `PendingWrites` for ordered writes that
@@ -23,6 +24,7 @@ from hermes_memory_core.kit import Guard, RemoteProvider, fact_key
 from hermes_memory_core.provider import RecallStatus
 from hermes_memory_core.toolresult import tool_error
 from hermes_memory_honcho import writes
+from hermes_memory_honcho.conclusions import ConclusionIndex, entry_text
 from hermes_memory_honcho.config import (
     HonchoConfig,
     HonchoConfigError,
@@ -131,7 +133,7 @@ class HonchoProvider(RemoteProvider):
         self._recaller = Recaller(client, lambda: self._session_key, self._known_facts)
         self._tools = HonchoTools(client, lambda: self._session_key, lambda: self._writes_enabled)
         self._init_error = ""
-        send = partial(writes.send, client)
+        send = partial(writes.send, client, ConclusionIndex(self._home))
         pending = self._start_writes(send, max_pending=cfg.max_pending_turns,
                                      accept=writes.accept, legacy=PENDING_FILE)  # fmt: skip
         if cfg.recall_mode != "tools" or len(pending):
@@ -220,12 +222,32 @@ class HonchoProvider(RemoteProvider):
     def on_memory_write(
         self, action: str, target: str, content: str, metadata: dict[str, Any] | None = None
     ) -> None:
-        """Mirror curated ``user`` additions as Honcho conclusions about the user."""
-        if target != "user" or action not in ("add", "replace") or not content.strip():
+        """Mirror curated ``user`` writes as Honcho conclusions about the user.
+
+        ``add``: a conclusion is created. ``remove``: the conclusions holding ``content``
+        (the removed entry) are deleted. ``replace``: those holding the previous entry
+        (``metadata["previous_content"]``) are deleted, then the new entry is added. Writes
+        are queued in order with the turns, spooled at shutdown and replayed at the next
+        start; ``memory`` (agent notes) writes are not mirrored.
+        """
+        if target != "user" or action not in ("add", "replace", "remove"):
             return
-        self._known_facts.add(fact_key(content))
-        if self.active and self._client is not None:
-            self._enqueue(writes.conclusion(self._session_key, self._client.user_id, content))
+        previous = (metadata or {}).get("previous_content")
+        old = content if action == "remove" else previous if action == "replace" else None
+        new = content if action != "remove" else ""
+        if not isinstance(old, str):
+            old = ""
+        elif entry_text(old) == entry_text(new):
+            return  # a replace that changed nothing Honcho holds
+        client = self._client if self.active else None
+        if old.strip():
+            self._known_facts.discard(fact_key(old))
+            if client is not None:
+                self._enqueue(writes.forget(self._session_key, client.user_id, old))
+        if new.strip():
+            self._known_facts.add(fact_key(new))
+            if client is not None:
+                self._enqueue(writes.conclusion(self._session_key, client.user_id, new))
 
     # ------------------------------------------------------------------ tools
     def get_tool_schemas(self) -> list[dict[str, Any]]:

@@ -1,9 +1,11 @@
-"""Honcho writes as kit `Write` rows: a turn's messages, or a conclusion about the user.
+"""Honcho writes as kit `Write` rows: a turn's messages, a conclusion about the user, or the
+removal of one.
 
-A row is ``{"kind": "messages" | "conclusion", "session": key, "items": [[peer, text], ...],
-"sent": n}``; ``sent`` counts messages the server already accepted, so a partial batch
-resumes where it stopped. Queueing, ordering, spooling and replay are the kit's
-(`hermes_memory_core.kit.PendingWrites`).
+A row is ``{"kind": "messages" | "conclusion" | "forget", "session": key, "items": [[peer,
+text], ...], "sent": n}``; ``sent`` counts messages the server already accepted, so a partial
+batch resumes where it stopped. A ``forget`` row deletes the conclusions holding a curated
+entry that was removed (`hermes_memory_honcho.conclusions`). Queueing, ordering, spooling
+and replay are the kit's (`hermes_memory_core.kit.PendingWrites`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from hermes_memory_core.kit import Write
+from hermes_memory_honcho.conclusions import ConclusionIndex, delete_entry, record_created
 from hermes_memory_honcho.config import ID_PATTERN
 
 if TYPE_CHECKING:
@@ -21,6 +24,7 @@ __all__ = [
     "MESSAGES_PER_BATCH",
     "accept",
     "conclusion",
+    "forget",
     "messages",
     "send",
     "split_message",
@@ -40,6 +44,11 @@ def messages(session: str, items: list[tuple[str, str]]) -> Write:
 def conclusion(session: str, peer_id: str, text: str) -> Write:
     """A conclusion about ``peer_id`` (a mirrored curated-memory write)."""
     return {"kind": "conclusion", "session": session, "items": [[peer_id, text]], "sent": 0}
+
+
+def forget(session: str, peer_id: str, text: str) -> Write:
+    """The removal of curated entry ``text`` about ``peer_id``: its conclusions are deleted."""
+    return {"kind": "forget", "session": session, "items": [[peer_id, text]], "sent": 0}
 
 
 def turn(client: HonchoClient, session: str, user: str, assistant: str) -> Write | None:
@@ -64,7 +73,7 @@ def accept(write: Write) -> bool:
     """Whether a replayed row is well formed (a corrupt one is skipped)."""
     items = write.get("items")
     return (
-        write.get("kind") in ("messages", "conclusion")
+        write.get("kind") in ("messages", "conclusion", "forget")
         and isinstance(write.get("session"), str)
         and bool(ID_PATTERN.match(write["session"]))
         and isinstance(items, list)
@@ -73,13 +82,23 @@ def accept(write: Write) -> bool:
     )
 
 
-def send(client: HonchoClient, write: Write) -> None:
-    """Send one row through the client's guard (raises the kit's failures)."""
-    session, user, ai = client.ensure(write["session"])
+def send(client: HonchoClient, index: ConclusionIndex, write: Write) -> None:
+    """Send one row through the client's guard (raises the kit's failures).
+
+    Conclusions created are recorded in ``index``; a ``forget`` row deletes the ones
+    holding its entry (already gone counts as done).
+    """
     items = [(str(p), str(c)) for p, c in write["items"]]
+    if write["kind"] == "forget":
+        for _, text in items[write.get("sent", 0) :]:
+            delete_entry(client, index, text)
+            write["sent"] = write.get("sent", 0) + 1
+        return
+    session, user, ai = client.ensure(write["session"])
     if write["kind"] == "conclusion":
         payload = [{"content": c, "session_id": write["session"]} for _, c in items]
-        client.call("conclusions.create", lambda: ai.conclusions_of(user).create(payload))
+        created = client.call("conclusions.create", lambda: ai.conclusions_of(user).create(payload))
+        record_created(index, client, created, [c for _, c in items])
         return
     peers: dict[str, Any] = {client.user_id: user, client.ai_id: ai}
     while write.get("sent", 0) < len(items):
