@@ -23,45 +23,18 @@ when an account / user is set.
 from __future__ import annotations
 
 import json
-import unicodedata
 from typing import Any
-from urllib.parse import quote
 
-import httpx
-
-from hermes_memory_core.kit import Failure, FailureKind, classify_common, kind_for_status, one_line
+from hermes_memory_core.kit import Failure, JsonClient, ServiceError, classify_http
+from hermes_memory_core.kit.http import check_visible, path_segment
 
 __all__ = ["OpenVikingClient", "OpenVikingError", "check_uri", "classify", "path_segment"]
 
 SCHEME = "viking://"
 _ROOTS = ("user", "agent", "resources", "session", "skills", "~")
 
-
-class OpenVikingError(Exception):
-    """OpenViking answered with an HTTP error, or with something that is not its envelope."""
-
-    def __init__(self, status: int, message: str, code: str = "") -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-
-
-def _visible(text: str, what: str) -> None:
-    if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in text):
-        raise ValueError(f"{what} {text!r} holds control or invisible characters")
-
-
-def path_segment(value: str, what: str) -> str:
-    """``value`` percent-encoded as one URL path segment.
-
-    :raises ValueError: empty, ``.``/``..``, longer than 256 characters, or holding control
-        or invisible format characters.
-    """
-    text = value.strip()
-    if not text or text in (".", "..") or len(text) > 256:
-        raise ValueError(f"{what} {value!r} is not a valid identifier")
-    _visible(text, what)
-    return quote(text, safe="")
+#: OpenViking answered with an HTTP error, or with something that is not its envelope.
+OpenVikingError = ServiceError
 
 
 def check_uri(uri: str, *, min_depth: int = 0) -> str:
@@ -75,7 +48,7 @@ def check_uri(uri: str, *, min_depth: int = 0) -> str:
     text = uri.strip()
     if not text.startswith(SCHEME) or len(text) > 1000:
         raise ValueError(f"{uri!r} is not a viking:// URI")
-    _visible(text, "URI")
+    check_visible(text, "URI")
     parts = text[len(SCHEME) :].rstrip("/").split("/") if text != SCHEME else []
     if any(p in ("", ".", "..") or "\\" in p for p in parts):
         raise ValueError(f"{uri!r}: empty, '.' or '..' path segments are not allowed")
@@ -88,25 +61,11 @@ def check_uri(uri: str, *, min_depth: int = 0) -> str:
 
 def classify(exc: BaseException) -> Failure:
     """Map what a call raised to a `Failure` with a user-facing message."""
-    if isinstance(exc, OpenVikingError):
-        if exc.status == 0:
-            return Failure(FailureKind.SERVER, str(exc))
-        kind = kind_for_status(exc.status)
-        if kind is FailureKind.AUTH:
-            return Failure(kind, f"{exc} Check OPENVIKING_API_KEY.", exc.status)
-        return Failure(kind, str(exc), exc.status)
-    common = classify_common(exc)
-    if common is not None:
-        return Failure(common.kind, f"OpenViking: {common.message}", common.status)
-    if isinstance(exc, ValueError):
-        return Failure(FailureKind.INVALID, f"OpenViking: {one_line(exc)}")
-    return Failure(
-        FailureKind.OTHER, f"OpenViking call failed: {type(exc).__name__}: {one_line(exc)}"
-    )
+    return classify_http(exc, "OpenViking", auth_hint="OPENVIKING_API_KEY")
 
 
-class OpenVikingClient:
-    """A thin, typed client of the routes above.
+class OpenVikingClient(JsonClient):
+    """A thin, typed client of the routes above (the plumbing is the kit's `JsonClient`).
 
     :param base_url: the server, e.g. ``http://127.0.0.1:1933``.
     :param api_key: sent as ``X-API-Key`` when not empty (never logged).
@@ -124,68 +83,34 @@ class OpenVikingClient:
         account: str,
         user: str,
         timeout: float,
-        transport: httpx.BaseTransport | None = None,
+        transport: Any = None,
     ) -> None:
-        self._key = api_key.removeprefix("Bearer ").strip()
-        headers = {"Accept": "application/json", "User-Agent": "hermes-memory-openviking"}
-        if self._key:
-            headers["X-API-Key"] = self._key
+        key = api_key.removeprefix("Bearer ").strip()
+        headers = {"User-Agent": "hermes-memory-openviking"}
+        if key:
+            headers["X-API-Key"] = key
         if account:
             headers["X-OpenViking-Account"] = account
         if user:
             headers["X-OpenViking-User"] = user
-        self._client = httpx.Client(
-            base_url=base_url.rstrip("/"),
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 3.0)),
-            transport=transport if transport is not None else httpx.HTTPTransport(retries=0),
-            headers=headers,
-            follow_redirects=False,
-            trust_env=False,
-        )
+        super().__init__(base_url, service="OpenViking", timeout=timeout, headers=headers,
+                         secret=key, transport=transport)  # fmt: skip
 
-    def close(self) -> None:
-        """Close the connection pool."""
-        self._client.close()
-
-    def _scrub(self, text: str) -> str:
-        return text.replace(self._key, "***") if self._key else text
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: dict[str, Any] | None = None,
-        body: dict[str, Any] | None = None,
-        timeout: float | None = None,
-    ) -> Any:
-        """One request; the ``result`` of the answer's envelope.
-
-        :raises OpenVikingError: an HTTP error status, an error envelope, or an answer that
-            is not JSON.
-        :raises httpx.HTTPError: the request did not complete (timeout, refused...).
-        """
-        extra: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
-        response = self._client.request(method, path, params=params, json=body, **extra)
-        try:
-            payload = response.json() if response.content else {}
-        except ValueError:
-            payload = None
+    def error_detail(self, payload: Any) -> tuple[str, str]:
+        """The envelope's ``error: {code, message}`` (or FastAPI's ``detail``)."""
         error = payload.get("error") if isinstance(payload, dict) else None
-        if response.status_code >= 400 or (isinstance(payload, dict) and payload.get("status")
-                                            == "error"):  # fmt: skip
-            code, detail = "", ""
-            if isinstance(error, dict):
-                code, detail = str(error.get("code") or ""), str(error.get("message") or "")
-            elif isinstance(payload, dict):
-                detail = str(payload.get("detail") or "")
-            status = response.status_code if response.status_code >= 400 else 500
-            text = self._scrub(one_line(detail or response.text or response.reason_phrase, 200))
-            raise OpenVikingError(
-                status, f"OpenViking {method} {path}: HTTP {status} {code} {text}".strip(), code
-            )
+        if isinstance(error, dict):
+            return str(error.get("code") or ""), str(error.get("message") or "")
+        return "", str(payload.get("detail") or "") if isinstance(payload, dict) else ""
+
+    def answer_failed(self, payload: Any) -> bool:
+        """``{"status": "error", ...}`` even with a 2xx status."""
+        return isinstance(payload, dict) and payload.get("status") == "error"
+
+    def unwrap(self, payload: Any, method: str, path: str) -> Any:
+        """The envelope's ``result``."""
         if not isinstance(payload, dict):
-            raise OpenVikingError(0, f"OpenViking {method} {path}: the answer is not JSON")
+            raise ServiceError(0, f"OpenViking {method} {path}: the answer is not JSON")
         return payload.get("result")
 
     # ------------------------------------------------------------------ routes
@@ -249,8 +174,3 @@ class OpenVikingClient:
         """Commit session ``session_id``: OpenViking archives it and extracts memories."""
         path = f"/api/v1/sessions/{path_segment(session_id, 'session id')}/commit"
         return self.request("POST", path, body={})
-
-
-def dumps(value: Any) -> str:
-    """JSON for the model (CJK kept readable)."""
-    return json.dumps(value, ensure_ascii=False, default=str)

@@ -20,62 +20,24 @@ passed on when present.
 
 from __future__ import annotations
 
-import json
-import time
-import unicodedata
 from typing import Any
-from urllib.parse import quote
 
-import httpx
-
-from hermes_memory_core.kit import Failure, FailureKind, classify_common, kind_for_status, one_line
+from hermes_memory_core.kit import Failure, JsonClient, ServiceError, classify_http
+from hermes_memory_core.kit.http import path_segment
 
 __all__ = ["RetainDBClient", "RetainDBError", "classify", "path_segment"]
 
-
-class RetainDBError(Exception):
-    """RetainDB answered with an HTTP error, or with something that is not JSON."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-def path_segment(value: str, what: str) -> str:
-    """``value`` percent-encoded as one URL path segment.
-
-    :raises ValueError: empty, ``.``/``..`` (they would move up the path), longer than 256
-        characters, or holding control or invisible format characters.
-    """
-    text = value.strip()
-    if not text or text in (".", "..") or len(text) > 256:
-        raise ValueError(f"{what} {value!r} is not a valid identifier")
-    if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in text):
-        raise ValueError(f"{what} {value!r} holds control or invisible characters")
-    return quote(text, safe="")
+#: RetainDB answered with an HTTP error, or with something that is not JSON.
+RetainDBError = ServiceError
 
 
 def classify(exc: BaseException) -> Failure:
     """Map what a call raised to a `Failure` with a user-facing message."""
-    if isinstance(exc, RetainDBError):
-        if exc.status == 0:
-            return Failure(FailureKind.SERVER, str(exc))
-        kind = kind_for_status(exc.status)
-        if kind is FailureKind.AUTH:
-            return Failure(kind, f"{exc} Check RETAINDB_API_KEY.", exc.status)
-        return Failure(kind, str(exc), exc.status)
-    common = classify_common(exc)
-    if common is not None:
-        return Failure(common.kind, f"RetainDB: {common.message}", common.status)
-    if isinstance(exc, ValueError):
-        return Failure(FailureKind.INVALID, f"RetainDB: {one_line(exc)}")
-    return Failure(
-        FailureKind.OTHER, f"RetainDB call failed: {type(exc).__name__}: {one_line(exc)}"
-    )
+    return classify_http(exc, "RetainDB", auth_hint="RETAINDB_API_KEY")
 
 
-class RetainDBClient:
-    """A thin, typed client of the routes above.
+class RetainDBClient(JsonClient):
+    """A thin, typed client of the routes above (the plumbing is the kit's `JsonClient`).
 
     :param api_key: the key sent as Bearer token and ``X-API-Key`` (never logged).
     :param base_url: ``https://api.retaindb.com`` or a self-hosted endpoint.
@@ -85,83 +47,20 @@ class RetainDBClient:
     """
 
     def __init__(
-        self,
-        *,
-        api_key: str,
-        base_url: str,
-        project: str,
-        timeout: float,
-        transport: httpx.BaseTransport | None = None,
+        self, *, api_key: str, base_url: str, project: str, timeout: float, transport: Any = None
     ) -> None:
         self.project = project
-        self._key = api_key.removeprefix("Bearer ").strip()
-        self._client = httpx.Client(
-            base_url=base_url.rstrip("/"),
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 3.0)),
-            transport=transport if transport is not None else httpx.HTTPTransport(retries=0),
-            headers={
-                "Authorization": f"Bearer {self._key}",
-                "X-API-Key": self._key,
-                "Accept": "application/json",
-                "x-sdk-runtime": "hermes-memory",
-            },
-            follow_redirects=False,
-            trust_env=False,
-        )
+        key = api_key.removeprefix("Bearer ").strip()
+        headers = {"Authorization": f"Bearer {key}", "X-API-Key": key,
+                   "x-sdk-runtime": "hermes-memory"}  # fmt: skip
+        super().__init__(base_url, service="RetainDB", timeout=timeout, headers=headers,
+                         secret=key, transport=transport)  # fmt: skip
 
-    def close(self) -> None:
-        """Close the connection pool."""
-        self._client.close()
-
-    def _scrub(self, text: str) -> str:
-        return text.replace(self._key, "***") if self._key else text
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: dict[str, str] | None = None,
-        body: dict[str, Any] | None = None,
-        timeout: float | None = None,
-        files: dict[str, tuple[str, bytes, str]] | None = None,
-        form: dict[str, str] | None = None,
-    ) -> Any:
-        """One request (JSON body, or multipart ``files`` + ``form``); the decoded answer.
-
-        :raises RetainDBError: an HTTP error status or an answer that is not JSON.
-        :raises httpx.HTTPError: the request did not complete (timeout, refused...).
-        """
-        extra: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
-        if files is not None:
-            extra.update(files=files, data=form or {})
-        else:
-            extra["json"] = body
-        response = self._client.request(method, path, params=params, **extra)
-        self._check(response, method, path)
-        try:
-            payload = response.json() if response.content else {}
-        except ValueError:
-            payload = None
-        if payload is None:
-            raise RetainDBError(0, f"RetainDB {method} {path}: the answer is not JSON")
-        return payload
-
-    def _check(self, response: httpx.Response, method: str, path: str) -> None:
-        if response.status_code >= 400:
-            response.read()
-            try:
-                payload = response.json() if response.content else {}
-            except ValueError:
-                payload = None
-            detail = ""
-            if isinstance(payload, dict):
-                detail = str(payload.get("message") or payload.get("error") or "")
-            detail = self._scrub(one_line(detail or response.text or response.reason_phrase, 200))
-            raise RetainDBError(
-                response.status_code,
-                f"RetainDB {method} {path.split('?')[0]}: HTTP {response.status_code} {detail}",
-            )
+    def error_detail(self, payload: Any) -> tuple[str, str]:
+        """RetainDB's ``message`` (or ``error``)."""
+        if isinstance(payload, dict):
+            return "", str(payload.get("message") or payload.get("error") or "")
+        return "", ""
 
     # ------------------------------------------------------------------ routes
     def profile(self, user_id: str, *, timeout: float | None = None) -> list[dict[str, Any]]:
@@ -235,20 +134,7 @@ class RetainDBClient:
         The whole download is bounded by ``timeout`` seconds, not only each read.
         """
         path = f"/v1/files/{path_segment(file_id, 'file id')}/content"
-        deadline = time.monotonic() + timeout
-        headers = {"Accept": "*/*"}
-        with self._client.stream("GET", path, headers=headers, timeout=timeout) as response:
-            self._check(response, "GET", path)
-            chunks: list[bytes] = []
-            size = 0
-            for chunk in response.iter_bytes():
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > max_bytes:
-                    return b"".join(chunks)[:max_bytes], False
-                if time.monotonic() > deadline:
-                    raise httpx.ReadTimeout(f"the download took longer than {timeout:g} s")
-            return b"".join(chunks), True
+        return self.download(path, max_bytes, timeout=timeout)
 
     def ingest_file(self, file_id: str, user_id: str, *, timeout: float) -> dict[str, Any]:
         """Have RetainDB chunk, embed and extract memories from a stored file."""
@@ -294,8 +180,3 @@ def memory_id(answer: dict[str, Any]) -> str:
         if isinstance(value, str | int):
             return str(value)
     return ""
-
-
-def dumps(value: Any) -> str:
-    """JSON for the model (CJK kept readable)."""
-    return json.dumps(value, ensure_ascii=False, default=str)

@@ -13,6 +13,9 @@
   environment, defaults, validation messages);
 * `check_tool_call`, `required_text`, `optional_text`, `int_arg`, `choice_arg` — tool
   arguments;
+* `JsonClient`, `ServiceError`, `classify_http`, `path_segment` — a JSON REST client on
+  ``httpx`` (imported only when a client is built: declare ``httpx`` in your adapter) with
+  bounded timeouts, fixed headers, no redirects, and its failures in the taxonomy;
 * `SerialWorker` (one ordered background thread with a bounded queue) and
   `atomic_write_text` (write a file so a reader never sees half of it).
 
@@ -30,6 +33,7 @@ from hermes_memory_core.kit.failures import (
     one_line,
 )
 from hermes_memory_core.kit.guard import Guard
+from hermes_memory_core.kit.http import JsonClient, ServiceError, classify_http, path_segment
 from hermes_memory_core.kit.provider import RemoteProvider
 from hermes_memory_core.kit.recall import (
     Recall,
@@ -62,12 +66,14 @@ __all__ = [
     "FailureKind",
     "Field",
     "Guard",
+    "JsonClient",
     "LoadedSection",
     "PendingWrites",
     "Recall",
     "RecallCache",
     "RemoteProvider",
     "SerialWorker",
+    "ServiceError",
     "SettingsError",
     "Spool",
     "Unavailable",
@@ -77,6 +83,7 @@ __all__ = [
     "check_tool_call",
     "choice_arg",
     "classify_common",
+    "classify_http",
     "config_schema",
     "fact_key",
     "int_arg",
@@ -84,6 +91,7 @@ __all__ = [
     "load_section",
     "one_line",
     "optional_text",
+    "path_segment",
     "required_text",
     "truncate_text",
 ]
