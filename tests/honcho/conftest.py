@@ -26,6 +26,16 @@ BASE_SETTINGS: dict[str, Any] = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _private_user_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``~/.honcho/config.json`` is read from ``$HOME``: never the real one in a test."""
+    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("user-home")))
+    monkeypatch.delenv("USERPROFILE", raising=False)
+    monkeypatch.delenv("HERMES_HONCHO_HOST", raising=False)
+
+
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     path = tmp_path / "hermes-home"

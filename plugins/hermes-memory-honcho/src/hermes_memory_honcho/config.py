@@ -1,10 +1,17 @@
-"""Settings of the Honcho adapter: the ``honcho:`` section of ``config.yaml`` plus env vars.
+"""Settings of the Honcho adapter: the ``honcho:`` section of ``config.yaml``, Hermes'
+``honcho.json``, and environment variables.
 
-Precedence, per key: ``config.yaml`` (``honcho:`` section) > environment variable > default.
-Secrets belong in the environment (``HONCHO_API_KEY``); ``api_key`` in the file works but is
-discouraged. The fields are declared once with the kit (`hermes_memory_core.kit.Field`):
-an unknown key logs a warning; a value of the wrong type raises `HonchoConfigError` naming
-the key.
+Precedence, per key: ``config.yaml`` (``honcho:`` section) > ``honcho.json`` (its
+``hosts.<host>`` block, then its root; see `hermes_memory_honcho.honcho_json`) >
+environment variable > default. ``config.yaml`` is this project's own file and wins; the
+JSON file beats the environment as it does in Hermes. With ``HERMES_HONCHO_HOST`` set and no
+workspace given anywhere, the workspace is the host name (as in Hermes).
+
+Secrets belong in the environment (``HONCHO_API_KEY``); ``api_key`` in ``config.yaml`` or
+``apiKey`` in ``honcho.json`` works but is discouraged; the key is never logged or shown.
+The fields are declared once with the kit (`hermes_memory_core.kit.Field`): an unknown key
+logs a warning; a value of the wrong type raises `HonchoConfigError` naming the key and
+where it was set.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ import ipaddress
 import logging
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +29,12 @@ from urllib.parse import urlsplit
 
 from hermes_memory_core.kit import Field, load_section
 from hermes_memory_core.kit import config_schema as kit_config_schema
+from hermes_memory_honcho.honcho_json import (
+    DEFAULT_HOST,
+    FileSettings,
+    HonchoJsonError,
+    read_honcho_json,
+)
 
 __all__ = [
     "CONFIG_FIELDS",
@@ -194,8 +207,10 @@ class HonchoConfig:
         cls,
         section: Mapping[str, Any] | None = None,
         environ: Mapping[str, str] | None = None,
+        file: FileSettings | None = None,
     ) -> HonchoConfig:
-        """Resolve settings from a ``honcho:`` mapping and the environment.
+        """Resolve settings from a ``honcho:`` mapping, a read ``honcho.json`` and the
+        environment (in that order of precedence).
 
         :raises HonchoConfigError: a value of the wrong type or outside its choices.
         """
@@ -204,21 +219,33 @@ class HonchoConfig:
             if not env.get(name, "").strip() and env.get(alias, "").strip():
                 env[name] = env[alias]
         given = {_ALIASES.get(str(k), str(k)): v for k, v in (section or {}).items()}
+        key = given.get("api_key")
+        if key is not None and not isinstance(key, str):
+            raise HonchoConfigError("honcho.api_key must be a string")  # never echo a key
+        labels: dict[str, str] = {}
+        for name, value in (file.values if file is not None else {}).items():
+            if given.get(name) is None:
+                given[name] = value
+                labels[name] = file.labels[name] if file is not None else name
         loaded = load_section(
             CONFIG_FIELDS, given, where="honcho", environ=env, error=HonchoConfigError
         )
-        for key in loaded.unknown:
-            logger.warning("config.yaml honcho.%s is not a known setting; ignored", key)
+        for unknown in loaded.unknown:
+            logger.warning("config.yaml honcho.%s is not a known setting; ignored", unknown)
         values = {k: v for k, v in loaded.values.items() if k in loaded.explicit}
+        if file is not None and "workspace" not in values and file.host != DEFAULT_HOST:
+            values["workspace"] = sanitize_id(file.host, fallback=DEFAULT_HOST)
+            labels["workspace"] = "the host name (HERMES_HONCHO_HOST)"
         cfg = cls(**values)
-        cfg._check()
+        cfg._check(lambda k: labels.get(k, f"honcho.{k}"))
         return cfg
 
-    def _check(self) -> None:
+    def _check(self, name: Callable[[str], str] | None = None) -> None:
+        label = name or (lambda k: f"honcho.{k}")
         positive = ("timeout", "connect_timeout", "tool_timeout", "context_tokens")
         for key in positive:
             if getattr(self, key) <= 0:
-                raise HonchoConfigError(f"honcho.{key} must be greater than 0")
+                raise HonchoConfigError(f"{label(key)} must be greater than 0")
         non_negative = (
             "max_retries",
             "max_retry_after",
@@ -233,19 +260,19 @@ class HonchoConfig:
         )
         for key in non_negative:
             if getattr(self, key) < 0:
-                raise HonchoConfigError(f"honcho.{key} must not be negative")
+                raise HonchoConfigError(f"{label(key)} must not be negative")
         if self.message_max_chars < 100:
-            raise HonchoConfigError("honcho.message_max_chars must be at least 100")
+            raise HonchoConfigError(f"{label('message_max_chars')} must be at least 100")
         if self.failure_threshold < 1:
-            raise HonchoConfigError("honcho.failure_threshold must be at least 1")
+            raise HonchoConfigError(f"{label('failure_threshold')} must be at least 1")
         for key in ("workspace", "ai_peer"):
             if not ID_PATTERN.match(getattr(self, key)):
                 raise HonchoConfigError(
-                    f"honcho.{key} {getattr(self, key)!r} must match ^[a-zA-Z0-9_-]+$"
+                    f"{label(key)} {getattr(self, key)!r} must match ^[a-zA-Z0-9_-]+$"
                 )
         if self.peer_name and not ID_PATTERN.match(self.peer_name):
             raise HonchoConfigError(
-                f"honcho.peer_name {self.peer_name!r} must match ^[a-zA-Z0-9_-]+$"
+                f"{label('peer_name')} {self.peer_name!r} must match ^[a-zA-Z0-9_-]+$"
             )
 
     @property
@@ -278,10 +305,17 @@ def load_settings(
     raw: Mapping[str, Any] | None, home: Path | None, environ: Mapping[str, str] | None
 ) -> HonchoConfig:
     """The ``honcho:`` section of ``raw`` (the parsed ``config.yaml``; read from ``home``
-    when None) resolved with the environment.
+    when None) resolved with ``honcho.json`` (``home/honcho.json``, else
+    ``$HOME/.honcho/config.json``) and the environment.
 
-    :raises HonchoConfigError: a malformed file or setting; the message names the key.
+    :raises HonchoConfigError: a malformed file or setting; the message names the file and
+        the key, never the API key's value.
     """
+    env = os.environ if environ is None else environ
+    try:
+        file = read_honcho_json(home, env, CONFIG_FIELDS)
+    except HonchoJsonError as exc:
+        raise HonchoConfigError(str(exc)) from None
     if raw is None and home is not None:
         from hermes_memory_core.config import ConfigError, load_config
 
@@ -292,7 +326,7 @@ def load_settings(
     section = (raw or {}).get("honcho") if isinstance(raw, Mapping) else None
     if section is not None and not isinstance(section, Mapping):
         raise HonchoConfigError("config.yaml honcho: must be a mapping")
-    return HonchoConfig.load(section, environ)
+    return HonchoConfig.load(section, environ, file)
 
 
 def config_schema() -> list[dict[str, Any]]:
