@@ -16,6 +16,8 @@ from hermes_memory_core.provider import PROVIDER_HOOK_NAMES, MemoryProvider
 
 #: Members every provider has that are not lifecycle hooks, documented first.
 REQUIRED_MEMBERS: tuple[str, ...] = ("name", "is_available", "unavailable_reason")
+#: Typed settings (declared with ``settings_class``), documented after the required members.
+SETTINGS_MEMBERS: tuple[str, ...] = ("configure", "settings", "settings_error")
 
 INTRO = """# Hook reference
 
@@ -36,11 +38,17 @@ def contract() -> Iterator[tuple[str, str, Callable[..., Any]]]:
         "register_memory_providers",
         (hookspecs.RegistrationSpec.register_memory_providers),
     )
-    for name in (*REQUIRED_MEMBERS, *PROVIDER_HOOK_NAMES):
+    for name in (*REQUIRED_MEMBERS, *SETTINGS_MEMBERS, *PROVIDER_HOOK_NAMES):
         member = inspect.getattr_static(MemoryProvider, name)
         fn = member.fget if isinstance(member, property) else member
         assert callable(fn), name
-        title = "Provider members" if name in REQUIRED_MEMBERS else "Provider lifecycle hooks"
+        title = (
+            "Provider members"
+            if name in REQUIRED_MEMBERS
+            else "Typed settings (`settings_class`)"
+            if name in SETTINGS_MEMBERS
+            else "Provider lifecycle hooks"
+        )
         yield title, name, fn
 
 

@@ -78,9 +78,10 @@ def add_from_registry(
     source = registration.distribution or registration.plugin
 
     def build() -> tuple[MemoryProvider, str, bool, str]:
+        from hermes_memory_core.plugins import availability
+
         provider = registry.create(name, hermes_home=config.home, config=config.raw)
-        available = bool(provider.is_available())
-        reason = "" if available else str(provider.unavailable_reason() or "")
+        available, reason = availability(provider)
         return provider, str(provider.name), available, reason
 
     if local:

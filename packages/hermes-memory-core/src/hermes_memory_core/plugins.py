@@ -362,6 +362,7 @@ class PluginRegistry:
                 f"provider {name!r} from {registration.distribution or registration.plugin} "
                 f"returned {type(provider).__name__}, not a MemoryProvider"
             )
+        provider.configure(config)  # typed settings: validated here, once
         return provider
 
     def describe(
@@ -376,8 +377,7 @@ class PluginRegistry:
 
             def probe(name: str = reg.name) -> tuple[bool, str, tuple[str, ...]]:
                 provider = self.create(name, hermes_home=hermes_home, config=config)
-                ok = bool(provider.is_available())
-                why = "" if ok else (str(provider.unavailable_reason() or "") or "not configured")
+                ok, why = availability(provider)
                 return ok, why, overridden_hooks(provider)
 
             available, reason, error = False, "", None
@@ -420,6 +420,16 @@ class PluginRegistry:
                 )
             )
         return infos
+
+
+def availability(provider: MemoryProvider) -> tuple[bool, str]:
+    """``(available, reason)``: invalid typed settings first (one wording for every
+    provider), then the provider's own `MemoryProvider.is_available`."""
+    if error := provider.settings_error:
+        return False, error
+    if provider.is_available():
+        return True, ""
+    return False, str(provider.unavailable_reason() or "") or "not configured"
 
 
 def call_factory(factory: Callable[..., Any], **options: Any) -> Any:

@@ -16,12 +16,13 @@ A method that names an argument the base method does not know (a typo such as
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 if TYPE_CHECKING:
     from hermes_memory_core.events import MemoryWrite
+    from hermes_memory_core.kit.settings import Settings
 
 __all__ = [
     "BUILTIN_TIER_NAMES",
@@ -103,6 +104,16 @@ class MemoryProvider(abc.ABC):
     #: already holds a credential can still be found; everything else is scrubbed.
     tool_locator_args: ClassVar[frozenset[str]] = frozenset()
 
+    #: Typed settings (optional): a `hermes_memory_core.kit.Settings` subclass whose
+    #: ``section`` names this provider's key in ``config.yaml``. Core validates that section
+    #: once, when it creates the provider (`configure`), and hands the result over as
+    #: `settings` before `is_available`/`initialize`; invalid settings make the provider
+    #: unavailable with one uniform reason (`settings_error`), and `get_config_schema` is
+    #: generated from the same class. Annotate ``settings: YourSettings`` in your class so
+    #: that a type checker knows the attributes. ``None``: the provider reads its own
+    #: configuration (the constructor's ``config``), as before.
+    settings_class: ClassVar[type[Settings] | None] = None
+
     # ----------------------------------------------------------------- required members
     @property
     @abc.abstractmethod
@@ -145,10 +156,70 @@ class MemoryProvider(abc.ABC):
             context-only provider). The first provider to claim a name owns it.
         """
 
+    # ----------------------------------------------------------------- typed settings
+    def configure(
+        self, config: Mapping[str, Any] | None, *, environ: Mapping[str, str] | None = None
+    ) -> None:
+        """Validate this provider's section of ``config.yaml`` with `settings_class` and keep
+        the result as `settings` (or the reason as `settings_error`).
+
+        Declare ``settings_class = YourSettings`` (a `hermes_memory_core.kit.Settings`
+        subclass whose ``section`` names your key) to opt in; without it this is a no-op and
+        the provider reads its configuration itself, as before. Core calls it right after
+        creating the provider, before `is_available`, with the one parse of ``config.yaml``;
+        a provider built directly validates lazily, on first use of `settings`.
+
+        :param config: the whole parsed ``config.yaml`` (``None``: no file).
+        :param environ: the environment to read (``None``: ``os.environ``).
+
+        Never raises for bad values: they become `settings_error`.
+        """
+        if self.settings_class is None:
+            return
+        from hermes_memory_core.kit.settings import resolve_settings
+
+        settings, error = resolve_settings(self.settings_class, config, environ=environ)
+        self.__dict__["_hermes_settings"] = (settings, error)
+
+    def _settings_source(self) -> tuple[Mapping[str, Any] | None, Mapping[str, str] | None]:
+        """What `settings` validates when core did not call `configure`: ``(config,
+        environ)`` (default: no ``config.yaml``, the process environment)."""
+        return None, None
+
+    def _resolved_settings(self) -> tuple[Settings, str]:
+        if "_hermes_settings" not in self.__dict__:
+            if self.settings_class is None:
+                raise AttributeError(f"{type(self).__name__} declares no settings_class")
+            config, environ = self._settings_source()
+            self.configure(config, environ=environ)
+        return self.__dict__["_hermes_settings"]  # type: ignore[no-any-return]
+
+    @property
+    def settings(self) -> Settings:
+        """The validated, immutable settings (an instance of `settings_class`).
+
+        When `settings_error` is set they hold the defaults, and the provider is
+        unavailable: core never initialises it.
+        """
+        return self._resolved_settings()[0]
+
+    @property
+    def settings_error(self) -> str:
+        """``"configuration error: <section>.<key> ..."`` when the settings are invalid,
+        else ``""`` (always ``""`` without `settings_class`)."""
+        return self._resolved_settings()[1] if self.settings_class is not None else ""
+
     # ----------------------------------------------------------------- optional hooks
     def unavailable_reason(self) -> str:
-        """A user-facing hint for why `is_available()` is False (``""`` when unknown)."""
-        return ""
+        """A user-facing hint for why `is_available()` is False (``""`` when unknown).
+
+        With `settings_class` the default reports invalid settings (`settings_error`), else
+        what `Settings.missing` says; an override should start with
+        ``if reason := super().unavailable_reason(): return reason``.
+        """
+        if self.settings_class is None:
+            return ""
+        return self.settings_error or self.settings.missing()
 
     def system_prompt_block(self) -> str:
         """Static text for the system prompt (``""`` for none).
@@ -298,10 +369,10 @@ class MemoryProvider(abc.ABC):
         """Describe your configuration for setup tools and ``hermes-memory provider use``.
 
         :return: field dicts with ``key``, ``description``, and optionally ``secret``,
-            ``required``, ``default``, ``choices``, ``type``, ``env_var``. A kit
-            `hermes_memory_core.kit.Settings` class produces them with ``config_schema()``.
+            ``required``, ``default``, ``choices``, ``type``, ``env_var``. The default
+            describes `settings_class` (``[]`` without one).
         """
-        return []
+        return self.settings_class.schema() if self.settings_class is not None else []
 
     def backup_paths(self) -> list[str]:
         """Absolute paths outside the home directory that a backup should include."""

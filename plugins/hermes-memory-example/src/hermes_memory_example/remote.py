@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from hermes_memory_core import kit
@@ -18,14 +19,23 @@ from hermes_memory_core.toolresult import tool_error, tool_result
 
 logger = logging.getLogger(__name__)
 
-FIELDS = (
-    kit.Field("url", str, "", "Base URL of the notes service.", env="NOTES_URL"),
-    kit.Field("api_key", str, "", "Bearer token, if any.", env="NOTES_API_KEY", secret=True),
-    kit.Field("timeout", float, 5.0, "Seconds per request.", minimum=0.1),
-    kit.Field("retries", int, 1, "Extra attempts after a timeout or a 5xx.", minimum=0),
-    kit.Field("breaker_threshold", int, 3, "Consecutive failures that pause calls.", minimum=1),
-    kit.Field("breaker_cooldown", float, 30.0, "Seconds calls stay paused.", minimum=0),
-)  # fmt: skip
+
+@dataclass(frozen=True)
+class NotesSettings(kit.RemoteSettings):
+    """The ``notes:`` section of ``config.yaml``. `kit.RemoteSettings` brings ``timeout``,
+    ``retries``, ``breaker_threshold``, ``breaker_cooldown`` and ``max_pending``."""
+
+    section = "notes"
+    url: str = kit.setting("", "Base URL of the notes service.", env="NOTES_URL")
+    api_key: str = kit.setting("", "Bearer token, if any.", env="NOTES_API_KEY", secret=True)
+    timeout: float = kit.setting(5.0, "Seconds per request.", minimum=0.1)
+
+    def missing(self) -> str:
+        """A URL is needed, and only http(s): never a file: or custom-scheme URL."""
+        if not self.url.startswith(("http://", "https://")):
+            return "set NOTES_URL (or notes.url in config.yaml) to an http(s) URL"
+        return ""
+
 
 _PROPS = {"query": {"type": "string"}, "limit": {"type": "integer"}}
 _PARAMS = {"type": "object", "properties": _PROPS, "required": ["query"]}
@@ -56,30 +66,8 @@ class RemoteNotesProvider(kit.RemoteProvider):
     user's messages and mirrored curated writes. Settings: the ``notes:`` section."""
 
     name = "example-remote"
-    _values: dict[str, Any] | None = None
-    _error = ""
-
-    def _settings(self) -> dict[str, Any]:
-        if self._values is None and not self._error:
-            try:
-                section = (self._raw_config or {}).get("notes")
-                loaded = kit.load_section(FIELDS, section, where="notes", environ=self._environ)
-                self._values = loaded.values
-            except kit.SettingsError as exc:
-                self._error = str(exc)
-        return self._values or {}
-
-    def unavailable_reason(self) -> str:
-        """Why the provider cannot run (``""`` when it can)."""
-        if not self._settings():
-            return f"notes configuration is invalid: {self._error}"
-        if not self._settings()["url"].startswith(("http://", "https://")):
-            return "set NOTES_URL (or notes.url in config.yaml) to an http(s) URL"
-        return ""
-
-    def get_config_schema(self) -> list[dict[str, Any]]:
-        """The ``notes:`` settings."""
-        return kit.config_schema(FIELDS)
+    settings_class = NotesSettings  # core validates the section and sets self.settings
+    settings: NotesSettings  # unavailable_reason: a settings error, else settings.missing()
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         """One search tool."""
@@ -88,28 +76,28 @@ class RemoteNotesProvider(kit.RemoteProvider):
     def initialize(self, session_id: str, **kwargs: Any) -> None:
         """Build the guard and the write queue; replay writes spooled by a last shutdown."""
         self._begin(kwargs)
-        s = self._settings()
-        threshold, cooldown = s.get("breaker_threshold", 3), s.get("breaker_cooldown", 30.0)
-        guard = self._make_guard(classify, threshold=threshold, cooldown=cooldown,
-                                 label="notes service", logger=logger)  # fmt: skip
-        guard.retries = s.get("retries", 0)
+        s = self.settings
+        guard = self._make_guard(classify, threshold=s.breaker_threshold,
+                                 cooldown=s.breaker_cooldown, label="notes service",
+                                 logger=logger)  # fmt: skip
+        guard.retries = s.retries
         if not self.unavailable_reason():
             post = lambda write: guard.call("add", lambda: self._request("POST", "/notes", write))  # noqa: E731
-            self._start_writes(post, accept=lambda write: isinstance(write.get("text"), str))
+            self._start_writes(post, max_pending=s.max_pending,
+                               accept=lambda write: isinstance(write.get("text"), str))  # fmt: skip
 
     def _request(self, method: str, path: str, body: kit.Write | None = None) -> Any:
         if reason := self.unavailable_reason():  # never a file: or custom-scheme URL
             raise kit.Unavailable(reason)
         import urllib.request  # with http.client and ssl: loaded by the first request only
 
-        s = self._settings()
-        url = s["url"].rstrip("/") + path
-        request = urllib.request.Request(url, method=method)  # noqa: S310
+        s = self.settings
+        request = urllib.request.Request(s.url.rstrip("/") + path, method=method)  # noqa: S310
         request.add_header("Content-Type", "application/json")
-        if s["api_key"]:
-            request.add_header("Authorization", f"Bearer {s['api_key']}")
+        if s.api_key:
+            request.add_header("Authorization", f"Bearer {s.api_key}")
         data = json.dumps(body).encode() if body is not None else None
-        with urllib.request.urlopen(request, data=data, timeout=s["timeout"]) as answer:  # noqa: S310
+        with urllib.request.urlopen(request, data=data, timeout=s.timeout) as answer:  # noqa: S310
             return json.loads(answer.read() or b"null")
 
     def _search(self, query: str, limit: int) -> list[str]:

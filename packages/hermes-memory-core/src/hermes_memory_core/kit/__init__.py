@@ -9,8 +9,9 @@
   adapter;
 * `RecallCache`, `bullet_block`, `fact_key`, `truncate_text` — recall caching and
   formatting;
-* `Field`, `load_section`, `config_schema` — settings declared once (``config.yaml``,
-  environment, defaults, validation messages);
+* `Settings`, `setting` — settings declared once as a typed class (``config.yaml``,
+  environment, defaults, validation messages), validated by core and handed to the provider
+  as ``self.settings``; `Field`, `load_section`, `config_schema` are the pieces beneath;
 * `check_tool_call`, `required_text`, `optional_text`, `int_arg`, `choice_arg` — tool
   arguments;
 * `JsonClient`, `ServiceError`, `classify_http`, `path_segment` — a JSON REST client on
@@ -45,9 +46,13 @@ from hermes_memory_core.kit.recall import (
 from hermes_memory_core.kit.settings import (
     Field,
     LoadedSection,
+    RemoteSettings,
+    Settings,
     SettingsError,
     config_schema,
     load_section,
+    resolve_settings,
+    setting,
 )
 from hermes_memory_core.kit.spool import Spool
 from hermes_memory_core.kit.toolargs import (
@@ -72,8 +77,10 @@ __all__ = [
     "Recall",
     "RecallCache",
     "RemoteProvider",
+    "RemoteSettings",
     "SerialWorker",
     "ServiceError",
+    "Settings",
     "SettingsError",
     "Spool",
     "Unavailable",
@@ -93,5 +100,7 @@ __all__ = [
     "optional_text",
     "path_segment",
     "required_text",
+    "resolve_settings",
+    "setting",
     "truncate_text",
 ]

@@ -59,6 +59,11 @@ class RemoteProvider(MemoryProvider):
         """True when `unavailable_reason` finds nothing missing (no network)."""
         return not self.unavailable_reason()
 
+    def _settings_source(self) -> tuple[dict[str, Any] | None, dict[str, str] | None]:
+        """Typed settings of a provider built directly (not by core) come from the
+        constructor's ``config`` and ``environ``."""
+        return self._raw_config, self._environ
+
     # ----------------------------------------------------------------- for subclasses
     def _begin(self, kwargs: dict[str, Any]) -> None:
         """The common part of ``initialize``: home, write switch, curated facts."""
