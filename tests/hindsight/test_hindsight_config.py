@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from hermes_memory_core.kit import SettingsError
 from hermes_memory_hindsight import HindsightProvider
-from hermes_memory_hindsight.config import CLOUD_URL, LOCAL_URL, HindsightConfigError, load_settings
+from hermes_memory_hindsight.config import CLOUD_URL, LOCAL_URL, HindsightSettings
+
+load_settings = HindsightSettings.from_config
 
 
 def test_environment_fills_what_the_file_does_not_set() -> None:
@@ -50,7 +53,7 @@ def test_modes() -> None:
     ],
 )
 def test_bad_values_are_refused_by_name(section: dict[str, object], message: str) -> None:
-    with pytest.raises(HindsightConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(SettingsError, match=message.replace("(", r"\(").replace(")", r"\)")):
         load_settings({"hindsight": section}, environ={})
 
 
@@ -70,13 +73,21 @@ def test_an_invalid_setting_leaves_the_provider_inert_with_a_reason(hermes_home:
     provider.shutdown()
 
 
-def test_settings_come_from_config_yaml_in_the_home(hermes_home: Path) -> None:
+def test_core_hands_the_settings_from_config_yaml_in_the_home(hermes_home: Path) -> None:
+    from hermes_memory_core.config import load_config
+    from hermes_memory_core.plugins import get_registry
+
     (hermes_home / "config.yaml").write_text(
         "hindsight:\n  mode: local_external\n  bank_id: 京都\n", encoding="utf-8"
     )
-    provider = HindsightProvider(hermes_home=hermes_home, environ={})
-    assert provider.is_available() and provider.settings is not None
-    assert provider.settings.bank_id == "京都"
+    config = load_config(hermes_home)
+    provider = get_registry().create("hindsight", hermes_home=hermes_home, config=config.raw)
+    assert isinstance(provider, HindsightProvider) and provider.is_available()
+    assert provider.settings.bank_id == "京都" and provider.settings.mode == "local_external"
+    assert provider.get_config_schema() == HindsightSettings.schema()
+    bad = {"hindsight": {"bank_id": "../x"}}
+    provider = get_registry().create("hindsight", hermes_home=hermes_home, config=bad)
+    assert provider.unavailable_reason().startswith("configuration error: hindsight.bank_id")
 
 
 def test_importing_the_package_and_asking_availability_loads_no_client(tmp_path: Path) -> None:

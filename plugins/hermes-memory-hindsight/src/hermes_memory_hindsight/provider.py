@@ -43,13 +43,7 @@ from hermes_memory_core.kit import (
 from hermes_memory_core.provider import RecallStatus
 from hermes_memory_core.toolresult import tool_error, tool_result
 from hermes_memory_core.worker import TaskHandle
-from hermes_memory_hindsight.config import (
-    BUDGETS,
-    HindsightConfigError,
-    HindsightSettings,
-    load_settings,
-    schema,
-)
+from hermes_memory_hindsight.config import BUDGETS, HindsightSettings
 from hermes_memory_hindsight.tools import PROMPT, TOOL_NAMES, TOOL_SCHEMAS
 
 if TYPE_CHECKING:
@@ -89,18 +83,18 @@ def _accept(write: Write) -> bool:
 class HindsightProvider(RemoteProvider):
     """Hindsight (cloud, or a server you run) as a hermes-memory provider.
 
-    :param hermes_home: the hermes home directory (health record, spooled retains,
-        ``config.yaml`` when ``config`` is not given).
-    :param config: the whole parsed ``config.yaml``; settings come from its ``hindsight:``
-        section (see `get_config_schema`), environment variables fill the gaps.
+    :param hermes_home: the hermes home directory (health record, spooled retains).
+    :param config: the whole parsed ``config.yaml``; `settings` come from its ``hindsight:``
+        section (`HindsightSettings`), environment variables fill the gaps.
     :param environ: environment mapping to read instead of ``os.environ``.
 
     Constructing is cheap: no I/O, no network, no import of the client library.
     """
 
     name = "hindsight"
-    _cfg: HindsightSettings | None = None
-    _config_error = ""
+    settings_class = HindsightSettings
+    settings: HindsightSettings
+    _cfg: HindsightSettings | None = None  # the valid settings, from initialize on
     _init_error = ""
     _client: HindsightClient | None = None
     _recall_worker: SerialWorker | None = None
@@ -116,35 +110,17 @@ class HindsightProvider(RemoteProvider):
         self._last_count = 0
 
     # ------------------------------------------------------------------ configuration
-    def _settings(self) -> HindsightSettings | None:
-        if self._cfg is None and not self._config_error:
-            try:
-                self._cfg = load_settings(self._raw_config, self._home, self._environ)
-            except HindsightConfigError as exc:
-                self._config_error = str(exc)
-        return self._cfg
-
-    @property
-    def settings(self) -> HindsightSettings | None:
-        """The resolved settings, or None when they are invalid (see `unavailable_reason`)."""
-        return self._settings()
-
-    def get_config_schema(self) -> list[dict[str, Any]]:
-        """Every ``hindsight:`` setting with its env var, type and default."""
-        return schema()
-
     def unavailable_reason(self) -> str:
         """What is missing (configuration, ``hindsight-client``), in a sentence or two."""
-        cfg = self._settings()
-        if cfg is None:
-            return f"Hindsight configuration is invalid: {self._config_error}"
+        if self.settings_error:
+            return self.settings_error
         from importlib.util import find_spec
 
         if find_spec("hindsight_client") is None:
             return (
                 "The hindsight-client package is not installed: pip install hermes-memory-hindsight"
             )
-        return cfg.missing()
+        return self.settings.missing()
 
     # ------------------------------------------------------------------ lifecycle
     def initialize(self, session_id: str, **kwargs: Any) -> None:
@@ -155,7 +131,7 @@ class HindsightProvider(RemoteProvider):
         """
         self._begin(kwargs)
         self._session = str(session_id or "default")
-        cfg = self._settings()
+        cfg = self._cfg = None if self.settings_error else self.settings
         base_url = cfg.base_url if cfg else ""
         from hermes_memory_hindsight.client import classify
 
@@ -172,8 +148,6 @@ class HindsightProvider(RemoteProvider):
             logger.warning("Hindsight provider inactive: %s", reason)
             guard.report("degraded", reason)
             return
-        if cfg.unknown:
-            logger.warning("hindsight: unknown settings ignored: %s", ", ".join(cfg.unknown))
         guard.retries = cfg.retries
         guard.extra.update({"mode": cfg.mode, "bank_id": cfg.bank_id, "url": base_url})
         from hermes_memory_hindsight.client import HindsightClient
