@@ -293,3 +293,29 @@ def test_a_damaged_index_falls_back_to_listing(
     assert fake.calls("POST", r"/conclusions/list$")
     assert outside.read_text(encoding="utf-8") == '{"version": 1, "rows": {}}'
     assert path.is_symlink() or damage != "symlink"
+
+
+def test_a_background_review_add_reaches_honcho_its_staged_remove_does_not(
+    fake: FakeHoncho, start: Start
+) -> None:
+    """The review's add becomes a conclusion like a live add; its remove is only a
+    proposal, so the conclusion it would delete stays."""
+    from hermes_memory_core.review import ModelReply, ToolCall
+
+    manager = start(fake)
+    memory(manager, action="add", content="Drinks oolong")
+    settle(manager)
+    rounds = [
+        [ToolCall("memory", {"action": "add", "target": "user", "content": "偏好制表符缩进"})],
+        [ToolCall("memory", {"action": "remove", "target": "user", "old_text": "oolong"})],
+    ]
+
+    def model(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelReply:
+        return ModelReply("", rounds.pop(0)) if rounds else ModelReply("Nothing to save.")
+
+    conversation = [{"role": "user", "content": "我喜欢制表符"}]
+    result = manager.run_review(model, conversation, background=False).result
+    assert result.status == "completed" and len(result.saved) == 1 and len(result.staged) == 1
+    settle(manager)
+    assert contents(fake) == ["Drinks oolong", "偏好制表符缩进"]
+    assert not fake.calls("DELETE")
