@@ -96,12 +96,8 @@ class PostgresMemoryStore(MemoryStore):
     ) -> None:
         self.owner = check_owner(owner)
         super().__init__(Path("postgres") / "owners" / self.owner, **kwargs)
-        if database is None:
-            database = Database(dsn or "")
-            self._owns_db = True
-        else:
-            self._owns_db = False
-        self.db = database
+        self.db = database if database is not None else Database(dsn or "")
+        self._owns_db = database is None
         self._budget = write_budget_s
 
     def __repr__(self) -> str:

@@ -24,7 +24,6 @@ so a rare word reaches old sessions. ``sort="newest"|"oldest"`` walks matches in
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 from collections.abc import Sequence
@@ -35,6 +34,20 @@ from hermes_memory_sessions.cjk import cjk_match_expr, split_cjk
 from hermes_memory_sessions.query import ParsedQuery, Term, parse_query
 from hermes_memory_sessions.query import any_terms as content_terms
 from hermes_memory_sessions.schema import ArchiveBusy
+from hermes_memory_sessions.shaping import (
+    SMOOTH_SEEDS,
+    anchored_result,
+    context_rows,
+    dedupe_hits,
+    merge_found,
+    neighbour_graph,
+    or_items,
+    smooth_ranked,
+    smoothing_extra,
+    terms_have_cjk,
+)
+from hermes_memory_sessions.shaping import SMOOTHING as SMOOTHING  # re-exported
+from hermes_memory_sessions.shaping import decode_row as _decode
 
 __all__ = [
     "Hits",
@@ -77,12 +90,7 @@ def _cjk_term(term: Term) -> str:
 def _items(parsed: ParsedQuery, any_term: bool) -> list[Term | str]:
     if not any_term:
         return list(parsed.items)
-    items: list[Term | str] = []
-    for t in content_terms(parsed):
-        if items:
-            items.append("OR")
-        items.append(t)
-    return items
+    return or_items(content_terms(parsed))
 
 
 def _has_cjk(term: Term) -> bool:
@@ -256,13 +264,7 @@ def _search_items(
                 found.append(rows)
         if found:
             break
-    merged: list[dict[str, Any]] = [row for rows in found for row in rows]
-    if len(found) > 1:
-        if sort in ("newest", "oldest"):
-            merged.sort(key=lambda r: (r["timestamp"], r["id"]), reverse=sort == "newest")
-        else:
-            merged.sort(key=lambda r: (r.get("rank") or 0.0, r["id"]))
-    return merged
+    return merge_found(found, sort, lower_is_better=True)
 
 
 #: Any-term fallback: a content term matching at least this many messages is too common to
@@ -272,12 +274,10 @@ COMMON_TERM_CAP = 5000
 #: terms (all of them when fewer match): rare terms reach old sessions, and the cost stays
 #: bounded when several mid-frequency terms match many messages together.
 NATURAL_WINDOW = 2000
-#: Weight of the best adjacent message's BM25 in a natural-language hit's score.
-SMOOTHING = 0.5
 #: Any-term fallback: how many BM25-ranked messages are re-scored by smoothing.
 NATURAL_POOL = 50
 #: Any-term fallback: the adjacent turns of this many best hits become candidates.
-_SMOOTH_SEEDS = 25
+_SMOOTH_SEEDS = SMOOTH_SEEDS
 
 
 def _natural(
@@ -297,13 +297,7 @@ def _natural(
     terms = content_terms(parsed)
     if not terms:
         return []
-    items: list[Term | str] = []
-    for t in terms:
-        if items:
-            items.append("OR")
-        items.append(t)
-    has_cjk = any(_has_cjk(t) for t in terms)
-    return _search_items(conn, items, has_cjk, want, filters, natural=terms)
+    return _search_items(conn, or_items(terms), terms_have_cjk(terms), want, filters, natural=terms)
 
 
 def _prune_common(conn: sqlite3.Connection, table: str, terms: Sequence[Term]) -> list[Term]:
@@ -352,16 +346,7 @@ def find_hits(
         rows = _search_items(conn, list(parsed.items), parsed.has_cjk, limit + offset, filters)
     if not rows:
         return None
-    sources: dict[int, tuple[str, str]] = {}
-    merged: list[dict[str, Any]] = []
-    for row in rows:
-        if row["id"] not in sources:
-            sources[row["id"]] = row.pop("_src")
-            merged.append(row)
-    merged = merged[offset : offset + limit]
-    for row in merged:
-        row.pop("rank", None)
-        row.pop("_src", None)
+    merged, sources = dedupe_hits(rows, offset, limit)
     return Hits(merged, sources, _needles(parsed))
 
 
@@ -554,13 +539,8 @@ def _smooth(
     # Adjacency is symmetric (m is the next message of its previous one), so the
     # neighbours of every candidate that carry a score follow from the pool's own
     # neighbours: no lookup is needed for the added turns.
-    near: dict[int, set[int]] = {}
-    for mid, around in _adjacent(conn, list(score)).items():
-        for n in around:
-            near.setdefault(mid, set()).add(n)
-            near.setdefault(n, set()).add(mid)
-    seeds = list(score)[:_SMOOTH_SEEDS]
-    extra = sorted({n for mid in seeds for n in near.get(mid, ()) if n not in by_id})
+    near = neighbour_graph(_adjacent(conn, list(score)))
+    extra = smoothing_extra(list(score), near, by_id)
     if extra:
         marks = ",".join("?" * len(extra))
         where = (cond + " AND" if cond else " WHERE") + f" m.id IN ({marks})"
@@ -569,14 +549,7 @@ def _smooth(
             [*params, *extra],
         ).fetchall()
         by_id.update((int(r["id"]), dict(r)) for r in added)
-
-    smoothed = {
-        mid: score.get(mid, 0.0)
-        + SMOOTHING * max((score.get(n, 0.0) for n in near.get(mid, ())), default=0.0)
-        for mid in by_id
-    }
-    ranked = sorted(by_id, key=lambda mid: (-smoothed[mid], mid))
-    return [{**by_id[mid], "rank": -smoothed[mid]} for mid in ranked]
+    return [{**by_id[mid], "rank": -value} for mid, value in smooth_ranked(score, near, by_id)]
 
 
 def _count(conn: sqlite3.Connection, table: str, expr: str, cap: int) -> int:
@@ -611,23 +584,12 @@ def _context(
         " (timestamp = ? AND id > ?)) ORDER BY timestamp ASC, id ASC LIMIT 1",
         (session_id, timestamp, timestamp, message_id),
     ).fetchone()
-    return [{"role": r["role"], "content": (r["content"] or "")[:200]} for r in (prev, nxt) if r]
+    return context_rows(prev, nxt)
 
 
 # ---------------------------------------------------------------- anchored views
 
 _MSG_COLS = "id, session_id, role, content, timestamp, tool_name, tool_calls, tool_call_id"
-
-
-def _decode(row: sqlite3.Row) -> dict[str, Any]:
-    d = dict(row)
-    tc = d.get("tool_calls")
-    if isinstance(tc, str) and tc:
-        try:
-            d["tool_calls"] = json.loads(tc)
-        except ValueError:
-            d["tool_calls"] = tc
-    return d
 
 
 def messages_around(
@@ -691,7 +653,6 @@ def anchored_view(
     if not full:
         return {**base, "bookend_start": [], "bookend_end": []}
     roles = list(keep_roles)
-    kept = [m for m in full if m["id"] == anchor_id or m["role"] in roles]
     marks = ",".join("?" * len(roles)) or "NULL"
     start = conn.execute(
         f"SELECT {_MSG_COLS} FROM messages WHERE session_id = ? AND id < ?"  # noqa: S608
@@ -705,13 +666,7 @@ def anchored_view(
         " ORDER BY id DESC LIMIT ?",
         (session_id, full[-1]["id"], *roles, max(0, bookend)),
     ).fetchall()
-    return {
-        "window": kept,
-        "messages_before": base["messages_before"],
-        "messages_after": base["messages_after"],
-        "bookend_start": [_decode(r) for r in start],
-        "bookend_end": [_decode(r) for r in reversed(end)],
-    }
+    return anchored_result(base, anchor_id, roles, start, end)
 
 
 def shape_message(

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from hermes_memory_sessions.search import Hits
+from hermes_memory_sessions.shaping import escape_like
 
 __all__ = ["SqliteArchiveReads"]
 
@@ -97,7 +98,7 @@ class SqliteArchiveReads:
 
     def matching_session_ids(self, prefix: str, limit: int) -> list[str]:
         """Up to ``limit`` session ids starting with ``prefix``, in id order."""
-        esc = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        esc = escape_like(prefix)
 
         def run(conn: sqlite3.Connection) -> list[str]:
             rows = conn.execute(

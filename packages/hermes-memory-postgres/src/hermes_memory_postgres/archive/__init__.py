@@ -1,0 +1,10 @@
+"""The parts of `hermes_memory_postgres.sessions.PostgresSessionArchive`, one job each.
+
+* `core`: the pool, bounded retries, the local spool and exactly-once replay;
+* `titles`: titles and lineage (numbered continuations, compression heirs, roots, tips);
+* `writes`: the agent's turn writes (sessions, appends, ends, deletes, pruning);
+* `ingest`: imports (one session, bulk ``COPY``, incremental import bookkeeping);
+* `reads`: sessions and messages (listing, scrolling, anchored views, statistics);
+* `search`: discovery (implicit AND, CJK, snippets, context), `natural`: the
+  natural-language fallback's ranking; `filters` and `rows`: what they share.
+"""

@@ -1,0 +1,49 @@
+"""The filters of a discovery query and the ``WHERE`` clause they make."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["HIT_SELECT", "Filters"]
+
+#: The columns of a hit (messages ``m`` joined to sessions ``s``).
+HIT_SELECT = (
+    "m.id AS id, m.session_id AS session_id, m.role AS role, m.timestamp AS timestamp,"
+    " m.tool_name AS tool_name, s.source AS source, s.model AS model,"
+    " s.started_at AS session_started"
+)
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What a search keeps: roles, sources, order, and whether archived rows count."""
+
+    role_filter: Sequence[str] | None = None
+    source_filter: Sequence[str] | None = None
+    exclude_sources: Sequence[str] | None = None
+    sort: str | None = None
+    include_inactive: bool = False
+
+    @property
+    def by_time(self) -> bool:
+        """Whether hits are ordered by time (``sort="newest"|"oldest"``) instead of rank."""
+        return self.sort in ("newest", "oldest")
+
+    def where(self, owner: str) -> tuple[str, list[Any]]:
+        """The ``WHERE`` condition (messages ``m``, sessions ``s``) and its parameters."""
+        where = ["m.owner = %s"]
+        params: list[Any] = [owner]
+        if self.role_filter:
+            where.append("m.role = ANY(%s)")
+            params.append(list(self.role_filter))
+        if self.source_filter:
+            where.append("s.source = ANY(%s)")
+            params.append(list(self.source_filter))
+        if self.exclude_sources:
+            where.append("NOT (s.source = ANY(%s))")
+            params.append(list(self.exclude_sources))
+        if not self.include_inactive:
+            where.append("(m.active = 1 OR m.compacted = 1)")
+        return " AND ".join(where), params

@@ -1,0 +1,245 @@
+"""`BulkIngest`: imports into the archive — one session, many by ``COPY``, and the
+bookkeeping of incremental imports (per source: a watermark and each session's last id)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import psycopg
+from psycopg.copy import QueuedLibpqWriter
+
+from hermes_memory_postgres.archive.rows import copy_row, normal_message, session_columns
+from hermes_memory_postgres.archive.writes import COPY_MESSAGES, TurnWrites
+from hermes_memory_sessions.store import _check_id, sanitize_title
+
+__all__ = ["BulkIngest"]
+
+#: ``gin_pending_list_limit`` (kB) during `BulkIngest.bulk_import`.
+_BULK_GIN_PENDING_KB = 65536
+_COPY_SESSIONS = (
+    b"COPY hm_sessions (owner, id, source, model, title, parent_session_id,"
+    b" started_at, ended_at, end_reason, message_count, last_activity_at) FROM STDIN"
+)
+
+
+class BulkIngest(TurnWrites):
+    """Imports of whole sessions and incremental imports of one owner."""
+
+    def import_session(
+        self,
+        session: Mapping[str, Any],
+        messages: Iterable[Mapping[str, Any]],
+        *,
+        keep_ids: bool = False,
+        import_source: str | None = None,
+        source_last_id: int | None = None,
+    ) -> str:
+        """Insert one complete session (row + messages, by ``COPY``) in one transaction.
+
+        Same contract as `SessionStore.import_session`: every given column kept, messages in
+        order with their timestamps, ``keep_ids`` keeps message ids (an id already used by
+        this owner is a ValueError and nothing is imported).
+        """
+        sid = _check_id(session.get("id"))
+        msgs = [normal_message(m, keep_id=keep_ids) for m in messages]
+        if keep_ids:
+            wanted = [m.get("id") for m in msgs]
+            if any(not isinstance(i, int) or isinstance(i, bool) for i in wanted):
+                raise ValueError("keep_ids=True needs an integer 'id' on every message")
+            if len(set(wanted)) != len(wanted):
+                raise ValueError("duplicate message ids in the imported session")
+
+        def run(conn: psycopg.Connection[Any]) -> str:
+            given = self._insert_session_row(conn, sid, session, msgs)
+            if keep_ids and msgs:
+                taken = conn.execute(
+                    "SELECT id FROM hm_messages WHERE owner = %s AND id = ANY(%s) LIMIT 1",
+                    (self.owner, [m["id"] for m in msgs]),
+                ).fetchone()
+                if taken:
+                    raise ValueError(f"message id {taken['id']} already exists in the archive")
+            self._insert(conn, sid, msgs, keep_ids=keep_ids)
+            sets = {k: v for k, v in given.items() if v is not None}
+            if sets:
+                conn.execute(
+                    f"UPDATE hm_sessions SET {', '.join(f'{k} = %s' for k in sets)}"  # noqa: S608
+                    " WHERE owner = %s AND id = %s",
+                    [*sets.values(), self.owner, sid],
+                )
+            if import_source is not None:
+                self._record_import(conn, import_source, sid, source_last_id)
+            return sid
+
+        return self._write(run)
+
+    def _insert_session_row(
+        self,
+        conn: psycopg.Connection[Any],
+        sid: str,
+        session: Mapping[str, Any],
+        msgs: Sequence[Mapping[str, Any]],
+    ) -> dict[str, Any]:
+        """Insert the row of an imported session; returns its given counters, which are
+        set after the messages (whose insert adds to them)."""
+        if conn.execute(
+            "SELECT 1 FROM hm_sessions WHERE owner = %s AND id = %s", (self.owner, sid)
+        ).fetchone():
+            raise ValueError(f"session {sid!r} already exists in the archive")
+        columns = session_columns(conn)
+        row = {k: v for k, v in session.items() if k in columns and k != "owner"}
+        row["id"] = sid
+        row["source"] = row.get("source") or "cli"
+        if row.get("started_at") is None:
+            first = next((m.get("timestamp") for m in msgs if m.get("timestamp")), None)
+            row["started_at"] = float(first) if first is not None else time.time()
+        if row.get("title") is not None:
+            row["title"] = sanitize_title(row["title"])
+            if row["title"] is not None:
+                self._check_title_free(conn, row["title"], sid)
+        nul = next((k for k, v in row.items() if isinstance(v, str) and "\x00" in v), None)
+        if nul is not None:  # message text keeps NUL exactly; session columns cannot
+            raise ValueError(
+                f"session {sid!r}: column {nul} holds a NUL character (U+0000), which"
+                " PostgreSQL cannot store; nothing of this session was imported"
+            )
+        counters = ("message_count", "tool_call_count", "last_activity_at")
+        given = {k: row.pop(k, None) for k in counters}
+        cols = ["owner", *row]
+        conn.execute(
+            f"INSERT INTO hm_sessions({', '.join(cols)})"  # noqa: S608
+            f" VALUES ({', '.join(['%s'] * len(cols))})",
+            [self.owner, *row.values()],
+        )
+        return given
+
+    def bulk_import(
+        self, sessions: Iterable[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]
+    ) -> int:
+        """Import many new sessions with their messages in one transaction (one ``COPY`` for
+        all messages); returns how many messages were written. For migrations and benchmarks.
+        """
+        batch = [(dict(s), [normal_message(m) for m in ms]) for s, ms in sessions]
+
+        def run(conn: psycopg.Connection[Any]) -> int:
+            # GIN entries go to the pending list and are merged in larger sorted batches.
+            conn.execute(f"SET LOCAL gin_pending_list_limit = {_BULK_GIN_PENDING_KB}")
+            total = sum(len(ms) for _, ms in batch)
+            ids = self._new_ids(conn, total)
+            with conn.cursor().copy(_COPY_SESSIONS) as copy:
+                for s, ms in batch:
+                    started = s.get("started_at") or (ms[0]["timestamp"] if ms else time.time())
+                    copy.write_row(
+                        (self.owner, _check_id(s.get("id")), s.get("source") or "cli",
+                         s.get("model"), sanitize_title(s.get("title")),
+                         s.get("parent_session_id"), float(started), s.get("ended_at"),
+                         s.get("end_reason"), len(ms),
+                         max((m["timestamp"] for m in ms), default=None))
+                    )  # fmt: skip
+            pos = 0
+            cur = conn.cursor()
+            # A writer thread sends the data while this one tokenises the next rows.
+            with cur.copy(COPY_MESSAGES, writer=QueuedLibpqWriter(cur)) as copy:
+                for s, ms in batch:
+                    for m in ms:
+                        copy.write_row(copy_row(self.owner, ids[pos], str(s["id"]), m))
+                        pos += 1
+            # Merge the pending GIN entries now, in one sorted pass: left in the pending
+            # list, every later search would scan it linearly.
+            conn.execute(
+                "SELECT gin_clean_pending_list('hm_messages_words'::regclass),"
+                " gin_clean_pending_list('hm_messages_cjk'::regclass)"
+            )
+            return total
+
+        return int(self._write(run))
+
+    def _record_import(
+        self, conn: psycopg.Connection[Any], source: str, sid: str, last_id: int | None
+    ) -> None:
+        conn.execute(
+            "INSERT INTO hm_import_sessions(owner, source, session_id, last_message_id)"
+            " VALUES (%s, %s, %s, %s) ON CONFLICT (owner, source, session_id) DO UPDATE SET"
+            " last_message_id = GREATEST(hm_import_sessions.last_message_id,"
+            " excluded.last_message_id)",
+            (self.owner, source, sid, int(last_id or 0)),
+        )
+
+    def import_more(
+        self,
+        session_id: str,
+        messages: Iterable[Mapping[str, Any]],
+        *,
+        import_source: str,
+        source_last_id: int,
+        ended_at: float | None = None,
+        end_reason: str | None = None,
+    ) -> bool:
+        """Append messages an import source added to a session it created earlier."""
+        rows = [normal_message(m) for m in messages]
+
+        def run(conn: psycopg.Connection[Any]) -> bool:
+            ids = self._append(conn, session_id, rows)
+            changed = bool(ids)
+            if ended_at is not None:
+                cur = conn.execute(
+                    "UPDATE hm_sessions SET ended_at = %s, end_reason = COALESCE(%s, end_reason)"
+                    " WHERE owner = %s AND id = %s AND ended_at IS NULL",
+                    (float(ended_at), end_reason, self.owner, session_id),
+                )
+                changed = changed or cur.rowcount > 0
+            self._record_import(conn, import_source, session_id, source_last_id)
+            return changed
+
+        return bool(self._write(run))
+
+    def import_state(self, source: str) -> tuple[int, dict[str, int]]:
+        """``(watermark, {session_id: last source message id})`` of earlier imports."""
+
+        def run(conn: psycopg.Connection[Any]) -> tuple[int, dict[str, int]]:
+            row = conn.execute(
+                "SELECT last_message_id FROM hm_import_sources WHERE owner = %s AND source = %s",
+                (self.owner, source),
+            ).fetchone()
+            sessions = {
+                str(r["session_id"]): int(r["last_message_id"])
+                for r in conn.execute(
+                    "SELECT i.session_id, i.last_message_id FROM hm_import_sessions i"
+                    " JOIN hm_sessions s ON s.owner = i.owner AND s.id = i.session_id"
+                    " WHERE i.owner = %s AND i.source = %s",
+                    (self.owner, source),
+                ).fetchall()
+            }
+            return (int(row["last_message_id"]) if row else 0), sessions
+
+        return self._read(run)
+
+    def set_import_watermark(
+        self, source: str, message_id: int, *, sessions: int = 0, messages: int = 0
+    ) -> None:
+        """Record that every message of ``source`` up to ``message_id`` has been looked at."""
+        self._write(
+            lambda conn: conn.execute(
+                "INSERT INTO hm_import_sources(owner, source, last_message_id, imported_at,"
+                " sessions, messages) VALUES (%s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (owner, source) DO UPDATE SET"
+                " last_message_id = excluded.last_message_id,"
+                " imported_at = excluded.imported_at,"
+                " sessions = hm_import_sources.sessions + excluded.sessions,"
+                " messages = hm_import_sources.messages + excluded.messages",
+                (self.owner, source, int(message_id), time.time(), int(sessions), int(messages)),
+            )
+        )
+
+    def forget_import_source(self, source: str) -> None:
+        """Drop the bookkeeping of ``source`` (its sessions stay)."""
+
+        def run(conn: psycopg.Connection[Any]) -> None:
+            for table in ("hm_import_sources", "hm_import_sessions"):
+                conn.execute(
+                    f"DELETE FROM {table} WHERE owner = %s AND source = %s",  # noqa: S608
+                    (self.owner, source),
+                )
+
+        self._write(run)

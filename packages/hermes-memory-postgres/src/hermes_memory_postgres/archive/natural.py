@@ -1,0 +1,114 @@
+"""`NaturalRanking`: the natural-language fallback's ranking on the word index.
+
+The content terms are OR-ed; a term matching `COMMON_TERM_CAP` messages or more is dropped
+while rarer ones are left; matches are scored by IDF-weighted ``ts_rank`` per term over the
+newest `NATURAL_WINDOW` matches, and a hit also scores `SMOOTHING` times the best score of
+its adjacent messages (whose turns become candidates), as in the SQLite archive.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+
+from hermes_memory_postgres.archive.core import ArchiveCore
+from hermes_memory_postgres.archive.filters import HIT_SELECT, Filters
+from hermes_memory_postgres.text import render_tsquery
+from hermes_memory_sessions.query import Term
+from hermes_memory_sessions.search import COMMON_TERM_CAP, NATURAL_POOL, NATURAL_WINDOW
+from hermes_memory_sessions.shaping import neighbour_graph, smooth_ranked, smoothing_extra
+
+__all__ = ["NaturalRanking"]
+
+_JOIN = "FROM hm_messages m JOIN hm_sessions s ON s.owner = m.owner AND s.id = m.session_id"
+
+
+class NaturalRanking(ArchiveCore):
+    """Ranking of the any-term fallback, and the smoothing shared with the CJK index."""
+
+    _estimate: tuple[int, float] | None = None
+
+    def _ranked_natural(
+        self, conn: psycopg.Connection[Any], terms: Sequence[Term], want: int, filt: Filters
+    ) -> list[dict[str, Any]]:
+        """The any-term fallback on the word index: common terms dropped, IDF-weighted
+        ``ts_rank`` per term over the newest `NATURAL_WINDOW` matches, then smoothing."""
+        exprs = [(t, render_tsquery([t], cjk=False)) for t in terms]
+        exprs = [(t, e) for t, e in exprs if e]
+        if not exprs:
+            return []
+        counts = {
+            e: int(
+                conn.execute(
+                    "SELECT COUNT(*) AS n FROM (SELECT 1 FROM hm_messages WHERE owner = %s"
+                    " AND words @@ %s::tsquery LIMIT %s) x",
+                    (self.owner, e, COMMON_TERM_CAP),
+                ).fetchone()["n"]  # type: ignore[index]
+            )
+            for _, e in exprs
+        }
+        rare = [(t, e) for t, e in exprs if counts[e] < COMMON_TERM_CAP] or exprs
+        total = max(self._message_estimate(conn), 1)
+        weights = [math.log((total - counts[e] + 0.5) / (counts[e] + 0.5) + 1.0) for _, e in rare]
+        any_expr = " | ".join(e for _, e in rare)
+        score = " + ".join(f"{w:.6f} * ts_rank(m.words, %s::tsquery, 1)" for w in weights)
+        cond, params = filt.where(self.owner)
+        rows = conn.execute(
+            f"SELECT {HIT_SELECT}, ({score}) AS rank {_JOIN}"
+            f" WHERE {cond} AND m.words @@ %s::tsquery ORDER BY m.id DESC LIMIT %s",
+            [*(e for _, e in rare), *params, any_expr, NATURAL_WINDOW],
+        ).fetchall()
+        pool = max(NATURAL_POOL, want)
+        ranked = sorted((dict(r) for r in rows), key=lambda r: (-r["rank"], r["id"]))[:pool]
+        return self._smooth(conn, ranked, filt)[:want]
+
+    def _message_estimate(self, conn: psycopg.Connection[Any]) -> int:
+        """This owner's message count for IDF weights (counted at most once a minute)."""
+        cached = self._estimate
+        if cached is not None and time.monotonic() - cached[1] < 60:
+            return int(cached[0])
+        row = conn.execute(
+            "SELECT COUNT(*) AS n FROM (SELECT 1 FROM hm_messages WHERE owner = %s"
+            " LIMIT 1000000) x",
+            (self.owner,),
+        ).fetchone()
+        value = int(row["n"]) if row else 0
+        self._estimate = (value, time.monotonic())
+        return value
+
+    def _smooth(
+        self, conn: psycopg.Connection[Any], rows: list[dict[str, Any]], filt: Filters
+    ) -> list[dict[str, Any]]:
+        """score(m) = rank(m) + `SMOOTHING` × max rank(adjacent message), as in SQLite."""
+        if not rows:
+            return rows
+        score = {int(r["id"]): float(r["rank"] or 0.0) for r in rows}
+        by_id = {int(r["id"]): r for r in rows}
+        adjacent = conn.execute(
+            "SELECT m.id,"
+            " (SELECT p.id FROM hm_messages p WHERE p.owner = m.owner AND"
+            "  p.session_id = m.session_id AND p.id < m.id ORDER BY p.id DESC LIMIT 1) AS prev,"
+            " (SELECT n.id FROM hm_messages n WHERE n.owner = m.owner AND"
+            "  n.session_id = m.session_id AND n.id > m.id ORDER BY n.id LIMIT 1) AS next"
+            " FROM hm_messages m WHERE m.owner = %s AND m.id = ANY(%s)",
+            (self.owner, list(score)),
+        ).fetchall()
+        near = neighbour_graph(
+            {
+                int(r["id"]): [int(n) for n in (r["prev"], r["next"]) if n is not None]
+                for r in adjacent
+            }
+        )
+        extra = smoothing_extra(list(score), near, by_id)
+        if extra:
+            cond, params = filt.where(self.owner)
+            added = conn.execute(
+                f"SELECT {HIT_SELECT}, 0.0 AS rank {_JOIN} WHERE {cond} AND m.id = ANY(%s)",
+                [*params, extra],
+            ).fetchall()
+            by_id.update((int(r["id"]), dict(r)) for r in added)
+        return [{**by_id[mid], "rank": value} for mid, value in smooth_ranked(score, near, by_id)]

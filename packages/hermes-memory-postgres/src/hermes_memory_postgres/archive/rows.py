@@ -1,0 +1,112 @@
+"""Messages and sessions as PostgreSQL stores them: normalising, ``COPY`` rows, NUL text.
+
+PostgreSQL ``text`` cannot hold U+0000: such a field is stored with U+FFFD in its column
+(searchable, visible) and its exact text in ``nul_fields`` (JSON), restored on read.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import psycopg
+
+from hermes_memory_postgres.text import cjk_tsvector, words_tsvector
+from hermes_memory_sessions.store import (
+    _MESSAGE_FIELDS,
+    MESSAGE_DATA_FIELDS,
+    _encode_content,
+    _encode_json,
+)
+
+__all__ = [
+    "COPY_COLUMNS",
+    "SELECT_MSG",
+    "VIEW_COLS",
+    "copy_row",
+    "normal_message",
+    "restore_nul",
+    "session_columns",
+    "session_dict",
+]
+
+#: Every stored column of a message (``m`` alias) plus ``nul_fields``.
+SELECT_MSG = ", ".join(f"m.{c}" for c in (*_MESSAGE_FIELDS, "nul_fields"))
+#: The columns of a message in views (scroll, anchored, live conversation).
+VIEW_COLS = "id, session_id, role, content, timestamp, tool_name, tool_calls, tool_call_id"
+#: The columns a ``COPY`` into ``hm_messages`` writes, in `copy_row`'s order.
+COPY_COLUMNS = ("owner", "id", "session_id", *MESSAGE_DATA_FIELDS, "words", "cjk", "nul_fields")
+_DEFAULTS = {"active": 1, "compacted": 0, "observed": 0}
+_SESSION_COLS_CACHE: list[str] = []
+
+
+def normal_message(m: Mapping[str, Any], *, keep_id: bool = False) -> dict[str, Any]:
+    """A message as stored: the data columns, role checked, content/tool calls as text,
+    the timestamp fixed (now when missing)."""
+    role = m.get("role")
+    if not isinstance(role, str) or not role.strip():
+        raise ValueError("message role must be a non-empty string")
+    out: dict[str, Any] = {k: m.get(k) for k in MESSAGE_DATA_FIELDS if k in m}
+    out["role"] = role
+    out["content"] = _encode_content(m.get("content"))
+    out["tool_calls"] = _encode_json(m.get("tool_calls"))
+    ts = m.get("timestamp")
+    out["timestamp"] = float(ts) if ts is not None else time.time()
+    if out.get("active") is None:
+        out.pop("active", None)
+    if out.get("compacted") is None:
+        out.pop("compacted", None)
+    if keep_id:
+        out["id"] = m.get("id")
+    return out
+
+
+def copy_row(owner: str, mid: int, sid: str, m: Mapping[str, Any]) -> tuple[Any, ...]:
+    """One ``COPY`` row of `COPY_COLUMNS`: the data, both ``tsvector`` literals made in
+    Python, and the exact text of fields holding NUL."""
+    values = []
+    exact: dict[str, str] = {}
+    for f in MESSAGE_DATA_FIELDS:
+        v = m.get(f, _DEFAULTS.get(f))
+        if v is None and f in _DEFAULTS:
+            v = _DEFAULTS[f]
+        if isinstance(v, bool):
+            v = int(v)
+        if isinstance(v, str) and "\x00" in v:
+            exact[f] = v
+            v = v.replace("\x00", "\ufffd")
+        values.append(v)
+    role, content = m.get("role"), m.get("content")
+    words = words_tsvector(role, content, m.get("tool_name"), m.get("tool_calls"))
+    cjk = cjk_tsvector(role, content, m.get("tool_calls"))
+    nul = json.dumps(exact, ensure_ascii=True) if exact else None
+    return (owner, mid, sid, *values, words, cjk, nul)
+
+
+def restore_nul(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored message as given: fields that held NUL get their exact text back."""
+    d = dict(row)
+    exact = d.pop("nul_fields", None)
+    if exact:
+        d.update(json.loads(exact))
+    return d
+
+
+def session_columns(conn: psycopg.Connection[Any]) -> set[str]:
+    """The columns of ``hm_sessions`` (read once per process)."""
+    if not _SESSION_COLS_CACHE:
+        rows = conn.execute(
+            "SELECT column_name FROM information_schema.columns"
+            " WHERE table_name = 'hm_sessions' AND table_schema = current_schema()"
+        ).fetchall()
+        _SESSION_COLS_CACHE.extend(str(r["column_name"]) for r in rows)
+    return set(_SESSION_COLS_CACHE)
+
+
+def session_dict(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A session row without its ``owner`` column."""
+    d = dict(row)
+    d.pop("owner", None)
+    return d

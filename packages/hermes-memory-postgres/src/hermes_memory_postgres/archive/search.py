@@ -1,0 +1,210 @@
+"""`ArchiveSearch`: discovery on the word and CJK ``tsvector`` indexes.
+
+The SQLite archive's policy, on PostgreSQL: the same sanitiser (`parse_query`), implicit
+AND over the word index, then the CJK index (Latin words glued to CJK text); a CJK query on
+the CJK index plus its Latin terms on the word index; ``any_terms=True`` is the
+natural-language fallback (`NaturalRanking`). Results are shaped by the functions both
+backends share (`hermes_memory_sessions.shaping`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+
+from hermes_memory_postgres.archive.filters import HIT_SELECT, Filters
+from hermes_memory_postgres.archive.natural import NaturalRanking
+from hermes_memory_postgres.text import render_tsquery
+from hermes_memory_sessions.query import ParsedQuery, Term, parse_query
+from hermes_memory_sessions.query import any_terms as content_terms
+from hermes_memory_sessions.search import (
+    NATURAL_POOL,
+    NATURAL_WINDOW,
+    RANK_WINDOW,
+    Hits,
+    _latin_only,
+    _needles,
+    python_snippet,
+)
+from hermes_memory_sessions.shaping import (
+    context_rows,
+    dedupe_hits,
+    merge_found,
+    or_items,
+    terms_have_cjk,
+)
+
+__all__ = ["ArchiveSearch"]
+
+
+class ArchiveSearch(NaturalRanking):
+    """``find_hits``, ``hit_snippet`` and ``search_messages`` of one owner."""
+
+    def find_hits(
+        self,
+        query: str,
+        *,
+        role_filter: Sequence[str] | None = None,
+        source_filter: Sequence[str] | None = None,
+        exclude_sources: Sequence[str] | None = None,
+        limit: int = 20,
+        offset: int = 0,
+        sort: str | None = None,
+        include_inactive: bool = False,
+        any_terms: bool = False,
+    ) -> Hits | None:
+        """Matching rows without snippets (None when nothing matches or no terms).
+
+        The SQLite archive's policy: implicit AND over the word index, then the CJK index
+        (Latin words glued to CJK text); a CJK query on the CJK index plus its Latin terms
+        on the word index; ``any_terms=True`` is the natural-language fallback (content
+        terms OR-ed, very common terms dropped, neighbour smoothing). Ranking is
+        ``ts_rank`` among the newest `RANK_WINDOW` matches (IDF-weighted per term in the
+        fallback); ``sort="newest"|"oldest"`` orders by time.
+        """
+        parsed = parse_query(query)
+        if not parsed.terms:
+            return None
+        limit = max(1, int(limit))
+        offset = max(0, int(offset))
+        filt = Filters(role_filter, source_filter, exclude_sources, sort, include_inactive)
+        want = limit + offset
+
+        def run(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
+            if any_terms:
+                return self._natural(conn, parsed, want, filt)
+            return self._search_items(conn, list(parsed.items), parsed.has_cjk, want, filt)
+
+        rows = self._read(run)
+        if not rows:
+            return None
+        merged, sources = dedupe_hits(rows, offset, limit)
+        return Hits(merged, sources, _needles(parsed))
+
+    def _search_items(
+        self,
+        conn: psycopg.Connection[Any],
+        items: list[Term | str],
+        has_cjk: bool,
+        want: int,
+        filt: Filters,
+        natural: Sequence[Term] = (),
+    ) -> list[dict[str, Any]]:
+        if has_cjk:
+            plans = [
+                ("cjk", render_tsquery(items, cjk=True)),
+                ("words", render_tsquery(_latin_only(items), cjk=False)),
+            ]
+            fallback: list[tuple[str, str]] = []
+        else:
+            plans = [("words", render_tsquery(items, cjk=False))]
+            fallback = [("cjk", render_tsquery(items, cjk=True))]
+        found: list[list[dict[str, Any]]] = []
+        for group in (plans, fallback):
+            for column, expr in group:
+                if not expr:
+                    continue
+                if natural and column == "words" and not has_cjk:
+                    rows = self._ranked_natural(conn, natural, want, filt)
+                else:
+                    rows = self._run(conn, column, expr, want, filt, bool(natural))
+                for row in rows:
+                    row["_src"] = (column, expr)
+                if rows:
+                    found.append(rows)
+            if found:
+                break
+        return merge_found(found, filt.sort, lower_is_better=False)
+
+    def _natural(
+        self, conn: psycopg.Connection[Any], parsed: ParsedQuery, want: int, filt: Filters
+    ) -> list[dict[str, Any]]:
+        terms = content_terms(parsed)
+        if not terms:
+            return []
+        has_cjk = terms_have_cjk(terms)
+        return self._search_items(conn, or_items(terms), has_cjk, want, filt, natural=terms)
+
+    def _run(
+        self,
+        conn: psycopg.Connection[Any],
+        column: str,
+        expr: str,
+        want: int,
+        filt: Filters,
+        natural: bool,
+    ) -> list[dict[str, Any]]:
+        cond, params = filt.where(self.owner)
+        base = (
+            "FROM hm_messages m JOIN hm_sessions s ON s.owner = m.owner AND s.id = m.session_id"
+            f" WHERE {cond} AND m.{column} @@ %s::tsquery"
+        )
+        if filt.by_time:
+            direction = "DESC" if filt.sort == "newest" else "ASC"
+            rows = conn.execute(
+                f"SELECT {HIT_SELECT}, 0.0 AS rank {base}"
+                f" ORDER BY m.timestamp {direction}, m.id {direction} LIMIT %s",
+                [*params, expr, want],
+            ).fetchall()
+            return [dict(r) for r in rows]
+        window = NATURAL_WINDOW if natural else RANK_WINDOW
+        pool = max(NATURAL_POOL, want) if natural else want
+        rows = conn.execute(
+            f"SELECT * FROM (SELECT {HIT_SELECT}, ts_rank(m.{column}, %s::tsquery, 1) AS rank"  # noqa: S608
+            f" {base} ORDER BY m.id DESC LIMIT %s) w ORDER BY rank DESC, id LIMIT %s",
+            [expr, *params, expr, max(window, want), pool],
+        ).fetchall()
+        out = [dict(r) for r in rows]
+        if natural:
+            out = self._smooth(conn, out, filt)[:want]
+        return out
+
+    def hit_snippet(self, hits: Hits, message_id: int) -> str:
+        """The ``>>>term<<<`` snippet of one row of ``hits`` (around the first match)."""
+        row = self._read(
+            lambda conn: conn.execute(
+                "SELECT content FROM hm_messages WHERE owner = %s AND id = %s",
+                (self.owner, int(message_id)),
+            ).fetchone()
+        )
+        return python_snippet(row["content"] if row else None, hits.needles)
+
+    def search_messages(
+        self, query: str, *, with_context: bool = True, with_snippet: bool = True, **kwargs: Any
+    ) -> list[dict[str, Any]]:
+        """Search message text; never raises for a malformed query (returns ``[]``).
+
+        Rows as `SessionStore.search_messages`: ``id, session_id, role, snippet, timestamp,
+        tool_name, source, model, session_started`` (+ ``context``).
+        """
+        hits = self.find_hits(query, **kwargs)
+        if hits is None:
+            return []
+        for row in hits.rows:
+            row["snippet"] = self.hit_snippet(hits, row["id"]) if with_snippet else ""
+            if with_context:
+                sid, mid, ts = row["session_id"], row["id"], row["timestamp"]
+                row["context"] = self._context(sid, mid, ts)
+        return hits.rows
+
+    def _context(self, sid: str, mid: int, ts: float) -> list[dict[str, Any]]:
+        """The messages before and after a hit (same session, by time) as its context."""
+        return self._read(lambda conn: self._context_in(conn, sid, mid, ts))
+
+    def _context_in(
+        self, conn: psycopg.Connection[Any], sid: str, mid: int, ts: float
+    ) -> list[dict[str, Any]]:
+        prev = conn.execute(
+            "SELECT role, content FROM hm_messages WHERE owner = %s AND session_id = %s AND"
+            " (timestamp < %s OR (timestamp = %s AND id < %s)) ORDER BY timestamp DESC, id DESC"
+            " LIMIT 1",
+            (self.owner, sid, ts, ts, mid),
+        ).fetchone()
+        nxt = conn.execute(
+            "SELECT role, content FROM hm_messages WHERE owner = %s AND session_id = %s AND"
+            " (timestamp > %s OR (timestamp = %s AND id > %s)) ORDER BY timestamp, id LIMIT 1",
+            (self.owner, sid, ts, ts, mid),
+        ).fetchone()
+        return context_rows(prev, nxt)
