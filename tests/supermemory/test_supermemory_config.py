@@ -11,13 +11,16 @@ from pathlib import Path
 
 import pytest
 
+from hermes_memory_core.kit import SettingsError
 from hermes_memory_supermemory import SupermemoryProvider
 from hermes_memory_supermemory.config import (
     DEFAULT_URL,
     SupermemoryConfigError,
-    load_settings,
+    SupermemorySettings,
     namespace_for,
 )
+
+load_settings = SupermemorySettings.from_config
 
 
 def test_environment_fills_what_the_file_does_not_set() -> None:
@@ -47,9 +50,7 @@ def test_environment_fills_what_the_file_does_not_set() -> None:
     ],
 )
 def test_bad_values_are_refused_by_name(section: dict[str, object], message: str) -> None:
-    with pytest.raises(
-        SupermemoryConfigError, match=message.replace("(", r"\(").replace(")", r"\)")
-    ):
+    with pytest.raises(SettingsError, match=message.replace("(", r"\(").replace(")", r"\)")):
         load_settings({"supermemory": section}, environ={})
 
 
@@ -75,15 +76,25 @@ def test_an_invalid_setting_leaves_the_provider_inert_with_a_reason(hermes_home:
     provider.shutdown()
 
 
-def test_settings_come_from_config_yaml_in_the_home(hermes_home: Path) -> None:
+def test_settings_come_from_the_one_parse_of_config_yaml(hermes_home: Path) -> None:
+    from hermes_memory_core.config import load_config
+    from hermes_memory_core.plugins import list_providers
+
     (hermes_home / "config.yaml").write_text(
         "supermemory:\n  api_key: sm-k\n  container_tag: 京都\n", encoding="utf-8"
     )
-    provider = SupermemoryProvider(hermes_home=hermes_home, environ={})
-    assert provider.is_available() and provider.settings is not None
+    infos = {i.name: i for i in list_providers(hermes_home=hermes_home,
+                                               config=load_config(hermes_home).raw)}  # fmt: skip
+    assert infos["supermemory"].available
+    provider = SupermemoryProvider(config=load_config(hermes_home).raw, environ={})
     assert provider.settings.container_tag == "京都"
     keys = {s["key"] for s in provider.get_config_schema()}
-    assert {"api_key", "base_url", "container_tag", "profile_every"} <= keys
+    assert {"api_key", "base_url", "container_tag", "profile_every", "max_pending"} <= keys
+    (hermes_home / "config.yaml").write_text("supermemory:\n  container_tag: a/b\n")
+    infos = {i.name: i for i in list_providers(hermes_home=hermes_home,
+                                               config=load_config(hermes_home).raw)}  # fmt: skip
+    reason = infos["supermemory"].unavailable_reason
+    assert reason.startswith("configuration error: supermemory.container_tag must be")
 
 
 def test_importing_the_package_and_asking_availability_loads_no_sdk() -> None:

@@ -45,9 +45,7 @@ from hermes_memory_core.worker import TaskHandle
 from hermes_memory_supermemory.config import (
     SupermemoryConfigError,
     SupermemorySettings,
-    load_settings,
     namespace_for,
-    schema,
 )
 from hermes_memory_supermemory.tools import PROMPT, TOOL_NAMES, TOOL_SCHEMAS
 
@@ -115,10 +113,9 @@ def _parts(text: str, limit: int) -> list[str]:
 class SupermemoryProvider(RemoteProvider):
     """Supermemory as a hermes-memory provider.
 
-    :param hermes_home: the hermes home directory (health record, spooled writes,
-        ``config.yaml`` when ``config`` is not given).
-    :param config: the whole parsed ``config.yaml``; settings come from its
-        ``supermemory:`` section (see `get_config_schema`), environment variables fill the
+    :param hermes_home: the hermes home directory (health record, spooled writes).
+    :param config: the whole parsed ``config.yaml``; `settings` come from its
+        ``supermemory:`` section (`SupermemorySettings`), environment variables fill the
         gaps.
     :param transport: an ``httpx`` transport replacing the network (tests).
     :param environ: environment mapping to read instead of ``os.environ``.
@@ -127,8 +124,9 @@ class SupermemoryProvider(RemoteProvider):
     """
 
     name = "supermemory"
-    _cfg: SupermemorySettings | None = None
-    _config_error = ""
+    settings_class = SupermemorySettings
+    settings: SupermemorySettings
+    _cfg: SupermemorySettings | None = None  # the valid settings, from initialize on
     _init_error = ""
     _client: SupermemoryClient | None = None
     _recall_worker: SerialWorker | None = None
@@ -145,38 +143,20 @@ class SupermemoryProvider(RemoteProvider):
         self._turns = 0
 
     # ------------------------------------------------------------------ configuration
-    def _settings(self) -> SupermemorySettings | None:
-        if self._cfg is None and not self._config_error:
-            try:
-                self._cfg = load_settings(self._raw_config, self._home, self._environ)
-            except SupermemoryConfigError as exc:
-                self._config_error = str(exc)
-        return self._cfg
-
-    @property
-    def settings(self) -> SupermemorySettings | None:
-        """The resolved settings, or None when they are invalid (see `unavailable_reason`)."""
-        return self._settings()
-
     @property
     def namespace(self) -> str:
         """The Supermemory namespace in use (``""`` before `initialize`)."""
         return self._namespace
 
-    def get_config_schema(self) -> list[dict[str, Any]]:
-        """Every ``supermemory:`` setting with its env var, type and default."""
-        return schema()
-
     def unavailable_reason(self) -> str:
         """What is missing (configuration, the ``supermemory`` SDK), in a sentence."""
-        cfg = self._settings()
-        if cfg is None:
-            return f"Supermemory configuration is invalid: {self._config_error}"
+        if self.settings_error:
+            return self.settings_error
         from importlib.util import find_spec
 
         if find_spec("supermemory") is None:
             return "The supermemory package is not installed: pip install hermes-memory-supermemory"
-        return cfg.missing()
+        return self.settings.missing()
 
     # ------------------------------------------------------------------ lifecycle
     def initialize(self, session_id: str, **kwargs: Any) -> None:
@@ -188,7 +168,7 @@ class SupermemoryProvider(RemoteProvider):
         """
         self._begin(kwargs)
         self._session = str(session_id or "default")
-        cfg = self._settings()
+        cfg = self._cfg = None if self.settings_error else self.settings
         base_url = cfg.base_url if cfg else ""
         from hermes_memory_supermemory.client import classify
 
@@ -210,8 +190,6 @@ class SupermemoryProvider(RemoteProvider):
             logger.warning("Supermemory provider inactive: %s", reason)
             guard.report("degraded", reason)
             return
-        if cfg.unknown:
-            logger.warning("supermemory: unknown settings ignored: %s", ", ".join(cfg.unknown))
         guard.retries = cfg.retries
         guard.extra.update({"namespace": self._namespace, "url": base_url})
         from hermes_memory_supermemory.client import SupermemoryClient
