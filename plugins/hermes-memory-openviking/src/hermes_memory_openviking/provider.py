@@ -19,28 +19,22 @@ Every call goes through the kit's `Guard` (breaker, failure taxonomy, health rec
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
-import re
-import threading
-import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hermes_memory_core import kit
 from hermes_memory_core.provider import RecallStatus
-from hermes_memory_core.toolresult import tool_error, tool_result
 from hermes_memory_core.worker import SerialWorker
-
-if TYPE_CHECKING:
-    from hermes_memory_openviking.client import OpenVikingClient
+from hermes_memory_openviking import writes
+from hermes_memory_openviking.client import OpenVikingClient, check_uri, classify
+from hermes_memory_openviking.tools import TOOL_SCHEMAS, TOOLS
+from hermes_memory_openviking.writes import memory_uri, ov_session_id
 
 __all__ = ["FIELDS", "TOOL_SCHEMAS", "OpenVikingProvider"]
 
 logger = logging.getLogger("hermes_memory_openviking")
 
 DEFAULT_URL = "http://127.0.0.1:1933"
-LEVELS = ("full", "overview", "abstract")
-_SAFE_SESSION = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
 FIELDS = (
     kit.Field("url", str, "", f"OpenViking server (default {DEFAULT_URL}).",
@@ -67,72 +61,6 @@ FIELDS = (
     kit.Field("shutdown_timeout", float, 5.0, "Seconds shutdown sends before spooling.",
               minimum=0),
 )  # fmt: skip
-
-
-def _schema(
-    name: str, description: str, props: dict[str, Any], required: list[str]
-) -> dict[str, Any]:
-    params = {"type": "object", "properties": props, "required": required}
-    return {"name": name, "description": description, "parameters": params}
-
-
-def _text(description: str) -> dict[str, str]:
-    return {"type": "string", "description": description}
-
-
-TOOL_SCHEMAS: tuple[dict[str, Any], ...] = (
-    _schema("viking_search", "Search OpenViking memories, resources and skills; ranked "
-            "results with their viking:// URIs and summaries.",
-            {"query": _text("What to look for."),
-             "scope": _text("Optional viking:// URI to search under."),
-             "limit": {"type": "integer", "description": "1-20 (default 8)."}}, ["query"]),
-    _schema("viking_read", "Read one viking:// URI: the full text, its overview or its "
-            "abstract.", {"uri": _text("The viking:// URI."),
-                          "level": {"type": "string", "enum": list(LEVELS),
-                                    "description": "Default full."}}, ["uri"]),
-    _schema("viking_browse", "List a viking:// directory (default the memory root).",
-            {"uri": _text("The directory's viking:// URI.")}, []),
-    _schema("viking_remember", "Store a fact, preference or decision in OpenViking as a "
-            "memory file.", {"content": _text("The fact to remember.")}, ["content"]),
-    _schema("viking_forget", "Delete one memory file by its viking:// URI (from "
-            "viking_search or viking_browse); never a whole directory root.",
-            {"uri": _text("The file's viking:// URI.")}, ["uri"]),
-    _schema("viking_add_resource", "Ask OpenViking to import a web page, document or "
-            "repository by its http(s) URL (processed in the background).",
-            {"url": _text("The http(s) URL."),
-             "to": _text("Optional target viking://resources/... URI.")}, ["url"]),
-)  # fmt: skip
-TOOL_NAMES = frozenset(s["name"] for s in TOOL_SCHEMAS)
-
-
-def ov_session_id(session_id: str) -> str:
-    """The OpenViking session id for a hermes session id: itself when it is plain ASCII
-    (letters, digits, ``_.-``, at most 128), else ``hermes-`` and a digest of it."""
-    if _SAFE_SESSION.fullmatch(session_id) and session_id not in (".", ".."):
-        return session_id
-    return "hermes-" + hashlib.sha256(session_id.encode()).hexdigest()[:32]
-
-
-def _accept(write: kit.Write) -> bool:
-    """Whether a replayed spool row is a write this version can send."""
-    op = write.get("op")
-    if op == "messages":
-        return isinstance(write.get("session_id"), str) and isinstance(write.get("messages"), list)
-    if op == "commit":
-        return isinstance(write.get("session_id"), str)
-    return op == "remember" and isinstance(write.get("uri"), str) and isinstance(
-        write.get("content"), str)  # fmt: skip
-
-
-def _classify(exc: BaseException) -> kit.Failure:
-    from hermes_memory_openviking.client import classify  # httpx: only once a call failed
-
-    return classify(exc)
-
-
-def _public(item: dict[str, Any]) -> dict[str, Any]:
-    keys = ("uri", "context_type", "score", "abstract", "isDir", "name", "size")
-    return {k: item[k] for k in keys if item.get(k) not in (None, "")}
 
 
 class OpenVikingProvider(kit.RemoteProvider):
@@ -190,8 +118,6 @@ class OpenVikingProvider(kit.RemoteProvider):
             return "set OPENVIKING_URL (or openviking.url in config.yaml)"
         if not self._url().startswith(("http://", "https://")):
             return "OPENVIKING_URL (openviking.url) must be an http(s) URL"
-        from hermes_memory_openviking.client import check_uri
-
         try:
             check_uri(str(s["memory_root"]), min_depth=1)
         except ValueError as exc:
@@ -204,7 +130,7 @@ class OpenVikingProvider(kit.RemoteProvider):
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         """The six ``viking_*`` tools."""
-        return [dict(s) for s in TOOL_SCHEMAS]
+        return TOOLS.schemas()
 
     # ------------------------------------------------------------------ lifecycle
     def initialize(self, session_id: str, **kwargs: Any) -> None:
@@ -219,7 +145,7 @@ class OpenVikingProvider(kit.RemoteProvider):
         self._session = session_id or "default"
         s = self._settings()
         guard = self._make_guard(
-            _classify,
+            classify,
             threshold=s.get("breaker_threshold", 3), cooldown=s.get("breaker_cooldown", 30.0),
             label="OpenViking", logger=logger,
         )  # fmt: skip
@@ -230,15 +156,14 @@ class OpenVikingProvider(kit.RemoteProvider):
             logger.warning("OpenViking provider inactive: %s", reason)
             guard.report("degraded", reason)
             return
-        from hermes_memory_openviking.client import OpenVikingClient  # httpx: only when used
-
         self._client = OpenVikingClient(
             base_url=self._url(), api_key=s["api_key"], account=s["account"], user=s["user"],
             timeout=s["timeout"], transport=self._transport,
         )  # fmt: skip
         self._init_error = ""
         self._recall = SerialWorker("openviking-recall")
-        self._start_writes(self._send, max_pending=s["max_pending"], accept=_accept)
+        send = lambda write: writes.send(self._client, self._guard, write)  # noqa: E731
+        self._start_writes(send, max_pending=s["max_pending"], accept=writes.accept)
         self._recall.submit(self._refresh_profile)
 
     @property
@@ -283,45 +208,14 @@ class OpenVikingProvider(kit.RemoteProvider):
         recall, writer = self._recall, self._pending.worker if self._pending else None
         if recall is not None:
             recall.close(0)
-        client = self._client
-        if client is None:
-            return
-
-        def idle() -> bool:
-            return not ((recall and recall.pending) or (writer and writer.pending))
-
-        if drained and idle():
-            client.close()
-            return
-        deadline = time.monotonic() + 3 * float(self._settings().get("timeout", 30.0)) + 5
-
-        def later() -> None:  # a call is in flight: close once it returned (timeout bounds it)
-            while time.monotonic() < deadline and not idle():
-                time.sleep(0.05)
-            client.close()
-
-        threading.Thread(target=later, name="openviking-close", daemon=True).start()
+        if self._client is not None:  # a call in flight is bounded by the request timeout
+            within = 3 * float(self._settings().get("timeout", 30.0)) + 5
+            kit.close_when_idle(self._client.close, (recall, writer), drained=drained,
+                                within=within, name="openviking-close")  # fmt: skip
 
     # ------------------------------------------------------------------ writes
-    def _send(self, write: kit.Write) -> None:
-        client, guard = self._client, self._guard
-        if client is None or guard is None:
-            raise kit.Unavailable("OpenViking is not connected")
-        session = str(write.get("session_id", ""))
-        if write.get("op") == "messages":
-            guard.call("session write", lambda: client.add_messages(session, write["messages"]))
-        elif write.get("op") == "commit":
-            guard.call("session commit", lambda: client.commit(session))
-        else:
-            try:
-                guard.call("remember", lambda: client.write(write["uri"], write["content"]))
-            except kit.CallFailed as exc:
-                if exc.failure.status != 409:  # 409: the same fact is already stored
-                    raise
-
     def _memory_uri(self, content: str) -> str:
-        digest = hashlib.sha256(kit.fact_key(content).encode()).hexdigest()[:24]
-        return f"{str(self._settings()['memory_root']).rstrip('/')}/hermes/{digest}.md"
+        return memory_uri(str(self._settings()["memory_root"]), content)
 
     def sync_turn(self, user_content: str, assistant_content: str, **kwargs: Any) -> None:
         """Queue the turn for the OpenViking session (returns at once)."""
@@ -399,15 +293,11 @@ class OpenVikingProvider(kit.RemoteProvider):
             found: list[dict[str, Any]] = []
         else:
             found = list(results)
-        profile = self._profile or []
-        head, used = kit.bullet_block("## OpenViking profile", profile, exclude=self._known_facts,
-                                      max_items=8, max_chars=700)  # fmt: skip
-        shown = self._known_facts | {kit.fact_key(p) for p in profile}
         lines = [str(i.get("abstract") or "").strip() or str(i["uri"]) for i in found]
-        body, more = kit.bullet_block("## Relevant memories", lines, exclude=shown,
-                                      max_items=8, max_chars=900)  # fmt: skip
-        self._last_count = used + more
-        return "\n\n".join(part for part in (head, body) if part)
+        text, self._last_count = kit.overlay("## OpenViking profile", self._profile or [],
+                                             "## Relevant memories", lines,
+                                             exclude=self._known_facts)  # fmt: skip
+        return text
 
     def recall_status(self) -> RecallStatus | None:
         """How many items the last `prefetch` recalled (None when none)."""
@@ -417,72 +307,6 @@ class OpenVikingProvider(kit.RemoteProvider):
     # ------------------------------------------------------------------ tools
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
         """Run a ``viking_*`` tool; always a JSON string, errors as ``{"error": …}``."""
-        problem = kit.check_tool_call(tool_name, args, TOOL_NAMES)
-        if problem:
-            return tool_error(problem)
-        client, guard = self._client, self._guard
-        if not self.active or client is None or guard is None:
-            return tool_error(f"OpenViking is not available: {self._init_error}")
-        try:
-            return tool_result(self._tool(tool_name, args, client, guard))
-        except ValueError as exc:
-            return tool_error(f"{tool_name}: {exc}")
-        except (kit.Unavailable, kit.CallFailed) as exc:  # already counted and reported
-            return tool_error(str(exc))
-
-    def _tool(
-        self, tool: str, args: dict[str, Any], client: OpenVikingClient, guard: kit.Guard
-    ) -> dict[str, Any]:
-        from hermes_memory_openviking.client import check_uri
-
-        if tool == "viking_search":
-            query = kit.required_text(args, "query")
-            limit = kit.int_arg(args, "limit", 8, low=1, high=20)
-            scope = kit.optional_text(args, "scope")
-            scope = check_uri(scope) if scope else ""
-            found = guard.call("search", lambda: client.find(query, limit=limit,
-                                                               target_uri=scope))  # fmt: skip
-            return {"results": [_public(i) for i in found[:limit]]}
-        if tool == "viking_read":
-            uri = check_uri(kit.required_text(args, "uri", max_chars=1000), min_depth=1)
-            level = kit.choice_arg(args, "level", LEVELS, "full")
-            route = "read" if level == "full" else level
-            text = guard.call("read", lambda: client.read(uri, route))
-            return {"uri": uri, "level": level, "content": kit.truncate_text(text, 20000)}
-        if tool == "viking_browse":
-            given = kit.optional_text(args, "uri")
-            uri = check_uri(given or str(self._settings()["memory_root"]))
-            entries = guard.call("browse", lambda: client.ls(uri))
-            return {"uri": uri, "entries": [_public(e) for e in entries]}
-        if not self._writes_enabled:
-            raise ValueError("this agent context is read-only (only the primary agent writes)")
-        if tool == "viking_forget":
-            uri = check_uri(kit.required_text(args, "uri", max_chars=1000), min_depth=3)
-            guard.call("forget", lambda: client.remove(uri))
-            return {"deleted": uri}
-        if tool == "viking_add_resource":
-            url = kit.required_text(args, "url", max_chars=2000)
-            if not url.startswith(("http://", "https://")) or any(c.isspace() for c in url):
-                raise ValueError("'url' must be an http(s) URL (local files are not sent)")
-            target = kit.optional_text(args, "to") or ""
-            if target and not check_uri(target, min_depth=2).startswith("viking://resources/"):
-                raise ValueError("'to' must be a viking://resources/... URI")
-            answer = guard.call("add resource", lambda: client.add_resource(url, target))
-            return {"accepted": True, "result": answer}
-        content = kit.required_text(args, "content", max_chars=8000)
-        uri = self._memory_uri(content)
-        try:
-            guard.call("remember", lambda: client.write(uri, content))
-        except kit.CallFailed as exc:
-            if exc.failure.status == 409:
-                return {"stored": True, "uri": uri, "note": "already stored"}
-            if not exc.failure.trips_breaker:
-                raise
-            self._enqueue({"op": "remember", "uri": uri, "content": content})
-            return {"queued": True, "note": f"OpenViking is unreachable; saved and sent later "
-                    f"({exc.failure.message})"}  # fmt: skip
-        except kit.Unavailable as exc:
-            self._enqueue({"op": "remember", "uri": uri, "content": content})
-            return {"queued": True, "note": f"saved and sent later ({exc})"}
-        self._known_facts.add(kit.fact_key(content))
-        return {"stored": True, "uri": uri}
+        ready = (self._client, self._guard) if self.active and self._guard else None
+        return TOOLS.dispatch(self, tool_name, args, context=ready, reason=self._init_error,
+                              writes=self._writes_enabled)  # fmt: skip

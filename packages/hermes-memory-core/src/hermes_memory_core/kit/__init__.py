@@ -12,8 +12,14 @@
 * `Settings`, `setting` — settings declared once as a typed class (``config.yaml``,
   environment, defaults, validation messages), validated by core and handed to the provider
   as ``self.settings``; `Field`, `load_section`, `config_schema` are the pieces beneath;
-* `check_tool_call`, `required_text`, `optional_text`, `int_arg`, `choice_arg` — tool
-  arguments;
+* `check_tool_call`, `required_text`, `visible_text`, `optional_text`, `int_arg`,
+  `choice_arg`, `blank` — tool arguments;
+* `ToolTable`, `Tool`, `tool_schema`, `call_or_queue`, `Queued` — tools declared as a table
+  and run through one template (argument checks, read-only contexts, failures as JSON
+  tool errors, writes queued when the service is unreachable);
+* `BackgroundRecall`, `overlay` — recall fetched off the turn with a bounded wait, and the
+  profile-plus-memories block; `TurnBuffer` — turns kept until they are sent together;
+  `close_when_idle` — release a client at shutdown without cutting off a call in flight;
 * `JsonClient`, `ServiceError`, `classify_http`, `path_segment` — a JSON REST client on
   ``httpx`` (imported only when a client is built: declare ``httpx`` in your adapter) with
   bounded timeouts, fixed headers, no redirects, and its failures in the taxonomy;
@@ -37,10 +43,12 @@ from hermes_memory_core.kit.guard import Guard
 from hermes_memory_core.kit.http import JsonClient, ServiceError, classify_http, path_segment
 from hermes_memory_core.kit.provider import RemoteProvider
 from hermes_memory_core.kit.recall import (
+    BackgroundRecall,
     Recall,
     RecallCache,
     bullet_block,
     fact_key,
+    overlay,
     truncate_text,
 )
 from hermes_memory_core.kit.settings import (
@@ -56,16 +64,20 @@ from hermes_memory_core.kit.settings import (
 )
 from hermes_memory_core.kit.spool import Spool
 from hermes_memory_core.kit.toolargs import (
+    blank,
     check_tool_call,
     choice_arg,
     int_arg,
     optional_text,
     required_text,
+    visible_text,
 )
-from hermes_memory_core.kit.writes import PendingWrites, Write
+from hermes_memory_core.kit.tools import Queued, Tool, ToolTable, call_or_queue, tool_schema
+from hermes_memory_core.kit.writes import PendingWrites, TurnBuffer, Write, close_when_idle
 from hermes_memory_core.worker import SerialWorker
 
 __all__ = [
+    "BackgroundRecall",
     "CallFailed",
     "Failure",
     "FailureKind",
@@ -74,6 +86,7 @@ __all__ = [
     "JsonClient",
     "LoadedSection",
     "PendingWrites",
+    "Queued",
     "Recall",
     "RecallCache",
     "RemoteProvider",
@@ -83,14 +96,20 @@ __all__ = [
     "Settings",
     "SettingsError",
     "Spool",
+    "Tool",
+    "ToolTable",
+    "TurnBuffer",
     "Unavailable",
     "Write",
     "atomic_write_text",
+    "blank",
     "bullet_block",
+    "call_or_queue",
     "check_tool_call",
     "choice_arg",
     "classify_common",
     "classify_http",
+    "close_when_idle",
     "config_schema",
     "fact_key",
     "int_arg",
@@ -98,9 +117,12 @@ __all__ = [
     "load_section",
     "one_line",
     "optional_text",
+    "overlay",
     "path_segment",
     "required_text",
     "resolve_settings",
     "setting",
+    "tool_schema",
     "truncate_text",
+    "visible_text",
 ]

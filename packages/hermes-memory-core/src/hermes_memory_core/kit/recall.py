@@ -1,4 +1,5 @@
-"""Recall helpers: one fact key, a per-session recall cache, compact bullet blocks.
+"""Recall helpers: one fact key, a per-session recall cache, compact bullet blocks, the
+profile-plus-memories overlay, and recall fetched in the background with a bounded wait.
 
 `fact_key` is the one spelling of "the same fact": adapters use it to leave out facts the
 curated tier already shows the model, and to drop repeats within a recall.
@@ -11,10 +12,20 @@ import threading
 import time
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-__all__ = ["Recall", "RecallCache", "bullet_block", "fact_key", "truncate_text"]
+from hermes_memory_core.worker import SerialWorker, TaskHandle
+
+__all__ = [
+    "BackgroundRecall",
+    "Recall",
+    "RecallCache",
+    "bullet_block",
+    "fact_key",
+    "overlay",
+    "truncate_text",
+]
 
 _SPACE = re.compile(r"\s+")
 _BULLET = re.compile(r"^\s*(?:[-*•·]|\d+[.)])\s+")
@@ -67,6 +78,33 @@ def bullet_block(
     if not lines:
         return "", 0
     return "\n".join([header, *lines]), len(lines)
+
+
+def overlay(
+    profile_header: str,
+    profile: Iterable[str],
+    header: str,
+    memories: Iterable[str],
+    *,
+    exclude: Iterable[str] = (),
+    max_items: int = 8,
+    profile_chars: int = 700,
+    memory_chars: int = 900,
+) -> tuple[str, int]:
+    """A turn's recall from a profile and the memories found for the message: two
+    `bullet_block` s, the second without what the first (or ``exclude``) already holds.
+
+    :param exclude: fact keys the model already has (the curated tier's).
+    :return: the text (``""`` when nothing is new) and how many facts it holds.
+    """
+    known = set(exclude)
+    profile = list(profile)
+    head, used = bullet_block(profile_header, profile, exclude=known, max_items=max_items,
+                              max_chars=profile_chars)  # fmt: skip
+    shown = known | {fact_key(p) for p in profile}
+    body, more = bullet_block(header, memories, exclude=shown, max_items=max_items,
+                              max_chars=memory_chars)  # fmt: skip
+    return "\n\n".join(part for part in (head, body) if part), used + more
 
 
 def truncate_text(text: str, limit: int) -> str:
@@ -128,3 +166,74 @@ class RecallCache:
             self._items.move_to_end(session)
             while len(self._items) > self.sessions:
                 self._items.popitem(last=False)
+
+
+#: What a recall fetch returns: the text and how many facts it holds; None when the service
+#: failed (nothing is cached, the next turn asks again).
+Fetched = tuple[str, int] | None
+
+
+class BackgroundRecall:
+    """Recall fetched on its own worker thread, cached per session, waited for boundedly.
+
+    A turn asks with `answer`: a recent recall of the same query is reused; otherwise one
+    fetch starts (or the one already running for the same session and query is joined) and
+    the turn waits at most ``wait`` seconds. A late answer is kept for the next turn that
+    asks the same; a hung service never queues more than one fetch behind the running one.
+
+    :param name: the worker thread's name.
+    :param fresh_seconds: how long a recall answers the same query again.
+    """
+
+    def __init__(self, name: str, *, fresh_seconds: float = 120.0) -> None:
+        self.cache = RecallCache(fresh_seconds=fresh_seconds)
+        self.worker = SerialWorker(name, max_queued=1, overflow="drop_oldest")
+        self._inflight: tuple[str, str, TaskHandle] | None = None
+
+    def start(self, session: str, query: str, fetch: Callable[[], Fetched]) -> TaskHandle | None:
+        """Fetch for ``(session, query)`` unless that fetch is already running."""
+        inflight = self._inflight
+        if inflight is not None and inflight[:2] == (session, query) and not inflight[2].finished:
+            return inflight[2]
+
+        def run() -> None:
+            found = fetch()
+            if found is not None:
+                self.cache.put(session, query, *found)
+
+        handle = self.worker.call(run, label=f"{self.worker.name}.fetch")
+        if handle is not None:
+            self._inflight = (session, query, handle)
+        return handle
+
+    def queue(self, session: str, query: str, fetch: Callable[[], Fetched]) -> None:
+        """Start fetching ahead of the turn, unless a recent recall already answers it."""
+        if not self.cache.fresh(session, query):
+            self.start(session, query, fetch)
+
+    def answer(
+        self,
+        session: str,
+        query: str,
+        fetch: Callable[[], Fetched],
+        wait: float,
+        *,
+        refresh: bool = False,
+    ) -> tuple[str, int]:
+        """The recall of ``query`` for this turn (``("", 0)`` when none came in time).
+
+        :param wait: seconds to wait for a fetch.
+        :param refresh: fetch even when a recent recall answers the query.
+        """
+        if refresh or not self.cache.fresh(session, query):
+            handle = self.start(session, query, fetch)
+            if handle is not None:
+                handle.wait(wait)
+        item = self.cache.get(session)
+        if item is None or item.query != query:
+            return "", 0
+        return item.text, item.count
+
+    def close(self) -> None:
+        """Stop the worker (a running fetch is left to finish on its own)."""
+        self.worker.close(0)

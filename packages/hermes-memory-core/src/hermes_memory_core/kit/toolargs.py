@@ -6,10 +6,19 @@ Raise from these inside your tool handler and turn the `ValueError` into
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Collection, Mapping
 from typing import Any
 
-__all__ = ["check_tool_call", "choice_arg", "int_arg", "optional_text", "required_text"]
+__all__ = [
+    "blank",
+    "check_tool_call",
+    "choice_arg",
+    "int_arg",
+    "optional_text",
+    "required_text",
+    "visible_text",
+]
 
 
 def check_tool_call(tool_name: str, args: Any, known: Collection[str]) -> str | None:
@@ -30,6 +39,23 @@ def required_text(args: Mapping[str, Any], key: str, *, max_chars: int = 4000) -
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"'{key}' is required and must be a non-empty string")
     return value.strip()[:max_chars]
+
+
+def blank(text: str) -> bool:
+    """Whether ``text`` shows nothing: only whitespace and invisible format characters
+    (zero-width spaces and joiners, direction marks), which ``str.strip`` keeps."""
+    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)
+
+
+def visible_text(args: Mapping[str, Any], key: str, *, max_chars: int = 4000) -> str:
+    """`required_text` that also refuses text made only of invisible characters.
+
+    :raises ValueError: missing, not a string, blank or invisible.
+    """
+    text = required_text(args, key, max_chars=max_chars)
+    if blank(text):
+        raise ValueError(f"'{key}' is required and must be a non-empty string")
+    return text
 
 
 def optional_text(args: Mapping[str, Any], key: str) -> str | None:

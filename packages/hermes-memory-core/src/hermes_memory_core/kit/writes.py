@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +24,7 @@ from hermes_memory_core.kit.guard import Guard
 from hermes_memory_core.kit.spool import Spool
 from hermes_memory_core.worker import SerialWorker
 
-__all__ = ["PendingWrites", "Write"]
+__all__ = ["PendingWrites", "TurnBuffer", "Write", "close_when_idle"]
 
 #: One write: a JSON-able mapping the adapter's ``send`` understands.
 Write = dict[str, Any]
@@ -222,3 +223,58 @@ class PendingWrites:
                     finished.append(origin)
         for path in finished:
             Spool.release(path)
+
+
+class TurnBuffer:
+    """Finished turns kept until the adapter sends them together (every N turns, at session
+    end, before compression): each turn as ``"User: …\\nAssistant: …"``. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._turns: list[str] = []
+        self._lock = threading.Lock()
+
+    def add(self, user: str, assistant: str) -> int:
+        """Keep one turn (blank sides left out); how many turns are kept (0: nothing kept)."""
+        sides = (("User", user), ("Assistant", assistant))
+        parts = [f"{who}: {text.strip()}" for who, text in sides if text.strip()]
+        with self._lock:
+            if parts:
+                self._turns.append("\n".join(parts))
+            return len(self._turns) if parts else 0
+
+    def take(self) -> list[str]:
+        """The kept turns, oldest first; the buffer is empty afterwards."""
+        with self._lock:
+            turns, self._turns = self._turns, []
+        return turns
+
+
+def close_when_idle(
+    close: Callable[[], None],
+    workers: tuple[SerialWorker | None, ...],
+    *,
+    drained: bool,
+    within: float,
+    name: str,
+) -> None:
+    """Close a client at shutdown without cutting off a call still in flight.
+
+    When the writes were drained and no worker has work, ``close`` runs now; otherwise a
+    daemon thread runs it once the workers are idle, or after ``within`` seconds (bound it
+    by the request timeout).
+    """
+
+    def idle() -> bool:
+        return not any(w is not None and w.pending for w in workers)
+
+    if drained and idle():
+        close()
+        return
+    deadline = time.monotonic() + within
+
+    def later() -> None:
+        while time.monotonic() < deadline and not idle():
+            time.sleep(0.05)
+        close()
+
+    threading.Thread(target=later, name=name, daemon=True).start()
