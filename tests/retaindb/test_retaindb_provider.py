@@ -302,8 +302,12 @@ def test_remember_while_down_is_queued_not_lost(
     [
         ({}, {}, "RETAINDB_API_KEY"),
         ({"api_key": "k", "base_url": "file:///etc/passwd"}, {}, "http(s) URL"),
-        ({"api_key": "k", "timeout": "soon"}, {}, "retaindb.timeout must be a number"),
-        ("not a mapping", {}, "must be a mapping"),
+        (
+            {"api_key": "k", "timeout": "soon"},
+            {},
+            "configuration error: retaindb.timeout must be a number, got 'soon'",
+        ),
+        ("not a mapping", {}, "configuration error: retaindb must be a mapping"),
     ],
 )
 def test_bad_settings_are_explained(

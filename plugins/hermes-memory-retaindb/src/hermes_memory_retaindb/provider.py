@@ -30,40 +30,16 @@ from hermes_memory_core.provider import RecallStatus
 from hermes_memory_core.toolresult import tool_error, tool_result
 from hermes_memory_core.worker import SerialWorker
 from hermes_memory_retaindb.journal import JournaledWrites
+from hermes_memory_retaindb.settings import RetainDBSettings
 
 if TYPE_CHECKING:
     from hermes_memory_retaindb.client import RetainDBClient
 
-__all__ = ["FIELDS", "TOOL_SCHEMAS", "RetainDBProvider"]
+__all__ = ["TOOL_SCHEMAS", "RetainDBProvider"]
 
 logger = logging.getLogger("hermes_memory_retaindb")
 
-DEFAULT_BASE_URL = "https://api.retaindb.com"
 MEMORY_TYPES = ("factual", "preference", "goal", "instruction", "event", "opinion")
-
-FIELDS = (
-    kit.Field("api_key", str, "", "RetainDB API key (required).", env="RETAINDB_API_KEY",
-              secret=True),
-    kit.Field("base_url", str, DEFAULT_BASE_URL, "API endpoint.", env="RETAINDB_BASE_URL"),
-    kit.Field("project", str, "default", "Project (data partition) to read and write.",
-              env="RETAINDB_PROJECT"),
-    kit.Field("user_id", str, "", "User id (default: the agent's user id, else 'default')."),
-    kit.Field("timeout", float, 8.0, "Seconds per request (tools and writes).", minimum=0.1),
-    kit.Field("file_timeout", float, 60.0, "Seconds per file upload, download or ingest.",
-              minimum=0.1),
-    kit.Field("recall_timeout", float, 3.0, "Seconds per recall request in a turn.",
-              minimum=0.1),
-    kit.Field("retries", int, 0, "Extra attempts after a timeout, refusal or 5xx.", minimum=0),
-    kit.Field("breaker_threshold", int, 3, "Consecutive failures that pause calls.", minimum=1),
-    kit.Field("breaker_cooldown", float, 60.0, "Seconds calls stay paused.", minimum=0),
-    kit.Field("max_pending", int, 256, "Writes kept while RetainDB is unreachable.", minimum=1),
-    kit.Field("flush_timeout", float, 10.0, "Seconds the session end waits for writes.",
-              minimum=0),
-    kit.Field("shutdown_timeout", float, 5.0, "Seconds shutdown sends before spooling.",
-              minimum=0),
-    kit.Field("profile_refresh", float, 300.0, "Seconds a fetched profile is reused.",
-              minimum=0),
-)  # fmt: skip
 
 
 def _schema(
@@ -154,8 +130,8 @@ class RetainDBProvider(kit.RemoteProvider):
     """
 
     name = "retaindb"
-    _values: dict[str, Any] | None = None
-    _error = ""
+    settings_class = RetainDBSettings  # validated by core; unavailable_reason from it
+    settings: RetainDBSettings
     _init_error = "the provider is not initialised"
     _client: RetainDBClient | None = None
     _recall: SerialWorker | None = None
@@ -167,37 +143,6 @@ class RetainDBProvider(kit.RemoteProvider):
     _cwd: Path | None = None
 
     # ------------------------------------------------------------------ settings
-    def _settings(self) -> dict[str, Any]:
-        if self._values is None and not self._error:
-            raw = self._raw_config if isinstance(self._raw_config, dict) else {}
-            section = raw.get("retaindb")
-            try:
-                if section is not None and not isinstance(section, dict):
-                    raise kit.SettingsError("config.yaml retaindb: must be a mapping")
-                loaded = kit.load_section(FIELDS, section, where="retaindb", environ=self._environ)
-                self._values = loaded.values
-                if loaded.unknown:
-                    logger.warning("retaindb: unknown setting(s) ignored: %s",
-                                   ", ".join(loaded.unknown))  # fmt: skip
-            except kit.SettingsError as exc:
-                self._error = str(exc)
-        return self._values or {}
-
-    def unavailable_reason(self) -> str:
-        """What is missing, in one sentence (``""`` when the provider can run)."""
-        s = self._settings()
-        if not s:
-            return f"RetainDB configuration is invalid: {self._error}"
-        if not s["api_key"]:
-            return "set RETAINDB_API_KEY (or retaindb.api_key in config.yaml)"
-        if not str(s["base_url"]).startswith(("http://", "https://")):
-            return "RETAINDB_BASE_URL (retaindb.base_url) must be an http(s) URL"
-        return ""
-
-    def get_config_schema(self) -> list[dict[str, Any]]:
-        """Every ``retaindb:`` setting with its environment variable and default."""
-        return kit.config_schema(FIELDS)
-
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         """The ten ``retaindb_*`` tools (five memory tools, five file-store tools)."""
         return [dict(s) for s in TOOL_SCHEMAS]
@@ -214,13 +159,13 @@ class RetainDBProvider(kit.RemoteProvider):
         self._begin(kwargs)
         self._cwd = Path(str(kwargs["cwd"])) if kwargs.get("cwd") else None
         self._session = session_id or "default"
-        s = self._settings()
+        s = self.settings
         guard = self._make_guard(
             _classify,
-            threshold=s.get("breaker_threshold", 3), cooldown=s.get("breaker_cooldown", 60.0),
+            threshold=s.breaker_threshold, cooldown=s.breaker_cooldown,
             label="RetainDB", logger=logger,
         )  # fmt: skip
-        guard.retries = s.get("retries", 0)
+        guard.retries = s.retries
         reason = self.unavailable_reason()
         if reason:
             self._init_error = reason
@@ -229,15 +174,15 @@ class RetainDBProvider(kit.RemoteProvider):
             return
         from hermes_memory_retaindb.client import RetainDBClient  # httpx: only when used
 
-        self._user = s["user_id"] or str(kwargs.get("user_id") or "") or "default"
+        self._user = s.user_id or str(kwargs.get("user_id") or "") or "default"
         self._client = RetainDBClient(
-            api_key=s["api_key"], base_url=s["base_url"], project=s["project"],
-            timeout=s["timeout"], transport=self._transport,
+            api_key=s.api_key, base_url=s.base_url, project=s.project,
+            timeout=s.timeout, transport=self._transport,
         )  # fmt: skip
         self._init_error = ""
         self._recall = SerialWorker("retaindb-recall")
         self._pending = JournaledWrites(guard, self._send, home=self._home,
-                                        max_pending=s["max_pending"], accept=_accept)  # fmt: skip
+                                        max_pending=s.max_pending, accept=_accept)  # fmt: skip
         if self._writes_enabled:
             self._pending.restore()
         self._recall.submit(self._refresh_profile)
@@ -252,10 +197,10 @@ class RetainDBProvider(kit.RemoteProvider):
         self._session = new_session_id or self._session
 
     def _flush_timeout(self) -> float:
-        return float(self._settings().get("flush_timeout", 10.0))
+        return float(self.settings.flush_timeout)
 
     def _shutdown_timeout(self) -> float:
-        return float(self._settings().get("shutdown_timeout", 5.0))
+        return float(self.settings.shutdown_timeout)
 
     def _release(self, drained: bool) -> None:
         recall, writer = self._recall, self._pending.worker if self._pending else None
@@ -272,7 +217,7 @@ class RetainDBProvider(kit.RemoteProvider):
             client.close()
             return
         # A call is still in flight: close the pool once it returned (its timeout bounds it).
-        deadline = time.monotonic() + 3 * float(self._settings().get("timeout", 8.0)) + 5
+        deadline = time.monotonic() + 3 * float(self.settings.timeout) + 5
 
         def later() -> None:
             while time.monotonic() < deadline and not idle():
@@ -336,7 +281,7 @@ class RetainDBProvider(kit.RemoteProvider):
         client, guard = self._client, self._guard
         if client is None or guard is None:
             return []
-        wait = self._settings()["recall_timeout"]
+        wait = self.settings.recall_timeout
         try:
             items = guard.call("profile", lambda: client.profile(self._user, timeout=wait))
         except (kit.Unavailable, kit.CallFailed):
@@ -346,7 +291,7 @@ class RetainDBProvider(kit.RemoteProvider):
         return self._profile
 
     def _profile_stale(self) -> bool:
-        return time.monotonic() - self._profile_at > float(self._settings()["profile_refresh"])
+        return time.monotonic() - self._profile_at > float(self.settings.profile_refresh)
 
     def queue_prefetch(self, query: str, *, session_id: str = "") -> None:
         """Refresh the profile in the background when it is older than ``profile_refresh``."""
@@ -367,7 +312,7 @@ class RetainDBProvider(kit.RemoteProvider):
         profile = self._profile
         if profile is None:
             profile = self._refresh_profile()
-        wait = self._settings()["recall_timeout"]
+        wait = self.settings.recall_timeout
         session = session_id or self._session
         try:
             found = guard.call("context", lambda: client.context(self._user, session, query,
@@ -469,7 +414,7 @@ class RetainDBProvider(kit.RemoteProvider):
         from hermes_memory_retaindb import files
         from hermes_memory_retaindb.client import path_segment
 
-        wait = float(self._settings()["file_timeout"])
+        wait = float(self.settings.file_timeout)
         if tool == "retaindb_list_files":
             prefix = kit.optional_text(args, "prefix")
             limit = kit.int_arg(args, "limit", 50, low=1, high=200)

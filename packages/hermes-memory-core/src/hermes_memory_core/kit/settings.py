@@ -40,6 +40,7 @@ __all__ = [
     "Field",
     "LoadedSection",
     "RemoteSettings",
+    "RemoteWriteSettings",
     "Settings",
     "SettingsError",
     "config_schema",
@@ -380,6 +381,20 @@ class RemoteSettings(Settings):
     breaker_threshold: int = setting(3, "Consecutive failures that pause calls.", minimum=1)
     breaker_cooldown: float = setting(60.0, "Seconds calls stay paused.", minimum=0)
     max_pending: int = setting(256, "Writes kept while the service is unreachable.", minimum=1)
+
+
+@dataclass(frozen=True)
+class RemoteWriteSettings(RemoteSettings):
+    """`RemoteSettings` plus the two bounds of `kit.RemoteProvider`'s write policy, for an
+    adapter that lets the user set them (return them from ``_flush_timeout`` and
+    ``_shutdown_timeout``)."""
+
+    flush_timeout: float = setting(
+        10.0, "Seconds the session end waits for queued writes.", minimum=0
+    )
+    shutdown_timeout: float = setting(
+        5.0, "Seconds shutdown sends queued writes before spooling the rest.", minimum=0
+    )
 
 
 def resolve_settings(
