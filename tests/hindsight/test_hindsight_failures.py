@@ -138,8 +138,9 @@ def test_a_server_that_answers_slowly_is_used_by_the_next_turn(
     assert provider.prefetch("Momo") == ""  # not ready within prefetch_wait
     fake.hang.set()
     fake.hang = None
-    handle = provider._inflight
-    assert handle is not None and handle[2].wait(5)
+    assert provider._recall is not None
+    handle = provider._recall.running
+    assert handle is not None and handle.wait(5)
     assert provider.prefetch("Momo") == "## Hindsight memory\n- Momo is the dog"
 
 

@@ -19,32 +19,23 @@ from __future__ import annotations
 
 import logging
 import threading
-import unicodedata
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from hermes_memory_core.kit import (
+    BackgroundRecall,
     CallFailed,
     Guard,
-    RecallCache,
     RemoteProvider,
-    SerialWorker,
+    TurnBuffer,
     Unavailable,
     Write,
     bullet_block,
-    check_tool_call,
-    choice_arg,
     fact_key,
-    int_arg,
-    optional_text,
-    required_text,
     truncate_text,
 )
 from hermes_memory_core.provider import RecallStatus
-from hermes_memory_core.toolresult import tool_error, tool_result
-from hermes_memory_core.worker import TaskHandle
-from hermes_memory_hindsight.config import BUDGETS, HindsightSettings
-from hermes_memory_hindsight.tools import PROMPT, TOOL_NAMES, TOOL_SCHEMAS
+from hermes_memory_hindsight.config import HindsightSettings
+from hermes_memory_hindsight.tools import CURATED, PROMPT, TOOLS, now
 
 if TYPE_CHECKING:
     from hermes_memory_hindsight.client import HindsightClient
@@ -54,20 +45,6 @@ __all__ = ["HindsightProvider"]
 logger = logging.getLogger("hermes_memory_hindsight")
 
 _CONVERSATION = "conversation between the user and the assistant (hermes agent)"
-_CURATED = "a fact the user or the agent chose to keep (hermes curated memory)"
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def _visible(args: dict[str, Any], key: str, *, max_chars: int = 4000) -> str:
-    """`required_text`, also refusing text made only of invisible characters (zero-width
-    spaces, joiners, direction marks), which ``str.strip`` keeps."""
-    text = required_text(args, key, max_chars=max_chars)
-    if all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text):
-        raise ValueError(f"'{key}' is required and must be a non-empty string")
-    return text
 
 
 def _accept(write: Write) -> bool:
@@ -97,16 +74,14 @@ class HindsightProvider(RemoteProvider):
     _cfg: HindsightSettings | None = None  # the valid settings, from initialize on
     _init_error = ""
     _client: HindsightClient | None = None
-    _recall_worker: SerialWorker | None = None
+    _recall: BackgroundRecall | None = None
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._session = "default"
-        self._buffer: list[str] = []
+        self._turns = TurnBuffer()
         self._seq: dict[str, int] = {}
-        self._buffer_lock = threading.Lock()
-        self._cache = RecallCache(fresh_seconds=120.0)
-        self._inflight: tuple[str, str, TaskHandle] | None = None
+        self._seq_lock = threading.Lock()
         self._last_count = 0
 
     # ------------------------------------------------------------------ configuration
@@ -153,9 +128,9 @@ class HindsightProvider(RemoteProvider):
         from hermes_memory_hindsight.client import HindsightClient
 
         self._client = HindsightClient(cfg)
-        self._recall_worker = SerialWorker("hindsight-recall", max_queued=1, overflow="drop_oldest")
+        self._recall = BackgroundRecall("hindsight-recall")
         client = self._client
-        self._recall_worker.submit(lambda: client.sdk)  # import the library off the turn
+        self._recall.worker.submit(lambda: client.sdk)  # import the library off the turn
         self._init_error = ""
         self._start_writes(self._send, max_pending=cfg.max_pending, accept=_accept)
 
@@ -192,8 +167,8 @@ class HindsightProvider(RemoteProvider):
         return min(self._cfg.timeout, 10.0) if self._cfg else 0.0
 
     def _release(self, drained: bool) -> None:
-        if self._recall_worker is not None:
-            self._recall_worker.close(0)
+        if self._recall is not None:
+            self._recall.close()
         if self._client is not None:
             self._client.close()
 
@@ -207,36 +182,19 @@ class HindsightProvider(RemoteProvider):
         if session != self._session:
             self._flush_buffer()
             self._session = session
-        parts = []
-        if user_content.strip():
-            parts.append(f"User: {user_content.strip()}")
-        if assistant_content.strip():
-            parts.append(f"Assistant: {assistant_content.strip()}")
-        if not parts:
-            return
-        with self._buffer_lock:
-            self._buffer.append("\n".join(parts))
-            full = len(self._buffer) >= cfg.retain_every
-        if full:
+        if self._turns.add(user_content, assistant_content) >= cfg.retain_every:
             self._flush_buffer()
 
     def _flush_buffer(self) -> None:
-        with self._buffer_lock:
-            turns, self._buffer = self._buffer, []
+        with self._seq_lock:
+            turns = self._turns.take()
             if not turns:
                 return
             session = self._session
             seq = self._seq.get(session, 0)
             self._seq[session] = seq + 1
-        self._enqueue(
-            {
-                "document_id": session,
-                "seq": seq,
-                "content": "\n\n".join(turns),
-                "context": _CONVERSATION,
-                "at": _now(),
-            }
-        )
+        self._enqueue({"document_id": session, "seq": seq, "content": "\n\n".join(turns),
+                       "context": _CONVERSATION, "at": now()})  # fmt: skip
 
     def on_memory_write(
         self, action: str, target: str, content: str, metadata: dict[str, Any] | None = None
@@ -247,15 +205,8 @@ class HindsightProvider(RemoteProvider):
         self._known_facts.add(fact_key(content))
         if self.active:
             about = "the user" if target == "user" else "the agent's notes"
-            self._enqueue(
-                {
-                    "document_id": "",
-                    "seq": 0,
-                    "content": content.strip(),
-                    "context": f"{_CURATED}, about {about}",
-                    "at": _now(),
-                }
-            )
+            self._enqueue({"document_id": "", "seq": 0, "content": content.strip(),
+                           "context": f"{CURATED}, about {about}", "at": now()})  # fmt: skip
 
     def _send(self, write: Write) -> None:
         guard, client = self._guard, self._client
@@ -283,67 +234,42 @@ class HindsightProvider(RemoteProvider):
         """One short paragraph telling the model what Hindsight gives it."""
         return PROMPT if self.active else ""
 
-    def _fetch(self, session: str, query: str) -> None:
+    def _fetch(self, query: str) -> tuple[str, int] | None:
         guard, client, cfg = self._guard, self._client, self._cfg
         if guard is None or client is None or cfg is None:
-            return
+            return None
         try:
             if cfg.prefetch_method == "reflect":
                 answer = guard.call("reflect", lambda: client.reflect(query))
                 text = truncate_text(answer, cfg.recall_max_chars)
                 fresh = bool(text) and fact_key(text) not in self._known_facts
-                block, count = (f"## Hindsight reflection\n{text}", 1) if fresh else ("", 0)
-            else:
-                found = guard.call(
-                    "recall", lambda: client.recall(query, max_tokens=cfg.recall_max_tokens)
-                )
-                block, count = bullet_block(
-                    "## Hindsight memory",
-                    [m.text for m in found],
-                    exclude=self._known_facts,
-                    max_chars=cfg.recall_max_chars,
-                )
+                return (f"## Hindsight reflection\n{text}", 1) if fresh else ("", 0)
+            found = guard.call(
+                "recall", lambda: client.recall(query, max_tokens=cfg.recall_max_tokens)
+            )
         except (CallFailed, Unavailable) as exc:
             logger.debug("Hindsight recall skipped: %s", exc)
-            return
-        self._cache.put(session, query, block, count)
-
-    def _start_fetch(self, session: str, query: str) -> TaskHandle | None:
-        inflight = self._inflight
-        if inflight is not None and inflight[:2] == (session, query) and not inflight[2].finished:
-            return inflight[2]
-        worker = self._recall_worker
-        if worker is None:
             return None
-        handle = worker.call(lambda: self._fetch(session, query), label="hindsight.recall")
-        if handle is not None:
-            self._inflight = (session, query, handle)
-        return handle
+        return bullet_block("## Hindsight memory", [m.text for m in found],
+                            exclude=self._known_facts, max_chars=cfg.recall_max_chars)  # fmt: skip
 
     def queue_prefetch(self, query: str, *, session_id: str = "") -> None:
         """Start recalling for ``query`` in the background."""
-        if self._recall_on() and query.strip():
-            session = session_id or self._session
-            if not self._cache.fresh(session, query.strip()):
-                self._start_fetch(session, query.strip())
+        if self._recall_on() and self._recall is not None and query.strip():
+            query = query.strip()
+            self._recall.queue(session_id or self._session, query, lambda: self._fetch(query))
 
     def prefetch(self, query: str, *, session_id: str = "") -> str:
         """Recall for this turn, waiting at most ``prefetch_wait`` seconds (``""`` if late:
         the answer is kept for the next turn that asks the same)."""
         self._last_count = 0
-        cfg = self._cfg
-        if not self._recall_on() or cfg is None or not query.strip():
+        cfg, recall = self._cfg, self._recall
+        if not self._recall_on() or cfg is None or recall is None or not query.strip():
             return ""
         query, session = query.strip(), session_id or self._session
-        if not self._cache.fresh(session, query):
-            handle = self._start_fetch(session, query)
-            if handle is not None:
-                handle.wait(cfg.prefetch_wait)
-        item = self._cache.get(session)
-        if item is None or item.query != query:
-            return ""
-        self._last_count = item.count
-        return item.text
+        text, self._last_count = recall.answer(session, query, lambda: self._fetch(query),
+                                               cfg.prefetch_wait)  # fmt: skip
+        return text
 
     def recall_status(self) -> RecallStatus | None:
         """How many memories the last `prefetch` injected (None when it injected nothing)."""
@@ -356,58 +282,10 @@ class HindsightProvider(RemoteProvider):
     # ------------------------------------------------------------------ tools
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         """``hindsight_retain``, ``hindsight_recall`` and ``hindsight_reflect``."""
-        return [dict(s) for s in TOOL_SCHEMAS]
+        return TOOLS.schemas()
 
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
         """Run a ``hindsight_*`` tool; always a JSON string, errors as ``{"error": …}``."""
-        problem = check_tool_call(tool_name, args, TOOL_NAMES)
-        if problem:
-            return tool_error(problem)
-        guard, client = self._guard, self._client
-        if not self.active or guard is None or client is None:
-            reason = self._init_error or "the provider is not initialised or was shut down"
-            return tool_error(f"Hindsight is not available: {reason}")
-        try:
-            if tool_name == "hindsight_retain":
-                if not self._writes_enabled:
-                    return tool_error("hindsight_retain: this agent may not write memories")
-                content = _visible(args, "content", max_chars=20000)
-                context = optional_text(args, "context")
-                guard.call(
-                    "retain",
-                    lambda: client.retain(
-                        content,
-                        context=context or _CURATED,
-                        timestamp=_now(),
-                        metadata={"source": "hermes-memory"},
-                        retain_async=False,
-                    ),
-                )
-                self._known_facts.add(fact_key(content))
-                return tool_result({"result": "Retained.", "bank_id": client.settings.bank_id})
-            query = _visible(args, "query")
-            if tool_name == "hindsight_recall":
-                limit = int_arg(args, "max_results", 10, low=1, high=50)
-                budget = choice_arg(args, "budget", BUDGETS, client.settings.budget)
-                found = guard.call(
-                    "recall",
-                    lambda: client.recall(
-                        query, max_tokens=client.settings.recall_max_tokens * 2, budget=budget
-                    ),
-                )
-                results = [m.as_json() for m in found[:limit]]
-                if not results:
-                    return tool_result({"result": "No relevant memories found.", "count": 0})
-                return tool_result({"results": results, "count": len(results)})
-            budget = choice_arg(args, "budget", BUDGETS, client.settings.budget)
-            context = optional_text(args, "context")
-            answer = guard.call(
-                "reflect", lambda: client.reflect(query, budget=budget, context=context)
-            )
-            return tool_result({"answer": answer or "Hindsight has nothing to say about this."})
-        except ValueError as exc:
-            return tool_error(f"{tool_name}: {exc}")
-        except Unavailable as exc:
-            return tool_error(f"{tool_name}: {exc}")
-        except CallFailed as exc:
-            return tool_error(f"{tool_name} failed: {exc}")
+        ready = (self._client, self._guard) if self.active and self._guard else None
+        return TOOLS.dispatch(self, tool_name, args, context=ready, reason=self._init_error,
+                              writes=self._writes_enabled)  # fmt: skip

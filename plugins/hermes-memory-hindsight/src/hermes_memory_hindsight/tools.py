@@ -1,10 +1,23 @@
-"""The three tool schemas of the Hindsight adapter and the system-prompt paragraph."""
+"""The three Hindsight tools (schemas, what each does, the kit's `ToolTable` that runs
+them) and the system-prompt paragraph."""
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["PROMPT", "TOOL_NAMES", "TOOL_SCHEMAS"]
+from hermes_memory_core import kit
+from hermes_memory_hindsight.config import BUDGETS
+
+if TYPE_CHECKING:
+    from hermes_memory_hindsight.client import HindsightClient
+    from hermes_memory_hindsight.provider import HindsightProvider
+
+__all__ = ["CURATED", "PROMPT", "TOOLS", "TOOL_NAMES", "TOOL_SCHEMAS", "now"]
+
+#: The ``context`` of a retained fact that did not come from a conversation.
+CURATED = "a fact the user or the agent chose to keep (hermes curated memory)"
+Args = dict[str, Any]
 
 PROMPT = (
     "Long-term memory (Hindsight): memories matching the user's message may appear in a "
@@ -71,4 +84,51 @@ TOOL_SCHEMAS: tuple[dict[str, Any], ...] = (
     },
 )
 
-TOOL_NAMES = frozenset(s["name"] for s in TOOL_SCHEMAS)
+
+def now() -> str:
+    """The time of a retain, as Hindsight stores it."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def retain(p: HindsightProvider, args: Args, client: HindsightClient, guard: kit.Guard) -> Any:
+    """Retain one fact at once (synchronously on the server)."""
+    content = kit.visible_text(args, "content", max_chars=20000)
+    context = kit.optional_text(args, "context")
+    guard.call("retain", lambda: client.retain(
+        content, context=context or CURATED, timestamp=now(),
+        metadata={"source": "hermes-memory"}, retain_async=False))  # fmt: skip
+    p._known_facts.add(kit.fact_key(content))
+    return {"result": "Retained.", "bank_id": client.settings.bank_id}
+
+
+def recall(p: HindsightProvider, args: Args, client: HindsightClient, guard: kit.Guard) -> Any:
+    """The memories matching ``query`` (at most ``max_results``)."""
+    query = kit.visible_text(args, "query")
+    limit = kit.int_arg(args, "max_results", 10, low=1, high=50)
+    budget = kit.choice_arg(args, "budget", BUDGETS, client.settings.budget)
+    tokens = client.settings.recall_max_tokens * 2
+    found = guard.call("recall", lambda: client.recall(query, max_tokens=tokens, budget=budget))
+    results = [m.as_json() for m in found[:limit]]
+    if not results:
+        return {"result": "No relevant memories found.", "count": 0}
+    return {"results": results, "count": len(results)}
+
+
+def reflect(p: HindsightProvider, args: Args, client: HindsightClient, guard: kit.Guard) -> Any:
+    """Hindsight's reasoned answer to ``query``."""
+    query = kit.visible_text(args, "query")
+    budget = kit.choice_arg(args, "budget", BUDGETS, client.settings.budget)
+    context = kit.optional_text(args, "context")
+    answer = guard.call("reflect", lambda: client.reflect(query, budget=budget, context=context))
+    return {"answer": answer or "Hindsight has nothing to say about this."}
+
+
+_RUN = {"hindsight_retain": retain, "hindsight_recall": recall, "hindsight_reflect": reflect}
+TOOLS = kit.ToolTable(
+    *(kit.Tool(s, _RUN[s["name"]], writes=s["name"] == "hindsight_retain") for s in TOOL_SCHEMAS),
+    service="Hindsight",
+    read_only="this agent may not write memories",
+    unavailable_error="{tool}: {message}",
+    failed_error="{tool} failed: {message}",
+)
+TOOL_NAMES = TOOLS.names

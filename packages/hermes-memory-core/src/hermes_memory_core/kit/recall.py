@@ -190,6 +190,12 @@ class BackgroundRecall:
         self.worker = SerialWorker(name, max_queued=1, overflow="drop_oldest")
         self._inflight: tuple[str, str, TaskHandle] | None = None
 
+    @property
+    def running(self) -> TaskHandle | None:
+        """The last fetch started (None before the first); wait on it to see it land."""
+        inflight = self._inflight
+        return inflight[2] if inflight is not None else None
+
     def start(self, session: str, query: str, fetch: Callable[[], Fetched]) -> TaskHandle | None:
         """Fetch for ``(session, query)`` unless that fetch is already running."""
         inflight = self._inflight
