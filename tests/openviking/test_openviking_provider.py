@@ -331,8 +331,8 @@ def test_remember_while_down_is_queued_not_lost(make_provider, fake: FakeOpenVik
         ({}, {}, "OPENVIKING_URL"),
         ({"url": "file:///etc/passwd"}, {}, "http(s) URL"),
         ({"url": "http://x", "timeout": "soon"}, {}, "openviking.timeout must be a number"),
-        ({"url": "http://x", "memory_root": "/tmp"}, {}, "memory_root"),
-        ("not a mapping", {}, "must be a mapping"),
+        ({"url": "http://x", "memory_root": "/tmp"}, {}, "configuration error: openviking.memory_"),
+        ("not a mapping", {}, "configuration error: openviking must be a mapping"),
     ],
 )
 def test_bad_settings_are_explained(

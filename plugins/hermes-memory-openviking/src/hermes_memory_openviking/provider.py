@@ -26,41 +26,14 @@ from hermes_memory_core import kit
 from hermes_memory_core.provider import RecallStatus
 from hermes_memory_core.worker import SerialWorker
 from hermes_memory_openviking import writes
-from hermes_memory_openviking.client import OpenVikingClient, check_uri, classify
+from hermes_memory_openviking.client import OpenVikingClient, classify
+from hermes_memory_openviking.settings import OpenVikingSettings
 from hermes_memory_openviking.tools import TOOL_SCHEMAS, TOOLS
 from hermes_memory_openviking.writes import memory_uri, ov_session_id
 
-__all__ = ["FIELDS", "TOOL_SCHEMAS", "OpenVikingProvider"]
+__all__ = ["TOOL_SCHEMAS", "OpenVikingProvider"]
 
 logger = logging.getLogger("hermes_memory_openviking")
-
-DEFAULT_URL = "http://127.0.0.1:1933"
-
-FIELDS = (
-    kit.Field("url", str, "", f"OpenViking server (default {DEFAULT_URL}).",
-              env="OPENVIKING_URL"),
-    kit.Field("api_key", str, "", "API key, when the server asks for one.",
-              env="OPENVIKING_API_KEY", secret=True),
-    kit.Field("account", str, "", "Account (tenant) sent as X-OpenViking-Account.",
-              env="OPENVIKING_ACCOUNT"),
-    kit.Field("user", str, "", "User sent as X-OpenViking-User.", env="OPENVIKING_USER"),
-    kit.Field("memory_root", str, "viking://user/memories",
-              "Where the profile is read and curated additions are written."),
-    kit.Field("timeout", float, 30.0, "Seconds per request (tools and writes).", minimum=0.1),
-    kit.Field("recall_timeout", float, 3.0, "Seconds per recall request in a turn.",
-              minimum=0.1),
-    kit.Field("recall_total", float, 4.0, "Seconds a turn's recall may take in all.",
-              minimum=0.1),
-    kit.Field("retries", int, 0, "Extra attempts after a timeout, refusal or 5xx.", minimum=0),
-    kit.Field("breaker_threshold", int, 3, "Consecutive failures that pause calls.", minimum=1),
-    kit.Field("breaker_cooldown", float, 30.0, "Seconds calls stay paused.", minimum=0),
-    kit.Field("max_pending", int, 256, "Writes kept while OpenViking is unreachable.",
-              minimum=1),
-    kit.Field("flush_timeout", float, 10.0, "Seconds the session end waits for writes.",
-              minimum=0),
-    kit.Field("shutdown_timeout", float, 5.0, "Seconds shutdown sends before spooling.",
-              minimum=0),
-)  # fmt: skip
 
 
 class OpenVikingProvider(kit.RemoteProvider):
@@ -78,8 +51,8 @@ class OpenVikingProvider(kit.RemoteProvider):
     """
 
     name = "openviking"
-    _values: dict[str, Any] | None = None
-    _error = ""
+    settings_class = OpenVikingSettings  # validated by core; unavailable_reason from it
+    settings: OpenVikingSettings
     _init_error = "the provider is not initialised"
     _client: OpenVikingClient | None = None
     _recall: SerialWorker | None = None
@@ -89,45 +62,6 @@ class OpenVikingProvider(kit.RemoteProvider):
     _last_count = 0
 
     # ------------------------------------------------------------------ settings
-    def _settings(self) -> dict[str, Any]:
-        if self._values is None and not self._error:
-            raw = self._raw_config if isinstance(self._raw_config, dict) else {}
-            section = raw.get("openviking")
-            try:
-                if section is not None and not isinstance(section, dict):
-                    raise kit.SettingsError("config.yaml openviking: must be a mapping")
-                loaded = kit.load_section(FIELDS, section, where="openviking",
-                                          environ=self._environ)  # fmt: skip
-                self._values = dict(loaded.values)
-                if loaded.unknown:
-                    logger.warning("openviking: unknown setting(s) ignored: %s",
-                                   ", ".join(loaded.unknown))  # fmt: skip
-            except kit.SettingsError as exc:
-                self._error = str(exc)
-        return self._values or {}
-
-    def _url(self) -> str:
-        return str(self._settings().get("url") or DEFAULT_URL).rstrip("/")
-
-    def unavailable_reason(self) -> str:
-        """What is missing, in one sentence (``""`` when the provider can run)."""
-        s = self._settings()
-        if not s:
-            return f"OpenViking configuration is invalid: {self._error}"
-        if not s["url"] and not s["api_key"]:
-            return "set OPENVIKING_URL (or openviking.url in config.yaml)"
-        if not self._url().startswith(("http://", "https://")):
-            return "OPENVIKING_URL (openviking.url) must be an http(s) URL"
-        try:
-            check_uri(str(s["memory_root"]), min_depth=1)
-        except ValueError as exc:
-            return f"openviking.memory_root: {exc}"
-        return ""
-
-    def get_config_schema(self) -> list[dict[str, Any]]:
-        """Every ``openviking:`` setting with its environment variable and default."""
-        return kit.config_schema(FIELDS)
-
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         """The six ``viking_*`` tools."""
         return TOOLS.schemas()
@@ -143,13 +77,13 @@ class OpenVikingProvider(kit.RemoteProvider):
         self._begin(kwargs)
         self._written = set()
         self._session = session_id or "default"
-        s = self._settings()
+        s = self.settings
         guard = self._make_guard(
             classify,
-            threshold=s.get("breaker_threshold", 3), cooldown=s.get("breaker_cooldown", 30.0),
+            threshold=s.breaker_threshold, cooldown=s.breaker_cooldown,
             label="OpenViking", logger=logger,
         )  # fmt: skip
-        guard.retries = s.get("retries", 0)
+        guard.retries = s.retries
         reason = self.unavailable_reason()
         if reason:
             self._init_error = reason
@@ -157,13 +91,13 @@ class OpenVikingProvider(kit.RemoteProvider):
             guard.report("degraded", reason)
             return
         self._client = OpenVikingClient(
-            base_url=self._url(), api_key=s["api_key"], account=s["account"], user=s["user"],
-            timeout=s["timeout"], transport=self._transport,
+            base_url=s.base_url, api_key=s.api_key, account=s.account, user=s.user,
+            timeout=s.timeout, transport=self._transport,
         )  # fmt: skip
         self._init_error = ""
         self._recall = SerialWorker("openviking-recall")
         send = lambda write: writes.send(self._client, self._guard, write)  # noqa: E731
-        self._start_writes(send, max_pending=s["max_pending"], accept=writes.accept)
+        self._start_writes(send, max_pending=s.max_pending, accept=writes.accept)
         self._recall.submit(self._refresh_profile)
 
     @property
@@ -199,23 +133,23 @@ class OpenVikingProvider(kit.RemoteProvider):
         super().shutdown()
 
     def _flush_timeout(self) -> float:
-        return float(self._settings().get("flush_timeout", 10.0))
+        return float(self.settings.flush_timeout)
 
     def _shutdown_timeout(self) -> float:
-        return float(self._settings().get("shutdown_timeout", 5.0))
+        return float(self.settings.shutdown_timeout)
 
     def _release(self, drained: bool) -> None:
         recall, writer = self._recall, self._pending.worker if self._pending else None
         if recall is not None:
             recall.close(0)
         if self._client is not None:  # a call in flight is bounded by the request timeout
-            within = 3 * float(self._settings().get("timeout", 30.0)) + 5
+            within = 3 * float(self.settings.timeout) + 5
             kit.close_when_idle(self._client.close, (recall, writer), drained=drained,
                                 within=within, name="openviking-close")  # fmt: skip
 
     # ------------------------------------------------------------------ writes
     def _memory_uri(self, content: str) -> str:
-        return memory_uri(str(self._settings()["memory_root"]), content)
+        return memory_uri(str(self.settings.memory_root), content)
 
     def sync_turn(self, user_content: str, assistant_content: str, **kwargs: Any) -> None:
         """Queue the turn for the OpenViking session (returns at once)."""
@@ -254,8 +188,8 @@ class OpenVikingProvider(kit.RemoteProvider):
         client, guard = self._client, self._guard
         if client is None or guard is None:
             return []
-        uri = f"{str(self._settings()['memory_root']).rstrip('/')}/profile.md"
-        wait = self._settings()["recall_timeout"]
+        uri = f"{str(self.settings.memory_root).rstrip('/')}/profile.md"
+        wait = self.settings.recall_timeout
         try:
             text = guard.call("profile", lambda: client.read(uri, timeout=wait))
         except kit.CallFailed as exc:
@@ -278,17 +212,17 @@ class OpenVikingProvider(kit.RemoteProvider):
             return ""
         if not query.strip():
             return ""
-        s = self._settings()
+        s = self.settings
         results: list[dict[str, Any]] = []
 
         def search() -> None:
             with contextlib.suppress(kit.Unavailable, kit.CallFailed):
                 results.extend(guard.call("search", lambda: client.find(
-                    query, limit=8, timeout=s["recall_timeout"])))  # fmt: skip
+                    query, limit=8, timeout=s.recall_timeout)))  # fmt: skip
 
         task = worker.call(search, label="openviking.prefetch")
-        if task is None or not task.wait(s["recall_total"]):
-            guard.report("degraded", f"recall took longer than {s['recall_total']} s",
+        if task is None or not task.wait(s.recall_total):
+            guard.report("degraded", f"recall took longer than {s.recall_total} s",
                          warn=True)  # fmt: skip
             found: list[dict[str, Any]] = []
         else:

@@ -49,7 +49,7 @@ def read(p: OpenVikingProvider, args: Args, client: OpenVikingClient, guard: kit
 
 def browse(p: OpenVikingProvider, args: Args, client: OpenVikingClient, guard: kit.Guard) -> Answer:
     """A directory's entries (default: the memory root)."""
-    uri = check_uri(kit.optional_text(args, "uri") or str(p._settings()["memory_root"]))
+    uri = check_uri(kit.optional_text(args, "uri") or p.settings.memory_root)
     entries = guard.call("browse", lambda: client.ls(uri))
     return {"uri": uri, "entries": [_public(e) for e in entries]}
 
