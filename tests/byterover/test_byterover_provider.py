@@ -73,7 +73,9 @@ def test_invalid_settings_name_the_key(hermes_home):
     provider = ByteroverProvider(
         hermes_home=hermes_home, config={"byterover": {"timeout_query": "soon"}}, environ={}
     )
-    assert "byterover.timeout_query" in provider.unavailable_reason()
+    reason = "configuration error: byterover.timeout_query must be a number, got 'soon'"
+    assert provider.unavailable_reason() == reason
+    assert {f["key"] for f in provider.get_config_schema()} >= {"command", "api_key"}
 
 
 def test_curate_then_query_and_status_through_tools(make_provider, hermes_home):

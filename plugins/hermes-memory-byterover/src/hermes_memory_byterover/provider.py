@@ -18,27 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from hermes_memory_byterover.cli import classify, run_brv
+from hermes_memory_byterover.settings import ByteroverSettings
 from hermes_memory_core import kit
 from hermes_memory_core.toolresult import tool_error, tool_result
 
-__all__ = ["FIELDS", "TOOLS", "ByteroverProvider"]
+__all__ = ["TOOLS", "ByteroverProvider"]
 
 logger = logging.getLogger(__name__)
-
-FIELDS = (
-    kit.Field("command", str, "brv", "The ByteRover CLI (a name on PATH or a path).",
-              env="BRV_COMMAND"),
-    kit.Field("api_key", str, "", "ByteRover API key for cloud sync (optional; passed to the "
-              "CLI in its environment).", env="BRV_API_KEY", secret=True),
-    kit.Field("timeout_query", float, 10.0, "Seconds a query may take (prefetch also stops at "
-              "memory.prefetch_timeout).", minimum=0.1),
-    kit.Field("timeout_curate", float, 60.0, "Seconds a curate or status call may take.",
-              minimum=0.1),
-    kit.Field("sync_turns", bool, True, "Curate each finished turn (queued, in order)."),
-    kit.Field("min_turn_chars", int, 20, "Shorter user messages are not curated.", minimum=0),
-    kit.Field("breaker_threshold", int, 3, "Consecutive failures that pause calls.", minimum=1),
-    kit.Field("breaker_cooldown", float, 60.0, "Seconds calls stay paused.", minimum=0),
-)  # fmt: skip
 
 
 def _tool(
@@ -67,30 +53,17 @@ class ByteroverProvider(kit.RemoteProvider):
     """ByteRover through its CLI. Settings: the ``byterover:`` section of ``config.yaml``."""
 
     name = "byterover"
-    _values: dict[str, Any] | None = None
-    _error = ""
+    settings_class = ByteroverSettings  # validated by core
+    settings: ByteroverSettings
     _last_count = 0
 
     # ----------------------------------------------------------------- settings
-    def _settings(self) -> dict[str, Any]:
-        if self._values is None and not self._error:
-            try:
-                section = (self._raw_config or {}).get("byterover")
-                if section is not None and not isinstance(section, dict):
-                    raise kit.SettingsError("byterover must be a mapping in config.yaml")
-                loaded = kit.load_section(FIELDS, section, where="byterover",
-                                          environ=self._env())  # fmt: skip
-                self._values = loaded.values
-            except kit.SettingsError as exc:
-                self._error = str(exc)
-        return self._values or {}
-
     def _env(self) -> dict[str, str]:
         return dict(os.environ) if self._environ is None else dict(self._environ)
 
     def command(self) -> list[str] | None:
         """The CLI's argv prefix, resolved on PATH (None when it cannot be found)."""
-        words = shlex.split(str(self._settings().get("command") or "brv"))
+        words = shlex.split(self.settings.command or "brv")
         if not words:
             return None
         found = shutil.which(words[0], path=self._env().get("PATH"))
@@ -98,18 +71,14 @@ class ByteroverProvider(kit.RemoteProvider):
 
     def unavailable_reason(self) -> str:
         """Why the provider cannot run (``""`` when it can); no network, no subprocess."""
-        if not self._settings():
-            return f"byterover configuration is invalid: {self._error}"
+        if reason := super().unavailable_reason():
+            return reason
         if self.command() is None:
             return (
-                f"the ByteRover CLI '{self._settings()['command']}' was not found: "
+                f"the ByteRover CLI '{self.settings.command}' was not found: "
                 "npm install -g byterover-cli (or set byterover.command / BRV_COMMAND)"
             )
         return ""
-
-    def get_config_schema(self) -> list[dict[str, Any]]:
-        """The ``byterover:`` settings."""
-        return kit.config_schema(FIELDS)
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         """``brv_query``, ``brv_curate``, ``brv_status``."""
@@ -127,16 +96,16 @@ class ByteroverProvider(kit.RemoteProvider):
             bound = float(prefetch)
         except (TypeError, ValueError):
             bound = 8.0
-        return max(0.1, min(bound, float(self._settings().get("timeout_query", 10.0))))
+        return max(0.1, min(bound, float(self.settings.timeout_query)))
 
     # ----------------------------------------------------------------- lifecycle
     def initialize(self, session_id: str, **kwargs: Any) -> None:
         """Guard, working directory and the curate queue (replaying spooled writes)."""
         self._begin(kwargs)
-        s = self._settings()
+        s = self.settings
         guard = self._make_guard(
-            classify, threshold=s.get("breaker_threshold", 3),
-            cooldown=s.get("breaker_cooldown", 60.0), label="ByteRover", logger=logger,
+            classify, threshold=s.breaker_threshold,
+            cooldown=s.breaker_cooldown, label="ByteRover", logger=logger,
         )  # fmt: skip
         if self.unavailable_reason():
             return
@@ -164,7 +133,7 @@ class ByteroverProvider(kit.RemoteProvider):
             raise kit.Unavailable("no home directory")
         workdir.mkdir(parents=True, exist_ok=True)
         env = self._env()
-        key = str(self._settings().get("api_key") or "")
+        key = self.settings.api_key
         if key:
             env["BRV_API_KEY"] = key  # in the environment, never in argv or a log line
         return run_brv(command, [*args, "--format", "json"], cwd=workdir, timeout=timeout,
@@ -178,7 +147,7 @@ class ByteroverProvider(kit.RemoteProvider):
 
     def _curate(self, content: str, detach: bool) -> dict[str, Any]:
         args = ["curate", content]
-        timeout = float(self._settings().get("timeout_curate", 60.0))
+        timeout = float(self.settings.timeout_curate)
         if detach:
             args.append("--detach")
         else:
@@ -208,8 +177,8 @@ class ByteroverProvider(kit.RemoteProvider):
 
     def sync_turn(self, user_content: str, assistant_content: str, **kwargs: Any) -> None:
         """Queue the turn for ``brv curate --detach`` (skipped for short messages)."""
-        s = self._settings()
-        if not s.get("sync_turns") or len(user_content.strip()) < s.get("min_turn_chars", 20):
+        s = self.settings
+        if not s.sync_turns or len(user_content.strip()) < s.min_turn_chars:
             return
         text = f"User: {user_content.strip()}\nAssistant: {assistant_content.strip()}"
         self._enqueue({"content": kit.truncate_text(text, 4000)})
@@ -232,7 +201,7 @@ class ByteroverProvider(kit.RemoteProvider):
         try:
             if tool_name == "brv_query":
                 query = kit.required_text(args, "query")
-                timeout = float(self._settings()["timeout_query"])
+                timeout = float(self.settings.timeout_query)
                 answer = guard.call("query", lambda: self._query(query, timeout))
                 return tool_result({"result": answer})
             if tool_name == "brv_curate":
@@ -240,7 +209,7 @@ class ByteroverProvider(kit.RemoteProvider):
                 data = guard.call("curate", lambda: self._curate(content, False))
                 return tool_result({"status": str(data.get("status") or "curated"),
                                     "message": str(data.get("message") or "")})  # fmt: skip
-            timeout = float(self._settings()["timeout_curate"])
+            timeout = float(self.settings.timeout_curate)
             status = guard.call("status", lambda: self._run(["status"], timeout))
             return tool_result({"status": status})
         except ValueError as exc:
