@@ -133,8 +133,9 @@ def test_a_slow_answer_is_used_by_the_next_turn(fake: FakeSupermemory, make: Mak
     assert provider.prefetch("Momo") == ""  # not ready within prefetch_wait
     fake.hang.set()
     fake.hang = None
-    inflight = provider._inflight
-    assert inflight is not None and inflight[2].wait(5)
+    assert provider._recall is not None
+    handle = provider._recall.running
+    assert handle is not None and handle.wait(5)
     assert provider.prefetch("Momo") == "## Supermemory memory\n- Momo is the dog"
 
 

@@ -19,35 +19,26 @@ that are spooled at shutdown and replayed at the next start.
 from __future__ import annotations
 
 import logging
-import threading
-import unicodedata
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from hermes_memory_core.kit import (
+    BackgroundRecall,
     CallFailed,
     Guard,
-    RecallCache,
     RemoteProvider,
-    SerialWorker,
+    TurnBuffer,
     Unavailable,
     Write,
     bullet_block,
-    check_tool_call,
     fact_key,
-    int_arg,
-    optional_text,
-    required_text,
 )
 from hermes_memory_core.provider import RecallStatus
-from hermes_memory_core.toolresult import tool_error, tool_result
-from hermes_memory_core.worker import TaskHandle
 from hermes_memory_supermemory.config import (
     SupermemoryConfigError,
     SupermemorySettings,
     namespace_for,
 )
-from hermes_memory_supermemory.tools import PROMPT, TOOL_NAMES, TOOL_SCHEMAS
+from hermes_memory_supermemory.tools import PROMPT, SOURCE, TOOLS, now
 
 if TYPE_CHECKING:
     from hermes_memory_supermemory.client import SupermemoryClient
@@ -55,25 +46,6 @@ if TYPE_CHECKING:
 __all__ = ["SupermemoryProvider"]
 
 logger = logging.getLogger("hermes_memory_supermemory")
-
-_SOURCE = {"source": "hermes-memory"}
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def _invisible_only(text: str) -> bool:
-    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)
-
-
-def _visible(args: dict[str, Any], key: str, *, max_chars: int = 4000) -> str:
-    """`required_text`, also refusing text made only of invisible characters (zero-width
-    spaces, joiners, direction marks), which ``str.strip`` keeps."""
-    text = required_text(args, key, max_chars=max_chars)
-    if _invisible_only(text):
-        raise ValueError(f"'{key}' is required and must be a non-empty string")
-    return text
 
 
 def _accept(write: Write) -> bool:
@@ -129,16 +101,13 @@ class SupermemoryProvider(RemoteProvider):
     _cfg: SupermemorySettings | None = None  # the valid settings, from initialize on
     _init_error = ""
     _client: SupermemoryClient | None = None
-    _recall_worker: SerialWorker | None = None
+    _recall: BackgroundRecall | None = None
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._session = "default"
         self._namespace = ""
-        self._buffer: list[str] = []
-        self._buffer_lock = threading.Lock()
-        self._cache = RecallCache(fresh_seconds=120.0)
-        self._inflight: tuple[str, str, TaskHandle] | None = None
+        self._buffer = TurnBuffer()
         self._last_count = 0
         self._turns = 0
 
@@ -195,9 +164,7 @@ class SupermemoryProvider(RemoteProvider):
         from hermes_memory_supermemory.client import SupermemoryClient
 
         self._client = SupermemoryClient(cfg, self._namespace, self._transport)
-        self._recall_worker = SerialWorker(
-            "supermemory-recall", max_queued=1, overflow="drop_oldest"
-        )
+        self._recall = BackgroundRecall("supermemory-recall")
         self._init_error = ""
         self._start_writes(self._send, max_pending=cfg.max_pending, accept=_accept)
 
@@ -240,8 +207,8 @@ class SupermemoryProvider(RemoteProvider):
         return min(self._cfg.timeout, 10.0) if self._cfg else 0.0
 
     def _release(self, drained: bool) -> None:
-        if self._recall_worker is not None:
-            self._recall_worker.close(0)
+        if self._recall is not None:
+            self._recall.close()
         if self._client is not None:
             self._client.close()
 
@@ -257,32 +224,16 @@ class SupermemoryProvider(RemoteProvider):
         if session != self._session:
             self._ingest()
             self._session = session
-        parts = []
-        if user_content.strip():
-            parts.append(f"User: {user_content.strip()}")
-        if assistant_content.strip():
-            parts.append(f"Assistant: {assistant_content.strip()}")
-        if parts:
-            with self._buffer_lock:
-                self._buffer.append("\n".join(parts))
+        self._buffer.add(user_content, assistant_content)
 
     def _ingest(self) -> None:
-        cfg = self._cfg
-        with self._buffer_lock:
-            turns, self._buffer = self._buffer, []
+        cfg, turns = self._cfg, self._buffer.take()
         if not turns or cfg is None or not self._capturing():
             return
-        at = _now()
+        at = now()
         for part in _parts("\n\n".join(turns), cfg.max_session_chars):
-            self._enqueue(
-                {
-                    "namespace": self._namespace,
-                    "document_id": self._session,
-                    "content": part,
-                    "kind": "conversation",
-                    "at": at,
-                }
-            )
+            self._enqueue({"namespace": self._namespace, "document_id": self._session,
+                           "content": part, "kind": "conversation", "at": at})  # fmt: skip
 
     def on_memory_write(
         self, action: str, target: str, content: str, metadata: dict[str, Any] | None = None
@@ -292,15 +243,9 @@ class SupermemoryProvider(RemoteProvider):
             return
         self._known_facts.add(fact_key(content))
         if self._capturing():
-            self._enqueue(
-                {
-                    "namespace": self._namespace,
-                    "document_id": "",
-                    "content": content.strip(),
-                    "kind": "user" if target == "user" else "memory",
-                    "at": _now(),
-                }
-            )
+            kind = "user" if target == "user" else "memory"
+            self._enqueue({"namespace": self._namespace, "document_id": "",
+                           "content": content.strip(), "kind": kind, "at": now()})  # fmt: skip
 
     def _send(self, write: Write) -> None:
         guard, client = self._guard, self._client
@@ -312,7 +257,7 @@ class SupermemoryProvider(RemoteProvider):
             lambda: client.add(
                 str(write["content"]),
                 document_id=str(write.get("document_id") or "") or None,
-                metadata={**_SOURCE, "kind": kind},
+                metadata={**SOURCE, "kind": kind},
                 date=str(write.get("at") or "") or None,
                 namespace=str(write["namespace"]),
             ),
@@ -323,10 +268,10 @@ class SupermemoryProvider(RemoteProvider):
         """One short paragraph telling the model what Supermemory gives it."""
         return PROMPT if self.active else ""
 
-    def _fetch(self, session: str, query: str, with_profile: bool) -> None:
+    def _fetch(self, query: str, with_profile: bool) -> tuple[str, int] | None:
         guard, client, cfg = self._guard, self._client, self._cfg
         if guard is None or client is None or cfg is None:
-            return
+            return None
         blocks: list[str] = []
         count = 0
         if with_profile:  # a failed profile still leaves the search
@@ -335,44 +280,24 @@ class SupermemoryProvider(RemoteProvider):
             except (CallFailed, Unavailable) as exc:
                 logger.debug("Supermemory profile skipped: %s", exc)
                 static, dynamic = [], []
-            block, count = bullet_block(
-                "## Supermemory profile",
-                static + dynamic,
-                exclude=self._known_facts,
-                max_chars=cfg.recall_max_chars // 2,
-            )
+            block, count = bullet_block("## Supermemory profile", static + dynamic,
+                                        exclude=self._known_facts,
+                                        max_chars=cfg.recall_max_chars // 2)  # fmt: skip
             if block:
                 blocks.append(block)
         try:
             found = guard.call("search", lambda: client.search(query, limit=cfg.search_limit))
         except (CallFailed, Unavailable) as exc:
             logger.debug("Supermemory recall skipped: %s", exc)
-            return
+            return None
         shown = {fact_key(line[2:]) for b in blocks for line in b.splitlines()[1:]}
-        block, n = bullet_block(
-            "## Supermemory memory",
-            [f.text for f in found],
-            exclude=self._known_facts | shown,
-            max_chars=cfg.recall_max_chars - sum(len(b) for b in blocks),
-        )
+        room = cfg.recall_max_chars - sum(len(b) for b in blocks)
+        block, n = bullet_block("## Supermemory memory", [f.text for f in found],
+                                exclude=self._known_facts | shown, max_chars=room)  # fmt: skip
         if block:
             blocks.append(block)
             count += n
-        self._cache.put(session, query, "\n\n".join(blocks), count)
-
-    def _start_fetch(self, session: str, query: str, with_profile: bool) -> TaskHandle | None:
-        inflight = self._inflight
-        if inflight is not None and inflight[:2] == (session, query) and not inflight[2].finished:
-            return inflight[2]
-        worker = self._recall_worker
-        if worker is None:
-            return None
-        handle = worker.call(
-            lambda: self._fetch(session, query, with_profile), label="supermemory.recall"
-        )
-        if handle is not None:
-            self._inflight = (session, query, handle)
-        return handle
+        return "\n\n".join(blocks), count
 
     def _profile_due(self) -> bool:
         every = self._cfg.profile_every if self._cfg else 0
@@ -380,30 +305,23 @@ class SupermemoryProvider(RemoteProvider):
 
     def queue_prefetch(self, query: str, *, session_id: str = "") -> None:
         """Start recalling for ``query`` in the background."""
-        if self._recall_on() and query.strip():
-            session = session_id or self._session
-            if not self._cache.fresh(session, query.strip()):
-                self._start_fetch(session, query.strip(), False)
+        if self._recall_on() and self._recall is not None and query.strip():
+            query = query.strip()
+            fetch = lambda: self._fetch(query, False)  # noqa: E731
+            self._recall.queue(session_id or self._session, query, fetch)
 
     def prefetch(self, query: str, *, session_id: str = "") -> str:
         """Recall for this turn, waiting at most ``prefetch_wait`` seconds (``""`` if late:
         the answer is kept for the next turn that asks the same)."""
         self._last_count = 0
-        cfg = self._cfg
-        if not self._recall_on() or cfg is None or not query.strip():
+        cfg, recall = self._cfg, self._recall
+        if not self._recall_on() or cfg is None or recall is None or not query.strip():
             return ""
         self._turns += 1
-        query, session = query.strip(), session_id or self._session
-        profile = self._profile_due()
-        if profile or not self._cache.fresh(session, query):
-            handle = self._start_fetch(session, query, profile)
-            if handle is not None:
-                handle.wait(cfg.prefetch_wait)
-        item = self._cache.get(session)
-        if item is None or item.query != query:
-            return ""
-        self._last_count = item.count
-        return item.text
+        query, session, profile = query.strip(), session_id or self._session, self._profile_due()
+        text, self._last_count = recall.answer(session, query, lambda: self._fetch(query, profile),
+                                               cfg.prefetch_wait, refresh=profile)  # fmt: skip
+        return text
 
     def recall_status(self) -> RecallStatus | None:
         """How many memories the last `prefetch` injected (None when it injected nothing)."""
@@ -416,63 +334,10 @@ class SupermemoryProvider(RemoteProvider):
     # ------------------------------------------------------------------ tools
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         """``supermemory_save``, ``_search``, ``_forget`` and ``_profile``."""
-        return [dict(s) for s in TOOL_SCHEMAS]
+        return TOOLS.schemas()
 
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
         """Run a ``supermemory_*`` tool; always a JSON string, errors as ``{"error": …}``."""
-        problem = check_tool_call(tool_name, args, TOOL_NAMES)
-        if problem:
-            return tool_error(problem)
-        guard, client = self._guard, self._client
-        if not self.active or guard is None or client is None:
-            reason = self._init_error or "the provider is not initialised or was shut down"
-            return tool_error(f"Supermemory is not available: {reason}")
-        try:
-            return self._run_tool(tool_name, args, guard, client)
-        except (ValueError, Unavailable) as exc:
-            return tool_error(f"{tool_name}: {exc}")
-        except CallFailed as exc:
-            return tool_error(f"{tool_name} failed: {exc}")
-
-    def _run_tool(
-        self, tool_name: str, args: dict[str, Any], guard: Guard, client: SupermemoryClient
-    ) -> str:
-        ns = client.namespace
-        if tool_name == "supermemory_save":
-            if not self._writes_enabled:
-                raise ValueError("this agent may not write memories")
-            content = _visible(args, "content", max_chars=20000)
-            doc = guard.call(
-                "add",
-                lambda: client.add(content, metadata={**_SOURCE, "kind": "tool"}, date=_now()),
-            )
-            self._known_facts.add(fact_key(content))
-            return tool_result({"result": "Saved.", "id": doc, "container_tag": ns})
-        if tool_name == "supermemory_search":
-            query = _visible(args, "query")
-            limit = int_arg(args, "limit", 10, low=1, high=50)
-            found = guard.call("search", lambda: client.search(query, limit=limit))
-            if not found:
-                return tool_result({"result": "No relevant memories found.", "count": 0})
-            return tool_result({"results": [f.as_json() for f in found], "count": len(found)})
-        if tool_name == "supermemory_profile":
-            static, dynamic = guard.call("profile", client.profile)
-            return tool_result({"static": static, "dynamic": dynamic, "container_tag": ns})
-        # supermemory_forget
-        if not self._writes_enabled:
-            raise ValueError("this agent may not forget memories")
-        memory_id = optional_text(args, "id") or ""
-        wanted = optional_text(args, "query") or ""
-        memory_id = "" if _invisible_only(memory_id) else memory_id
-        wanted = "" if _invisible_only(wanted) else wanted
-        if bool(memory_id) == bool(wanted):
-            raise ValueError("give exactly one of 'id' or 'query'")
-        if memory_id:
-            done = guard.call("forget", lambda: client.forget(memory_id))
-            return tool_result({"forgotten": done["count"], "errors": done["errors"]})
-        preview = args.get("preview", False)
-        if not isinstance(preview, bool):
-            raise ValueError("'preview' must be true or false")
-        done = guard.call("forget", lambda: client.forget_matching(wanted, dry_run=preview))
-        key = "would_forget" if preview else "forgotten"
-        return tool_result({key: done["count"], "matches": done["matches"]})
+        ready = (self._client, self._guard) if self.active and self._guard else None
+        return TOOLS.dispatch(self, tool_name, args, context=ready, reason=self._init_error,
+                              writes=self._writes_enabled)  # fmt: skip

@@ -1,10 +1,22 @@
-"""The four tool schemas of the Supermemory adapter and the system-prompt paragraph."""
+"""The four Supermemory tools (schemas, what each does, the kit's `ToolTable` that runs
+them) and the system-prompt paragraph."""
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["PROMPT", "TOOL_NAMES", "TOOL_SCHEMAS"]
+from hermes_memory_core import kit
+
+if TYPE_CHECKING:
+    from hermes_memory_supermemory.client import SupermemoryClient
+    from hermes_memory_supermemory.provider import SupermemoryProvider
+
+__all__ = ["PROMPT", "SOURCE", "TOOLS", "TOOL_NAMES", "TOOL_SCHEMAS", "now"]
+
+#: Metadata stored with every document this adapter writes.
+SOURCE = {"source": "hermes-memory"}
+Args = dict[str, Any]
 
 PROMPT = (
     "Long-term memory (Supermemory): memories matching the user's message, and a short "
@@ -72,4 +84,65 @@ TOOL_SCHEMAS: tuple[dict[str, Any], ...] = (
     },
 )
 
-TOOL_NAMES = frozenset(s["name"] for s in TOOL_SCHEMAS)
+
+def now() -> str:
+    """A document's date, as Supermemory stores it."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def save(p: SupermemoryProvider, args: Args, client: SupermemoryClient, guard: kit.Guard) -> Any:
+    """Store one fact as a document of its own."""
+    content = kit.visible_text(args, "content", max_chars=20000)
+    metadata = {**SOURCE, "kind": "tool"}
+    doc = guard.call("add", lambda: client.add(content, metadata=metadata, date=now()))
+    p._known_facts.add(kit.fact_key(content))
+    return {"result": "Saved.", "id": doc, "container_tag": client.namespace}
+
+
+def search(p: SupermemoryProvider, args: Args, client: SupermemoryClient, guard: kit.Guard) -> Any:
+    """The memories matching ``query`` (at most ``limit``)."""
+    query = kit.visible_text(args, "query")
+    limit = kit.int_arg(args, "limit", 10, low=1, high=50)
+    found = guard.call("search", lambda: client.search(query, limit=limit))
+    if not found:
+        return {"result": "No relevant memories found.", "count": 0}
+    return {"results": [f.as_json() for f in found], "count": len(found)}
+
+
+def profile(p: SupermemoryProvider, args: Args, client: SupermemoryClient, guard: kit.Guard) -> Any:
+    """The container's profile: stable facts and current context."""
+    static, dynamic = guard.call("profile", client.profile)
+    return {"static": static, "dynamic": dynamic, "container_tag": client.namespace}
+
+
+def forget(p: SupermemoryProvider, args: Args, client: SupermemoryClient, guard: kit.Guard) -> Any:
+    """Forget one memory by ``id``, or those matching ``query`` (``preview`` only lists)."""
+    memory_id = kit.optional_text(args, "id") or ""
+    wanted = kit.optional_text(args, "query") or ""
+    memory_id = "" if kit.blank(memory_id) else memory_id
+    wanted = "" if kit.blank(wanted) else wanted
+    if bool(memory_id) == bool(wanted):
+        raise ValueError("give exactly one of 'id' or 'query'")
+    if memory_id:
+        done = guard.call("forget", lambda: client.forget(memory_id))
+        return {"forgotten": done["count"], "errors": done["errors"]}
+    preview = args.get("preview", False)
+    if not isinstance(preview, bool):
+        raise ValueError("'preview' must be true or false")
+    done = guard.call("forget", lambda: client.forget_matching(wanted, dry_run=preview))
+    key = "would_forget" if preview else "forgotten"
+    return {key: done["count"], "matches": done["matches"]}
+
+
+_RUN = {"supermemory_save": save, "supermemory_search": search,
+        "supermemory_forget": forget, "supermemory_profile": profile}  # fmt: skip
+_REFUSED = {"supermemory_save": "this agent may not write memories",
+            "supermemory_forget": "this agent may not forget memories"}  # fmt: skip
+TOOLS = kit.ToolTable(
+    *(kit.Tool(s, _RUN[s["name"]], writes=s["name"] in _REFUSED,
+               read_only=_REFUSED.get(s["name"], "")) for s in TOOL_SCHEMAS),
+    service="Supermemory",
+    unavailable_error="{tool}: {message}",
+    failed_error="{tool} failed: {message}",
+)  # fmt: skip
+TOOL_NAMES = TOOLS.names
