@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from hermes_memory_core.kit import SettingsError
 from hermes_memory_honcho import HonchoProvider
 from hermes_memory_honcho.config import (
     HonchoConfig,
-    HonchoConfigError,
     is_private_host,
     normalize_base_url,
     sanitize_id,
@@ -19,23 +19,27 @@ from hermes_memory_honcho.config import (
 
 
 def test_defaults_and_env():
-    cfg = HonchoConfig.load(None, {"HONCHO_API_KEY": "k", "HONCHO_WORKSPACE_ID": "ws1"})
+    cfg = HonchoConfig.load(None, environ={"HONCHO_API_KEY": "k", "HONCHO_WORKSPACE_ID": "ws1"})
     assert cfg.api_key == "k" and cfg.workspace == "ws1"
     assert cfg.resolved_base_url == "https://api.honcho.dev"
     assert cfg.timeout == 8.0 and cfg.max_retries == 1 and cfg.recall_mode == "hybrid"
 
 
 def test_file_wins_over_env_and_aliases_work():
-    cfg = HonchoConfig.load(
-        {"baseUrl": "http://10.0.0.5:8000/v3/", "timeout": "2.5", "observe_me": "false"},
-        {"HONCHO_BASE_URL": "http://elsewhere", "HONCHO_TIMEOUT": "9"},
-    )
+    section = {"baseUrl": "http://10.0.0.5:8000/v3/", "timeout": "2.5", "observe_me": "false"}
+    cfg = HonchoProvider(
+        config={"honcho": section},
+        environ={"HONCHO_BASE_URL": "http://elsewhere", "HONCHO_TIMEOUT": "9"},
+    ).settings
     assert cfg.resolved_base_url == "http://10.0.0.5:8000"
     assert cfg.timeout == 2.5 and cfg.observe_me is False
 
 
 def test_honcho_url_env_alias():
-    assert HonchoConfig.load(None, {"HONCHO_URL": "http://h:1"}).base_url == "http://h:1"
+    provider = HonchoProvider(config={}, environ={"HONCHO_URL": "http://h:1"})
+    assert provider.settings.base_url == "http://h:1"
+    both = {"HONCHO_URL": "http://h:1", "HONCHO_BASE_URL": "http://h:2"}
+    assert HonchoProvider(config={}, environ=both).settings.base_url == "http://h:2"
 
 
 @pytest.mark.parametrize(
@@ -50,14 +54,29 @@ def test_honcho_url_env_alias():
     ],
 )
 def test_bad_values_name_the_key(section, needle):
-    with pytest.raises(HonchoConfigError, match=needle):
-        HonchoConfig.load(section, {})
+    with pytest.raises(SettingsError, match=needle):
+        HonchoConfig.load(section, environ={})
+    reason = HonchoProvider(config={"honcho": section}, environ={}).unavailable_reason()
+    assert reason.startswith("configuration error: ") and needle in reason
+
+
+def test_api_key_of_the_wrong_type_is_refused_without_showing_it():
+    secret = "hch-s3cret-v4lue"
+    provider = HonchoProvider(config={"honcho": {"api_key": [secret]}}, environ={})
+    reason = provider.unavailable_reason()
+    assert "honcho.api_key must be a string" in reason and secret not in reason
+    assert provider.config is None and not provider.is_available()
+
+
+def test_section_that_is_not_a_mapping():
+    reason = HonchoProvider(config={"honcho": ["x"]}, environ={}).unavailable_reason()
+    assert reason == "configuration error: honcho must be a mapping of settings, got list"
 
 
 def test_unknown_key_warns(caplog):
     caplog.set_level(logging.WARNING)
-    HonchoConfig.load({"colour": "blue"}, {})
-    assert "honcho.colour is not a known setting" in caplog.text
+    HonchoProvider(config={"honcho": {"colour_of_the_sky": "blue"}}, environ={}).settings
+    assert "honcho.colour_of_the_sky is ignored" in caplog.text
 
 
 def test_unavailable_reasons(tmp_path: Path):
@@ -68,7 +87,7 @@ def test_unavailable_reasons(tmp_path: Path):
     off = HonchoProvider(config={"honcho": {"enabled": False, "api_key": "k"}}, environ={})
     assert "disabled" in off.unavailable_reason()
     bad = HonchoProvider(config={"honcho": {"timeout": "x"}}, environ={})
-    assert "invalid" in bad.unavailable_reason() and "honcho.timeout" in bad.unavailable_reason()
+    assert bad.unavailable_reason().startswith("configuration error: honcho.timeout")
     ok = HonchoProvider(config={}, environ={"HONCHO_API_KEY": "k"})
     assert ok.is_available() and ok.unavailable_reason() == ""
     hosted = HonchoProvider(config={"honcho": {"base_url": "http://127.0.0.1:8000"}}, environ={})

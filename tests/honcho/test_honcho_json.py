@@ -226,7 +226,7 @@ def test_broken_file_is_a_clear_reason(
         write(path, content)
     p = provider(home, user, HONCHO_API_KEY="env-key")
     reason = p.unavailable_reason()
-    assert reason.startswith("Honcho configuration is invalid:"), reason
+    assert reason.startswith("configuration error: "), reason
     assert needle in reason and str(path) in reason
     assert SECRET not in reason
     assert not p.is_available() and p.config is None

@@ -1,37 +1,39 @@
-"""Settings of the Honcho adapter: the ``honcho:`` section of ``config.yaml``, Hermes'
-``honcho.json``, and environment variables.
+"""Settings of the Honcho adapter, declared once as the typed `HonchoConfig`.
 
-Precedence, per key: ``config.yaml`` (``honcho:`` section) > ``honcho.json`` (its
-``hosts.<host>`` block, then its root; see `hermes_memory_honcho.honcho_json`) >
-environment variable > default. ``config.yaml`` is this project's own file and wins; the
-JSON file beats the environment as it does in Hermes. With ``HERMES_HONCHO_HOST`` set and no
-workspace given anywhere, the workspace is the host name (as in Hermes).
+Three sources, per key, first one that sets it wins:
+
+1. ``config.yaml``, section ``honcho:`` (this project's own file; the camelCase spellings of
+   ``honcho.json`` are accepted there too);
+2. Hermes' ``honcho.json`` (its ``hosts.<host>`` block, then its root; see
+   `hermes_memory_honcho.honcho_json`): it beats the environment as it does in Hermes;
+3. the environment variable (``HONCHO_API_KEY``, ``HONCHO_BASE_URL`` or ``HONCHO_URL``, ...);
+4. the default.
+
+With ``HERMES_HONCHO_HOST`` set and no workspace given anywhere, the workspace is the host
+name (as in Hermes). Core validates the result once (`hermes_memory_core.kit.Settings`) and
+hands it to the provider as ``HonchoProvider.settings``; `compose_section` is the step that
+folds ``honcho.json``, the aliases and the host default into the section first.
 
 Secrets belong in the environment (``HONCHO_API_KEY``); ``api_key`` in ``config.yaml`` or
-``apiKey`` in ``honcho.json`` works but is discouraged; the key is never logged or shown.
-The fields are declared once with the kit (`hermes_memory_core.kit.Field`): an unknown key
-logs a warning; a value of the wrong type raises `HonchoConfigError` naming the key and
-where it was set.
+``apiKey`` in ``honcho.json`` works but is discouraged; the key is never logged or shown,
+not even in the message about a key of the wrong type.
 """
 
 from __future__ import annotations
 
 import hashlib
 import ipaddress
-import logging
-import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from hermes_memory_core.kit import Field, load_section
-from hermes_memory_core.kit import config_schema as kit_config_schema
+from hermes_memory_core.kit import Field, Settings, SettingsError, setting
 from hermes_memory_honcho.honcho_json import (
     DEFAULT_HOST,
-    FileSettings,
+    JSON_KEYS,
     HonchoJsonError,
     read_honcho_json,
 )
@@ -40,15 +42,14 @@ __all__ = [
     "CONFIG_FIELDS",
     "HonchoConfig",
     "HonchoConfigError",
+    "compose_section",
     "config_schema",
     "is_private_host",
-    "load_settings",
     "normalize_base_url",
     "sanitize_id",
     "session_key",
+    "value_problem",
 ]
-
-logger = logging.getLogger(__name__)
 
 #: Honcho accepts ids matching this pattern only (422 otherwise).
 ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
@@ -58,222 +59,86 @@ RECALL_MODES = ("hybrid", "context", "tools")
 REASONING_LEVELS = ("minimal", "low", "medium", "high", "max")
 
 
-class HonchoConfigError(ValueError):
-    """The ``honcho:`` settings cannot be used; the message names the key."""
+class HonchoConfigError(SettingsError):
+    """The Honcho settings cannot be used; the message names the key and where it was set."""
 
 
-CONFIG_FIELDS: tuple[Field, ...] = (
-    Field("enabled", bool, True, "Set false to keep the provider off.", env="HONCHO_ENABLED"),
-    Field(
-        "api_key",
-        str,
+@dataclass(frozen=True)
+class HonchoConfig(Settings):
+    """The resolved ``honcho:`` settings (each attribute's description is its meaning)."""
+
+    section = "honcho"
+
+    enabled: bool = setting(True, "Set false to keep the provider off.", env="HONCHO_ENABLED")
+    api_key: str = setting(
         "",
         "Honcho API key (Honcho cloud). Prefer the environment variable.",
         env="HONCHO_API_KEY",
         secret=True,
-    ),
-    Field(
-        "base_url",
-        str,
+    )
+    base_url: str = setting(
         "",
         "Base URL of a self-hosted Honcho server, e.g. http://127.0.0.1:8000 "
         "(a trailing /v3 is stripped). Empty means Honcho cloud.",
         env="HONCHO_BASE_URL",
-    ),
-    Field(
-        "environment",
-        str,
+    )
+    environment: str = setting(
         "production",
         "Honcho cloud environment when no base_url is set.",
         env="HONCHO_ENVIRONMENT",
         choices=("production", "local"),
-    ),
-    Field("workspace", str, "hermes", "Honcho workspace id.", env="HONCHO_WORKSPACE_ID"),
-    Field(
-        "peer_name",
-        str,
+    )
+    workspace: str = setting("hermes", "Honcho workspace id.", env="HONCHO_WORKSPACE_ID")
+    peer_name: str = setting(
         "",
         "Peer id of the user; empty uses the gateway user id, else 'user'.",
         env="HONCHO_PEER_NAME",
-    ),
-    Field("ai_peer", str, "hermes", "Peer id of the assistant.", env="HONCHO_AI_PEER"),
-    Field(
-        "recall_mode",
-        str,
+    )
+    ai_peer: str = setting("hermes", "Peer id of the assistant.", env="HONCHO_AI_PEER")
+    recall_mode: str = setting(
         "hybrid",
         "hybrid: recall injected and tools offered; context: recall only; tools: tools only.",
         env="HONCHO_RECALL_MODE",
         choices=RECALL_MODES,
-    ),
-    Field("timeout", float, 8.0, "Seconds per HTTP attempt (read/write).", env="HONCHO_TIMEOUT"),
-    Field("connect_timeout", float, 3.0, "Seconds to open a connection."),
-    Field(
-        "max_retries",
-        int,
+    )
+    timeout: float = setting(8.0, "Seconds per HTTP attempt (read/write).", env="HONCHO_TIMEOUT")
+    connect_timeout: float = setting(3.0, "Seconds to open a connection.")
+    max_retries: int = setting(
         1,
         "SDK retries on 429/5xx/timeouts/connection errors (backoff 0.5 s, 1 s; a "
         "Retry-After header is honoured up to max_retry_after).",
-    ),
-    Field("max_retry_after", float, 2.0, "Longest Retry-After wait honoured, seconds."),
-    Field("tool_timeout", float, 15.0, "Longest a Honcho tool call may hold the agent, seconds."),
-    Field(
-        "prefetch_wait",
-        float,
-        1.5,
-        "Longest prefetch waits for this turn's recall before returning what is ready.",
-    ),
-    Field("context_tokens", int, 800, "Budget of injected recall, in tokens (~4 chars)."),
-    Field("context_cadence", int, 1, "Refresh the base context every N turns."),
-    Field(
-        "dialectic_cadence", int, 3, "Ask Honcho's dialectic (peer.chat) every N turns; 0 = off."
-    ),
-    Field(
-        "dialectic_reasoning_level",
-        str,
-        "low",
-        "reasoning_level of dialectic recall.",
-        choices=REASONING_LEVELS,
-    ),
-    Field("dialectic_max_chars", int, 600, "Cap of injected dialectic text."),
-    Field(
-        "message_max_chars",
-        int,
-        25000,
-        "Messages longer than this are split (the server's message size limit).",
-    ),
-    Field("observe_me", bool, True, "Session peer config: others observe this peer."),
-    Field("observe_others", bool, True, "Session peer config: this peer observes others."),
-    Field("failure_threshold", int, 5, "Consecutive failures that open the circuit breaker."),
-    Field("cooldown", float, 60.0, "Seconds the breaker stays open before a retry."),
-    Field("flush_timeout", float, 10.0, "Longest on_session_end waits for pending writes."),
-    Field("shutdown_timeout", float, 5.0, "Longest shutdown waits for pending writes."),
-    Field("max_pending_turns", int, 200, "Unsynced turns kept while Honcho is down."),
-)
+    )
+    max_retry_after: float = setting(2.0, "Longest Retry-After wait honoured, seconds.")
+    tool_timeout: float = setting(15.0, "Longest a Honcho tool call may hold the agent, seconds.")
+    prefetch_wait: float = setting(
+        1.5, "Longest prefetch waits for this turn's recall before returning what is ready."
+    )
+    context_tokens: int = setting(800, "Budget of injected recall, in tokens (~4 chars).")
+    context_cadence: int = setting(1, "Refresh the base context every N turns.")
+    dialectic_cadence: int = setting(
+        3, "Ask Honcho's dialectic (peer.chat) every N turns; 0 = off."
+    )
+    dialectic_reasoning_level: str = setting(
+        "low", "reasoning_level of dialectic recall.", choices=REASONING_LEVELS
+    )
+    dialectic_max_chars: int = setting(600, "Cap of injected dialectic text.")
+    message_max_chars: int = setting(
+        25000, "Messages longer than this are split (the server's message size limit)."
+    )
+    observe_me: bool = setting(True, "Session peer config: others observe this peer.")
+    observe_others: bool = setting(True, "Session peer config: this peer observes others.")
+    failure_threshold: int = setting(5, "Consecutive failures that open the circuit breaker.")
+    cooldown: float = setting(60.0, "Seconds the breaker stays open before a retry.")
+    flush_timeout: float = setting(10.0, "Longest on_session_end waits for pending writes.")
+    shutdown_timeout: float = setting(5.0, "Longest shutdown waits for pending writes.")
+    max_pending_turns: int = setting(200, "Unsynced turns kept while Honcho is down.")
 
-_FIELD_BY_KEY = {f.key: f for f in CONFIG_FIELDS}
-#: Environment variables read as another field's when that field's own is unset.
-_ENV_ALIASES = {"HONCHO_BASE_URL": "HONCHO_URL"}
-# camelCase spellings of hermes-agent's honcho.json, accepted so a user can paste them.
-_ALIASES = {
-    "apiKey": "api_key",
-    "baseUrl": "base_url",
-    "peerName": "peer_name",
-    "aiPeer": "ai_peer",
-    "recallMode": "recall_mode",
-    "requestTimeout": "timeout",
-    "contextTokens": "context_tokens",
-    "contextCadence": "context_cadence",
-    "dialecticCadence": "dialectic_cadence",
-    "dialecticReasoningLevel": "dialectic_reasoning_level",
-    "dialecticMaxChars": "dialectic_max_chars",
-    "messageMaxChars": "message_max_chars",
-}
-
-
-@dataclass(frozen=True)
-class HonchoConfig:
-    """Resolved adapter settings (see `CONFIG_FIELDS` for each key's meaning)."""
-
-    enabled: bool = True
-    api_key: str = ""
-    base_url: str = ""
-    environment: str = "production"
-    workspace: str = "hermes"
-    peer_name: str = ""
-    ai_peer: str = "hermes"
-    recall_mode: str = "hybrid"
-    timeout: float = 8.0
-    connect_timeout: float = 3.0
-    max_retries: int = 1
-    max_retry_after: float = 2.0
-    tool_timeout: float = 15.0
-    prefetch_wait: float = 1.5
-    context_tokens: int = 800
-    context_cadence: int = 1
-    dialectic_cadence: int = 3
-    dialectic_reasoning_level: str = "low"
-    dialectic_max_chars: int = 600
-    message_max_chars: int = 25000
-    observe_me: bool = True
-    observe_others: bool = True
-    failure_threshold: int = 5
-    cooldown: float = 60.0
-    flush_timeout: float = 10.0
-    shutdown_timeout: float = 5.0
-    max_pending_turns: int = 200
-
-    @classmethod
-    def load(
-        cls,
-        section: Mapping[str, Any] | None = None,
-        environ: Mapping[str, str] | None = None,
-        file: FileSettings | None = None,
-    ) -> HonchoConfig:
-        """Resolve settings from a ``honcho:`` mapping, a read ``honcho.json`` and the
-        environment (in that order of precedence).
-
-        :raises HonchoConfigError: a value of the wrong type or outside its choices.
-        """
-        env = dict(os.environ if environ is None else environ)
-        for name, alias in _ENV_ALIASES.items():
-            if not env.get(name, "").strip() and env.get(alias, "").strip():
-                env[name] = env[alias]
-        given = {_ALIASES.get(str(k), str(k)): v for k, v in (section or {}).items()}
-        key = given.get("api_key")
-        if key is not None and not isinstance(key, str):
-            raise HonchoConfigError("honcho.api_key must be a string")  # never echo a key
-        labels: dict[str, str] = {}
-        for name, value in (file.values if file is not None else {}).items():
-            if given.get(name) is None:
-                given[name] = value
-                labels[name] = file.labels[name] if file is not None else name
-        loaded = load_section(
-            CONFIG_FIELDS, given, where="honcho", environ=env, error=HonchoConfigError
-        )
-        for unknown in loaded.unknown:
-            logger.warning("config.yaml honcho.%s is not a known setting; ignored", unknown)
-        values = {k: v for k, v in loaded.values.items() if k in loaded.explicit}
-        if file is not None and "workspace" not in values and file.host != DEFAULT_HOST:
-            values["workspace"] = sanitize_id(file.host, fallback=DEFAULT_HOST)
-            labels["workspace"] = "the host name (HERMES_HONCHO_HOST)"
-        cfg = cls(**values)
-        cfg._check(lambda k: labels.get(k, f"honcho.{k}"))
-        return cfg
-
-    def _check(self, name: Callable[[str], str] | None = None) -> None:
-        label = name or (lambda k: f"honcho.{k}")
-        positive = ("timeout", "connect_timeout", "tool_timeout", "context_tokens")
-        for key in positive:
-            if getattr(self, key) <= 0:
-                raise HonchoConfigError(f"{label(key)} must be greater than 0")
-        non_negative = (
-            "max_retries",
-            "max_retry_after",
-            "prefetch_wait",
-            "context_cadence",
-            "dialectic_cadence",
-            "dialectic_max_chars",
-            "cooldown",
-            "flush_timeout",
-            "shutdown_timeout",
-            "max_pending_turns",
-        )
-        for key in non_negative:
-            if getattr(self, key) < 0:
-                raise HonchoConfigError(f"{label(key)} must not be negative")
-        if self.message_max_chars < 100:
-            raise HonchoConfigError(f"{label('message_max_chars')} must be at least 100")
-        if self.failure_threshold < 1:
-            raise HonchoConfigError(f"{label('failure_threshold')} must be at least 1")
-        for key in ("workspace", "ai_peer"):
-            if not ID_PATTERN.match(getattr(self, key)):
-                raise HonchoConfigError(
-                    f"{label(key)} {getattr(self, key)!r} must match ^[a-zA-Z0-9_-]+$"
-                )
-        if self.peer_name and not ID_PATTERN.match(self.peer_name):
-            raise HonchoConfigError(
-                f"{label('peer_name')} {self.peer_name!r} must match ^[a-zA-Z0-9_-]+$"
-            )
+    def check(self) -> None:
+        """Ranges and id patterns (`value_problem`), naming the ``honcho.<key>``."""
+        for spec in CONFIG_FIELDS:
+            problem = value_problem(spec.key, getattr(self, spec.key))
+            if problem:
+                raise HonchoConfigError(f"honcho.{spec.key} {problem}")
 
     @property
     def resolved_base_url(self) -> str:
@@ -301,37 +166,99 @@ class HonchoConfig:
         return ""
 
 
-def load_settings(
-    raw: Mapping[str, Any] | None, home: Path | None, environ: Mapping[str, str] | None
-) -> HonchoConfig:
-    """The ``honcho:`` section of ``raw`` (the parsed ``config.yaml``; read from ``home``
-    when None) resolved with ``honcho.json`` (``home/honcho.json``, else
-    ``$HOME/.honcho/config.json``) and the environment.
+#: The settings as kit `Field` objects (types, environment variables, defaults).
+CONFIG_FIELDS: tuple[Field, ...] = HonchoConfig.fields()
 
-    :raises HonchoConfigError: a malformed file or setting; the message names the file and
-        the key, never the API key's value.
+_POSITIVE = frozenset({"timeout", "connect_timeout", "tool_timeout", "context_tokens"})
+_NON_NEGATIVE = frozenset(
+    {
+        "max_retries",
+        "max_retry_after",
+        "prefetch_wait",
+        "context_cadence",
+        "dialectic_cadence",
+        "dialectic_max_chars",
+        "cooldown",
+        "flush_timeout",
+        "shutdown_timeout",
+        "max_pending_turns",
+    }
+)
+_IDS = frozenset({"workspace", "ai_peer", "peer_name"})
+
+
+def value_problem(key: str, value: Any) -> str:
+    """What is wrong with an already typed ``value`` of setting ``key`` (``""``: nothing):
+    ``"must be greater than 0"`` and the like. One rule set for every source."""
+    if key in _POSITIVE and value <= 0:
+        return "must be greater than 0"
+    if key in _NON_NEGATIVE and value < 0:
+        return "must not be negative"
+    if key == "message_max_chars" and value < 100:
+        return "must be at least 100"
+    if key == "failure_threshold" and value < 1:
+        return "must be at least 1"
+    if key in _IDS and value and not ID_PATTERN.match(value):
+        return f"{value!r} must match ^[a-zA-Z0-9_-]+$"
+    return ""
+
+
+#: Environment variables read as another field's when that field's own is unset.
+_ENV_ALIASES = {"HONCHO_BASE_URL": "HONCHO_URL"}
+# camelCase spellings of hermes-agent's honcho.json, accepted so a user can paste them.
+_ALIASES = JSON_KEYS
+
+
+class _Hidden:
+    """Stands in for a secret of the wrong type, so no message can print it."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        return f"{self.kind} (value not shown)"
+
+
+def compose_section(
+    config: Mapping[str, Any] | None, home: Path | None, environ: Mapping[str, str]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The ``honcho:`` section and environment that `HonchoConfig` is validated with:
+    ``config.yaml``'s section (camelCase aliases folded), below it the values of
+    ``honcho.json``, the workspace from ``HERMES_HONCHO_HOST`` when nothing sets one, and
+    ``HONCHO_URL`` as ``HONCHO_BASE_URL``.
+
+    :raises HonchoConfigError: ``config.yaml``'s ``honcho:`` is not a mapping, or
+        ``honcho.json`` cannot be used (the message names the file and the key).
     """
-    env = os.environ if environ is None else environ
+    env = dict(environ)
+    for name, alias in _ENV_ALIASES.items():
+        if not env.get(name, "").strip() and env.get(alias, "").strip():
+            env[name] = env[alias]
+    section = (config or {}).get("honcho") if isinstance(config, Mapping) else None
+    if section is not None and not isinstance(section, Mapping):
+        raise HonchoConfigError(
+            f"honcho must be a mapping of settings, got {type(section).__name__}"
+        )
+    given = {_ALIASES.get(str(k), str(k)): v for k, v in (section or {}).items()}
+    key = given.get("api_key")
+    if key is not None and not isinstance(key, str):
+        given["api_key"] = _Hidden(type(key).__name__)
     try:
-        file = read_honcho_json(home, env, CONFIG_FIELDS)
+        file = read_honcho_json(home, env, CONFIG_FIELDS, value_problem)
     except HonchoJsonError as exc:
         raise HonchoConfigError(str(exc)) from None
-    if raw is None and home is not None:
-        from hermes_memory_core.config import ConfigError, load_config
-
-        try:
-            raw = load_config(home).raw
-        except ConfigError as exc:
-            raise HonchoConfigError(str(exc)) from exc
-    section = (raw or {}).get("honcho") if isinstance(raw, Mapping) else None
-    if section is not None and not isinstance(section, Mapping):
-        raise HonchoConfigError("config.yaml honcho: must be a mapping")
-    return HonchoConfig.load(section, environ, file)
+    for name, value in file.values.items():
+        if given.get(name) is None:
+            given[name] = value
+    unset = given.get("workspace") is None and not env.get("HONCHO_WORKSPACE_ID", "").strip()
+    if unset and file.host != DEFAULT_HOST:
+        given["workspace"] = sanitize_id(file.host, fallback=DEFAULT_HOST)
+    return given, env
 
 
 def config_schema() -> list[dict[str, Any]]:
     """The settings as `MemoryProvider.get_config_schema` entries."""
-    return kit_config_schema(CONFIG_FIELDS)
+    return HonchoConfig.schema()
 
 
 def normalize_base_url(url: str) -> str:

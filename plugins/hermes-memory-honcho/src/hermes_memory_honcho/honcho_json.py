@@ -27,7 +27,7 @@ import json
 import logging
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -128,11 +128,16 @@ def candidates(home: Path | None, environ: Mapping[str, str]) -> list[tuple[Path
 
 
 def read_honcho_json(
-    home: Path | None, environ: Mapping[str, str], fields: tuple[Field, ...]
+    home: Path | None,
+    environ: Mapping[str, str],
+    fields: tuple[Field, ...],
+    validate: Callable[[str, Any], str] = lambda key, value: "",
 ) -> FileSettings:
     """Read the first settings file that exists and resolve its host block.
 
-    :param fields: the adapter's settings (for types and choices).
+    :param fields: the adapter's settings (for types, choices and minimums).
+    :param validate: ``(key, typed value) -> problem`` for rules beyond the type
+        (``"must be greater than 0"``); ``""`` when the value is fine.
     :raises HonchoJsonError: the file exists but cannot be used.
     """
     host = str(environ.get(HOST_ENV) or "").strip() or DEFAULT_HOST
@@ -140,7 +145,7 @@ def read_honcho_json(
         if not os.path.lexists(path):
             continue
         data = _parse(path, _read(path, jail))
-        return _resolve(path, data, host, {f.key: f for f in fields})
+        return _resolve(path, data, host, {f.key: f for f in fields}, validate)
     return FileSettings(None, host)
 
 
@@ -200,7 +205,13 @@ def _parse(path: Path, raw: bytes) -> dict[str, Any]:
     return data
 
 
-def _resolve(path: Path, data: dict[str, Any], host: str, fields: dict[str, Field]) -> FileSettings:
+def _resolve(
+    path: Path,
+    data: dict[str, Any],
+    host: str,
+    fields: dict[str, Field],
+    validate: Callable[[str, Any], str],
+) -> FileSettings:
     hosts = data.get("hosts", {})
     if not isinstance(hosts, dict):
         raise HonchoJsonError(f"{path}: 'hosts' must be an object, got {_kind(hosts)}")
@@ -235,7 +246,10 @@ def _resolve(path: Path, data: dict[str, Any], host: str, fields: dict[str, Fiel
                 continue
             seen.add(name)
             label = f"{path} {prefix}{key}"
-            values[name] = _typed(fields[name], value, label)
+            typed = _typed(fields[name], value, label)
+            if problem := validate(name, typed):
+                raise HonchoJsonError(f"{label} {problem}")
+            values[name] = typed
             labels[name] = label
     for key in unknown:
         logger.warning("%s: %s is not a known Honcho setting; ignored", path, key)

@@ -16,11 +16,14 @@ on the network.
 from __future__ import annotations
 
 import logging
+import os
+from collections.abc import Mapping
 from functools import partial
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 from hermes_memory_core.kit import Guard, RemoteProvider, fact_key
+from hermes_memory_core.kit.settings import settings_error_message
 from hermes_memory_core.provider import RecallStatus
 from hermes_memory_core.toolresult import tool_error
 from hermes_memory_honcho import writes
@@ -28,8 +31,7 @@ from hermes_memory_honcho.conclusions import ConclusionIndex, entry_text
 from hermes_memory_honcho.config import (
     HonchoConfig,
     HonchoConfigError,
-    config_schema,
-    load_settings,
+    compose_section,
     sanitize_id,
     session_key,
 )
@@ -53,9 +55,9 @@ class HonchoProvider(RemoteProvider):
     """Honcho (https://honcho.dev, or a self-hosted server) as a hermes-memory provider.
 
     :param hermes_home: the hermes home directory (health records, spooled writes,
-        ``config.yaml`` when ``config`` is not given).
-    :param config: the whole parsed ``config.yaml``; settings are read from its
-        ``honcho:`` section (see `get_config_schema`), environment variables fill gaps.
+        ``honcho.json``, ``config.yaml`` when ``config`` is not given).
+    :param config: the whole parsed ``config.yaml``; `settings` come from its ``honcho:``
+        section, then ``honcho.json``, then environment variables (`HonchoConfig`).
     :param transport: replaces the network under the shared ``httpx`` client (tests
         pass an ``httpx.MockTransport``).
     :param environ: environment mapping to read instead of ``os.environ``.
@@ -64,8 +66,10 @@ class HonchoProvider(RemoteProvider):
     """
 
     name = "honcho"
-    _cfg: HonchoConfig | None = None
-    _config_error = ""
+    settings_class = HonchoConfig
+    settings: HonchoConfig
+    _compose_error = ""
+    _source_error = ""
     _init_error = ""
     _session_key = ""
     _client: HonchoClient | None = None
@@ -73,33 +77,53 @@ class HonchoProvider(RemoteProvider):
     _tools: HonchoTools | None = None
 
     # ------------------------------------------------------------------ configuration
-    def _settings(self) -> HonchoConfig | None:
-        if self._cfg is None and not self._config_error:
+    def configure(
+        self, config: Mapping[str, Any] | None, *, environ: Mapping[str, str] | None = None
+    ) -> None:
+        """Core's one validation of the settings, after folding ``honcho.json``, the
+        camelCase aliases and the host's default workspace into the ``honcho:`` section
+        (`hermes_memory_honcho.config.compose_section`). Never raises: a problem becomes
+        `settings_error`."""
+        env = os.environ if environ is None else environ
+        self._compose_error = ""
+        try:
+            section, env = compose_section(config, self._home, env)
+        except HonchoConfigError as exc:
+            self._compose_error = settings_error_message(str(exc))
+            section = {}
+        super().configure({"honcho": section}, environ=env)
+
+    def _settings_source(self) -> tuple[dict[str, Any] | None, dict[str, str] | None]:
+        """Built directly without ``config``: read ``config.yaml`` from the home."""
+        if self._raw_config is None and self._home is not None:
+            from hermes_memory_core.config import ConfigError, load_config
+
             try:
-                self._cfg = load_settings(self._raw_config, self._home, self._environ)
-            except HonchoConfigError as exc:
-                self._config_error = str(exc)
-        return self._cfg
+                return load_config(self._home).raw, self._environ
+            except ConfigError as exc:
+                self._source_error = settings_error_message(str(exc))
+        return self._raw_config, self._environ
+
+    @property
+    def settings_error(self) -> str:
+        """``"configuration error: ..."`` naming the file and key, or ``""``."""
+        error = super().settings_error
+        return self._source_error or self._compose_error or error
 
     @property
     def config(self) -> HonchoConfig | None:
         """The resolved settings, or None when they are invalid (see `unavailable_reason`)."""
-        return self._settings()
-
-    def get_config_schema(self) -> list[dict[str, Any]]:
-        """Every setting with its ``config.yaml`` key, env var, type and default."""
-        return config_schema()
+        return None if self.settings_error else self.settings
 
     def unavailable_reason(self) -> str:
         """What is missing (configuration, ``honcho-ai``), in one or two sentences."""
-        cfg = self._settings()
-        if cfg is None:
-            return f"Honcho configuration is invalid: {self._config_error}"
+        if error := self.settings_error:
+            return error
         try:
             metadata.version("honcho-ai")
         except metadata.PackageNotFoundError:
             return "The honcho-ai package is not installed: pip install hermes-memory-honcho"
-        return cfg.missing()
+        return self.settings.missing()
 
     # ------------------------------------------------------------------ lifecycle
     def initialize(self, session_id: str, **kwargs: Any) -> None:
@@ -111,7 +135,7 @@ class HonchoProvider(RemoteProvider):
         """
         self._begin(kwargs)
         self._session_key = session_key(session_id or "default")
-        cfg = self._settings()
+        cfg = self.config
         guard = self._make_guard(
             lambda exc: classify(exc, base_url=cfg.resolved_base_url if cfg else ""),
             threshold=cfg.failure_threshold if cfg else 5, cooldown=cfg.cooldown if cfg else 60.0,
@@ -177,7 +201,7 @@ class HonchoProvider(RemoteProvider):
     # ------------------------------------------------------------------ recall
     def system_prompt_block(self) -> str:
         """One short paragraph telling the model what Honcho gives it."""
-        cfg = self._settings()
+        cfg = self.config
         if not self.active or cfg is None:
             return ""
         return PROMPT_CONTEXT if cfg.recall_mode == "context" else PROMPT_HYBRID
@@ -202,7 +226,7 @@ class HonchoProvider(RemoteProvider):
         return RecallStatus(provider_label="Honcho", count=count) if count > 0 else None
 
     def _recall_enabled(self) -> bool:
-        cfg = self._settings()
+        cfg = self.config
         return self.active and cfg is not None and cfg.recall_mode != "tools"
 
     # ------------------------------------------------------------------ writes
@@ -252,7 +276,7 @@ class HonchoProvider(RemoteProvider):
     # ------------------------------------------------------------------ tools
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         """The five ``honcho_*`` tools (none in ``context`` recall mode)."""
-        cfg = self._settings()
+        cfg = self.config
         if cfg is not None and cfg.recall_mode == "context":
             return []
         return [dict(s) for s in TOOL_SCHEMAS]
