@@ -190,9 +190,19 @@ def test_corrupt_database_is_reported_not_silent(hermes_home):
 def test_invalid_settings_make_it_unavailable_with_the_key_named(hermes_home):
     p = FactsProvider(hermes_home=hermes_home, config={"facts": {"hrr_dim": "big"}}, environ={})
     assert not p.is_available()
-    assert "facts.hrr_dim" in p.unavailable_reason()
+    reason = "configuration error: facts.hrr_dim must be an integer, got 'big'"
+    assert p.unavailable_reason() == reason
     p.initialize("s", hermes_home=str(hermes_home))
     assert "facts.hrr_dim" in call(p, action="list")["error"]
+
+
+def test_settings_come_from_core_as_one_typed_section(hermes_home):
+    from hermes_memory_core.plugins import get_registry
+
+    p = get_registry().create("facts", hermes_home=hermes_home, config={"facts": {"hrr": "no"}})
+    assert isinstance(p, FactsProvider) and p.settings.hrr is False
+    assert p.settings.prefetch_limit == 5 and p.is_available()
+    assert [f["key"] for f in p.get_config_schema()][:2] == ["db_path", "auto_extract"]
 
 
 def test_db_path_setting_and_backup_paths(hermes_home, tmp_path):

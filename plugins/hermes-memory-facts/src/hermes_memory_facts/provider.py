@@ -16,28 +16,13 @@ from typing import Any
 
 from hermes_memory_core import MemoryProvider, kit, tool_error, tool_result
 from hermes_memory_facts import hrr
+from hermes_memory_facts.settings import FactsSettings
 from hermes_memory_facts.store import CATEGORIES, Fact, FactStore, FactStoreError
 from hermes_memory_facts.text import extract_session_facts
 
-__all__ = ["FACT_FEEDBACK_TOOL", "FACT_STORE_TOOL", "FIELDS", "FactsProvider"]
+__all__ = ["FACT_FEEDBACK_TOOL", "FACT_STORE_TOOL", "FactsProvider"]
 
 logger = logging.getLogger(__name__)
-
-FIELDS = (
-    kit.Field("db_path", str, "", "SQLite file of the facts (default <home>/memory_facts.db; "
-              "a relative path is taken from the home directory).", env="HERMES_FACTS_DB"),
-    kit.Field("auto_extract", bool, False, "At session end, store the preferences and decisions "
-              "the user stated (rule-based, no model)."),
-    kit.Field("default_trust", float, 0.5, "Trust of a new fact (0 to 1).", minimum=0),
-    kit.Field("min_trust", float, 0.3, "Facts below this trust are not recalled.", minimum=0),
-    kit.Field("half_life_days", float, 0.0, "Recall scores halve every this many days since "
-              "a fact's last update (0: no decay).", minimum=0),
-    kit.Field("hrr", bool, True, "Compositional (HRR) queries when NumPy is installed."),
-    kit.Field("hrr_dim", int, 1024, "Dimension of the HRR vectors.", minimum=64),
-    kit.Field("hrr_weight", float, 0.3, "Weight of HRR similarity in search.", minimum=0),
-    kit.Field("prefetch_limit", int, 5, "Facts recalled before each turn.", minimum=0),
-    kit.Field("mirror_writes", bool, True, "Mirror curated-memory add/replace/remove."),
-)  # fmt: skip
 
 ACTIONS = ("add", "search", "probe", "related", "reason", "contradict", "update", "remove", "list")
 
@@ -134,12 +119,14 @@ class FactsProvider(MemoryProvider):
     """The local fact store (provider name ``facts``).
 
     :param hermes_home: the agent's home directory (the database and the health record).
-    :param config: the whole parsed ``config.yaml``; settings come from its ``facts:``
-        section (see `FIELDS`).
+    :param config: the whole parsed ``config.yaml``; `settings` come from its ``facts:``
+        section (`FactsSettings`).
     :param environ: environment mapping to read instead of ``os.environ``.
     """
 
     name = "facts"
+    settings_class = FactsSettings  # validated by core; unavailable_reason from it
+    settings: FactsSettings
 
     def __init__(
         self,
@@ -151,8 +138,6 @@ class FactsProvider(MemoryProvider):
         self._home = Path(hermes_home) if hermes_home else None
         self._raw_config = config
         self._environ = environ
-        self._values: dict[str, Any] | None = None
-        self._settings_error = ""
         self._store: FactStore | None = None
         self._open_error = ""
         self._guard: kit.Guard | None = None
@@ -163,25 +148,9 @@ class FactsProvider(MemoryProvider):
         self._lock = threading.Lock()
 
     # ----------------------------------------------------------------- settings
-    def _settings(self) -> dict[str, Any]:
-        if self._values is None and not self._settings_error:
-            section = (self._raw_config or {}).get("facts")
-            if section is not None and not isinstance(section, dict):
-                self._settings_error = "the facts: section of config.yaml must be a mapping"
-                return {}
-            try:
-                loaded = kit.load_section(FIELDS, section, where="facts", environ=self._environ)
-            except kit.SettingsError as exc:
-                self._settings_error = str(exc)
-                return {}
-            for key in loaded.unknown:
-                logger.warning("facts: unknown setting facts.%s ignored", key)
-            self._values = loaded.values
-        return self._values or {}
-
     def db_path(self) -> Path | None:
         """Where the facts are kept (None before a home directory is known)."""
-        configured = str(self._settings().get("db_path") or "")
+        configured = self.settings.db_path
         if configured:
             path = Path(configured).expanduser()
             if path.is_absolute():
@@ -193,16 +162,8 @@ class FactsProvider(MemoryProvider):
         """True unless the ``facts:`` settings are invalid (no network, nothing to install)."""
         return not self.unavailable_reason()
 
-    def unavailable_reason(self) -> str:
-        """Why the store cannot run (``""`` when it can)."""
-        self._settings()
-        if self._settings_error:
-            return f"facts configuration is invalid: {self._settings_error}"
-        return ""
-
-    def get_config_schema(self) -> list[dict[str, Any]]:
-        """The ``facts:`` settings."""
-        return kit.config_schema(FIELDS)
+    def _settings_source(self) -> tuple[dict[str, Any] | None, dict[str, str] | None]:
+        return self._raw_config, self._environ
 
     def backup_paths(self) -> list[str]:
         """The database, when it lives outside the home directory."""
@@ -226,9 +187,9 @@ class FactsProvider(MemoryProvider):
         self._known.discard("")
         self._guard = kit.Guard(self.name, _classify, threshold=5, cooldown=30.0,
                                 home=self._home, label="fact store", logger=logger)  # fmt: skip
-        settings = self._settings()
+        settings = self.settings
         path = self.db_path()
-        if self._settings_error or path is None:
+        if self.settings_error or path is None:
             self._open_error = self.unavailable_reason() or "no home directory"
             self._prompt = ""
             return
@@ -242,14 +203,14 @@ class FactsProvider(MemoryProvider):
                 self._guard.report("degraded", f"fact store unusable: {exc}", warn=True)
         self._prompt = self._build_prompt()
 
-    def _open(self, path: Path, settings: dict[str, Any]) -> FactStore:
+    def _open(self, path: Path, settings: FactsSettings) -> FactStore:
         return FactStore(
             path,
-            default_trust=settings["default_trust"],
-            hrr_dim=settings["hrr_dim"],
-            use_hrr=settings["hrr"],
-            hrr_weight=settings["hrr_weight"],
-            half_life_days=settings["half_life_days"],
+            default_trust=settings.default_trust,
+            hrr_dim=settings.hrr_dim,
+            use_hrr=settings.hrr,
+            hrr_weight=settings.hrr_weight,
+            half_life_days=settings.half_life_days,
         )
 
     def _build_prompt(self) -> str:
@@ -259,7 +220,7 @@ class FactsProvider(MemoryProvider):
         count = store.count()
         if store.use_hrr:
             extra = "probe/related/reason use compositional (HRR) vector queries."
-        elif self._settings().get("hrr") and not hrr.available():
+        elif self.settings.hrr and not hrr.available():
             extra = (
                 "probe/related/reason use entity links (NumPy is not installed: "
                 "pip install hermes-memory-facts[hrr] for compositional queries)."
@@ -290,10 +251,10 @@ class FactsProvider(MemoryProvider):
         """The best facts for ``query`` as ``- [trust] content`` lines under ``## Fact store``
         (facts the curated tier already shows are left out)."""
         store, guard = self._store, self._guard
-        limit = int(self._settings().get("prefetch_limit", 5))
+        limit = int(self.settings.prefetch_limit)
         if store is None or guard is None or limit <= 0 or not query.strip():
             return ""
-        min_trust = float(self._settings().get("min_trust", 0.3))
+        min_trust = float(self.settings.min_trust)
         try:
             found = guard.call(
                 "search", lambda: store.search(query, min_trust=min_trust, limit=limit * 2)
@@ -318,7 +279,7 @@ class FactsProvider(MemoryProvider):
         """Mirror curated writes: add stores the entry, replace updates the fact holding the
         old text (or adds), remove deletes it."""
         store = self._store
-        if store is None or not self._writes or not self._settings().get("mirror_writes"):
+        if store is None or not self._writes or not self.settings.mirror_writes:
             return
         category = "user_pref" if target == "user" else "general"
         meta = metadata or {}
@@ -346,7 +307,7 @@ class FactsProvider(MemoryProvider):
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
         """With ``auto_extract``: store the preferences and decisions the user stated."""
         store = self._store
-        if store is None or not self._writes or not self._settings().get("auto_extract"):
+        if store is None or not self._writes or not self.settings.auto_extract:
             return
         for category, text in extract_session_facts(messages):
             try:
