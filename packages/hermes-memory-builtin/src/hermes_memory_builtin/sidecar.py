@@ -34,6 +34,7 @@ __all__ = [
     "approved_entries",
     "entry_key",
     "load_sidecar",
+    "metadata_rows",
     "now_iso",
     "reconcile",
     "save_sidecar",
@@ -186,3 +187,21 @@ def save_sidecar(data_path: Path, entries: list[str], metas: dict[str, EntryMeta
         )
     except OSError as exc:
         logger.warning("could not write memory sidecar for %s: %s", data_path, exc)
+
+
+def metadata_rows(entries: list[str], metas: dict[str, EntryMeta]) -> list[dict[str, Any]]:
+    """One row per entry: ``entry``, ``created``, ``updated``, ``origin`` and
+    ``human_approved`` (a bool); ``metas`` must hold every entry (see `reconcile`)."""
+    rows: list[dict[str, Any]] = []
+    for entry in entries:
+        meta = metas[entry_key(entry)]
+        rows.append(
+            {
+                "entry": entry,
+                "created": meta["created"],
+                "updated": meta["updated"],
+                "origin": meta["origin"],
+                "human_approved": meta.get("human_approved") is True,
+            }
+        )
+    return rows

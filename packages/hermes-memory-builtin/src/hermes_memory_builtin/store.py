@@ -6,10 +6,12 @@ Two states per target:
 * **snapshot** — the rendered system-prompt block captured by `load_from_disk`, never changed
   by writes, so the system prompt stays byte-stable for a whole session.
 
-Every mutation takes the file's lock, re-reads the file, applies the change to what is on
-disk *now* (never to a stale in-memory copy), writes the whole file atomically and updates
-the metadata sidecar. Results are plain dicts in the reference's response shapes; the
-``memory`` tool (`hermes_memory_builtin.tool`) serialises them.
+The store is a facade over modules with one job each: `hermes_memory_builtin.writes` (the
+write protocol: lock, re-read, drift check, atomic write, sidecar), `.editing` and `.batch`
+(what each edit decides), `.feedback` (the answers given to the model and the per-turn
+failure count) and `.snapshot` (reading a file for the system prompt). Results are plain
+dicts in the reference's response shapes; the ``memory`` tool (`hermes_memory_builtin.tool`)
+serialises them.
 """
 
 from __future__ import annotations
@@ -18,57 +20,53 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hermes_memory_builtin.drift import check_drift, save_backup
-from hermes_memory_builtin.errors import MemoryFileError
-from hermes_memory_builtin.files import (
-    STALE_TEMP_AGE_S,
-    TEMP_PREFIX,
-    clean_stale_temps,
-    ensure_memory_dir,
+from hermes_memory_builtin.batch import batch_mutation, screen_operations
+from hermes_memory_builtin.editing import (
+    add_mutation,
+    as_text,
+    remove_mutation,
+    replace_mutation,
+    screen_content,
 )
+from hermes_memory_builtin.errors import MemoryFileError
+from hermes_memory_builtin.feedback import (
+    MAX_CONSOLIDATION_FAILURES_PER_TURN,
+    Result,
+    WriteFeedback,
+    annotate,
+    invalid_target,
+)
+from hermes_memory_builtin.files import ensure_memory_dir
 from hermes_memory_builtin.format import (
     TARGET_FILES,
-    RawFile,
     char_count,
-    dedupe,
-    delimiter_problem,
-    format_count_usage,
     format_usage,
-    hermes_entries,
-    normalise_newlines,
     parse_entries,
-    preview,
     read_raw,
-    render_block,
-    serialise,
 )
-from hermes_memory_builtin.locking import LockError, exclusive_lock
-from hermes_memory_builtin.scan import scan_entries, write_threat
+from hermes_memory_builtin.scan import scan_entries
 from hermes_memory_builtin.sidecar import (
-    EntryMeta,
     approved_entries,
-    entry_key,
     load_sidecar,
-    now_iso,
+    metadata_rows,
     reconcile,
-    save_sidecar,
 )
-from hermes_memory_builtin.similarity import find_near_duplicate
+from hermes_memory_builtin.snapshot import LoadedTarget, load_target
+from hermes_memory_builtin.writes import FILE_MODE, Mutation, clean_temps_if_any, mutate_file
 from hermes_memory_core.coerce import as_positive_int
 from hermes_memory_core.config import resolve_home
-from hermes_memory_core.fsutil import atomic_write_text
-from hermes_memory_core.redact import scrub_secrets
 
 __all__ = [
     "DEFAULT_MEMORY_CHAR_LIMIT",
     "DEFAULT_USER_CHAR_LIMIT",
+    "FILE_MODE",
     "MAX_CONSOLIDATION_FAILURES_PER_TURN",
     "TARGETS",
     "MemoryStore",
+    "Result",
     "default_memory_dir",
 ]
 
@@ -76,22 +74,7 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_MEMORY_CHAR_LIMIT = 2200
 DEFAULT_USER_CHAR_LIMIT = 1375
-#: Actionable consolidation errors per turn before the terminal "stop retrying" answer.
-MAX_CONSOLIDATION_FAILURES_PER_TURN = 3
 TARGETS: tuple[str, ...] = ("memory", "user")
-
-SUCCESS_NOTE = "Write saved. This update is complete — do not repeat it."
-BATCH_SUFFIX = " No operations were applied (batch is all-or-nothing)."
-#: The ``redacted`` field of a successful write whose content had credentials masked (the
-#: same key `hermes_memory_core.MemoryManager` sets for tool writes it scrubbed first).
-REDACTION_NOTE = (
-    "Credentials in the content were replaced by [redacted] before saving: memory is shown "
-    "in every future prompt, so secrets are never stored there."
-)
-#: Mode of the memory files and their sidecars.
-FILE_MODE = 0o600
-
-Result = dict[str, Any]
 
 
 def default_memory_dir() -> Path:
@@ -104,44 +87,6 @@ def _coerce_limit(name: str, value: Any) -> int:
         return as_positive_int(value)
     except ValueError:
         raise ValueError(f"{name} must be a positive integer, got {value!r}") from None
-
-
-@dataclass
-class _Outcome:
-    """What a mutation decided: the result dict and, when it writes, the new entries."""
-
-    result: Result
-    entries: list[str] | None = None
-    metas: dict[str, EntryMeta] | None = None
-
-
-_Mutation = Callable[[list[str], dict[str, EntryMeta]], _Outcome]
-
-
-def _locate(entries: list[str], old_text: str) -> list[int]:
-    """Indexes of the entries ``old_text`` identifies: exact matches beat substrings."""
-    exact = [i for i, entry in enumerate(entries) if entry == old_text]
-    if exact:
-        return exact
-    return [i for i, entry in enumerate(entries) if old_text in entry]
-
-
-def _distinct(entries: list[str], indexes: list[int]) -> list[int]:
-    seen: set[str] = set()
-    unique: list[int] = []
-    for i in indexes:
-        if entries[i] not in seen:
-            seen.add(entries[i])
-            unique.append(i)
-    return unique
-
-
-def _as_text(value: Any) -> str:
-    if isinstance(value, str):
-        return normalise_newlines(value).strip()
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return str(value)
-    return ""
 
 
 class MemoryStore:
@@ -183,7 +128,9 @@ class MemoryStore:
         self._snapshot: dict[str, str | None] = dict.fromkeys(TARGETS)
         self._load_errors: dict[str, str] = {}
         self._load_problems: dict[str, MemoryFileError] = {}
-        self._failures = 0
+        # Why composed: the answers and the per-turn failure count are one concern
+        # shared by every edit (and by subclasses that store the text elsewhere).
+        self._feedback = WriteFeedback(self.limit)
         self._mutex = threading.RLock()
 
     # ------------------------------------------------------------------ basic properties
@@ -246,67 +193,20 @@ class MemoryStore:
                 ensure_memory_dir(directory)
             except MemoryFileError as exc:
                 logger.warning("%s", exc)
-                for target in TARGETS:
-                    self._live[target] = []
-                    self._snapshot[target] = None
-                    self._load_problems[target] = exc
-                    self._load_errors[target] = str(exc)
-                if strict:
-                    raise
-                return
-            self._clean_temps_if_any(directory)
-            for target in TARGETS:
-                path = self.path(target)
-                raw = read_raw(path)
-                if not raw.readable:
-                    problem = _problem_of(path, raw)
-                    logger.warning("memory left untouched: %s", problem)
-                    self._load_problems[target] = problem
-                    self._load_errors[target] = str(problem)
-                    entries: list[str] = []
-                else:
-                    entries = parse_entries(raw.text)
-                limit = self.limit(target)
-                used = char_count(entries)
-                if used > limit:
-                    logger.warning(
-                        "%s is over its limit (%s/%s chars); it is loaded whole — consolidate it",
-                        path,
-                        f"{used:,}",
-                        f"{limit:,}",
-                    )
-                approved = approved_entries(entries, load_sidecar(path)) if entries else set()
-                report = scan_entries(target, entries, approved)
-                for item in report.blocked:
-                    logger.warning(
-                        "%s: entr%s %s blocked from the system prompt (%s%s)",
-                        path,
-                        "y" if len(item.indexes) == 1 else "ies",
-                        ", ".join(str(i + 1) for i in item.indexes),
-                        ", ".join(item.ids),
-                        "; split across adjacent entries" if item.split else "",
-                    )
-                self._live[target] = entries
-                self._snapshot[target] = render_block(target, report.entries, limit)
+                loaded = {target: LoadedTarget([], None, exc) for target in TARGETS}
+            else:
+                clean_temps_if_any(directory, self.path("memory"))
+                loaded = {t: load_target(t, self.path(t), self.limit(t)) for t in TARGETS}
+            for target, one in loaded.items():
+                self._live[target] = one.entries
+                self._snapshot[target] = one.block
+                if one.problem is not None:
+                    self._load_problems[target] = one.problem
+                    self._load_errors[target] = str(one.problem)
             if strict:
                 for target in TARGETS:
                     if target in self._load_problems:
                         raise self._load_problems[target]
-
-    def _clean_temps_if_any(self, directory: Path) -> None:
-        """Remove stale temp files under the MEMORY.md lock, without creating a lock file
-        when there is nothing to clean (loading stays read-only in the common case)."""
-        try:
-            names = [n for n in os.listdir(directory) if n.startswith(TEMP_PREFIX)]
-        except OSError:
-            return
-        if not names:
-            return
-        try:
-            with exclusive_lock(self.path("memory"), timeout=0):
-                clean_stale_temps(directory, STALE_TEMP_AGE_S)
-        except LockError:
-            pass  # a writer is busy; the next write cleans up under its own lock
 
     @property
     def load_problems(self) -> dict[str, MemoryFileError]:
@@ -362,206 +262,35 @@ class MemoryStore:
         if not raw.readable:
             return []
         entries = parse_entries(raw.text)
-        metas = reconcile(load_sidecar(path), entries, path)
-        rows: list[dict[str, Any]] = []
-        for entry in entries:
-            meta = metas[entry_key(entry)]
-            rows.append(
-                {
-                    "entry": entry,
-                    "created": meta["created"],
-                    "updated": meta["updated"],
-                    "origin": meta["origin"],
-                    "human_approved": meta.get("human_approved") is True,
-                }
-            )
-        return rows
+        return metadata_rows(entries, reconcile(load_sidecar(path), entries, path))
 
     # ------------------------------------------------------------------ turn bookkeeping
     def start_turn(self) -> None:
         """Reset the per-turn consolidation-failure counter (call at every user turn)."""
         with self._mutex:
-            self._failures = 0
+            self._feedback.failures = 0
 
     @property
     def consolidation_failures(self) -> int:
         """Consolidation failures counted in the current turn."""
-        return self._failures
-
-    def _consolidation_failure(self, result: Result) -> Result:
-        self._failures += 1
-        if self._failures > MAX_CONSOLIDATION_FAILURES_PER_TURN:
-            return {
-                "success": False,
-                "done": True,
-                "error": (
-                    f"Memory consolidation failed {self._failures} times this turn. Stop "
-                    "retrying memory calls — leave memory unchanged for now and continue with "
-                    "your reply to the user. The fact can be saved in a later turn."
-                ),
-            }
-        return result
-
-    def _success(self, target: str, entries: list[str], message: str, **extra: Any) -> Result:
-        self._failures = 0
-        result: Result = {
-            "success": True,
-            "done": True,
-            "target": target,
-            "usage": format_usage(char_count(entries), self.limit(target)),
-            "entry_count": len(entries),
-            "message": message,
-        }
-        result.update(extra)
-        result["note"] = SUCCESS_NOTE
-        return result
-
-    @staticmethod
-    def _invalid_target(target: Any) -> Result:
-        return {
-            "success": False,
-            "error": f"Invalid memory target '{target}'. Use 'memory' or 'user'.",
-        }
+        return self._feedback.failures
 
     # ------------------------------------------------------------------ the write protocol
-    def _mutate(self, target: str, *, drift_check: bool, mutation: _Mutation) -> Result:
-        path = self.path(target)
-        name = TARGET_FILES[target]
+    def _mutate(self, target: str, *, drift_check: bool, mutation: Mutation) -> Result:
+        """Run ``mutation`` under the file's lock on the entries on disk now (subclasses
+        that keep the text elsewhere override this one method)."""
         with self._mutex:
-            try:
-                ensure_memory_dir(path.parent)
-            except MemoryFileError as exc:
-                return {
-                    "success": False,
-                    "error": f"Refusing to write {name}: {exc}. Nothing was changed.",
-                }
-            try:
-                with exclusive_lock(path):
-                    clean_stale_temps(path.parent, STALE_TEMP_AGE_S)
-                    raw = read_raw(path)
-                    if not raw.readable:
-                        return {
-                            "success": False,
-                            "error": _unreadable_message(name, _problem_of(path, raw)),
-                        }
-                    text = raw.text or ""
-                    disk = parse_entries(text)
-                    if drift_check and raw.data is not None:
-                        report = check_drift(text, disk, self.limit(target))
-                        if report.drifted:
-                            logger.warning("%s drifted: %s", path, "; ".join(report.reasons))
-                            return _drift_error(name, save_backup(path, raw.data))
-                    self._live[target] = disk
-                    metas = reconcile(load_sidecar(path), disk, path)
-                    outcome = mutation(list(disk), metas)
-                    if outcome.entries is not None:
-                        normalised = _normalisation(raw, disk)
-                        backup = save_backup(path, raw.data) if normalised and raw.data else ""
-                        atomic_write_text(
-                            path, serialise(outcome.entries), tmp_prefix=TEMP_PREFIX, mode=FILE_MODE
-                        )
-                        self._live[target] = outcome.entries
-                        save_sidecar(path, outcome.entries, outcome.metas or metas)
-                        if normalised:
-                            outcome.result.update(_normalised_fields(name, normalised, backup))
-                    return outcome.result
-            except LockError as exc:
-                return {
-                    "success": False,
-                    "error": f"Could not lock {name}: {exc}. Nothing was changed.",
-                }
-            except OSError as exc:
-                return {
-                    "success": False,
-                    "error": f"Failed to write memory file {path}: {exc}. Nothing was changed.",
-                }
-
-    def _echo(self, target: str, entries: list[str], metas: dict[str, EntryMeta]) -> list[str]:
-        """``entries`` as they may be shown to the model in a response: flagged entries as
-        the snapshot's ``[BLOCKED: …]`` placeholders (a hand-planted payload must not reach
-        the model through an error response either)."""
-        return scan_entries(target, entries, approved_entries(entries, metas)).entries
-
-    def _split_threat(
-        self,
-        target: str,
-        before: list[str],
-        after: list[str],
-        metas_before: dict[str, EntryMeta],
-        metas_after: dict[str, EntryMeta],
-    ) -> Result | None:
-        """A refusal when ``after`` blocks an entry that ``before`` did not: the write would
-        complete an instruction split across adjacent entries."""
-        new = scan_entries(target, after, approved_entries(after, metas_after))
-        if not any(item.split for item in new.blocked):
-            return None  # the common case: one joined scan, no second one of ``before``
-        old = scan_entries(target, before, approved_entries(before, metas_before))
-        was_blocked = {before[i] for i in old.blocked_indexes}
-        for item in new.blocked:
-            if all(after[i] in was_blocked for i in item.indexes):
-                continue
-            first, last = item.window
-            changed = set(after) - set(before)
-            others = [after[i] for i in range(first, last + 1) if after[i] not in changed]
-            ids = ", ".join(f"'{pid}'" for pid in item.ids)
-            shown = ", ".join(f"'{preview(entry, 60)}'" for entry in others)
-            together = (
-                f" together with the adjacent entr{'y' if len(others) == 1 else 'ies'} {shown}"
-                if others
-                else ""
+            result, on_disk = mutate_file(
+                self.path(target),
+                limit=self.limit(target),
+                drift_check=drift_check,
+                mutation=mutation,
             )
-            return {
-                "success": False,
-                "error": (
-                    f"Blocked: this content, read{together}, matches threat pattern(s) {ids}. "
-                    "Memory entries are shown joined in the system prompt, so an instruction "
-                    "split across entries is still an instruction. Rephrase the content, or "
-                    "change the other entry first."
-                ),
-            }
-        return None
+            if on_disk is not None:
+                self._live[target] = on_disk
+            return result
 
-    def _room_advice(
-        self,
-        target: str,
-        final: list[str],
-        removable: list[str],
-        metas: dict[str, EntryMeta],
-    ) -> tuple[str, dict[str, Any]]:
-        """Exactly how many chars to free from ``final`` and which old entries would do it."""
-        limit = self.limit(target)
-        needed = char_count(final) - limit
-        order = sorted(
-            range(len(removable)),
-            key=lambda i: (_updated(metas, removable[i]), i),
-        )
-        chosen: list[str] = []
-        remaining = list(final)
-        for i in order:
-            if char_count(remaining) <= limit:
-                break
-            chosen.append(removable[i])
-            remaining.remove(removable[i])
-        if char_count(remaining) > limit:
-            kept = [entry for entry in final if entry not in removable]
-            over = char_count(kept) - limit
-            text = (
-                f" Free at least {needed:,} chars. Even with every other entry removed the "
-                f"result would still be {over:,} chars over the limit: shorten the new content."
-            )
-            shown = self._echo(target, list(removable), metas)
-            return text, {"chars_to_free": needed, "suggested_removals": shown}
-        text = (
-            f" Free at least {needed:,} chars: removing the {len(chosen)} least recently "
-            "updated entr" + ("y" if len(chosen) == 1 else "ies") + " listed in "
-            "suggested_removals would be enough (or shorten entries by that much)."
-        )
-        return text, {
-            "chars_to_free": needed,
-            "suggested_removals": self._echo(target, chosen, metas),
-        }
-
-    # ------------------------------------------------------------------ add
+    # ------------------------------------------------------------------ edits
     def add(
         self,
         target: str,
@@ -586,122 +315,20 @@ class MemoryStore:
             never sets this. Editing the entry later without approval drops the approval.
         """
         if target not in TARGET_FILES:
-            return self._invalid_target(target)
-        content = _as_text(content)
+            return invalid_target(target)
+        content = as_text(content)
         if not content:
             return {"success": False, "error": "Content cannot be empty."}
-        problem = delimiter_problem(content)
-        if problem:
-            return {"success": False, "error": problem}
-        masked = scrub_secrets(content)
-        redacted = masked != content
-        content = masked
-        threat = write_threat(content)
-        if threat and not approved_by_human:
-            return {"success": False, "error": threat}
-        origin = origin or self.write_origin
-        limit = self.limit(target)
-
-        def mutation(entries: list[str], metas: dict[str, EntryMeta]) -> _Outcome:
-            if content in entries:
-                meta = metas.get(entry_key(content))
-                if approved_by_human and meta is not None and not meta.get("human_approved"):
-                    approved_metas = dict(metas)
-                    approved_metas[entry_key(content)] = _approved(meta)
-                    result = self._success(
-                        target,
-                        entries,
-                        "Entry already exists (no duplicate added); marked as approved by a human.",
-                    )
-                    return _Outcome(result, entries, approved_metas)
-                return _Outcome(
-                    self._success(target, entries, "Entry already exists (no duplicate added).")
-                )
-            used = char_count(entries)
-            similar = find_near_duplicate(content, entries)
-            if similar is not None:
-                return _Outcome(
-                    self._consolidation_failure(
-                        {
-                            "success": False,
-                            "error": (
-                                "Not added: this is nearly the same as an existing entry: "
-                                f"'{preview(similar)}'. If it updates that entry, use "
-                                "action='replace' with old_text set to part of it and content "
-                                "set to the complete new entry; if memory already says this, "
-                                "leave it unchanged."
-                            ),
-                            "similar_entry": self._echo(target, [similar], metas)[0],
-                            "current_entries": self._echo(target, entries, metas),
-                            "usage": format_count_usage(used, limit),
-                        }
-                    )
-                )
-            final = [*entries, content]
-            if char_count(final) > limit:
-                advice, extra = self._room_advice(target, final, entries, metas)
-                return _Outcome(
-                    self._consolidation_failure(
-                        {
-                            "success": False,
-                            "error": (
-                                f"Memory at {used:,}/{limit:,} chars. Adding this entry "
-                                f"({len(content)} chars) would exceed the limit. Consolidate "
-                                "now: use 'replace' to merge overlapping entries into shorter "
-                                "ones or 'remove' stale or less important entries (see "
-                                "current_entries below), then retry this add — all in this "
-                                "turn." + advice
-                            ),
-                            "current_entries": self._echo(target, entries, metas),
-                            "usage": format_count_usage(used, limit),
-                            **extra,
-                        }
-                    )
-                )
-            stamp = now_iso()
-            new_metas = dict(metas)
-            meta = EntryMeta(created=stamp, updated=stamp, origin=origin)
-            new_metas[entry_key(content)] = _approved(meta) if approved_by_human else meta
-            if not approved_by_human:
-                refusal = self._split_threat(target, entries, final, metas, new_metas)
-                if refusal is not None:
-                    return _Outcome(refusal)
-            return _Outcome(self._success(target, final, "Entry added."), final, new_metas)
-
-        result = self._mutate(target, drift_check=False, mutation=mutation)
-        return _annotate(result, redacted=redacted, approved=approved_by_human, threat=threat)
-
-    # ------------------------------------------------------------------ replace / remove
-    def _locate_single(
-        self,
-        target: str,
-        entries: list[str],
-        old_text: str,
-        verb: str,
-        metas: dict[str, EntryMeta],
-    ) -> int | Result:
-        matches = _distinct(entries, _locate(entries, old_text))
-        if not matches:
-            return self._consolidation_failure(
-                {
-                    "success": False,
-                    "error": (
-                        f"No entry matched '{old_text}'. Check current_entries below and retry "
-                        f"with the exact text of the entry you want to {verb}."
-                    ),
-                    "current_entries": self._echo(target, entries, metas),
-                }
-            )
-        if len(matches) > 1:
-            return {
-                "success": False,
-                "error": f"Multiple entries matched '{old_text}'. Be more specific.",
-                "matches": [
-                    preview(entry)
-                    for entry in self._echo(target, [entries[i] for i in matches], metas)
-                ],
-            }
-        return matches[0]
+        chosen = origin or self.write_origin
+        return self._write_screened(
+            target,
+            content,
+            approved_by_human=approved_by_human,
+            drift_check=False,
+            build=lambda text: add_mutation(
+                self._feedback, target, text, origin=chosen, approved_by_human=approved_by_human
+            ),
+        )
 
     def replace(
         self,
@@ -724,9 +351,9 @@ class MemoryStore:
             the new entry as approved by a human. Never set by the ``memory`` tool.
         """
         if target not in TARGET_FILES:
-            return self._invalid_target(target)
-        old = _as_text(old_text)
-        new = _as_text(new_content)
+            return invalid_target(target)
+        old = as_text(old_text)
+        new = as_text(new_content)
         if not old:
             return {"success": False, "error": "old_text cannot be empty."}
         if not new:
@@ -734,84 +361,53 @@ class MemoryStore:
                 "success": False,
                 "error": "new_content cannot be empty. Use 'remove' to delete entries.",
             }
-        problem = delimiter_problem(new)
-        if problem:
-            return {"success": False, "error": problem}
-        masked = scrub_secrets(new)
-        redacted = masked != new
-        new = masked
-        threat = write_threat(new)
-        if threat and not approved_by_human:
-            return {"success": False, "error": threat}
-        origin = origin or self.write_origin
-        limit = self.limit(target)
+        chosen = origin or self.write_origin
+        return self._write_screened(
+            target,
+            new,
+            approved_by_human=approved_by_human,
+            drift_check=True,
+            build=lambda text: replace_mutation(
+                self._feedback,
+                target,
+                old,
+                text,
+                origin=chosen,
+                approved_by_human=approved_by_human,
+            ),
+        )
 
-        def mutation(entries: list[str], metas: dict[str, EntryMeta]) -> _Outcome:
-            located = self._locate_single(target, entries, old, "replace", metas)
-            if isinstance(located, dict):
-                return _Outcome(located)
-            previous = entries[located]
-            final = list(entries)
-            final[located] = new
-            final = dedupe(final)
-            if char_count(final) > limit:
-                used = char_count(entries)
-                removable = [entry for i, entry in enumerate(entries) if i != located]
-                advice, extra = self._room_advice(target, final, removable, metas)
-                return _Outcome(
-                    self._consolidation_failure(
-                        {
-                            "success": False,
-                            "error": (
-                                f"Replacement would put memory at {char_count(final):,}/"
-                                f"{limit:,} chars. Shorten the new content, or 'remove' other "
-                                "stale or less important entries to make room (see "
-                                "current_entries below), then retry — all in this turn." + advice
-                            ),
-                            "current_entries": self._echo(target, entries, metas),
-                            "usage": format_count_usage(used, limit),
-                            **extra,
-                        }
-                    )
-                )
-            new_metas = dict(metas)
-            old_meta = metas.get(entry_key(previous))
-            stamp = now_iso()
-            meta = EntryMeta(
-                created=old_meta["created"] if old_meta else stamp, updated=stamp, origin=origin
-            )
-            new_metas[entry_key(new)] = _approved(meta) if approved_by_human else meta
-            if not approved_by_human:
-                refusal = self._split_threat(target, entries, final, metas, new_metas)
-                if refusal is not None:
-                    return _Outcome(refusal)
-            shown_previous = self._echo(target, [previous], metas)[0]
-            result = self._success(target, final, "Entry replaced.", replaced_entry=shown_previous)
-            return _Outcome(result, final, new_metas)
-
-        result = self._mutate(target, drift_check=True, mutation=mutation)
-        return _annotate(result, redacted=redacted, approved=approved_by_human, threat=threat)
+    def _write_screened(
+        self,
+        target: str,
+        text: str,
+        *,
+        approved_by_human: bool,
+        drift_check: bool,
+        build: Callable[[str], Mutation],
+    ) -> Result:
+        """Screen ``text``, run the mutation ``build`` makes of the screened text, and add
+        the notes the caller is owed (masked credentials, a human's approval)."""
+        screened = screen_content(text, approved_by_human=approved_by_human)
+        if isinstance(screened, dict):
+            return screened
+        result = self._mutate(target, drift_check=drift_check, mutation=build(screened.text))
+        return annotate(
+            result, redacted=screened.redacted, approved=approved_by_human, threat=screened.threat
+        )
 
     def remove(self, target: str, old_text: str, *, origin: str | None = None) -> Result:
         """Delete the entry identified by ``old_text`` (removing the last entry is allowed)."""
+
         del origin  # removals leave no metadata behind
         if target not in TARGET_FILES:
-            return self._invalid_target(target)
-        old = _as_text(old_text)
+            return invalid_target(target)
+        old = as_text(old_text)
         if not old:
             return {"success": False, "error": "old_text cannot be empty."}
-
-        def mutation(entries: list[str], metas: dict[str, EntryMeta]) -> _Outcome:
-            located = self._locate_single(target, entries, old, "remove", metas)
-            if isinstance(located, dict):
-                return _Outcome(located)
-            previous = entries[located]
-            final = [entry for i, entry in enumerate(entries) if i != located]
-            shown_previous = self._echo(target, [previous], metas)[0]
-            result = self._success(target, final, "Entry removed.", removed_entry=shown_previous)
-            return _Outcome(result, final, metas)
-
-        return self._mutate(target, drift_check=True, mutation=mutation)
+        return self._mutate(
+            target, drift_check=True, mutation=remove_mutation(self._feedback, target, old)
+        )
 
     # ------------------------------------------------------------------ batch
     def apply_batch(
@@ -877,276 +473,19 @@ class MemoryStore:
         allow_empty: bool = False,
     ) -> Result:
         if target not in TARGET_FILES:
-            return self._invalid_target(target)
-        if not isinstance(operations, list):
-            return {
-                "success": False,
-                "error": "operations must be a list of {action, content?, old_text?} objects.",
-            }
-        ops: list[Any] = operations
-        if not ops:
-            return {"success": False, "error": "operations list is empty."}
-        redacted = False
-        cleaned: list[Any] = []
-        for index, op in enumerate(ops, start=1):
-            if isinstance(op, dict) and op.get("action") in ("add", "replace"):
-                text = _op_content(op)
-                problem = delimiter_problem(text) if text else None
-                if problem:
-                    return {
-                        "success": False,
-                        "error": f"Operation {index}: {problem}{BATCH_SUFFIX}",
-                    }
-                masked = scrub_secrets(text)
-                redacted = redacted or masked != text
-                threat = write_threat(masked) if masked else None
-                if threat:
-                    return {"success": False, "error": f"Operation {index}: {threat}{BATCH_SUFFIX}"}
-                op = {key: value for key, value in op.items() if key != "new_text"}
-                op["content"] = masked
-            cleaned.append(op)
-        ops = cleaned
-        origin = origin or self.write_origin
-        limit = self.limit(target)
-        name = TARGET_FILES[target]
-
-        def mutation(entries: list[str], metas: dict[str, EntryMeta]) -> _Outcome:
-            used = char_count(entries)
-
-            def fail(message: str, extra: dict[str, Any] | None = None) -> _Outcome:
-                return _Outcome(
-                    self._consolidation_failure(
-                        {
-                            "success": False,
-                            "error": message,
-                            "current_entries": self._echo(target, entries, metas),
-                            "usage": format_count_usage(used, limit),
-                            **(extra or {}),
-                        }
-                    )
-                )
-
-            def abort(message: str) -> _Outcome:
-                return fail(message + BATCH_SUFFIX)
-
-            for entry in (pinned or {}).values():
-                if entry not in entries:
-                    return _Outcome(_stale_error(entry))
-            working = list(entries)
-            new_metas = dict(metas)
-            replaced: dict[int, str] = {}
-            removed: dict[int, str] = {}
-            stamp = now_iso()
-            for index, op in enumerate(ops, start=1):
-                action = op.get("action") if isinstance(op, dict) else None
-                shown = action if isinstance(action, str) and action else "unknown"
-                label = f"Operation {index} ({shown})"
-                if action not in ("add", "replace", "remove") or not isinstance(op, dict):
-                    return abort(f"{label}: unknown action. Use add, replace, or remove.")
-                content = _op_content(op)
-                old = _as_text(op.get("old_text"))
-                if action == "add":
-                    if not content:
-                        return abort(f"{label}: content is required.")
-                    if content in working:
-                        continue
-                    similar = find_near_duplicate(content, working)
-                    if similar is not None:
-                        return abort(
-                            f"{label}: nearly the same as the existing entry "
-                            f"'{preview(similar)}' -- use replace to update that entry instead."
-                        )
-                    working.append(content)
-                    new_metas[entry_key(content)] = EntryMeta(
-                        created=stamp, updated=stamp, origin=origin
-                    )
-                    continue
-                if not old:
-                    return abort(f"{label}: old_text is required.")
-                if action == "replace" and not content:
-                    return abort(f"{label}: content is required (use action='remove' to delete).")
-                if pinned is not None and index in pinned:
-                    exact = [i for i, entry in enumerate(working) if entry == pinned[index]]
-                    if not exact:
-                        return _Outcome(_stale_error(pinned[index]))
-                    matches = exact[:1]
-                else:
-                    matches = _distinct(working, _locate(working, old))
-                if not matches:
-                    return abort(f"{label}: no entry matched '{old}'.")
-                if len(matches) > 1:
-                    return abort(
-                        f"{label}: '{old}' matched multiple distinct entries -- be more specific."
-                    )
-                position = matches[0]
-                previous = working[position]
-                if action == "remove":
-                    removed[index] = previous
-                    del working[position]
-                    continue
-                replaced[index] = previous
-                working[position] = content
-                old_meta = new_metas.get(entry_key(previous))
-                new_metas[entry_key(content)] = EntryMeta(
-                    created=old_meta["created"] if old_meta else stamp,
-                    updated=stamp,
-                    origin=origin,
-                )
-            working = dedupe(working)
-            if entries and not working and not allow_empty:
-                return fail(
-                    f"Refusing to empty {name}: this batch would remove every entry from a "
-                    "previously non-empty store. Keep at least one entry — merge overlapping "
-                    "entries into a shorter one instead of removing the last one. To delete "
-                    "the final entry deliberately, use single remove() calls."
-                )
-            total = char_count(working)
-            if total > limit:
-                unchanged = [entry for entry in working if entry in entries]
-                advice, extra = self._room_advice(target, working, unchanged, new_metas)
-                return fail(
-                    f"After applying all {len(ops)} operations, memory would be at "
-                    f"{total:,}/{limit:,} chars -- over the limit. Remove or shorten more "
-                    "entries in the same batch, then retry." + advice,
-                    extra,
-                )
-            refusal = self._split_threat(target, entries, working, metas, new_metas)
-            if refusal is not None:
-                refusal["error"] += BATCH_SUFFIX
-                return _Outcome(refusal)
-            extra_fields: dict[str, Any] = {}
-            if replaced:
-                extra_fields["replaced_entries"] = self._echo_map(target, replaced, metas)
-            if removed:
-                extra_fields["removed_entries"] = self._echo_map(target, removed, metas)
-            result = self._success(
-                target, working, f"Applied {len(ops)} operation(s).", **extra_fields
-            )
-            if dry_run:
-                result["matched_entries"] = {**replaced, **removed}
-                return _Outcome(result)
-            if working == entries:
-                return _Outcome(result)
-            return _Outcome(result, working, new_metas)
-
+            return invalid_target(target)
+        screened = screen_operations(operations)
+        if isinstance(screened, dict):
+            return screened
+        ops, redacted = screened
+        mutation = batch_mutation(
+            self._feedback,
+            target,
+            ops,
+            origin=origin or self.write_origin,
+            dry_run=dry_run,
+            pinned=pinned,
+            allow_empty=allow_empty,
+        )
         result = self._mutate(target, drift_check=True, mutation=mutation)
-        return _annotate(result, redacted=redacted, approved=False, threat=None)
-
-    def _echo_map(
-        self, target: str, items: dict[int, str], metas: dict[str, EntryMeta]
-    ) -> dict[int, str]:
-        shown = [self._echo(target, [text], metas)[0] for text in items.values()]
-        return dict(zip(items, shown, strict=True))
-
-
-def _stale_error(entry: str) -> Result:
-    return {
-        "success": False,
-        "error": (
-            "Entry changed since it was staged, so this write was not applied: "
-            f"'{preview(entry)}' is no longer in memory as it was when the change was "
-            "reviewed. Nothing was changed; reject this proposal and stage the change again "
-            "against the current entries if it is still wanted."
-        ),
-        "stale_entry": entry,
-    }
-
-
-def _approved(meta: EntryMeta) -> EntryMeta:
-    approved = EntryMeta(created=meta["created"], updated=meta["updated"], origin=meta["origin"])
-    approved["human_approved"] = True
-    return approved
-
-
-def _annotate(result: Result, *, redacted: bool, approved: bool, threat: str | None) -> Result:
-    """Add the notes a successful write owes its caller: masked credentials, an approval."""
-    if result.get("success") is not True or "note" not in result:
-        return result
-    note = result.pop("note")
-    if redacted:
-        result["redacted"] = REDACTION_NOTE
-    if approved:
-        result["human_approved"] = True
-        if threat:
-            result["threat_overridden"] = threat
-    result["note"] = note
-    return result
-
-
-def _updated(metas: dict[str, EntryMeta], entry: str) -> str:
-    meta = metas.get(entry_key(entry))
-    return meta["updated"] if meta is not None else ""
-
-
-def _op_content(op: dict[str, Any]) -> str:
-    content = op.get("content")
-    if content is None:
-        content = op.get("new_text")
-    return _as_text(content)
-
-
-def _problem_of(path: Path, raw: RawFile) -> MemoryFileError:
-    if raw.problem is not None:
-        return raw.problem
-    return MemoryFileError(path, f"cannot be read ({raw.error})", "check the file, then retry")
-
-
-def _unreadable_message(name: str, problem: MemoryFileError) -> str:
-    return (
-        f"Refusing to write {name}: the file exists on disk but could not be read — "
-        f"{problem.path} {problem.problem}. Treating an unreadable file as empty and saving "
-        "would wipe existing memory, so the write is refused. Nothing was changed. Tell the "
-        f"user how to fix it: {problem.fix}."
-    )
-
-
-def _normalisation(raw: RawFile, entries: list[str]) -> str:
-    """Why rewriting ``raw`` as ``entries`` changes how Hermes Agent reads the file ("" when
-    it does not): its reader has none of our tolerance for CRLF, spaces or blank lines
-    around '§', and older versions kept a BOM."""
-    data = raw.data
-    if not data:
-        return ""
-    if data == serialise(entries).encode("utf-8"):
-        return ""
-    reasons = []
-    if data.startswith(b"\xef\xbb\xbf"):
-        reasons.append("a byte-order mark (BOM) at the start")
-    if b"\r" in data:
-        reasons.append("CRLF or CR line endings")
-    theirs = hermes_entries(data)
-    if theirs is not None and theirs != entries and b"\r" not in data:
-        reasons.append("a '§' separator line with spaces or tabs around the sign")
-    return " and ".join(reasons)
-
-
-def _normalised_fields(name: str, reasons: str, backup: str) -> Result:
-    return {
-        "normalized_file": True,
-        "normalized_backup": backup,
-        "normalization_note": (
-            f"{name} had been edited by hand ({reasons}); it was read leniently and has now "
-            f"been rewritten in the canonical format that Hermes Agent reads (entries "
-            f"separated by a line holding only '§'). The file as it was is saved at {backup}."
-        ),
-    }
-
-
-def _drift_error(name: str, backup: str) -> Result:
-    return {
-        "success": False,
-        "error": (
-            f"Refusing to write {name}: file on disk has content that wouldn't round-trip "
-            "through the memory tool (likely added by the patch tool, a shell append, a manual "
-            f"edit, or a concurrent session). A snapshot was saved to {backup}. Resolve the "
-            "drift first — either rewrite the file as a clean §-delimited list of entries, or "
-            "move the extra content out — then retry. This guard exists to prevent silent data "
-            "loss (issue #26045)."
-        ),
-        "drift_backup": backup,
-        "remediation": (
-            "Open the .bak file, integrate the missing entries into the memory tool one at a "
-            "time via memory(action=add, content=...), then remove or rewrite the original "
-            "file to a clean state."
-        ),
-    }
+        return annotate(result, redacted=redacted, approved=False, threat=None)
