@@ -18,82 +18,22 @@ Every call goes through the kit's `Guard` (breaker, failure taxonomy, health rec
 from __future__ import annotations
 
 import logging
-import os
-import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hermes_memory_core import kit
 from hermes_memory_core.provider import RecallStatus
-from hermes_memory_core.toolresult import tool_error, tool_result
 from hermes_memory_core.worker import SerialWorker
+from hermes_memory_retaindb.client import RetainDBClient, classify
 from hermes_memory_retaindb.journal import JournaledWrites
 from hermes_memory_retaindb.settings import RetainDBSettings
-
-if TYPE_CHECKING:
-    from hermes_memory_retaindb.client import RetainDBClient
+from hermes_memory_retaindb.tools import TOOL_SCHEMAS, TOOLS
 
 __all__ = ["TOOL_SCHEMAS", "RetainDBProvider"]
 
 logger = logging.getLogger("hermes_memory_retaindb")
-
-MEMORY_TYPES = ("factual", "preference", "goal", "instruction", "event", "opinion")
-
-
-def _schema(
-    name: str, description: str, props: dict[str, Any], required: list[str]
-) -> dict[str, Any]:
-    params = {"type": "object", "properties": props, "required": required}
-    return {"name": name, "description": description, "parameters": params}
-
-
-_QUERY = {"type": "string", "description": "What to look for."}
-_FILE_ID = {"type": "string", "description": "The file's id (from upload or list)."}
-SCOPES = ("PROJECT", "USER", "ORG")
-FILE_TOOLS = frozenset({"retaindb_upload_file", "retaindb_list_files", "retaindb_read_file",
-                        "retaindb_ingest_file", "retaindb_delete_file"})  # fmt: skip
-TOOL_SCHEMAS: tuple[dict[str, Any], ...] = (
-    _schema("retaindb_profile", "The user's stable profile from RetainDB: preferences, facts "
-            "and patterns.", {}, []),
-    _schema("retaindb_search", "Search RetainDB memories; ranked results with their ids.",
-            {"query": _QUERY, "top_k": {"type": "integer", "description": "1-20 (default 8)."}},
-            ["query"]),
-    _schema("retaindb_context", "What RetainDB holds that matters for a task: the profile and "
-            "the memories relevant to it.", {"query": _QUERY}, ["query"]),
-    _schema("retaindb_remember", "Store a fact, preference or decision in RetainDB.",
-            {"content": {"type": "string", "description": "The fact to remember."},
-             "memory_type": {"type": "string", "enum": list(MEMORY_TYPES),
-                             "description": "Category (default factual)."},
-             "importance": {"type": "number", "description": "0-1 (default 0.7)."}},
-            ["content"]),
-    _schema("retaindb_forget", "Delete one RetainDB memory by id (from retaindb_search).",
-            {"memory_id": {"type": "string", "description": "The memory's id."}},
-            ["memory_id"]),
-    _schema("retaindb_upload_file", "Upload a local file (inside the working directory, "
-            "regular file, at most 10 MiB) to the RetainDB file store; returns its id and "
-            "rdb:// URI.",
-            {"local_path": {"type": "string", "description": "The file, relative to the "
-                            "working directory."},
-             "remote_path": {"type": "string", "description": "Destination, e.g. "
-                             "/reports/q1.md (default /<file name>)."},
-             "scope": {"type": "string", "enum": list(SCOPES),
-                       "description": "Who can see it (default PROJECT)."},
-             "ingest": {"type": "boolean", "description": "Also extract memories from it "
-                        "(default false)."}},
-            ["local_path"]),
-    _schema("retaindb_list_files", "List files in the RetainDB file store.",
-            {"prefix": {"type": "string", "description": "Only paths starting with this."},
-             "limit": {"type": "integer", "description": "1-200 (default 50)."}}, []),
-    _schema("retaindb_read_file", "The text of a stored file (at most 32,000 characters).",
-            {"file_id": _FILE_ID}, ["file_id"]),
-    _schema("retaindb_ingest_file", "Chunk, embed and extract memories from a stored file so "
-            "its contents become searchable.", {"file_id": _FILE_ID}, ["file_id"]),
-    _schema("retaindb_delete_file", "Delete a stored file.", {"file_id": _FILE_ID},
-            ["file_id"]),
-)  # fmt: skip
-TOOL_NAMES = frozenset(s["name"] for s in TOOL_SCHEMAS)
 
 
 def _accept(write: kit.Write) -> bool:
@@ -103,18 +43,6 @@ def _accept(write: kit.Write) -> bool:
     if write.get("op") == "ingest":
         return isinstance(write.get("messages"), list)
     return write.get("op") == "remember" and isinstance(write.get("content"), str)
-
-
-def _classify(exc: BaseException) -> kit.Failure:
-    from hermes_memory_retaindb.client import classify  # httpx: only once a call failed
-
-    return classify(exc)
-
-
-def _public(memory: dict[str, Any]) -> dict[str, Any]:
-    """The fields of a memory shown to the model."""
-    keys = ("id", "content", "memory_type", "score", "importance", "created_at")
-    return {k: memory[k] for k in keys if memory.get(k) is not None}
 
 
 class RetainDBProvider(kit.RemoteProvider):
@@ -145,7 +73,7 @@ class RetainDBProvider(kit.RemoteProvider):
     # ------------------------------------------------------------------ settings
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         """The ten ``retaindb_*`` tools (five memory tools, five file-store tools)."""
-        return [dict(s) for s in TOOL_SCHEMAS]
+        return TOOLS.schemas()
 
     # ------------------------------------------------------------------ lifecycle
     def initialize(self, session_id: str, **kwargs: Any) -> None:
@@ -161,7 +89,7 @@ class RetainDBProvider(kit.RemoteProvider):
         self._session = session_id or "default"
         s = self.settings
         guard = self._make_guard(
-            _classify,
+            classify,
             threshold=s.breaker_threshold, cooldown=s.breaker_cooldown,
             label="RetainDB", logger=logger,
         )  # fmt: skip
@@ -172,8 +100,6 @@ class RetainDBProvider(kit.RemoteProvider):
             logger.warning("RetainDB provider inactive: %s", reason)
             guard.report("degraded", reason)
             return
-        from hermes_memory_retaindb.client import RetainDBClient  # httpx: only when used
-
         self._user = s.user_id or str(kwargs.get("user_id") or "") or "default"
         self._client = RetainDBClient(
             api_key=s.api_key, base_url=s.base_url, project=s.project,
@@ -206,25 +132,10 @@ class RetainDBProvider(kit.RemoteProvider):
         recall, writer = self._recall, self._pending.worker if self._pending else None
         if recall is not None:
             recall.close(0)
-        client = self._client
-        if client is None:
-            return
-
-        def idle() -> bool:
-            return not ((recall and recall.pending) or (writer and writer.pending))
-
-        if drained and idle():
-            client.close()
-            return
-        # A call is still in flight: close the pool once it returned (its timeout bounds it).
-        deadline = time.monotonic() + 3 * float(self.settings.timeout) + 5
-
-        def later() -> None:
-            while time.monotonic() < deadline and not idle():
-                time.sleep(0.05)
-            client.close()
-
-        threading.Thread(target=later, name="retaindb-close", daemon=True).start()
+        if self._client is not None:  # a call in flight is bounded by the request timeout
+            within = 3 * float(self.settings.timeout) + 5
+            kit.close_when_idle(self._client.close, (recall, writer), drained=drained,
+                                within=within, name="retaindb-close")  # fmt: skip
 
     # ------------------------------------------------------------------ writes
     def _send(self, write: kit.Write) -> None:
@@ -319,13 +230,11 @@ class RetainDBProvider(kit.RemoteProvider):
                                                                    timeout=wait))  # fmt: skip
         except (kit.Unavailable, kit.CallFailed):
             found = []
-        head, used = kit.bullet_block("## RetainDB profile", profile, exclude=self._known_facts,
-                                      max_items=8, max_chars=700)  # fmt: skip
-        shown = self._known_facts | {kit.fact_key(p) for p in profile}
-        body, more = kit.bullet_block("## Relevant memories", [str(m["content"]) for m in found],
-                                      exclude=shown, max_items=8, max_chars=900)  # fmt: skip
-        self._last_count = used + more
-        return "\n\n".join(part for part in (head, body) if part)
+        text, self._last_count = kit.overlay("## RetainDB profile", profile,
+                                             "## Relevant memories",
+                                             [str(m["content"]) for m in found],
+                                             exclude=self._known_facts)  # fmt: skip
+        return text
 
     def recall_status(self) -> RecallStatus | None:
         """How many memories the last `prefetch` recalled (None when none)."""
@@ -335,140 +244,6 @@ class RetainDBProvider(kit.RemoteProvider):
     # ------------------------------------------------------------------ tools
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
         """Run a ``retaindb_*`` tool; always a JSON string, errors as ``{"error": …}``."""
-        problem = kit.check_tool_call(tool_name, args, TOOL_NAMES)
-        if problem:
-            return tool_error(problem)
-        client, guard = self._client, self._guard
-        if not self.active or client is None or guard is None:
-            return tool_error(f"RetainDB is not available: {self._init_error}")
-        try:
-            return tool_result(self._tool(tool_name, args, client, guard))
-        except ValueError as exc:
-            return tool_error(f"{tool_name}: {exc}")
-        except (kit.Unavailable, kit.CallFailed) as exc:  # already counted and reported
-            return tool_error(str(exc))
-
-    def _tool(
-        self, tool: str, args: dict[str, Any], client: RetainDBClient, guard: kit.Guard
-    ) -> dict[str, Any]:
-        if tool in FILE_TOOLS:
-            return self._file_tool(tool, args, client, guard)
-        if tool == "retaindb_profile":
-            found = guard.call("profile", lambda: client.profile(self._user))
-            self._profile = [str(m["content"]) for m in found]
-            self._profile_at = time.monotonic()
-            return {"memories": [_public(m) for m in found]}
-        if tool == "retaindb_search":
-            query = kit.required_text(args, "query")
-            top_k = kit.int_arg(args, "top_k", 8, low=1, high=20)
-            found = guard.call("search", lambda: client.search(self._user, self._session,
-                                                                 query, top_k))  # fmt: skip
-            return {"results": [_public(m) for m in found[:top_k]]}
-        if tool == "retaindb_context":
-            query = kit.required_text(args, "query")
-            found = guard.call("context", lambda: client.context(self._user, self._session,
-                                                                   query))  # fmt: skip
-            profile = self._profile or []
-            return {"profile": profile, "memories": [_public(m) for m in found]}
-        if tool == "retaindb_forget":
-            from hermes_memory_retaindb.client import path_segment
-
-            memory = kit.required_text(args, "memory_id", max_chars=300)
-            path_segment(memory, "memory id")  # refused before any request
-            guard.call("forget", lambda: client.delete(memory))
-            self._profile_at = 0.0
-            return {"deleted": memory}
-        return self._remember(args, client, guard)
-
-    def _remember(
-        self, args: dict[str, Any], client: RetainDBClient, guard: kit.Guard
-    ) -> dict[str, Any]:
-        if not self._writes_enabled:
-            raise ValueError("this agent context is read-only (only the primary agent writes)")
-        content = kit.required_text(args, "content", max_chars=8000)
-        kind = kit.choice_arg(args, "memory_type", MEMORY_TYPES, "factual")
-        importance = args.get("importance", 0.7)
-        if isinstance(importance, bool) or not isinstance(importance, int | float):
-            raise ValueError("'importance' must be a number from 0 to 1")
-        row = self._write("remember", content=content, memory_type=kind,
-                          importance=max(0.0, min(1.0, float(importance))))  # fmt: skip
-        try:
-            answer = guard.call("remember", lambda: client.add(row))
-        except kit.CallFailed as exc:
-            if not exc.failure.trips_breaker:
-                raise
-            self._enqueue(row)
-            return {"queued": True, "note": f"RetainDB is unreachable; saved and sent later "
-                    f"({exc.failure.message})"}  # fmt: skip
-        except kit.Unavailable as exc:
-            self._enqueue(row)
-            return {"queued": True, "note": f"saved and sent later ({exc})"}
-        from hermes_memory_retaindb.client import memory_id
-
-        self._profile_at = 0.0
-        return {"stored": True, "id": memory_id(answer)}
-
-    def _file_tool(
-        self, tool: str, args: dict[str, Any], client: RetainDBClient, guard: kit.Guard
-    ) -> dict[str, Any]:
-        from hermes_memory_retaindb import files
-        from hermes_memory_retaindb.client import path_segment
-
-        wait = float(self.settings.file_timeout)
-        if tool == "retaindb_list_files":
-            prefix = kit.optional_text(args, "prefix")
-            limit = kit.int_arg(args, "limit", 50, low=1, high=200)
-            found = guard.call("list_files", lambda: client.list_files(prefix, limit))
-            return {"files": [files.public_file(f) for f in found[:limit]]}
-        if tool == "retaindb_upload_file":
-            return self._upload(args, client, guard, wait)
-        file_id = kit.required_text(args, "file_id", max_chars=300)
-        path_segment(file_id, "file id")  # refused before any request
-        if tool == "retaindb_read_file":
-            meta = guard.call("read_file", lambda: client.get_file(file_id))
-            data, complete = guard.call(
-                "read_file", lambda: client.file_content(file_id, files.MAX_READ_BYTES,
-                                                         timeout=wait))  # fmt: skip
-            shown: dict[str, Any] = {"file": files.public_file(meta)}
-            if not files.is_text(meta, data):
-                shown["content"] = None
-                shown["note"] = "binary file: use retaindb_ingest_file to extract its text"
-                return shown
-            text, cut = files.decode_text(data, complete)
-            return {**shown, "content": text, "truncated": cut}
-        if not self._writes_enabled:
-            raise ValueError("this agent context is read-only (only the primary agent writes)")
-        if tool == "retaindb_ingest_file":
-            answer = guard.call(
-                "ingest_file", lambda: client.ingest_file(file_id, self._user, timeout=wait)
-            )
-            return {"ingested": file_id, "result": answer}
-        guard.call("delete_file", lambda: client.delete_file(file_id))
-        return {"deleted": file_id}
-
-    def _upload(
-        self, args: dict[str, Any], client: RetainDBClient, guard: kit.Guard, wait: float
-    ) -> dict[str, Any]:
-        from hermes_memory_retaindb import files
-
-        if not self._writes_enabled:
-            raise ValueError("this agent context is read-only (only the primary agent writes)")
-        local = kit.required_text(args, "local_path", max_chars=4096)
-        scope = kit.choice_arg(args, "scope", SCOPES, "PROJECT")
-        ingest = args.get("ingest", False)
-        if not isinstance(ingest, bool):
-            raise ValueError("'ingest' must be true or false")
-        destination = kit.optional_text(args, "remote_path")
-        found = files.read_local_file(local, self._cwd or Path(os.getcwd()))
-        target = files.remote_path(destination, found.name)
-        stored = guard.call("upload_file", lambda: client.upload_file(
-            found.name, found.data, found.mime_type, target, scope, timeout=wait))  # fmt: skip
-        shown: dict[str, Any] = {"file": files.public_file(stored), "bytes": len(found.data)}
-        file_id = str(stored.get("id") or "")
-        if ingest and file_id:
-            try:
-                shown["ingest"] = guard.call("ingest_file", lambda: client.ingest_file(
-                    file_id, self._user, timeout=wait))  # fmt: skip
-            except (kit.Unavailable, kit.CallFailed) as exc:  # the upload itself worked
-                shown["ingest_error"] = str(exc)
-        return shown
+        ready = (self._client, self._guard) if self.active and self._guard else None
+        return TOOLS.dispatch(self, tool_name, args, context=ready, reason=self._init_error,
+                              writes=self._writes_enabled)  # fmt: skip
