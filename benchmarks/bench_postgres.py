@@ -168,7 +168,7 @@ def main() -> None:
         try:
             bench(pg, "PostgreSQL", args.messages, pg_bulk, rows)
         finally:  # leave no bench rows behind (they would slow the next run's indexes)
-            for table in ("hm_messages", "hm_sessions"):
+            for table in ("hm_messages", "hm_sessions", "hm_term_df"):
                 pg.db.run(
                     lambda c, t=table: c.execute(f"DELETE FROM {t} WHERE owner = %s", (pg.owner,)),
                     budget=600,

@@ -125,6 +125,20 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     # 2: text holding U+0000 (which PostgreSQL text cannot store) kept exactly, as JSON
     "ALTER TABLE hm_messages ADD COLUMN IF NOT EXISTS nul_fields TEXT;",
+    # 3: per-owner document frequency of each word-index lexeme (lexeme '' counts the
+    # messages), kept by every insert and delete: the natural-language fallback reads a
+    # term's frequency here instead of counting its matches
+    """
+    CREATE TABLE IF NOT EXISTS hm_term_df (
+        owner TEXT NOT NULL, lexeme TEXT NOT NULL, df BIGINT NOT NULL,
+        PRIMARY KEY (owner, lexeme));
+    INSERT INTO hm_term_df (owner, lexeme, df)
+        SELECT owner, lex, COUNT(*) FROM hm_messages,
+            unnest(tsvector_to_array(COALESCE(words, ''::tsvector))) AS lex
+        GROUP BY owner, lex
+    UNION ALL
+        SELECT owner, '', COUNT(*) FROM hm_messages GROUP BY owner;
+    """,
 )
 #: The schema version this release reads and writes.
 SCHEMA_VERSION = len(MIGRATIONS)

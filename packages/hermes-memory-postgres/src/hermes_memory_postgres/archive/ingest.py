@@ -4,6 +4,7 @@ bookkeeping of incremental imports (per source: a watermark and each session's l
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -11,6 +12,7 @@ import psycopg
 from psycopg.copy import QueuedLibpqWriter
 
 from hermes_memory_postgres.archive.rows import copy_row, normal_message, session_columns
+from hermes_memory_postgres.archive.termstats import add_frequencies
 from hermes_memory_postgres.archive.writes import COPY_MESSAGES, TurnWrites
 from hermes_memory_sessions.store import _check_id, sanitize_title
 
@@ -139,12 +141,14 @@ class BulkIngest(TurnWrites):
                     )  # fmt: skip
             pos = 0
             cur = conn.cursor()
+            df: Counter[str] = Counter()
             # A writer thread sends the data while this one tokenises the next rows.
             with cur.copy(COPY_MESSAGES, writer=QueuedLibpqWriter(cur)) as copy:
                 for s, ms in batch:
                     for m in ms:
-                        copy.write_row(copy_row(self.owner, ids[pos], str(s["id"]), m))
+                        copy.write_row(copy_row(self.owner, ids[pos], str(s["id"]), m, df))
                         pos += 1
+            add_frequencies(conn, self.owner, df, total)
             # Merge the pending GIN entries now, in one sorted pass: left in the pending
             # list, every later search would scan it linearly.
             conn.execute(

@@ -9,7 +9,6 @@ its adjacent messages (whose turns become candidates), as in the SQLite archive.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,7 +16,8 @@ import psycopg
 
 from hermes_memory_postgres.archive.core import ArchiveCore
 from hermes_memory_postgres.archive.filters import HIT_SELECT, Filters
-from hermes_memory_postgres.text import render_tsquery
+from hermes_memory_postgres.archive.termstats import frequencies
+from hermes_memory_postgres.text import render_tsquery, word_tokens
 from hermes_memory_sessions.query import Term
 from hermes_memory_sessions.search import COMMON_TERM_CAP, NATURAL_POOL, NATURAL_WINDOW
 from hermes_memory_sessions.shaping import neighbour_graph, smooth_ranked, smoothing_extra
@@ -30,8 +30,6 @@ _JOIN = "FROM hm_messages m JOIN hm_sessions s ON s.owner = m.owner AND s.id = m
 class NaturalRanking(ArchiveCore):
     """Ranking of the any-term fallback, and the smoothing shared with the CJK index."""
 
-    _estimate: tuple[int, float] | None = None
-
     def _ranked_natural(
         self, conn: psycopg.Connection[Any], terms: Sequence[Term], want: int, filt: Filters
     ) -> list[dict[str, Any]]:
@@ -41,18 +39,9 @@ class NaturalRanking(ArchiveCore):
         exprs = [(t, e) for t, e in exprs if e]
         if not exprs:
             return []
-        counts = {
-            e: int(
-                conn.execute(
-                    "SELECT COUNT(*) AS n FROM (SELECT 1 FROM hm_messages WHERE owner = %s"
-                    " AND words @@ %s::tsquery LIMIT %s) x",
-                    (self.owner, e, COMMON_TERM_CAP),
-                ).fetchone()["n"]  # type: ignore[index]
-            )
-            for _, e in exprs
-        }
+        counts, total = self._term_counts(conn, exprs)
         rare = [(t, e) for t, e in exprs if counts[e] < COMMON_TERM_CAP] or exprs
-        total = max(self._message_estimate(conn), 1)
+        total = max(total, 1, *counts.values())
         weights = [math.log((total - counts[e] + 0.5) / (counts[e] + 0.5) + 1.0) for _, e in rare]
         any_expr = " | ".join(e for _, e in rare)
         score = " + ".join(f"{w:.6f} * ts_rank(m.words, %s::tsquery, 1)" for w in weights)
@@ -66,19 +55,32 @@ class NaturalRanking(ArchiveCore):
         ranked = sorted((dict(r) for r in rows), key=lambda r: (-r["rank"], r["id"]))[:pool]
         return self._smooth(conn, ranked, filt)[:want]
 
-    def _message_estimate(self, conn: psycopg.Connection[Any]) -> int:
-        """This owner's message count for IDF weights (counted at most once a minute)."""
-        cached = self._estimate
-        if cached is not None and time.monotonic() - cached[1] < 60:
-            return int(cached[0])
-        row = conn.execute(
-            "SELECT COUNT(*) AS n FROM (SELECT 1 FROM hm_messages WHERE owner = %s"
-            " LIMIT 1000000) x",
-            (self.owner,),
-        ).fetchone()
-        value = int(row["n"]) if row else 0
-        self._estimate = (value, time.monotonic())
-        return value
+    def _term_counts(
+        self, conn: psycopg.Connection[Any], exprs: Sequence[tuple[Term, str]]
+    ) -> tuple[dict[str, int], int]:
+        """Messages matching each term (``{tsquery: n}``) and the owner's message count.
+
+        A plain one-word term is read from the term statistics (`termstats`); a phrase or
+        prefix term is counted, at most `COMMON_TERM_CAP`.
+        """
+        single: dict[str, str] = {}
+        for term, expr in exprs:
+            tokens = word_tokens(term.text)
+            if not term.prefix and len(tokens) == 1:
+                single[expr] = tokens[0]
+        df, total = frequencies(conn, self.owner, sorted(set(single.values())))
+        counts: dict[str, int] = {}
+        for _, expr in exprs:
+            if expr in single:
+                counts[expr] = df[single[expr]]
+                continue
+            row: Any = conn.execute(
+                "SELECT COUNT(*) AS n FROM (SELECT 1 FROM hm_messages WHERE owner = %s"
+                " AND words @@ %s::tsquery LIMIT %s) x",
+                (self.owner, expr, COMMON_TERM_CAP),
+            ).fetchone()
+            counts[expr] = int(row["n"])
+        return counts, total
 
     def _smooth(
         self, conn: psycopg.Connection[Any], rows: list[dict[str, Any]], filt: Filters

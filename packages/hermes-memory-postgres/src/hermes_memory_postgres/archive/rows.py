@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 import psycopg
 
-from hermes_memory_postgres.text import cjk_tsvector, words_tsvector
+from hermes_memory_postgres.text import cjk_tsvector, tsvector_literal, words_document
 from hermes_memory_sessions.store import (
     _MESSAGE_FIELDS,
     MESSAGE_DATA_FIELDS,
@@ -63,9 +64,12 @@ def normal_message(m: Mapping[str, Any], *, keep_id: bool = False) -> dict[str, 
     return out
 
 
-def copy_row(owner: str, mid: int, sid: str, m: Mapping[str, Any]) -> tuple[Any, ...]:
+def copy_row(
+    owner: str, mid: int, sid: str, m: Mapping[str, Any], df: Counter[str] | None = None
+) -> tuple[Any, ...]:
     """One ``COPY`` row of `COPY_COLUMNS`: the data, both ``tsvector`` literals made in
-    Python, and the exact text of fields holding NUL."""
+    Python, and the exact text of fields holding NUL. ``df`` counts each distinct word of
+    the message once (the owner's term statistics)."""
     values = []
     exact: dict[str, str] = {}
     for f in MESSAGE_DATA_FIELDS:
@@ -79,7 +83,10 @@ def copy_row(owner: str, mid: int, sid: str, m: Mapping[str, Any]) -> tuple[Any,
             v = v.replace("\x00", "\ufffd")
         values.append(v)
     role, content = m.get("role"), m.get("content")
-    words = words_tsvector(role, content, m.get("tool_name"), m.get("tool_calls"))
+    tokens = words_document(role, content, m.get("tool_name"), m.get("tool_calls"))
+    if df is not None:
+        df.update(set(tokens))
+    words = tsvector_literal(tokens)
     cjk = cjk_tsvector(role, content, m.get("tool_calls"))
     nul = json.dumps(exact, ensure_ascii=True) if exact else None
     return (owner, mid, sid, *values, words, cjk, nul)

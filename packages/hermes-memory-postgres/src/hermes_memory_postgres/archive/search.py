@@ -177,34 +177,52 @@ class ArchiveSearch(NaturalRanking):
         """Search message text; never raises for a malformed query (returns ``[]``).
 
         Rows as `SessionStore.search_messages`: ``id, session_id, role, snippet, timestamp,
-        tool_name, source, model, session_started`` (+ ``context``).
+        tool_name, source, model, session_started`` (+ ``context``). Snippets and contexts
+        of all hits are read in one round trip.
         """
         hits = self.find_hits(query, **kwargs)
         if hits is None:
             return []
+        ids = [int(row["id"]) for row in hits.rows]
+        extra = self._read(lambda conn: self._hit_texts(conn, ids, with_context))
         for row in hits.rows:
-            row["snippet"] = self.hit_snippet(hits, row["id"]) if with_snippet else ""
+            found = extra.get(int(row["id"]), {})
+            if with_snippet:
+                row["snippet"] = python_snippet(found.get("content"), hits.needles)
+            else:
+                row["snippet"] = ""
             if with_context:
-                sid, mid, ts = row["session_id"], row["id"], row["timestamp"]
-                row["context"] = self._context(sid, mid, ts)
+                prev = {"role": found.get("p_role"), "content": found.get("p_content")}
+                nxt = {"role": found.get("n_role"), "content": found.get("n_content")}
+                row["context"] = context_rows(
+                    prev if prev["role"] is not None else None,
+                    nxt if nxt["role"] is not None else None,
+                )
         return hits.rows
 
-    def _context(self, sid: str, mid: int, ts: float) -> list[dict[str, Any]]:
-        """The messages before and after a hit (same session, by time) as its context."""
-        return self._read(lambda conn: self._context_in(conn, sid, mid, ts))
-
-    def _context_in(
-        self, conn: psycopg.Connection[Any], sid: str, mid: int, ts: float
-    ) -> list[dict[str, Any]]:
-        prev = conn.execute(
-            "SELECT role, content FROM hm_messages WHERE owner = %s AND session_id = %s AND"
-            " (timestamp < %s OR (timestamp = %s AND id < %s)) ORDER BY timestamp DESC, id DESC"
-            " LIMIT 1",
-            (self.owner, sid, ts, ts, mid),
-        ).fetchone()
-        nxt = conn.execute(
-            "SELECT role, content FROM hm_messages WHERE owner = %s AND session_id = %s AND"
-            " (timestamp > %s OR (timestamp = %s AND id > %s)) ORDER BY timestamp, id LIMIT 1",
-            (self.owner, sid, ts, ts, mid),
-        ).fetchone()
-        return context_rows(prev, nxt)
+    def _hit_texts(
+        self, conn: psycopg.Connection[Any], ids: list[int], with_context: bool
+    ) -> dict[int, dict[str, Any]]:
+        """``{id: {content, p_role, p_content, n_role, n_content}}`` of hits: the text and
+        the messages before and after each (same session, by time, then id)."""
+        if not with_context:
+            rows = conn.execute(
+                "SELECT id, content FROM hm_messages WHERE owner = %s AND id = ANY(%s)",
+                (self.owner, ids),
+            ).fetchall()
+            return {int(r["id"]): r for r in rows}
+        rows = conn.execute(
+            "SELECT m.id, m.content, p.role AS p_role, p.content AS p_content,"
+            " n.role AS n_role, n.content AS n_content FROM hm_messages m"
+            " LEFT JOIN LATERAL (SELECT role, content FROM hm_messages x WHERE x.owner = m.owner"
+            "  AND x.session_id = m.session_id AND (x.timestamp < m.timestamp OR"
+            "  (x.timestamp = m.timestamp AND x.id < m.id))"
+            "  ORDER BY x.timestamp DESC, x.id DESC LIMIT 1) p ON true"
+            " LEFT JOIN LATERAL (SELECT role, content FROM hm_messages x WHERE x.owner = m.owner"
+            "  AND x.session_id = m.session_id AND (x.timestamp > m.timestamp OR"
+            "  (x.timestamp = m.timestamp AND x.id > m.id))"
+            "  ORDER BY x.timestamp, x.id LIMIT 1) n ON true"
+            " WHERE m.owner = %s AND m.id = ANY(%s)",
+            (self.owner, ids),
+        ).fetchall()
+        return {int(r["id"]): r for r in rows}

@@ -9,12 +9,14 @@ and pruning are plain transactions. Messages are written with ``COPY`` and their
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import psycopg
 
 from hermes_memory_postgres.archive.rows import COPY_COLUMNS, copy_row, normal_message
+from hermes_memory_postgres.archive.termstats import add_frequencies, subtract_deleted
 from hermes_memory_postgres.archive.titles import TitleOps
 from hermes_memory_sessions.shaping import single_message
 from hermes_memory_sessions.store import (
@@ -133,10 +135,12 @@ class TurnWrites(TitleOps):
             " WHERE owner = %s AND parent_session_id = %s",
             (self.owner, session_id),
         )
-        conn.execute(
-            "DELETE FROM hm_messages WHERE owner = %s AND session_id = %s",
+        gone = conn.execute(
+            "DELETE FROM hm_messages WHERE owner = %s AND session_id = %s"
+            " RETURNING tsvector_to_array(COALESCE(words, ''::tsvector)) AS lexemes",
             (self.owner, session_id),
-        )
+        ).fetchall()
+        subtract_deleted(conn, self.owner, gone)
         conn.execute(
             "DELETE FROM hm_sessions WHERE owner = %s AND id = %s", (self.owner, session_id)
         )
@@ -258,9 +262,10 @@ class TurnWrites(TitleOps):
         live = 0
         calls = 0
         last_ts: float | None = None
+        df: Counter[str] = Counter()
         with conn.cursor().copy(COPY_MESSAGES) as copy:
             for mid, r in zip(ids, rows, strict=True):
-                copy.write_row(copy_row(self.owner, mid, session_id, r))
+                copy.write_row(copy_row(self.owner, mid, session_id, r, df))
                 ts = float(r["timestamp"])
                 last_ts = ts if last_ts is None else max(last_ts, ts)
                 if r.get("active", 1) in (0, False):
@@ -268,6 +273,7 @@ class TurnWrites(TitleOps):
                 live += 1
                 if r["role"] == "assistant":
                     calls += _count_tool_calls(r.get("tool_calls"))
+        add_frequencies(conn, self.owner, df, len(rows))
         if keep_ids:
             conn.execute(
                 "SELECT setval('hm_message_id_seq', GREATEST(%s,"

@@ -1,0 +1,103 @@
+"""The per-owner term statistics (``hm_term_df``) stay exact through every write path, and
+the natural-language fallback reads them to drop over-common terms."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import hermes_memory_postgres.archive.natural as natural
+from hermes_memory_postgres.sessions import PostgresSessionArchive
+
+
+def _stored(archive: PostgresSessionArchive) -> dict[str, int]:
+    rows = archive.db.run(
+        lambda c: c.execute(
+            "SELECT lexeme, df FROM hm_term_df WHERE owner = %s AND df <> 0", (archive.owner,)
+        ).fetchall()
+    )
+    return {str(r["lexeme"]): int(r["df"]) for r in rows}
+
+
+def _recounted(archive: PostgresSessionArchive) -> dict[str, int]:
+    rows: list[Any] = archive.db.run(
+        lambda c: c.execute(
+            "SELECT lex, COUNT(*) AS n FROM hm_messages,"
+            " unnest(tsvector_to_array(COALESCE(words, ''::tsvector))) AS lex"
+            " WHERE owner = %s GROUP BY lex UNION ALL"
+            " SELECT '', COUNT(*) FROM hm_messages WHERE owner = %s HAVING COUNT(*) > 0",
+            (archive.owner, archive.owner),
+        ).fetchall()
+    )
+    return {str(r["lex"]): int(r["n"]) for r in rows}
+
+
+@pytest.fixture
+def archive(pg_dsn, owner):
+    store = PostgresSessionArchive(pg_dsn, owner=owner)
+    yield store
+    store.close()
+
+
+def test_statistics_follow_every_insert_and_delete(archive, pg_dsn, owner):
+    archive.create_session("a")
+    archive.append_message("a", "user", "Deploy the SERVER, deploy it twice 部署")
+    archive.append_messages("a", [{"role": "assistant", "content": "server déployé"}])
+    archive.import_session(
+        {"id": "b", "source": "cli"},
+        [{"role": "user", "content": "backup server", "timestamp": 1.0}],
+    )
+    archive.bulk_import(
+        [({"id": f"c{i}"}, [{"role": "user", "content": f"bulk server w{i}"}]) for i in range(3)]
+    )
+    archive.import_more(
+        "b", [{"role": "tool", "content": "tool says server"}], import_source="x", source_last_id=2
+    )
+    stored = _stored(archive)
+    assert stored == _recounted(archive)
+    assert stored["server"] == 7 and stored["deploy"] == 1 and stored[""] == 7
+    assert stored["deploye"] == 1  # diacritics folded as in the index
+    other = PostgresSessionArchive(pg_dsn, owner=owner + "-other")
+    other.create_session("a")
+    other.append_message("a", "user", "server")
+    assert _stored(archive)["server"] == 7  # another owner's writes are not counted here
+    other.close()
+    assert archive.delete_session("a")
+    archive.end_session("b", "done")
+    archive.db.run(
+        lambda c: c.execute(
+            "UPDATE hm_sessions SET started_at = 0 WHERE owner = %s AND id = 'b'",
+            (archive.owner,),
+        )
+    )
+    assert archive.prune(1) == 1
+    stored = _stored(archive)
+    assert stored == _recounted(archive)
+    assert stored["server"] == 3 and "deploy" not in stored and stored[""] == 3
+
+
+def test_natural_fallback_drops_terms_the_statistics_call_common(archive, monkeypatch):
+    monkeypatch.setattr(natural, "COMMON_TERM_CAP", 5)
+    archive.create_session("common")
+    archive.append_messages(
+        "common", [{"role": "user", "content": f"alpha note {i}"} for i in range(8)]
+    )
+    archive.create_session("rare")
+    rare = archive.append_message("rare", "user", "beta only here")
+    hits = archive.find_hits("alpha beta", any_terms=True, limit=20)
+    assert hits is not None
+    assert [r["id"] for r in hits.rows] == [rare]
+    monkeypatch.setattr(natural, "COMMON_TERM_CAP", 50)
+    hits = archive.find_hits("alpha beta", any_terms=True, limit=20)
+    assert hits is not None and len(hits.rows) == 9  # nothing common: both terms rank
+
+
+def test_prefix_and_phrase_terms_are_counted_not_looked_up(archive, monkeypatch):
+    monkeypatch.setattr(natural, "COMMON_TERM_CAP", 3)
+    archive.create_session("s")
+    archive.append_messages("s", [{"role": "user", "content": f"gamma{i} x"} for i in range(5)])
+    archive.create_session("t")
+    keep = archive.append_message("t", "user", "delta one")
+    hits = archive.find_hits("gamma* delta", any_terms=True, limit=20)
+    assert hits is not None and [r["id"] for r in hits.rows] == [keep]
