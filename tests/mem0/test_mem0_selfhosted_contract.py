@@ -204,16 +204,16 @@ def test_recall_cache_keeps_only_the_most_recent_sessions(make_provider):
 def test_availability_is_checked_once_at_initialize(make_provider, monkeypatch):
     """After initialize, tool calls, writes and the prompt block do not re-probe the
     environment or the installed packages (the answer initialize found is reused)."""
-    from hermes_memory_mem0 import provider as provider_module
+    from hermes_memory_mem0.settings import Mem0Settings
 
     fake = FakeMem0("selfhosted", api_key=None)
     provider = make_provider(fake)
     probes: list[str] = []
-    real_load = provider_module.load_settings
+    real_load = Mem0Settings.load.__func__  # type: ignore[attr-defined]
     monkeypatch.setattr(
-        provider_module,
-        "load_settings",
-        lambda *a, **k: probes.append("load") or real_load(*a, **k),
+        Mem0Settings,
+        "load",
+        classmethod(lambda cls, *a, **k: probes.append("load") or real_load(cls, *a, **k)),
     )
     assert provider.system_prompt_block()
     provider.sync_turn("hello", "hi")

@@ -32,6 +32,12 @@ def test_bad_values_name_the_key():
     with pytest.raises(ConfigError, match="mapping"):
         load_settings({"mem0": ["x"]}, {})
     assert load_settings({"mem0": {"colour": "red"}}, {}).unknown_keys == ("colour",)
+    provider = Mem0Provider(config={"mem0": {"timeout": "soon"}}, environ={})
+    assert provider.unavailable_reason() == (
+        "configuration error: mem0.timeout must be a number, got 'soon'"
+    )
+    assert load_settings({}, {"MEM0_MODE": "Self_Hosted", "MEM0_HOST": "h"}).mode == "selfhosted"
+    assert load_settings({"mem0": {"recall_top_k": 500}}, {}).recall_top_k == 50
 
 
 def test_unavailable_reason_explains_what_is_missing(monkeypatch):

@@ -15,19 +15,13 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_memory_core.kit import RemoteProvider, config_schema, fact_key
+from hermes_memory_core.kit import RemoteProvider, fact_key
 from hermes_memory_core.provider import RecallStatus
 from hermes_memory_core.toolresult import tool_error
 from hermes_memory_mem0 import sdk, writes
 from hermes_memory_mem0.errors import classify
 from hermes_memory_mem0.recall import Recaller
-from hermes_memory_mem0.settings import (
-    CONFIG_FIELDS,
-    DEFAULT_USER_ID,
-    ConfigError,
-    Mem0Settings,
-    load_settings,
-)
+from hermes_memory_mem0.settings import DEFAULT_USER_ID, Mem0Settings
 from hermes_memory_mem0.tools import Mem0Tools, tool_schemas
 
 if TYPE_CHECKING:
@@ -57,8 +51,9 @@ class Mem0Provider(RemoteProvider):
     """
 
     name = "mem0"
-    _settings: Mem0Settings | None = None
-    _settings_error = ""
+    settings_class = Mem0Settings  # validated by core
+    settings: Mem0Settings
+    _settings: Mem0Settings | None = None  # the valid settings, from initialize on
     _session_id = ""
     _user_id = DEFAULT_USER_ID
     _agent_id = "hermes"
@@ -70,13 +65,7 @@ class Mem0Provider(RemoteProvider):
 
     # ------------------------------------------------------------------ configuration
     def _load(self) -> Mem0Settings | None:
-        try:
-            settings = load_settings(self._raw_config or {}, self._environ)
-        except ConfigError as exc:
-            self._settings_error = str(exc)
-            return None
-        self._settings_error = ""
-        return settings
+        return None if self.settings_error else self.settings
 
     def unavailable_reason(self) -> str:
         """What is missing, in words a user can act on (``""`` when nothing is).
@@ -87,18 +76,11 @@ class Mem0Provider(RemoteProvider):
         return self._reason if self._reason is not None else self._check_available()
 
     def _check_available(self) -> str:
-        settings = self._load()
-        if settings is None:
-            return f"mem0 configuration error: {self._settings_error}"
-        if settings.missing():
-            return settings.missing()
-        if settings.mode != "selfhosted" and not sdk.sdk_installed():
+        if reason := super().unavailable_reason():  # a settings error, else what is missing
+            return reason
+        if self.settings.mode != "selfhosted" and not sdk.sdk_installed():
             return "the mem0ai package is not installed: pip install hermes-memory-mem0"
         return ""
-
-    def get_config_schema(self) -> list[dict[str, Any]]:
-        """Every setting: key, description, type, default, env var, secret."""
-        return config_schema(CONFIG_FIELDS)
 
     def backup_paths(self) -> list[str]:
         """OSS data kept outside the home directory (a custom store or history path)."""
@@ -132,11 +114,9 @@ class Mem0Provider(RemoteProvider):
             cooldown=settings.breaker_cooldown if settings else 120.0,
         )  # fmt: skip
         if settings is None:
-            guard.report("degraded", f"configuration error: {self._settings_error}", warn=True)
+            guard.report("degraded", self.settings_error, warn=True)
             return
         guard.extra["mode"] = settings.mode
-        for key in settings.unknown_keys:
-            logger.warning("mem0: unknown key mem0.%s in config.yaml is ignored", key)
         self._user_id = settings.user_id or str(kwargs.get("user_id") or "") or DEFAULT_USER_ID
         self._agent_id = settings.agent_id
         if self._reason:

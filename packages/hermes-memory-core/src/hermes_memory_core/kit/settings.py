@@ -30,7 +30,7 @@ import logging
 import os
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
@@ -154,12 +154,15 @@ def load_section(
     where: str,
     environ: Mapping[str, str] | None = None,
     error: type[ValueError] = SettingsError,
+    adjust: Callable[[str, Any], Any] | None = None,
 ) -> LoadedSection:
     """Resolve every field from ``section`` (the provider's part of ``config.yaml``), then
     the environment, then the default.
 
     :param where: the section's name in messages (``"honcho"``).
     :param error: the exception class raised (the adapter's own ``ValueError`` subclass).
+    :param adjust: ``adjust(key, value)`` rewrites a value as written (file or environment)
+        before it is checked: spelling aliases such as ``self-hosted`` for ``selfhosted``.
     :raises error: a value of the wrong type or out of range; the message names the key.
     """
     env = os.environ if environ is None else environ
@@ -174,6 +177,8 @@ def load_section(
         if value is None:
             values[field.key] = field.default
             continue
+        if adjust is not None:
+            value = adjust(field.key, value)
         try:
             values[field.key] = field.parse(value, where)
         except SettingsError as exc:
@@ -317,7 +322,9 @@ class Settings:
             `check`; the message names the key.
         """
         where = cls.section or cls.__name__
-        loaded = load_section(cls.fields(), section, where=where, environ=environ)
+        loaded = load_section(
+            cls.fields(), section, where=where, environ=environ, adjust=cls.adjust
+        )
         values = cls.prepare(dict(loaded.values), loaded.explicit)
         instance = cls(**values, unknown=loaded.unknown, explicit=loaded.explicit)
         instance.check()
@@ -347,6 +354,12 @@ class Settings:
         return cls()
 
     # ----------------------------------------------------------------- hooks
+    @classmethod
+    def adjust(cls, key: str, value: Any) -> Any:
+        """Rewrite one value as written (``config.yaml`` or environment) before it is
+        checked, e.g. a spelling alias (default: unchanged)."""
+        return value
+
     @classmethod
     def prepare(cls, values: dict[str, Any], explicit: frozenset[str]) -> dict[str, Any]:
         """Normalise parsed values before the instance is built (default: unchanged).
