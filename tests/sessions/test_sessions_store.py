@@ -318,10 +318,10 @@ def test_updates_move_rows_between_indexes(store: SessionStore) -> None:
 def test_incremental_merge_and_optimize_keep_indexes_correct(
     store: SessionStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import hermes_memory_sessions.store as store_module
+    import hermes_memory_sessions.archive_connection as connection_module
 
-    monkeypatch.setattr(store_module, "MERGE_EVERY", 5)
-    monkeypatch.setattr(store_module, "MERGE_PAGES", 2)
+    monkeypatch.setattr(connection_module, "MERGE_EVERY", 5)
+    monkeypatch.setattr(connection_module, "MERGE_PAGES", 2)
     store.create_session("s1")
     for i in range(60):
         store.append_messages(
