@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from hindsight_fake import FakeHindsight
 
+from hermes_memory_core.kit.testing import provider_factory
 from hermes_memory_hindsight import HindsightProvider
 
 FAST: dict[str, Any] = {
@@ -22,24 +23,11 @@ FAST: dict[str, Any] = {
 
 @pytest.fixture
 def fake() -> Iterator[FakeHindsight]:
-    server = FakeHindsight()
-    yield server
-    server.close()
+    with FakeHindsight() as server:
+        yield server
 
 
 @pytest.fixture
 def make(hermes_home: Path) -> Iterator[Callable[..., HindsightProvider]]:
-    made: list[HindsightProvider] = []
-
-    def build(url: str, **settings: Any) -> HindsightProvider:
-        provider = HindsightProvider(
-            hermes_home=hermes_home,
-            config={"hindsight": {**FAST, "api_url": url, **settings}},
-            environ={},
-        )
-        made.append(provider)
-        return provider
-
-    yield build
-    for provider in made:
-        provider.shutdown()
+    with provider_factory(HindsightProvider, hermes_home, "hindsight", FAST) as factory:
+        yield lambda url, **settings: factory(api_url=url, **settings)

@@ -4,40 +4,20 @@ a port nobody listens on, and with no configuration at all."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from conftest import FAST
-from hindsight_fake import FakeHindsight, refused_url
+from hindsight_fake import FakeHindsight
 
-from hermes_memory_core.testing import ProviderConformance
+from hermes_memory_core.kit.testing import conformance_suites
 from hermes_memory_hindsight import HindsightProvider
 
 
-class TestHindsightReachable(ProviderConformance):
-    @pytest.fixture
-    def provider(self, hermes_home: Path) -> Iterator[HindsightProvider]:
-        server = FakeHindsight()
-        yield HindsightProvider(
-            hermes_home=hermes_home,
-            config={"hindsight": {**FAST, "api_url": server.url}},
-            environ={},
-        )
-        server.close()
+def build(home: Path, url: str | None) -> HindsightProvider:
+    config = {"hindsight": {**FAST, "api_url": url}} if url else {}
+    return HindsightProvider(hermes_home=home, config=config, environ={})
 
 
-class TestHindsightRefused(ProviderConformance):
-    @pytest.fixture
-    def provider(self, hermes_home: Path) -> HindsightProvider:
-        return HindsightProvider(
-            hermes_home=hermes_home,
-            config={"hindsight": {**FAST, "api_url": refused_url()}},
-            environ={},
-        )
-
-
-class TestHindsightUnconfigured(ProviderConformance):
-    @pytest.fixture
-    def provider(self, hermes_home: Path) -> HindsightProvider:
-        return HindsightProvider(hermes_home=hermes_home, config={}, environ={})
+TestHindsightReachable, TestHindsightRefused, TestHindsightUnconfigured = conformance_suites(
+    build, FakeHindsight
+)

@@ -132,12 +132,12 @@ def test_a_server_that_answers_slowly_is_used_by_the_next_turn(
     from hindsight_fake import Doc
 
     fake.docs.append(Doc("hermes", None, "Momo is the dog", None, None))
-    fake.hang = threading.Event()
+    fake.hold = threading.Event()
     provider = make(fake.url, prefetch_wait=0.1)
     provider.initialize("s")
     assert provider.prefetch("Momo") == ""  # not ready within prefetch_wait
-    fake.hang.set()
-    fake.hang = None
+    fake.hold.set()
+    fake.hold = None
     assert provider._recall is not None
     handle = provider._recall.running
     assert handle is not None and handle.wait(5)

@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from openviking_fake import KEY, FakeOpenViking
 
+from hermes_memory_core.kit.testing import provider_factory
 from hermes_memory_openviking import OpenVikingProvider
 
 
@@ -31,17 +32,11 @@ def fake() -> Iterator[FakeOpenViking]:
 def make_provider(
     hermes_home: Path, fake: FakeOpenViking
 ) -> Iterator[Callable[..., OpenVikingProvider]]:
-    created: list[OpenVikingProvider] = []
+    with provider_factory(OpenVikingProvider, hermes_home, "openviking") as factory:
 
-    def make(*, url: str | None = None, init: bool = True, session_id: str = "s1",
-             **settings: Any) -> OpenVikingProvider:  # fmt: skip
-        config = {"openviking": settings_for(url or fake.url, **settings)}
-        provider = OpenVikingProvider(hermes_home=hermes_home, config=config, environ={})
-        if init:
-            provider.initialize(session_id, hermes_home=str(hermes_home), platform="cli")
-        created.append(provider)
-        return provider
+        def make(*, url: str | None = None, init: bool = True, session_id: str = "s1",
+                 **settings: Any) -> OpenVikingProvider:  # fmt: skip
+            return factory(init=session_id if init else None,
+                           **settings_for(url or fake.url, **settings))  # fmt: skip
 
-    yield make
-    for provider in created:
-        provider.shutdown()
+        yield make

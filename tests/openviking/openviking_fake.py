@@ -13,19 +13,19 @@ existing file; ``search/find`` answers ``memories`` / ``resources`` / ``skills``
 character) instead of embeddings; ``commit`` stores each committed user message as a memory
 file instead of running LLM extraction.
 
-Failure injection: ``status`` answers every request with that code; ``hang`` holds every
-request until released. Every request is logged in ``requests``.
+The plumbing is the kit's `FakeService`: ``status`` answers every request with that code,
+``drop`` holds every request until ``released`` and closes it unanswered; every request is
+recorded in ``seen``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
-import threading
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from hermes_memory_core.kit.testing import FakeService, Seen
 
 KEY = "ov-test-key-0123456789"
 _WORD = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|\w{2,}")
@@ -46,83 +46,28 @@ def ok(result: Any) -> tuple[int, dict[str, Any]]:
     return 200, {"status": "ok", "result": result}
 
 
-class FakeOpenViking:
+class FakeOpenViking(FakeService):
     def __init__(self, key: str = KEY) -> None:
+        super().__init__(start=False)
         self.key = key
         self.files: dict[str, str] = {}
         self.sessions: dict[str, list[dict[str, Any]]] = {}
         self.commits: list[str] = []
         self.resources: list[dict[str, Any]] = []
-        self.requests: list[dict[str, Any]] = []
-        self.status = 0
-        self.hang = threading.Event()
-        self.released = threading.Event()
-        self.lock = threading.Lock()
-        fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+    def error_body(self, status: int, message: str) -> Any:
+        return error(status, message)[1]
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _answer(self, status: int, payload: Any) -> None:
-                body = json.dumps(payload, ensure_ascii=False).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def _handle(self, method: str) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                url = urllib.parse.urlsplit(self.path)
-                query = {k: v[0] for k, v in urllib.parse.parse_qs(url.query).items()}
-                try:
-                    body = json.loads(raw) if raw else {}
-                except ValueError:
-                    body = None
-                entry = {"method": method, "path": url.path, "params": query, "body": body,
-                         "headers": dict(self.headers)}  # fmt: skip
-                with fake.lock:
-                    fake.requests.append(entry)
-                if fake.hang.is_set():
-                    fake.released.wait(30)
-                    return  # close without an answer
-                if fake.status:
-                    self._answer(*error(fake.status, f"injected {fake.status}"))
-                    return
-                bearer = self.headers.get("Authorization", "").removeprefix("Bearer ")
-                if fake.key and fake.key not in (self.headers.get("X-API-Key"), bearer):
-                    self._answer(*error(401, "Invalid API Key"))
-                    return
-                if not isinstance(body, dict):
-                    self._answer(422, {"detail": [{"msg": "body must be a JSON object"}]})
-                    return
-                self._answer(*fake.route(method, url.path, body, query))
-
-            def do_GET(self) -> None:
-                self._handle("GET")
-
-            def do_POST(self) -> None:
-                self._handle("POST")
-
-            def do_DELETE(self) -> None:
-                self._handle("DELETE")
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.server.handle_error = lambda request, address: None  # type: ignore[method-assign]
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+    def route(self, seen: Seen) -> tuple[int, Any]:
+        bearer = seen.headers.get("Authorization", "").removeprefix("Bearer ")
+        if self.key and self.key not in (seen.headers.get("X-API-Key"), bearer):
+            return error(401, "Invalid API Key")
+        body = seen.body if seen.raw else {}
+        if not isinstance(body, dict):
+            return 422, {"detail": [{"msg": "body must be a JSON object"}]}
+        return self.answer(seen.method, seen.path, body, seen.query)
 
     # ------------------------------------------------------------------ helpers
-    def calls(self, path_prefix: str, method: str = "") -> list[dict[str, Any]]:
-        with self.lock:
-            return [r for r in self.requests if r["path"].startswith(path_prefix)
-                    and (not method or r["method"] == method)]  # fmt: skip
-
     def put(self, uri: str, content: str) -> None:
         with self.lock:
             self.files[uri] = content
@@ -148,7 +93,7 @@ class FakeOpenViking:
             del items[limit:]
         return {**out, "total": sum(len(v) for v in out.values())}
 
-    def route(
+    def answer(
         self, method: str, path: str, body: dict[str, Any], query: dict[str, str]
     ) -> tuple[int, Any]:
         if method == "GET" and path == "/api/v1/system/status":
@@ -227,13 +172,3 @@ class FakeOpenViking:
                                 "content"]  # fmt: skip
                 return ok({"session_id": session, "status": "committed", "task_id": "t1"})
         return error(404, f"no route {method} {path}")
-
-    # ------------------------------------------------------------------ lifecycle
-    def __enter__(self) -> FakeOpenViking:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.released.set()
-        self.server.shutdown()
-        self.server.server_close()

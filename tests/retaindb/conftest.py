@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from retaindb_fake import KEY, FakeRetainDB
 
+from hermes_memory_core.kit.testing import provider_factory
 from hermes_memory_retaindb import RetainDBProvider
 
 
@@ -31,17 +32,11 @@ def fake() -> Iterator[FakeRetainDB]:
 def make_provider(
     hermes_home: Path, fake: FakeRetainDB
 ) -> Iterator[Callable[..., RetainDBProvider]]:
-    created: list[RetainDBProvider] = []
+    with provider_factory(RetainDBProvider, hermes_home, "retaindb") as factory:
 
-    def make(*, url: str | None = None, init: bool = True, session_id: str = "s1",
-             **settings: Any) -> RetainDBProvider:  # fmt: skip
-        config = {"retaindb": settings_for(url or fake.url, **settings)}
-        provider = RetainDBProvider(hermes_home=hermes_home, config=config, environ={})
-        if init:
-            provider.initialize(session_id, hermes_home=str(hermes_home), platform="cli")
-        created.append(provider)
-        return provider
+        def make(*, url: str | None = None, init: bool = True, session_id: str = "s1",
+                 **settings: Any) -> RetainDBProvider:  # fmt: skip
+            return factory(init=session_id if init else None,
+                           **settings_for(url or fake.url, **settings))  # fmt: skip
 
-    yield make
-    for provider in created:
-        provider.shutdown()
+        yield make

@@ -8,18 +8,18 @@ Routes: ``GET /v1/memory/profile/{user}``, ``POST /v1/context/query``,
 ``DELETE /v1/files/{id}``. Authentication: ``Authorization: Bearer <key>`` and
 ``X-API-Key: <key>`` must both carry the key (else 401). Ingest stores each user message as
 a memory (the real service extracts facts with an LLM; storing the text is enough here).
-Failure injection: ``status`` answers every request with that code; ``hang`` holds every
-request until released. Every request is logged in ``requests``.
+The plumbing is the kit's `FakeService`: ``status`` answers every request with that code,
+``drop`` holds every request until ``released`` and closes it unanswered; every request is
+recorded in ``seen``.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import threading
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from hermes_memory_core.kit.testing import FakeService, Raw, Seen
 
 KEY = "rdb-test-key-0123456789"
 _WORD = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|\w{2,}")
@@ -29,78 +29,30 @@ def words(text: str) -> set[str]:
     return set(_WORD.findall(text.casefold()))
 
 
-class FakeRetainDB:
+class FakeRetainDB(FakeService):
     def __init__(self, key: str = KEY) -> None:
+        super().__init__(start=False)
         self.key = key
         self.memories: dict[str, dict[str, Any]] = {}
         self.files: dict[str, dict[str, Any]] = {}
         self.blobs: dict[str, bytes] = {}
-        self.requests: list[dict[str, Any]] = []
-        self.status = 0
-        self.hang = threading.Event()  # set: requests hang until `release`
-        self.released = threading.Event()
-        self.lock = threading.Lock()
         self._next = 0
-        fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+    def error_body(self, status: int, message: str) -> Any:
+        return {"message": message}
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _answer(self, status: int, payload: Any) -> None:
-                raw = isinstance(payload, bytes)
-                body = payload if raw else json.dumps(payload, ensure_ascii=False).encode()
-                self.send_response(status)
-                self.send_header(
-                    "Content-Type", "application/octet-stream" if raw else "application/json"
-                )
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def _handle(self, method: str) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                url = urllib.parse.urlsplit(self.path)
-                kind = self.headers.get("Content-Type", "")
-                if kind.startswith("multipart/form-data"):
-                    body = multipart(raw, kind.split("boundary=", 1)[1].strip('"'))
-                else:
-                    body = json.loads(raw) if raw else {}
-                entry = {"method": method, "path": url.path, "query": url.query, "body": body,
-                         "headers": dict(self.headers)}  # fmt: skip
-                with fake.lock:
-                    fake.requests.append(entry)
-                if fake.hang.is_set():
-                    fake.released.wait(30)
-                    return  # close without an answer
-                if fake.status:
-                    self._answer(fake.status, {"message": f"injected {fake.status}"})
-                    return
-                bearer = self.headers.get("Authorization", "")
-                if bearer != f"Bearer {fake.key}" or self.headers.get("X-API-Key") != fake.key:
-                    self._answer(401, {"message": "invalid api key"})
-                    return
-                status, payload = fake.route(method, url.path, body,
-                                             urllib.parse.parse_qs(url.query))  # fmt: skip
-                self._answer(status, payload)
-
-            def do_GET(self) -> None:
-                self._handle("GET")
-
-            def do_POST(self) -> None:
-                self._handle("POST")
-
-            def do_DELETE(self) -> None:
-                self._handle("DELETE")
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.server.handle_error = lambda request, address: None  # type: ignore[method-assign]
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+    def route(self, seen: Seen) -> tuple[int, Any]:
+        kind = seen.headers.get("Content-Type", "")
+        if kind.startswith("multipart/form-data"):
+            seen.body = multipart(seen.raw, kind.split("boundary=", 1)[1].strip('"'))
+        elif seen.body is None:
+            seen.body = {}
+        if (seen.headers.get("Authorization", "") != f"Bearer {self.key}"
+                or seen.headers.get("X-API-Key") != self.key):  # fmt: skip
+            return 401, {"message": "invalid api key"}
+        status, payload = self.answer(seen.method, seen.path, seen.body,
+                                      urllib.parse.parse_qs(seen.raw_query))  # fmt: skip
+        return status, Raw(payload) if isinstance(payload, bytes) else payload
 
     # ------------------------------------------------------------------ state
     def add(self, user: str, content: str, memory_type: str = "factual", project: str = "p") -> str:
@@ -115,10 +67,6 @@ class FakeRetainDB:
         with self.lock:
             return [m["content"] for m in self.memories.values()]
 
-    def calls(self, path_prefix: str) -> list[dict[str, Any]]:
-        with self.lock:
-            return [r for r in self.requests if r["path"].startswith(path_prefix)]
-
     def _match(self, user: str, project: str, query: str) -> list[dict[str, Any]]:
         wanted = words(query)
         with self.lock:
@@ -127,7 +75,9 @@ class FakeRetainDB:
         scored = [(len(wanted & words(m["content"])), m) for m in mine]
         return [{**m, "score": s} for s, m in sorted(scored, key=lambda x: -x[0]) if s > 0]
 
-    def route(self, method: str, path: str, body: dict[str, Any], query: dict[str, list[str]]):
+    def answer(
+        self, method: str, path: str, body: dict[str, Any], query: dict[str, list[str]]
+    ) -> tuple[int, Any]:
         if path == "/v1/files" or path.startswith("/v1/files/"):
             return self.file_route(method, path, body, query)
         if method == "GET" and path.startswith("/v1/memory/profile/"):
@@ -208,16 +158,6 @@ class FakeRetainDB:
                 self.blobs.pop(fid, None)
             return 200, {"deleted": True}
         return 404, {"message": f"no route {method} {path}"}
-
-    # ------------------------------------------------------------------ lifecycle
-    def __enter__(self) -> FakeRetainDB:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.released.set()
-        self.server.shutdown()
-        self.server.server_close()
 
 
 _PARAM = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')

@@ -51,7 +51,7 @@ def run_child(home: Path, url: str, mode: str) -> subprocess.Popen[str]:
 
 def test_sigkill_mid_write_then_a_new_process_replays(hermes_home: Path) -> None:
     with FakeRetainDB() as hung:
-        hung.hang.set()  # every request is held: the first ingest stays in flight
+        hung.drop.set()  # every request is held: the first ingest stays in flight
         child = run_child(hermes_home, hung.url, "write")
         assert child.stdout is not None
         assert child.stdout.readline().strip() == "queued", child.stderr.read()
@@ -72,19 +72,19 @@ def test_sigkill_mid_write_then_a_new_process_replays(hermes_home: Path) -> None
         replay = run_child(hermes_home, up.url, "replay")
         out, err = replay.communicate(timeout=30)
         assert replay.returncode == 0 and out.strip() == "replayed", err
-        ingested = [r["body"]["messages"][0]["content"] for r in up.calls("/v1/memory/ingest")]
+        ingested = [r.body["messages"][0]["content"] for r in up.calls("/v1/memory/ingest")]
         assert ingested == ["第0轮: fact 0", "第1轮: fact 1", "第2轮: fact 2"]
-        mirrored = [r["body"]["content"] for r in up.calls("/v1/memory") if r["method"] == "POST"
-                    and r["path"] == "/v1/memory"]  # fmt: skip
+        mirrored = [r.body["content"] for r in up.calls("/v1/memory") if r.method == "POST"
+                    and r.path == "/v1/memory"]  # fmt: skip
         assert mirrored == ["Prefers 中文"]
-        assert up.calls("/v1/memory/ingest")[0]["body"]["session_id"] == "crash-session"
+        assert up.calls("/v1/memory/ingest")[0].body["session_id"] == "crash-session"
     assert journal_files(hermes_home, "retaindb") == []
 
 
 def test_a_live_process_journal_is_not_taken_by_another_start(hermes_home: Path) -> None:
     """Two agents share a home: the second start must not steal the first one's writes."""
     with FakeRetainDB() as hung:
-        hung.hang.set()
+        hung.drop.set()
         child = run_child(hermes_home, hung.url, "write")
         assert child.stdout is not None
         assert child.stdout.readline().strip() == "queued"

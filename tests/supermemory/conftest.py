@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from supermemory_fake import FakeSupermemory
 
+from hermes_memory_core.kit.testing import provider_factory
 from hermes_memory_supermemory import SupermemoryProvider
 
 FAST: dict[str, Any] = {
@@ -21,24 +22,11 @@ FAST: dict[str, Any] = {
 
 @pytest.fixture
 def fake() -> Iterator[FakeSupermemory]:
-    server = FakeSupermemory()
-    yield server
-    server.close()
+    with FakeSupermemory() as server:
+        yield server
 
 
 @pytest.fixture
 def make(hermes_home: Path) -> Iterator[Callable[..., SupermemoryProvider]]:
-    made: list[SupermemoryProvider] = []
-
-    def build(url: str, **settings: Any) -> SupermemoryProvider:
-        provider = SupermemoryProvider(
-            hermes_home=hermes_home,
-            config={"supermemory": {**FAST, "base_url": url, **settings}},
-            environ={},
-        )
-        made.append(provider)
-        return provider
-
-    yield build
-    for provider in made:
-        provider.shutdown()
+    with provider_factory(SupermemoryProvider, hermes_home, "supermemory", FAST) as factory:
+        yield lambda url, **settings: factory(base_url=url, **settings)

@@ -7,29 +7,19 @@ metadata, similarity, isLatest, isInference, system{updatedAt}}], searchTime}``)
 ``POST /ns/{ns}/profile`` (→ ``{profile:{static, dynamic, buckets}}``),
 ``DELETE /ns/{ns}/memories`` (``{ids}``) and ``DELETE /ns/{ns}/memories/semantic``
 (``{query, dryRun}``) → ``{count, errors, matches}``. Every request is recorded (method,
-path, headers, JSON body). Faults: statuses to answer next, and a hang (held until set).
+path, headers, JSON body). Faults: statuses to answer next, ``hold`` (requests held until
+the event is set) and ``garbage`` (every answer 200 with these bytes).
 A memory here is one line of a stored document.
 """
 
 from __future__ import annotations
 
-import json
-import socket
-import threading
-import urllib.parse
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from typing import Any
 
+from hermes_memory_core.kit.testing import FakeService, Raw, Seen, SilentServer, refused_url
 
-@dataclass
-class Seen:
-    """One request as the fake received it."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
+__all__ = ["Doc", "FakeSupermemory", "Seen", "SilentServer", "refused_url"]
 
 
 @dataclass
@@ -41,89 +31,42 @@ class Doc:
     adds: int = 1
 
 
-@dataclass
-class FakeSupermemory:
-    fail: list[int] = field(default_factory=list)
-    hang: threading.Event | None = None
-    garbage: bytes = b""  # answer every request 200 with these bytes instead
-    docs: list[Doc] = field(default_factory=list)
-    seen: list[Seen] = field(default_factory=list)
-    forgotten: set[str] = field(default_factory=set)
-    static: list[str] = field(default_factory=lambda: ["Lives in 京都"])
-    dynamic: list[str] = field(default_factory=lambda: ["Planning a trip to Oslo"])
+class FakeSupermemory(FakeService):
+    decode_paths = True
 
-    def __post_init__(self) -> None:
-        fake = self
-        self._lock = threading.Lock()
+    def __init__(self, *, fail: list[int] | None = None) -> None:
+        super().__init__()
+        self.fail = list(fail or [])
+        self.garbage = b""  # answer every request 200 with these bytes instead
+        self.docs: list[Doc] = []
+        self.forgotten: set[str] = set()
+        self.static = ["Lives in 京都"]
+        self.dynamic = ["Planning a trip to Oslo"]
         self._n = 0
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _answer(self, status: int, payload: Any) -> None:
-                body = json.dumps(payload, ensure_ascii=False).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def _handle(self, method: str) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                body = json.loads(raw) if raw else None
-                path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path)
-                with fake._lock:
-                    fake.seen.append(Seen(method, path, dict(self.headers.items()), body))
-                    status = fake.fail.pop(0) if fake.fail else 0
-                if fake.hang is not None:
-                    fake.hang.wait(30)
-                if status:
-                    self._answer(status, {"error": f"injected {status}"})
-                    return
-                if fake.garbage:
-                    self.send_response(200)
-                    self.send_header("Content-Length", str(len(fake.garbage)))
-                    self.end_headers()
-                    self.wfile.write(fake.garbage)
-                    return
-                parts = path.strip("/").split("/")
-                if len(parts) < 3 or parts[0] != "ns":
-                    self._answer(404, {"error": "Not Found"})
-                    return
-                ns, rest = parts[1], parts[2:]
-                if method == "POST" and rest == ["document"]:
-                    self._answer(200, {"id": fake._add(ns, body), "status": "queued"})
-                elif method == "POST" and rest == ["search"]:
-                    found = fake._search(ns, body["query"], int(body.get("limit") or 10))
-                    self._answer(200, {"results": found, "searchTime": 1.5})
-                elif method == "POST" and rest == ["profile"]:
-                    self._answer(200, {"profile": fake._profile()})
-                elif method == "DELETE" and rest == ["memories"]:
-                    self._answer(200, fake._forget(ns, ids=body["ids"]))
-                elif method == "DELETE" and rest == ["memories", "semantic"]:
-                    self._answer(200, fake._forget(ns, query=body["query"],
-                                                   dry=bool(body["dryRun"])))  # fmt: skip
-                else:
-                    self._answer(404, {"error": "Not Found"})
-
-            def do_POST(self) -> None:
-                self._handle("POST")
-
-            def do_DELETE(self) -> None:
-                self._handle("DELETE")
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self._thread.start()
+    def route(self, seen: Seen) -> tuple[int, Any]:
+        if self.garbage:
+            return 200, Raw(self.garbage, None)
+        method, body = seen.method, seen.body
+        parts = seen.path.strip("/").split("/")
+        if len(parts) < 3 or parts[0] != "ns":
+            return 404, {"error": "Not Found"}
+        ns, rest = parts[1], parts[2:]
+        if method == "POST" and rest == ["document"]:
+            return 200, {"id": self._add(ns, body), "status": "queued"}
+        if method == "POST" and rest == ["search"]:
+            found = self._search(ns, body["query"], int(body.get("limit") or 10))
+            return 200, {"results": found, "searchTime": 1.5}
+        if method == "POST" and rest == ["profile"]:
+            return 200, {"profile": self._profile()}
+        if method == "DELETE" and rest == ["memories"]:
+            return 200, self._forget(ns, ids=body["ids"])
+        if method == "DELETE" and rest == ["memories", "semantic"]:
+            return 200, self._forget(ns, query=body["query"], dry=bool(body["dryRun"]))
+        return 404, {"error": "Not Found"}
 
     def _add(self, ns: str, body: dict[str, Any]) -> str:
-        with self._lock:
+        with self.lock:
             doc_id = body.get("id")
             for doc in self.docs:
                 if doc_id and doc.ns == ns and doc.id == doc_id:
@@ -150,7 +93,7 @@ class FakeSupermemory:
         return [(i, t) for i, t in self._memories(ns) if any(w in t.casefold() for w in words)]
 
     def _search(self, ns: str, query: str, limit: int) -> list[dict[str, Any]]:
-        with self._lock:
+        with self.lock:
             found = self._matches(ns, query)[:limit]
         return [{"id": i, "memory": t, "metadata": {}, "similarity": 0.9, "isLatest": True,
                  "isInference": False, "system": {"updatedAt": "2026-01-01T00:00:00Z"}}
@@ -164,7 +107,7 @@ class FakeSupermemory:
 
     def _forget(self, ns: str, *, ids: list[str] | None = None, query: str = "",
                 dry: bool = False) -> dict[str, Any]:  # fmt: skip
-        with self._lock:
+        with self.lock:
             known = dict(self._memories(ns))
             if ids is not None:
                 hit = [(i, known[i]) for i in ids if i in known]
@@ -175,34 +118,3 @@ class FakeSupermemory:
                 self.forgotten.update(i for i, _ in hit)
         return {"count": len(hit), "errors": errors,
                 "matches": [{"id": i, "memory": t} for i, t in hit]}  # fmt: skip
-
-    def paths(self) -> list[str]:
-        return [f"{s.method} {s.path}" for s in self.seen]
-
-    def close(self) -> None:
-        if self.hang is not None:
-            self.hang.set()
-        self.server.shutdown()
-        self.server.server_close()
-
-
-class SilentServer:
-    """A socket that accepts connections and never answers (a hung server)."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-
-    def close(self) -> None:
-        self.sock.close()
-
-
-def refused_url() -> str:
-    """A loopback URL nobody listens on."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    return f"http://127.0.0.1:{port}"

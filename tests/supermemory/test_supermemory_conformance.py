@@ -4,40 +4,20 @@ against a port nobody listens on, and with no configuration at all."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from conftest import FAST
-from supermemory_fake import FakeSupermemory, refused_url
+from supermemory_fake import FakeSupermemory
 
-from hermes_memory_core.testing import ProviderConformance
+from hermes_memory_core.kit.testing import conformance_suites
 from hermes_memory_supermemory import SupermemoryProvider
 
 
-class TestSupermemoryReachable(ProviderConformance):
-    @pytest.fixture
-    def provider(self, hermes_home: Path) -> Iterator[SupermemoryProvider]:
-        server = FakeSupermemory()
-        yield SupermemoryProvider(
-            hermes_home=hermes_home,
-            config={"supermemory": {**FAST, "base_url": server.url}},
-            environ={},
-        )
-        server.close()
+def build(home: Path, url: str | None) -> SupermemoryProvider:
+    config = {"supermemory": {**FAST, "base_url": url}} if url else {}
+    return SupermemoryProvider(hermes_home=home, config=config, environ={})
 
 
-class TestSupermemoryRefused(ProviderConformance):
-    @pytest.fixture
-    def provider(self, hermes_home: Path) -> SupermemoryProvider:
-        return SupermemoryProvider(
-            hermes_home=hermes_home,
-            config={"supermemory": {**FAST, "base_url": refused_url()}},
-            environ={},
-        )
-
-
-class TestSupermemoryUnconfigured(ProviderConformance):
-    @pytest.fixture
-    def provider(self, hermes_home: Path) -> SupermemoryProvider:
-        return SupermemoryProvider(hermes_home=hermes_home, config={}, environ={})
+TestSupermemoryReachable, TestSupermemoryRefused, TestSupermemoryUnconfigured = conformance_suites(
+    build, FakeSupermemory
+)

@@ -127,12 +127,12 @@ def test_a_hanging_server_costs_a_turn_at_most_its_bound(make: Make, hermes_home
 
 def test_a_slow_answer_is_used_by_the_next_turn(fake: FakeSupermemory, make: Make) -> None:
     fake.docs.append(Doc("hermes", "d1", "Momo is the dog"))
-    fake.hang = threading.Event()
+    fake.hold = threading.Event()
     provider = make(fake.url, prefetch_wait=0.1, profile_every=0)
     provider.initialize("s")
     assert provider.prefetch("Momo") == ""  # not ready within prefetch_wait
-    fake.hang.set()
-    fake.hang = None
+    fake.hold.set()
+    fake.hold = None
     assert provider._recall is not None
     handle = provider._recall.running
     assert handle is not None and handle.wait(5)

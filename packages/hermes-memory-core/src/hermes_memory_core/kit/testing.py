@@ -1,0 +1,319 @@
+"""Test support for remote adapters: a fake HTTP service on 127.0.0.1, a server that never
+answers, a port nobody listens on, and the conformance suite run three ways.
+
+Import it in your tests (it is not loaded as a pytest plugin and adds no fixture)::
+
+    from hermes_memory_core.kit.testing import FakeService, Seen, conformance_suites
+
+    class FakeNotes(FakeService):
+        def __init__(self) -> None:
+            super().__init__()
+            self.notes: list[str] = []
+
+        def route(self, seen: Seen) -> tuple[int, Any]:
+            if seen.method == "POST" and seen.path == "/notes":
+                self.notes.append(seen.body["text"])
+                return 201, {"ok": True}
+            return 404, {"error": f"no route {seen.method} {seen.path}"}
+
+    with FakeNotes() as fake:       # serving on fake.url
+        fake.fail = [503]           # the next request answers 503
+        ...
+        assert fake.paths() == ["POST /notes"]
+
+`FakeService` is a real threaded HTTP server speaking HTTP/1.1 over real sockets, so the
+adapter's own client library (httpx, an SDK) runs unchanged against it. It records every
+request (`Seen`) and injects faults: statuses for the next requests (``fail``), one status
+for every request (``status``), requests held until released (``hold``), or held and then
+dropped without an answer (``drop``).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import urllib.parse
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from hermes_memory_core.provider import MemoryProvider
+from hermes_memory_core.testing import ProviderConformance
+
+__all__ = [
+    "FakeService",
+    "Raw",
+    "Seen",
+    "SilentServer",
+    "conformance_suites",
+    "provider_factory",
+    "refused_url",
+]
+
+P = TypeVar("P", bound=MemoryProvider)
+
+#: Seconds a held request waits at most for its release (a test that forgets it ends anyway).
+HOLD_LIMIT = 30.0
+
+
+@dataclass
+class Seen:
+    """One request as the fake received it.
+
+    :param path: the URL path without the query; percent-decoded when the service's
+        ``decode_paths`` is set, else exactly as sent.
+    :param query: the query parameters (the first value of each).
+    :param body: the JSON body; None when it was empty or not JSON (see ``raw``).
+    """
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    query: dict[str, str] = field(default_factory=dict)
+    raw: bytes = b""
+    raw_query: str = ""
+
+
+@dataclass(frozen=True)
+class Raw:
+    """An answer body sent as it is (not JSON): ``data`` with ``content_type`` (None: no
+    ``Content-Type`` header at all)."""
+
+    data: bytes
+    content_type: str | None = "application/octet-stream"
+
+
+class FakeService:
+    """A threaded HTTP/1.1 server on 127.0.0.1 (an ephemeral port): subclass it and answer
+    requests in `route`.
+
+    :param start: start serving at once (else on ``with`` / `start`).
+
+    Attributes a test sets: ``fail`` (statuses answered to the next requests, in order; ``0``
+    lets one through), ``status`` (answered to every request while not 0), ``hold`` (an
+    event: each request waits until it is set, then is answered), ``drop`` (an event: while
+    it is set, each request waits until ``released`` is set and the connection is closed
+    without an answer). Read ``seen`` (every request, in order), `paths` and `calls`.
+    """
+
+    #: Percent-decode `Seen.path` (set it when routes compare decoded names).
+    decode_paths = False
+
+    def __init__(self, *, start: bool = True) -> None:
+        self.seen: list[Seen] = []
+        self.fail: list[int] = []
+        self.status = 0
+        self.hold: threading.Event | None = None
+        self.drop = threading.Event()
+        self.released = threading.Event()
+        self.lock = threading.Lock()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.server.daemon_threads = True
+        self.server.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._started = False
+        if start:
+            self.start()
+
+    # ------------------------------------------------------------------ for subclasses
+    def route(self, seen: Seen) -> tuple[int, Any]:
+        """The answer to one request: ``(status, JSON-able payload or Raw)``."""
+        return 404, self.error_body(404, f"no route {seen.method} {seen.path}")
+
+    def error_body(self, status: int, message: str) -> Any:
+        """The payload of an injected or routing error (override for the service's shape)."""
+        return {"error": message}
+
+    # ------------------------------------------------------------------ reading
+    def paths(self) -> list[str]:
+        """``"METHOD /path"`` of every request so far."""
+        with self.lock:
+            return [f"{s.method} {s.path}" for s in self.seen]
+
+    def calls(self, prefix: str, method: str = "") -> list[Seen]:
+        """The requests whose path starts with ``prefix`` (and of ``method``, if given)."""
+        with self.lock:
+            seen = list(self.seen)
+        return [s for s in seen if s.path.startswith(prefix) and method in ("", s.method)]
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        """Start serving (idempotent)."""
+        if not self._started:
+            self._started = True
+            self._thread.start()
+
+    def close(self) -> None:
+        """Release held requests and stop serving."""
+        self.released.set()
+        if self.hold is not None:
+            self.hold.set()
+        if self._started:
+            self.server.shutdown()
+        self.server.server_close()
+
+    def __enter__(self) -> FakeService:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ the request path
+    def _answer_for(self, seen: Seen) -> tuple[int, Any] | None:
+        with self.lock:
+            self.seen.append(seen)
+            injected = self.fail.pop(0) if self.fail else self.status
+        hold = self.hold
+        if hold is not None:
+            hold.wait(HOLD_LIMIT)
+        if self.drop.is_set():
+            self.released.wait(HOLD_LIMIT)
+            return None
+        if injected:
+            return injected, self.error_body(injected, f"injected {injected}")
+        return self.route(seen)
+
+
+def _handler(service: FakeService) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def _send(self, status: int, payload: Any) -> None:
+            raw = payload if isinstance(payload, Raw) else None
+            body = raw.data if raw else json.dumps(payload, ensure_ascii=False).encode()
+            kind = raw.content_type if raw else "application/json"
+            self.send_response(status)
+            if kind:
+                self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _handle(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            url = urllib.parse.urlsplit(self.path)
+            try:
+                body = json.loads(raw) if raw else None
+            except ValueError:
+                body = None
+            path = urllib.parse.unquote(url.path) if service.decode_paths else url.path
+            query = {k: v[0] for k, v in urllib.parse.parse_qs(url.query).items()}
+            seen = Seen(self.command, path, dict(self.headers.items()), body, query, raw,
+                        url.query)  # fmt: skip
+            answer = service._answer_for(seen)
+            if answer is None:
+                self.close_connection = True
+                return
+            self._send(*answer)
+
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
+
+    return Handler
+
+
+class SilentServer:
+    """A socket on 127.0.0.1 that accepts connections and never answers (a hung server)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+
+    def close(self) -> None:
+        """Stop listening."""
+        self.sock.close()
+
+    def __enter__(self) -> SilentServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def refused_url() -> str:
+    """A loopback URL nobody listens on (a port bound, then closed)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    return f"http://127.0.0.1:{port}"
+
+
+def conformance_suites(
+    build: Callable[[Path, str | None], MemoryProvider],
+    serve: Callable[[], AbstractContextManager[Any]],
+) -> tuple[type[ProviderConformance], type[ProviderConformance], type[ProviderConformance]]:
+    """The core conformance suite three ways: the service reachable, refusing connections,
+    and the provider not configured at all.
+
+    :param build: ``build(home, url)`` makes the provider (``url`` None: unconfigured).
+    :param serve: starts the fake service (a context manager yielding it, with ``url``).
+
+    Bind the classes to ``Test*`` names in a test module for pytest to collect them::
+
+        TestReachable, TestRefused, TestUnconfigured = conformance_suites(build, FakeNotes)
+    """
+
+    class Reachable(ProviderConformance):
+        @pytest.fixture
+        def provider(self, hermes_memory_home: Path) -> Iterator[MemoryProvider]:
+            with serve() as service:
+                yield build(hermes_memory_home, service.url)
+
+    class Refused(ProviderConformance):
+        @pytest.fixture
+        def provider(self, hermes_memory_home: Path) -> MemoryProvider:
+            return build(hermes_memory_home, refused_url())
+
+    class Unconfigured(ProviderConformance):
+        @pytest.fixture
+        def provider(self, hermes_memory_home: Path) -> MemoryProvider:
+            return build(hermes_memory_home, None)
+
+    return Reachable, Refused, Unconfigured
+
+
+@contextmanager
+def provider_factory(
+    cls: type[P], home: Path, section: str, defaults: Mapping[str, Any] | None = None
+) -> Iterator[Callable[..., P]]:
+    """Make providers of ``cls`` on ``home`` for a test; each one is shut down at the end.
+
+    ``make(**settings)`` builds one with ``config={section: {**defaults, **settings}}`` and
+    an empty environment (nothing leaks in from the machine's variables);
+    ``make(init="s1", ...)`` also initialises it for session ``s1``::
+
+        @pytest.fixture
+        def make(hermes_memory_home):
+            with provider_factory(NotesProvider, hermes_memory_home, "notes") as factory:
+                yield factory
+    """
+    made: list[P] = []
+
+    def make(*, init: str | None = None, **settings: Any) -> P:
+        config = {section: {**(defaults or {}), **settings}}
+        provider = cls(hermes_home=home, config=config, environ={})  # type: ignore[call-arg]
+        if init is not None:
+            provider.initialize(init, hermes_home=str(home), platform="cli")
+        made.append(provider)
+        return provider
+
+    try:
+        yield make
+    finally:
+        for provider in made:
+            provider.shutdown()
