@@ -1,6 +1,6 @@
 """The kit-based example (`RemoteNotesProvider`) against a real notes service on 127.0.0.1.
 
-The service is a small threaded HTTP server in this file; it can answer 503, or stop, to
+The service is the kit's `FakeService` with two routes; it can answer 503, or stop, to
 exercise the kit's retries, breaker, health record and spooled writes with real sockets,
 real files and real threads.
 """
@@ -8,10 +8,7 @@ real files and real threads.
 from __future__ import annotations
 
 import json
-import threading
-import urllib.parse
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -19,65 +16,26 @@ import pytest
 
 from hermes_memory_core import MemoryManager
 from hermes_memory_core.health import read_provider_status
+from hermes_memory_core.kit.testing import FakeService, Seen
 from hermes_memory_core.testing import ProviderConformance
 from hermes_memory_example.remote import RemoteNotesProvider
 
 
-class NotesService:
-    """``GET /notes?q=&limit=`` and ``POST /notes`` on 127.0.0.1, with injectable 503s."""
+class NotesService(FakeService):
+    """``GET /notes?q=&limit=`` and ``POST /notes`` on 127.0.0.1 (the kit's `FakeService`:
+    ``fail`` injects statuses, ``seen`` counts requests)."""
 
     def __init__(self) -> None:
+        super().__init__(start=False)
         self.notes: list[str] = []
-        self.fail_next = 0
-        self.requests = 0
-        service = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _answer(self, status: int, payload: Any) -> None:
-                body = json.dumps(payload, ensure_ascii=False).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def _failing(self) -> bool:
-                service.requests += 1
-                if service.fail_next > 0:
-                    service.fail_next -= 1
-                    self._answer(503, {"error": "busy"})
-                    return True
-                return False
-
-            def do_GET(self) -> None:
-                if self._failing():
-                    return
-                query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
-                words = query.get("q", [""])[0].casefold().split()
-                hits = [n for n in service.notes if any(w in n.casefold() for w in words)]
-                self._answer(200, {"notes": hits[: int(query.get("limit", ["5"])[0])]})
-
-            def do_POST(self) -> None:
-                if self._failing():
-                    return
-                length = int(self.headers.get("Content-Length") or 0)
-                service.notes.append(json.loads(self.rfile.read(length))["text"])
-                self._answer(201, {"ok": True})
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> NotesService:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def route(self, seen: Seen) -> tuple[int, Any]:
+        if seen.method == "POST":
+            self.notes.append(seen.body["text"])
+            return 201, {"ok": True}
+        words = seen.query.get("q", "").casefold().split()
+        hits = [n for n in self.notes if any(w in n.casefold() for w in words)]
+        return 200, {"notes": hits[: int(seen.query.get("limit", "5"))]}
 
 
 @pytest.fixture
@@ -120,9 +78,9 @@ def test_a_transient_503_is_retried_and_the_health_stays_ok(
 ) -> None:
     provider = make(hermes_home, service.url, retries=1)
     provider.initialize("s1")
-    service.fail_next = 1
+    service.fail = [503]
     assert json.loads(provider.handle_tool_call("notes_search", {"query": "x"})) == {"notes": []}
-    assert service.requests == 2
+    assert len(service.seen) == 2
     record = read_provider_status(hermes_home, "example-remote")
     assert record is None or record["state"] == "ok"
     provider.shutdown()
@@ -133,14 +91,14 @@ def test_repeated_failures_open_the_breaker_and_are_on_record(
 ) -> None:
     provider = make(hermes_home, service.url, retries=0, breaker_threshold=2)
     provider.initialize("s1")
-    service.fail_next = 10
+    service.fail = [503] * 10
     for _ in range(2):
         assert (
             "503" in json.loads(provider.handle_tool_call("notes_search", {"query": "x"}))["error"]
         )
-    before = service.requests
+    before = len(service.seen)
     answer = json.loads(provider.handle_tool_call("notes_search", {"query": "x"}))
-    assert "temporarily unavailable" in answer["error"] and service.requests == before
+    assert "temporarily unavailable" in answer["error"] and len(service.seen) == before
     record = read_provider_status(hermes_home, "example-remote")
     assert record is not None and record["state"] == "circuit_open"
     provider.shutdown()
@@ -151,7 +109,7 @@ def test_writes_unsent_at_shutdown_are_spooled_and_replayed(hermes_home: Path) -
         url = down.url
         provider = make(hermes_home, url, retries=0)
         provider.initialize("s1")
-        down.fail_next = 1000
+        down.fail = [503] * 1000
         provider.sync_turn("记住：周五发布", "好的")
         provider.shutdown()
     [spooled] = list(hermes_home.glob("example-remote_pending.*.json"))
