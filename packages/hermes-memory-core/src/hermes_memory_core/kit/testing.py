@@ -84,10 +84,11 @@ class Seen:
 @dataclass(frozen=True)
 class Raw:
     """An answer body sent as it is (not JSON): ``data`` with ``content_type`` (None: no
-    ``Content-Type`` header at all)."""
+    ``Content-Type`` header at all) and extra ``headers`` (``(("Location", url),)``)."""
 
     data: bytes
     content_type: str | None = "application/octet-stream"
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 class FakeService:
@@ -197,6 +198,8 @@ def _handler(service: FakeService) -> type[BaseHTTPRequestHandler]:
             self.send_response(status)
             if kind:
                 self.send_header("Content-Type", kind)
+            for name, value in raw.headers if raw else ():
+                self.send_header(name, value)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
