@@ -236,3 +236,51 @@ def test_providers_that_declare_nothing_keep_working(tmp_path: Path) -> None:
         _ = provider.settings
     [info] = registry.describe(hermes_home=tmp_path, config={"plain": "anything"})
     assert info.available and info.load_error is None
+
+
+@dataclass(frozen=True)
+class ServiceSettings(kit.RemoteSettings):
+    section = "service"
+    env_prefix = "T_SERVICE_"
+    mode: str = kit.setting("cloud", "cloud or local.", choices=("cloud", "local"))
+
+    @classmethod
+    def adjust(cls, key: str, value: Any) -> Any:
+        return "local" if key == "mode" and value in ("self-hosted", "on-prem") else value
+
+
+class ServiceProvider(kit.RemoteProvider):
+    name = "service"
+    settings_class = ServiceSettings
+    settings: ServiceSettings
+
+    def initialize(self, session_id: str, **kwargs: Any) -> None:
+        self._begin(kwargs)
+
+    def get_tool_schemas(self) -> list[dict[str, Any]]:
+        return []
+
+
+def test_env_prefix_and_adjust_reach_file_and_environment_values() -> None:
+    env = {"T_SERVICE_MODE": "on-prem", "T_SERVICE_RETRIES": "4"}
+    s = ServiceSettings.from_config({}, environ=env)
+    assert (s.mode, s.retries) == ("local", 4)
+    assert ServiceSettings.from_config({"service": {"mode": "self-hosted"}}).mode == "local"
+    schema = {e["key"]: e for e in ServiceSettings.schema()}
+    assert schema["breaker_cooldown"]["env_var"] == "T_SERVICE_BREAKER_COOLDOWN"
+    with pytest.raises(kit.SettingsError, match=r"service\.mode must be one of cloud, local"):
+        ServiceSettings.load({"mode": "elsewhere"}, environ={})
+
+
+def test_the_guard_takes_its_knobs_from_remote_settings(tmp_path: Path) -> None:
+    section = {"retries": 2, "breaker_threshold": 7, "breaker_cooldown": 9.5}
+    provider = ServiceProvider(hermes_home=tmp_path, config={"service": section}, environ={})
+    assert provider.is_available()
+    guard = provider._make_guard(kit.classify_common, label="service", logger=logging.getLogger())  # type: ignore[arg-type]
+    assert (guard.retries, guard.breaker.threshold, guard.breaker.cooldown) == (2, 7, 9.5)
+    bad = ServiceProvider(hermes_home=tmp_path, config={"service": {"retries": "x"}}, environ={})
+    assert (
+        bad.unavailable_reason()
+        == "configuration error: service.retries must be an integer, got 'x'"
+    )
+    assert bad._make_guard(kit.classify_common, label="s", logger=logging.getLogger()).retries == 1  # type: ignore[arg-type]

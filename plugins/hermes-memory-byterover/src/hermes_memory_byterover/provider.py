@@ -102,11 +102,7 @@ class ByteroverProvider(kit.RemoteProvider):
     def initialize(self, session_id: str, **kwargs: Any) -> None:
         """Guard, working directory and the curate queue (replaying spooled writes)."""
         self._begin(kwargs)
-        s = self.settings
-        guard = self._make_guard(
-            classify, threshold=s.breaker_threshold,
-            cooldown=s.breaker_cooldown, label="ByteRover", logger=logger,
-        )  # fmt: skip
+        guard = self._make_guard(classify, label="ByteRover", logger=logger)
         if self.unavailable_reason():
             return
         workdir = self.workdir()

@@ -76,14 +76,11 @@ class RemoteNotesProvider(kit.RemoteProvider):
     def initialize(self, session_id: str, **kwargs: Any) -> None:
         """Build the guard and the write queue; replay writes spooled by a last shutdown."""
         self._begin(kwargs)
-        s = self.settings
-        guard = self._make_guard(classify, threshold=s.breaker_threshold,
-                                 cooldown=s.breaker_cooldown, label="notes service",
-                                 logger=logger)  # fmt: skip
-        guard.retries = s.retries
+        # threshold, cooldown and retries come from the settings (kit.RemoteSettings)
+        guard = self._make_guard(classify, label="notes service", logger=logger)
         if not self.unavailable_reason():
             post = lambda write: guard.call("add", lambda: self._request("POST", "/notes", write))  # noqa: E731
-            self._start_writes(post, max_pending=s.max_pending,
+            self._start_writes(post, max_pending=self.settings.max_pending,
                                accept=lambda write: isinstance(write.get("text"), str))  # fmt: skip
 
     def _request(self, method: str, path: str, body: kit.Write | None = None) -> Any:

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 from hermes_memory_core.kit import (
     BackgroundRecall,
     CallFailed,
-    Guard,
     RemoteProvider,
     TurnBuffer,
     Unavailable,
@@ -69,10 +68,10 @@ class HindsightProvider(RemoteProvider):
     """
 
     name = "hindsight"
+    label = "Hindsight"
     settings_class = HindsightSettings
     settings: HindsightSettings
     _cfg: HindsightSettings | None = None  # the valid settings, from initialize on
-    _init_error = ""
     _client: HindsightClient | None = None
     _recall: BackgroundRecall | None = None
 
@@ -111,19 +110,12 @@ class HindsightProvider(RemoteProvider):
         from hermes_memory_hindsight.client import classify
 
         guard = self._make_guard(
-            lambda exc: classify(exc, base_url=base_url),
-            threshold=cfg.breaker_threshold if cfg else 3,
-            cooldown=cfg.breaker_cooldown if cfg else 60.0,
-            label="Hindsight",
-            logger=logger,
+            lambda exc: classify(exc, base_url=base_url), label="Hindsight", logger=logger
         )
         reason = self.unavailable_reason()
         if reason or cfg is None:
-            self._init_error = reason
-            logger.warning("Hindsight provider inactive: %s", reason)
-            guard.report("degraded", reason)
+            self._inactive(reason)
             return
-        guard.retries = cfg.retries
         guard.extra.update({"mode": cfg.mode, "bank_id": cfg.bank_id, "url": base_url})
         from hermes_memory_hindsight.client import HindsightClient
 
@@ -133,16 +125,6 @@ class HindsightProvider(RemoteProvider):
         self._recall.worker.submit(lambda: client.sdk)  # import the library off the turn
         self._init_error = ""
         self._start_writes(self._send, max_pending=cfg.max_pending, accept=_accept)
-
-    @property
-    def active(self) -> bool:
-        """Initialised with a client (it may still be failing: see `guard`)."""
-        return self._client is not None and not self._init_error and not self._closed
-
-    @property
-    def guard(self) -> Guard | None:
-        """The breaker and health record (None before `initialize`)."""
-        return self._guard
 
     def on_session_switch(self, new_session_id: str, **kwargs: Any) -> None:
         """Retain what is buffered for the old session; later turns go to the new one."""
@@ -286,6 +268,4 @@ class HindsightProvider(RemoteProvider):
 
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
         """Run a ``hindsight_*`` tool; always a JSON string, errors as ``{"error": …}``."""
-        ready = (self._client, self._guard) if self.active and self._guard else None
-        return TOOLS.dispatch(self, tool_name, args, context=ready, reason=self._init_error,
-                              writes=self._writes_enabled)  # fmt: skip
+        return self._run_tool(TOOLS, tool_name, args)

@@ -108,11 +108,7 @@ class Mem0Provider(RemoteProvider):
         self._platform = str(kwargs.get("platform") or "")
         self._reason = self._check_available()
         settings = self._settings = self._load()
-        guard = self._make_guard(
-            classify, label="mem0", logger=logger,
-            threshold=settings.breaker_threshold if settings else 5,
-            cooldown=settings.breaker_cooldown if settings else 120.0,
-        )  # fmt: skip
+        guard = self._make_guard(classify, label="mem0", logger=logger)
         if settings is None:
             guard.report("degraded", self.settings_error, warn=True)
             return

@@ -51,9 +51,9 @@ class OpenVikingProvider(kit.RemoteProvider):
     """
 
     name = "openviking"
+    label = "OpenViking"
     settings_class = OpenVikingSettings  # validated by core; unavailable_reason from it
     settings: OpenVikingSettings
-    _init_error = "the provider is not initialised"
     _client: OpenVikingClient | None = None
     _recall: SerialWorker | None = None
     _session = "default"
@@ -78,17 +78,10 @@ class OpenVikingProvider(kit.RemoteProvider):
         self._written = set()
         self._session = session_id or "default"
         s = self.settings
-        guard = self._make_guard(
-            classify,
-            threshold=s.breaker_threshold, cooldown=s.breaker_cooldown,
-            label="OpenViking", logger=logger,
-        )  # fmt: skip
-        guard.retries = s.retries
+        self._make_guard(classify, label="OpenViking", logger=logger)
         reason = self.unavailable_reason()
         if reason:
-            self._init_error = reason
-            logger.warning("OpenViking provider inactive: %s", reason)
-            guard.report("degraded", reason)
+            self._inactive(reason)
             return
         self._client = OpenVikingClient(
             base_url=s.base_url, api_key=s.api_key, account=s.account, user=s.user,
@@ -99,11 +92,6 @@ class OpenVikingProvider(kit.RemoteProvider):
         send = lambda write: writes.send(self._client, self._guard, write)  # noqa: E731
         self._start_writes(send, max_pending=s.max_pending, accept=writes.accept)
         self._recall.submit(self._refresh_profile)
-
-    @property
-    def active(self) -> bool:
-        """Initialised with a client and not shut down (OpenViking may still be failing)."""
-        return self._client is not None and not self._closed
 
     def _commit(self) -> None:
         """Queue the commit of the current session if a turn was written to it."""
@@ -241,6 +229,4 @@ class OpenVikingProvider(kit.RemoteProvider):
     # ------------------------------------------------------------------ tools
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
         """Run a ``viking_*`` tool; always a JSON string, errors as ``{"error": …}``."""
-        ready = (self._client, self._guard) if self.active and self._guard else None
-        return TOOLS.dispatch(self, tool_name, args, context=ready, reason=self._init_error,
-                              writes=self._writes_enabled)  # fmt: skip
+        return self._run_tool(TOOLS, tool_name, args)

@@ -58,9 +58,9 @@ class RetainDBProvider(kit.RemoteProvider):
     """
 
     name = "retaindb"
+    label = "RetainDB"
     settings_class = RetainDBSettings  # validated by core; unavailable_reason from it
     settings: RetainDBSettings
-    _init_error = "the provider is not initialised"
     _client: RetainDBClient | None = None
     _recall: SerialWorker | None = None
     _session = "default"
@@ -88,17 +88,10 @@ class RetainDBProvider(kit.RemoteProvider):
         self._cwd = Path(str(kwargs["cwd"])) if kwargs.get("cwd") else None
         self._session = session_id or "default"
         s = self.settings
-        guard = self._make_guard(
-            classify,
-            threshold=s.breaker_threshold, cooldown=s.breaker_cooldown,
-            label="RetainDB", logger=logger,
-        )  # fmt: skip
-        guard.retries = s.retries
+        guard = self._make_guard(classify, label="RetainDB", logger=logger)
         reason = self.unavailable_reason()
         if reason:
-            self._init_error = reason
-            logger.warning("RetainDB provider inactive: %s", reason)
-            guard.report("degraded", reason)
+            self._inactive(reason)
             return
         self._user = s.user_id or str(kwargs.get("user_id") or "") or "default"
         self._client = RetainDBClient(
@@ -112,11 +105,6 @@ class RetainDBProvider(kit.RemoteProvider):
         if self._writes_enabled:
             self._pending.restore()
         self._recall.submit(self._refresh_profile)
-
-    @property
-    def active(self) -> bool:
-        """Initialised with a client and not shut down (RetainDB may still be failing)."""
-        return self._client is not None and not self._closed
 
     def on_session_switch(self, new_session_id: str, **kwargs: Any) -> None:
         """Later turns and tools belong to ``new_session_id``."""
@@ -244,6 +232,4 @@ class RetainDBProvider(kit.RemoteProvider):
     # ------------------------------------------------------------------ tools
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
         """Run a ``retaindb_*`` tool; always a JSON string, errors as ``{"error": …}``."""
-        ready = (self._client, self._guard) if self.active and self._guard else None
-        return TOOLS.dispatch(self, tool_name, args, context=ready, reason=self._init_error,
-                              writes=self._writes_enabled)  # fmt: skip
+        return self._run_tool(TOOLS, tool_name, args)

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 from hermes_memory_core.kit import (
     BackgroundRecall,
     CallFailed,
-    Guard,
     RemoteProvider,
     TurnBuffer,
     Unavailable,
@@ -96,10 +95,10 @@ class SupermemoryProvider(RemoteProvider):
     """
 
     name = "supermemory"
+    label = "Supermemory"
     settings_class = SupermemorySettings
     settings: SupermemorySettings
     _cfg: SupermemorySettings | None = None  # the valid settings, from initialize on
-    _init_error = ""
     _client: SupermemoryClient | None = None
     _recall: BackgroundRecall | None = None
 
@@ -142,11 +141,7 @@ class SupermemoryProvider(RemoteProvider):
         from hermes_memory_supermemory.client import classify
 
         guard = self._make_guard(
-            lambda exc: classify(exc, base_url=base_url),
-            threshold=cfg.breaker_threshold if cfg else 3,
-            cooldown=cfg.breaker_cooldown if cfg else 60.0,
-            label="Supermemory",
-            logger=logger,
+            lambda exc: classify(exc, base_url=base_url), label="Supermemory", logger=logger
         )
         reason = self.unavailable_reason()
         if not reason and cfg is not None:
@@ -155,11 +150,8 @@ class SupermemoryProvider(RemoteProvider):
             except SupermemoryConfigError as exc:
                 reason = f"Supermemory configuration is invalid: {exc}"
         if reason or cfg is None:
-            self._init_error = reason
-            logger.warning("Supermemory provider inactive: %s", reason)
-            guard.report("degraded", reason)
+            self._inactive(reason)
             return
-        guard.retries = cfg.retries
         guard.extra.update({"namespace": self._namespace, "url": base_url})
         from hermes_memory_supermemory.client import SupermemoryClient
 
@@ -167,16 +159,6 @@ class SupermemoryProvider(RemoteProvider):
         self._recall = BackgroundRecall("supermemory-recall")
         self._init_error = ""
         self._start_writes(self._send, max_pending=cfg.max_pending, accept=_accept)
-
-    @property
-    def active(self) -> bool:
-        """Initialised with a client (it may still be failing: see `guard`)."""
-        return self._client is not None and not self._init_error and not self._closed
-
-    @property
-    def guard(self) -> Guard | None:
-        """The breaker and health record (None before `initialize`)."""
-        return self._guard
 
     def on_session_switch(self, new_session_id: str, **kwargs: Any) -> None:
         """Ingest what is buffered for the old session; later turns go to the new one."""
@@ -338,6 +320,4 @@ class SupermemoryProvider(RemoteProvider):
 
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
         """Run a ``supermemory_*`` tool; always a JSON string, errors as ``{"error": …}``."""
-        ready = (self._client, self._guard) if self.active and self._guard else None
-        return TOOLS.dispatch(self, tool_name, args, context=ready, reason=self._init_error,
-                              writes=self._writes_enabled)  # fmt: skip
+        return self._run_tool(TOOLS, tool_name, args)

@@ -18,6 +18,7 @@ from typing import Any
 from hermes_memory_core.kit.failures import Failure
 from hermes_memory_core.kit.guard import Guard
 from hermes_memory_core.kit.recall import fact_key
+from hermes_memory_core.kit.tools import ToolTable
 from hermes_memory_core.kit.writes import PendingWrites, Write
 from hermes_memory_core.provider import MemoryProvider
 
@@ -34,8 +35,16 @@ class RemoteProvider(MemoryProvider):
 
     Constructing is cheap: no I/O, no network. Subclasses call `_begin` first in
     ``initialize``, then `_make_guard` and `_start_writes`; they override `_flush_timeout`,
-    `_shutdown_timeout` and `_release` where the defaults do not fit.
+    `_shutdown_timeout` and `_release` where the defaults do not fit. An adapter that keeps
+    its client in ``_client`` gets `active`, `_inactive` and `_run_tool` for free.
     """
+
+    #: The service's name in messages and the recall status ("OpenViking").
+    label = ""
+    #: The adapter's client once ``initialize`` made one (None: not connected).
+    _client: Any = None
+    #: Why ``initialize`` left the provider inactive (``""``: it did not).
+    _init_error = ""
 
     def __init__(
         self,
@@ -77,17 +86,26 @@ class RemoteProvider(MemoryProvider):
         self,
         classify: Callable[[BaseException], Failure],
         *,
-        threshold: int,
-        cooldown: float,
         label: str,
         logger: logging.Logger,
+        threshold: int | None = None,
+        cooldown: float | None = None,
         single_trial: bool = True,
     ) -> Guard:
-        """Create (and keep) this provider's `Guard`."""
+        """Create (and keep) this provider's `Guard`.
+
+        ``threshold``, ``cooldown`` and the guard's ``retries`` default to the provider's
+        typed settings (``breaker_threshold``, ``breaker_cooldown``, ``retries``, as in
+        `hermes_memory_core.kit.RemoteSettings`), else to 3 failures, 30 s and none.
+        """
+        s = self.settings if self.settings_class is not None else None
         self._guard = Guard(
-            self.name, classify, threshold=threshold, cooldown=cooldown, home=self._home,
-            label=label, single_trial=single_trial, logger=logger,
+            self.name, classify, home=self._home, label=label, single_trial=single_trial,
+            threshold=int(getattr(s, "breaker_threshold", 3)) if threshold is None else threshold,
+            cooldown=float(getattr(s, "breaker_cooldown", 30.0)) if cooldown is None else cooldown,
+            logger=logger,
         )  # fmt: skip
+        self._guard.retries = int(getattr(s, "retries", self._guard.retries))
         return self._guard
 
     def _start_writes(
@@ -123,6 +141,34 @@ class RemoteProvider(MemoryProvider):
 
     def _release(self, drained: bool) -> None:
         """Close clients at shutdown (``drained`` False: a call may still be in flight)."""
+
+    @property
+    def active(self) -> bool:
+        """Initialised with a client and not shut down (the service may still be failing:
+        see `guard`)."""
+        return self._client is not None and not self._init_error and not self._closed
+
+    @property
+    def guard(self) -> Guard | None:
+        """The breaker and health record (None before ``initialize``)."""
+        return self._guard
+
+    def _inactive(self, reason: str) -> None:
+        """``initialize`` found that the provider cannot run: keep ``reason`` for the tools'
+        answers, log it once and put it on the health record."""
+        self._init_error = reason
+        guard = self._guard
+        log = guard.log if guard is not None else logging.getLogger(f"hermes_memory.{self.name}")
+        log.warning("%s provider inactive: %s", self.label or self.name, reason)
+        if guard is not None:
+            guard.report("degraded", reason)
+
+    def _run_tool(self, tools: ToolTable, tool_name: str, args: Any) -> str:
+        """Answer ``handle_tool_call`` through ``tools``: each tool is called with
+        ``(args, client, guard)``; a provider that is not `active` answers why."""
+        ready = (self._client, self._guard) if self.active and self._guard else None
+        return tools.dispatch(self, tool_name, args, context=ready, reason=self._init_error,
+                              writes=self._writes_enabled)  # fmt: skip
 
     # ----------------------------------------------------------------- the shared policy
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
