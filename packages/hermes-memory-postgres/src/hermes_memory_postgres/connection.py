@@ -82,6 +82,16 @@ def _transient(exc: BaseException) -> bool:
     return isinstance(exc, psycopg.errors.DeadlockDetected | psycopg.errors.SerializationFailure)
 
 
+def _options(dsn: str, extra: str) -> str:
+    """The DSN's own ``options`` (a search_path, say) followed by ``extra``: libpq takes one
+    ``options`` value, and a keyword argument would replace the DSN's."""
+    try:
+        given = conninfo_to_dict(dsn).get("options")
+    except psycopg.Error:
+        given = None
+    return f"{given} {extra}" if given else extra
+
+
 class Database:
     """A small connection pool to one PostgreSQL database, with bounded retries.
 
@@ -119,7 +129,7 @@ class Database:
             timeout=connect_timeout + 1.0,
             kwargs={
                 "connect_timeout": max(1, int(connect_timeout)),
-                "options": f"-c statement_timeout={int(statement_timeout_ms)}",
+                "options": _options(dsn, f"-c statement_timeout={int(statement_timeout_ms)}"),
                 "application_name": "hermes-memory",
             },
             check=ConnectionPool.check_connection,

@@ -11,8 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 import psycopg
+from psycopg.rows import tuple_row
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "current_version", "migrate"]
+__all__ = [
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "SEARCH_INDEXES",
+    "current_version",
+    "migrate",
+    "missing_search_indexes",
+]
 
 _SESSION_COLUMNS = """
     owner TEXT NOT NULL,
@@ -142,6 +150,15 @@ MIGRATIONS: tuple[str, ...] = (
 )
 #: The schema version this release reads and writes.
 SCHEMA_VERSION = len(MIGRATIONS)
+#: The full-text indexes of ``hm_messages``, by name. `BulkIngest.bulk_loading` drops them
+#: while it fills an empty table and builds them at the end; `migrate` rebuilds one that an
+#: interrupted load left missing.
+SEARCH_INDEXES = {
+    "hm_messages_words": "CREATE INDEX IF NOT EXISTS hm_messages_words ON hm_messages"
+    " USING gin (words)",
+    "hm_messages_cjk": "CREATE INDEX IF NOT EXISTS hm_messages_cjk ON hm_messages"
+    " USING gin (cjk) WHERE cjk IS NOT NULL",
+}
 _LOCK_KEY = 0x6865726D6573  # "hermes": serialises migrations across hosts
 
 
@@ -161,6 +178,8 @@ def migrate(conn: psycopg.Connection[Any]) -> int:
     """
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+        # a backfill or an index rebuild on a large table outlasts the pool's bound
+        conn.execute("SET LOCAL statement_timeout = 0")
         conn.execute(
             "CREATE TABLE IF NOT EXISTS hm_schema_version ("
             " version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
@@ -174,4 +193,16 @@ def migrate(conn: psycopg.Connection[Any]) -> int:
         for step in range(version + 1, SCHEMA_VERSION + 1):
             conn.execute(MIGRATIONS[step - 1].encode())
             conn.execute("INSERT INTO hm_schema_version(version) VALUES (%s)", (step,))
+        for name in missing_search_indexes(conn):
+            conn.execute(SEARCH_INDEXES[name].encode())
         return SCHEMA_VERSION
+
+
+def missing_search_indexes(conn: psycopg.Connection[Any]) -> list[str]:
+    """The names of `SEARCH_INDEXES` the database lacks (a bulk load is building them)."""
+    cur = conn.cursor(row_factory=tuple_row)
+    rows = cur.execute(
+        "SELECT n FROM unnest(%s::text[]) AS n WHERE to_regclass(n) IS NULL",
+        (list(SEARCH_INDEXES),),
+    ).fetchall()
+    return [str(r[0]) for r in rows]

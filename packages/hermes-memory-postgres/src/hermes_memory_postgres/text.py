@@ -33,7 +33,6 @@ __all__ = [
 ]
 
 _WORD = re.compile(r"[^\W_]+")
-_NEEDS_ESCAPE = re.compile(r"['\\]")
 #: PostgreSQL keeps word positions up to 16383; later words share the last position.
 MAX_POSITION = 16383
 #: Longest lexeme PostgreSQL accepts is 2047 bytes; longer runs are not indexed.
@@ -42,12 +41,15 @@ _MAX_LEXEME_BYTES = 2000
 MAX_INDEXED_CHARS = 200_000
 
 
+#: ``str.translate`` table deleting every code point with a non-zero combining class.
+_STRIP_COMBINING = {c: None for c in range(0x110000) if unicodedata.combining(chr(c))}
+
+
 def _fold(text: str) -> str:
     if text.isascii():  # the common case: NFKD is the identity and casefold is lower
         return text.lower()
     decomposed = unicodedata.normalize("NFKD", text)
-    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    return unicodedata.normalize("NFC", stripped).casefold()
+    return unicodedata.normalize("NFC", decomposed.translate(_STRIP_COMBINING)).casefold()
 
 
 def word_tokens(text: str | None) -> list[str]:
@@ -68,19 +70,30 @@ def tsvector_literal(tokens: Sequence[str]) -> str:
     if not tokens:
         return ""
     positions: dict[str, list[int]] = {}
+    get = positions.get
     for i, tok in enumerate(tokens, start=1):
+        plist = get(tok)
+        if plist is None:
+            positions[tok] = [i]
+        elif len(plist) < 255:
+            plist.append(i)
+    if len(tokens) >= MAX_POSITION:  # later words share the last position, once
+        for plist in positions.values():
+            capped = sorted({min(p, MAX_POSITION) for p in plist})
+            plist[:] = capped
+    keys = "".join(positions)
+    quote = _quote if "'" in keys or "\\" in keys else _plain  # word_tokens makes neither
+    parts = []
+    for tok, plist in positions.items():
         if len(tok) > _MAX_LEXEME_BYTES // 4 and len(tok.encode("utf-8")) > _MAX_LEXEME_BYTES:
             continue
-        pos = i if i < MAX_POSITION else MAX_POSITION
-        plist = positions.get(tok)
-        if plist is None:
-            positions[tok] = [pos]
-        elif len(plist) < 255 and plist[-1] != pos:
-            plist.append(pos)
-    return " ".join(
-        (_quote(t) if _NEEDS_ESCAPE.search(t) else "'" + t + "'") + ":" + ",".join(map(str, p))
-        for t, p in positions.items()
-    )
+        pos = str(plist[0]) if len(plist) == 1 else ",".join(map(str, plist))
+        parts.append(f"{quote(tok)}:{pos}")
+    return " ".join(parts)
+
+
+def _plain(lexeme: str) -> str:
+    return f"'{lexeme}'"
 
 
 def words_document(role: str | None, content: str | None, tool_name: str | None,

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg
@@ -14,6 +15,7 @@ from psycopg.copy import QueuedLibpqWriter
 from hermes_memory_postgres.archive.rows import copy_row, normal_message, session_columns
 from hermes_memory_postgres.archive.termstats import add_frequencies
 from hermes_memory_postgres.archive.writes import COPY_MESSAGES, TurnWrites
+from hermes_memory_postgres.schema import SEARCH_INDEXES, missing_search_indexes
 from hermes_memory_sessions.store import _check_id, sanitize_title
 
 __all__ = ["BulkIngest"]
@@ -150,14 +152,35 @@ class BulkIngest(TurnWrites):
                         pos += 1
             add_frequencies(conn, self.owner, df, total)
             # Merge the pending GIN entries now, in one sorted pass: left in the pending
-            # list, every later search would scan it linearly.
+            # list, every later search would scan it linearly. (No index: a bulk load
+            # builds them at its end.)
             conn.execute(
-                "SELECT gin_clean_pending_list('hm_messages_words'::regclass),"
-                " gin_clean_pending_list('hm_messages_cjk'::regclass)"
+                "SELECT gin_clean_pending_list(c.oid) FROM pg_class c"
+                " WHERE c.relname = ANY(%s) AND c.relkind = 'i'",
+                (list(SEARCH_INDEXES),),
             )
             return total
 
         return int(self._write(run))
+
+    @contextmanager
+    def bulk_loading(self, *, build_budget_s: float = 3600.0) -> Iterator[bool]:
+        """Fill an empty database faster: within, `bulk_import` writes no full-text index
+        entries; the indexes are built in one pass at exit (then ``ANALYZE``).
+
+        Only when ``hm_messages`` holds no row of any owner (a fresh database, a migration
+        target): the indexes are shared by every owner, so with rows present nothing is
+        dropped and the context does nothing. Yields whether the indexes were deferred.
+        Searches during the load stay correct (they scan the table); writes of other hosts
+        go on and are indexed by the build. A load killed before the build leaves the
+        indexes missing: the next process to open the database rebuilds them (`migrate`).
+        """
+        deferred = bool(self._write(_drop_search_indexes_if_empty))
+        try:
+            yield deferred
+        finally:
+            if deferred:
+                self.db.run(_build_search_indexes, budget=build_budget_s)
 
     def _record_import(
         self, conn: psycopg.Connection[Any], source: str, sid: str, last_id: int | None
@@ -247,3 +270,25 @@ class BulkIngest(TurnWrites):
                 )
 
         self._write(run)
+
+
+def _drop_search_indexes_if_empty(conn: psycopg.Connection[Any]) -> bool:
+    """Drop the full-text indexes when ``hm_messages`` is empty; True if dropped."""
+    conn.execute("SET LOCAL lock_timeout = '2s'")
+    try:
+        conn.execute("LOCK TABLE hm_messages IN ACCESS EXCLUSIVE MODE")
+    except psycopg.errors.LockNotAvailable:
+        return False  # busy: other writers are at work, so the table is not ours alone
+    if conn.execute("SELECT 1 FROM hm_messages LIMIT 1").fetchone() is not None:
+        return False
+    for name in SEARCH_INDEXES:
+        conn.execute(f"DROP INDEX IF EXISTS {name}".encode())
+    return True
+
+
+def _build_search_indexes(conn: psycopg.Connection[Any]) -> None:
+    conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
+    conn.execute("SET LOCAL statement_timeout = 0")
+    for name in missing_search_indexes(conn):
+        conn.execute(SEARCH_INDEXES[name].encode())
+    conn.execute("ANALYZE hm_messages")

@@ -1,0 +1,92 @@
+"""`bulk_loading`: a load into an empty database defers the full-text indexes and builds
+them at the end; with rows present it changes nothing; an interrupted load is repaired by
+the next process. Each test works in a schema of its own (an empty ``hm_messages``)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from urllib.parse import quote
+
+import psycopg
+import pytest
+
+from hermes_memory_postgres.archive.ingest import _drop_search_indexes_if_empty
+from hermes_memory_postgres.schema import SEARCH_INDEXES, missing_search_indexes
+from hermes_memory_postgres.sessions import PostgresSessionArchive
+
+
+@pytest.fixture
+def schema_dsn(pg_dsn: str) -> Iterator[str]:
+    name = f"t_bulk_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{name}"'.encode())
+    sep = "&" if "?" in pg_dsn else "?"
+    yield f"{pg_dsn}{sep}options={quote(f'-csearch_path={name}')}"
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA "{name}" CASCADE'.encode())
+
+
+def _sessions(prefix: str, n: int) -> list[tuple[dict[str, str], list[dict[str, object]]]]:
+    return [
+        (
+            {"id": f"{prefix}{i}"},
+            [
+                {"role": "user", "content": f"zebra crossing number {i} 北京", "timestamp": i},
+                {"role": "assistant", "content": "noted", "timestamp": i + 0.5},
+            ],
+        )
+        for i in range(n)
+    ]
+
+
+def _missing(archive: PostgresSessionArchive) -> list[str]:
+    return archive.db.run(missing_search_indexes)
+
+
+def test_a_load_into_an_empty_table_builds_the_indexes_at_the_end(schema_dsn, owner):
+    archive = PostgresSessionArchive(schema_dsn, owner=owner)
+    assert _missing(archive) == []
+    with archive.bulk_loading() as deferred:
+        assert deferred
+        assert sorted(_missing(archive)) == sorted(SEARCH_INDEXES)
+        assert archive.bulk_import(_sessions("a", 30)) == 60
+        inside = archive.find_hits("zebra 7", limit=5)  # no index: the table is scanned
+        assert inside is not None and inside.rows[0]["session_id"] == "a7"
+    assert _missing(archive) == []
+    hits = archive.find_hits("北京", limit=100)
+    assert hits is not None and len(hits.rows) == 30
+    words = archive.find_hits("crossing", limit=100)
+    assert words is not None and len(words.rows) == 30
+    with archive.bulk_loading() as deferred_again:  # rows present: nothing is dropped
+        assert not deferred_again
+        assert _missing(archive) == []
+        archive.bulk_import(_sessions("b", 2))
+    assert archive.stats()["messages"] == 64
+    archive.close()
+
+
+def test_another_owners_rows_keep_the_indexes(schema_dsn, owner):
+    other = PostgresSessionArchive(schema_dsn, owner=owner + "-other")
+    other.create_session("x")
+    other.append_message("x", "user", "already here")
+    archive = PostgresSessionArchive(schema_dsn, owner=owner)
+    with archive.bulk_loading() as deferred:
+        assert not deferred and _missing(archive) == []
+        archive.bulk_import(_sessions("a", 3))
+    assert archive.find_hits("zebra", limit=10) is not None
+    other.close()
+    archive.close()
+
+
+def test_an_interrupted_load_is_repaired_by_the_next_process(schema_dsn, owner):
+    archive = PostgresSessionArchive(schema_dsn, owner=owner)
+    assert archive.db.run(_drop_search_indexes_if_empty)  # a load that never reached its end
+    archive.bulk_import(_sessions("a", 3))
+    assert sorted(_missing(archive)) == sorted(SEARCH_INDEXES)
+    archive.close()
+    reopened = PostgresSessionArchive(schema_dsn, owner=owner)  # a new Database migrates
+    assert _missing(reopened) == []
+    hits = reopened.find_hits("北京", limit=10)
+    assert hits is not None and len(hits.rows) == 3
+    reopened.close()
