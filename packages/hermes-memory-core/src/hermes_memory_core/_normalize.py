@@ -46,9 +46,16 @@ import logging
 import re
 import unicodedata
 from collections.abc import Iterable
-from typing import Final
+from typing import Final, NamedTuple, cast
 
-__all__ = ["PRINTABLE_TAG_RE", "TAG_PAYLOAD_RE", "fold_keyword", "matching_forms"]
+__all__ = [
+    "PRINTABLE_TAG_RE",
+    "TAG_PAYLOAD_RE",
+    "Reading",
+    "fold_keyword",
+    "matching_forms",
+    "matching_readings",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -123,10 +130,9 @@ def _char_class(ranges: Iterable[tuple[int, int]]) -> str:
 
 _IGNORABLE_CLASS: Final = _char_class(_IGNORABLE_RANGES)
 _IGNORABLE_RE: Final = re.compile(_IGNORABLE_CLASS + "+")
-_BLANK_RE: Final = re.compile("\u2800")
 _BETWEEN_WORDS_RE: Final = re.compile(r"(?<=\S)" + _IGNORABLE_CLASS + r"+(?=\S)")
 #: Ignorable characters that are drawn as a blank (Hangul fillers).
-_FILLER_RE: Final = re.compile("[\u115f\u1160\u3164\uffa0]")
+_FILLERS: Final = frozenset("\u115f\u1160\u3164\uffa0")
 _TAG_LOW, _TAG_HIGH = 0xE0000, 0xE007F
 #: A run of tag characters, possibly interleaved with other ignorable characters.
 _TAG_RUN_RE: Final = re.compile(f"[\U000e0000-\U000e007f]{_IGNORABLE_CLASS}*+")
@@ -135,6 +141,15 @@ _TAG_CHAR_RE: Final = re.compile("[\U000e0000-\U000e007f]")
 #: A printable tag character (what :data:`TAG_PAYLOAD_RE` is made of).
 PRINTABLE_TAG_RE: Final = re.compile("[\U000e0020-\U000e007e]")
 _MARKS_RE: Final = re.compile(_char_class(_MARK_RANGES) + "+")
+#: Marks where an ignorable run was read as a space while the forms are built: a Unicode
+#: noncharacter (never assigned, NFKC-stable, no case, no confusable prototype).
+_SPACE_STAND_IN: Final = "\ufdd0"
+_ASCII_RUNS_RE: Final = re.compile("[\x00-\x7f]+")
+#: Per-character results kept (each cache is cleared when it reaches this size).
+_CHAR_CACHE: Final = 1 << 16
+#: At most this many distinct characters are replaced one by one (one pass each); more,
+#: and the step runs on the whole text in one pass.
+_MAX_REPLACED: Final = 24
 
 #: Eight or more printable tag characters (optionally interleaved with ignorable ones): a
 #: hidden ASCII payload. Flag emoji use at most six tag letters (``gbsct`` + cancel tag).
@@ -218,10 +233,26 @@ class _Skeleton:
     """The confusable table compiled into class regexes, plus the ``l``/``I`` look-alikes."""
 
     def __init__(self, table: dict[str, str]) -> None:
-        self.table = table
+        # The stand-in for an inserted space must pass through unchanged (it is not in
+        # confusables.txt; this keeps that true whatever the data file holds).
+        self.table = {c: t for c, t in table.items() if c != _SPACE_STAND_IN}
+        table = self.table
         self.regex = _bmp_class_regex(table)
         self.l_like = frozenset(c for c, t in table.items() if t == "l")
         self.l_regex = _bmp_class_regex(self.l_like)
+        self._folded: tuple[dict[str, str | None], dict[str, str | None]] = ({}, {})
+        #: Characters that steps 4 to 6 leave as they are (most CJK): skipped at once.
+        self.plain: set[str] = set()
+
+    def learn(self, chars: Iterable[str]) -> None:
+        """Remember which of ``chars`` steps 4 to 6 leave unchanged (whatever ``l_as_i``)."""
+        if len(self.plain) >= _CHAR_CACHE:
+            self.plain.clear()
+        self.plain.update(
+            c
+            for c in chars
+            if _without_marks(c) == c and self.fold_char(c, False) == c == self.fold_char(c, True)
+        )
 
     def has_l_like(self, text: str) -> bool:
         """Whether ``text`` holds a character that reads as ``l`` (and maybe ``I``)."""
@@ -247,6 +278,32 @@ class _Skeleton:
             text = _ASTRAL_RE.sub(lambda m: swap(m) if m[0] in table else m[0], text)
         return text
 
+    def fold_char(self, char: str, l_as_i: bool) -> str | None:
+        """Steps 5 and 6 for one non-ASCII character, ``None`` if it cannot stand alone.
+
+        The steps map each character on its own (the skeleton is a table, case folding has
+        no context), so a text can be folded by replacing each distinct character with its
+        result, then folding the ASCII letters, if replacing in any order gives the same
+        text: the result must not change when folded again, and every non-ASCII character
+        in it must fold to itself. A character where that fails is answered ``None`` (the
+        caller then runs the steps on the whole text).
+        """
+        cache = self._folded[l_as_i]
+        try:
+            return cache[char]
+        except KeyError:
+            pass
+        form = self.apply(char, l_as_i).casefold()
+        if not form.isascii():
+            form = self.apply(form, l_as_i)
+        stable = form.casefold() == form and all(
+            c.isascii() or self.apply(c, l_as_i).casefold() == c for c in form
+        )
+        if len(cache) >= _CHAR_CACHE:
+            cache.clear()
+        cache[char] = result = form if stable else None
+        return result
+
 
 @functools.cache
 def _skeleton() -> _Skeleton:
@@ -270,6 +327,217 @@ def _strip_marks(text: str) -> str:
     return unicodedata.normalize("NFC", _MARKS_RE.sub("", decomposed))
 
 
+@functools.lru_cache(maxsize=_CHAR_CACHE)
+def _without_marks(char: str) -> str:
+    """One character with the combining marks of its decomposition removed (NFC again)."""
+    decomposed = unicodedata.normalize("NFD", char)
+    if _MARKS_RE.search(decomposed) is None:
+        return char
+    return unicodedata.normalize("NFC", _MARKS_RE.sub("", decomposed))
+
+
+def _overlap(replacements: list[tuple[str, str]]) -> bool:
+    """Whether replacing one character after another could go wrong or take long.
+
+    True when a replacement text holds a character that is itself replaced (a later
+    replacement would change it), or when there are so many that a pass per character would
+    cost more than the whole-text computation (each pass reads the whole text).
+    """
+    if len(replacements) > _MAX_REPLACED:
+        return True
+    replaced = {char for char, _ in replacements}
+    return any(not replaced.isdisjoint(new) for _, new in replacements)
+
+
+def _finish_whole(base: str, skeleton: _Skeleton) -> list[str]:
+    """Steps 4 to 7 for one base text, run on the whole text (see :func:`_finish`)."""
+    base = _strip_marks(base)
+    if base.isascii():
+        return [base.casefold()]
+    # The skeleton runs before case folding (Greek capital Nu looks like N, its small form
+    # like v) and again after it, for small forms that only folding produced.
+    variants = [False, True] if skeleton.has_l_like(base) else [False]
+    forms = []
+    for l_as_i in variants:
+        form = skeleton.apply(base, l_as_i).casefold()
+        forms.append(form if form.isascii() else skeleton.apply(form, l_as_i))
+    return forms
+
+
+def _finish(base: str, skeleton: _Skeleton, chars: set[str]) -> list[str]:
+    """Steps 4 to 7 for one base text: one form, or two when ``l``-like look-alikes occur.
+
+    The same as :func:`_finish_whole`, computed per distinct non-ASCII character (a 2 KB
+    note holds a few dozen), with each character's result cached:
+
+    * step 4: NFD decomposes character by character and only reorders combining marks, and
+      removing marks from a canonically ordered string leaves one canonically equivalent to
+      removing them before ordering; equivalent strings have one NFC. So replacing each
+      character whose decomposition holds a mark by that decomposition without marks, then
+      NFC, gives the whole-text result (and a text where no character has a mark is
+      returned unchanged by both);
+    * steps 5 and 6: see :meth:`_Skeleton.fold_char`.
+
+    ``chars`` must be exactly the distinct non-ASCII characters of ``base``.
+    """
+    if base.isascii():
+        return [base.casefold()]
+    todo = chars - skeleton.plain  # the characters that steps 4 to 6 may change
+    stripped = [(c, bare) for c in todo if (bare := _without_marks(c)) != c]
+    if _overlap(stripped):  # replacing in turn would change an earlier replacement
+        return _finish_whole(base, skeleton)
+    if stripped:
+        for char, bare in stripped:
+            base = base.replace(char, bare)
+        composed = unicodedata.normalize("NFC", base)
+        if composed != base:
+            base, chars = composed, _distinct(composed)
+        else:
+            chars = chars.difference(c for c, _ in stripped)
+            chars.update(_distinct("".join(bare for _, bare in stripped)))
+        if base.isascii():
+            return [base.casefold()]
+        todo = chars - skeleton.plain
+    variants = [False, True] if not todo.isdisjoint(skeleton.l_like) else [False]
+    forms = []
+    for l_as_i in variants:
+        folds = [(c, folded) for c in todo if (folded := skeleton.fold_char(c, l_as_i)) != c]
+        if len(folds) > _MAX_REPLACED or any(folded is None for _, folded in folds):
+            return _finish_whole(base, skeleton)
+        form = base
+        for char, folded in folds:  # fold_char: no result holds a character folded here
+            form = form.replace(char, cast(str, folded))
+        forms.append(form.casefold())
+    skeleton.learn(todo)
+    return forms
+
+
+class Reading(NamedTuple):
+    """One normalised form of a text, and how it relates to an earlier form.
+
+    ``parent`` is ``None``, or the index of an earlier reading that this one equals once the
+    spaces at the offsets ``inserted`` (increasing, in ``form``) are deleted: the form where
+    invisible characters are read as spaces, next to the form where they are removed. The
+    scanner uses the relation to look only near those spaces (see ``threats``).
+    """
+
+    form: str
+    parent: int | None = None
+    inserted: tuple[int, ...] = ()
+
+
+@functools.lru_cache(maxsize=_CHAR_CACHE)
+def _nfkc_char(char: str) -> str:
+    return unicodedata.normalize("NFKC", char)
+
+
+def _nfkc(text: str, chars: set[str]) -> tuple[str, set[str]]:
+    """Step 2 per distinct character: ``NFKC(text)`` and its distinct non-ASCII characters.
+
+    NFKD decomposes character by character and then orders combining marks, which NFC's own
+    decomposition does again, and a character's NFKC decomposes canonically to its NFKD; so
+    replacing each character by its NFKC and applying NFC gives NFKC (NFC returns text that
+    is already composed at once).
+    """
+    decomposed = [(c, d) for c in chars if (d := _nfkc_char(c)) != c]
+    if _overlap(decomposed):  # replacing in turn would change an earlier replacement
+        text = unicodedata.normalize("NFKC", text)
+        return text, _distinct(text)
+    for char, replacement in decomposed:
+        text = text.replace(char, replacement)
+    composed = unicodedata.normalize("NFC", text)
+    if composed != text:
+        return composed, _distinct(composed)
+    if decomposed:
+        chars = chars.difference(c for c, _ in decomposed)
+        chars.update(_distinct("".join(d for _, d in decomposed)))
+    return text, chars
+
+
+def _distinct(text: str) -> set[str]:
+    """The distinct non-ASCII characters of ``text``."""
+    return set(_ASCII_RUNS_RE.sub("", text))
+
+
+@functools.cache
+def _ignorable_set() -> frozenset[str]:
+    return frozenset(chr(c) for low, high in _IGNORABLE_RANGES for c in range(low, high + 1))
+
+
+@functools.lru_cache(maxsize=256)
+def _run_regexes(present: frozenset[str]) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A run of the ``present`` ignorable characters, and such a run between two visible ones.
+
+    In a text holding no other ignorable character these find what :data:`_IGNORABLE_RE`
+    and :data:`_BETWEEN_WORDS_RE` find, with a small class instead of the full one (whose
+    astral ranges the engine walks at every position).
+    """
+    cls = "[" + "".join(re.escape(c) for c in sorted(present)) + "]"
+    return re.compile(cls + "+"), re.compile(r"(?<=\S)" + cls + r"+(?=\S)")
+
+
+def _spaced_readings(
+    text: str, runs: re.Pattern[str], removed: list[str], chars: set[str], skeleton: _Skeleton
+) -> list[Reading]:
+    """The readings of ``text`` with every ignorable run read as a space.
+
+    The runs are first replaced by :data:`_SPACE_STAND_IN` and the steps run on that; the
+    stand-in is then turned into a space. That is the same form as running the steps on the
+    text with spaces: like a space, the stand-in is a starter that no normalisation composes,
+    decomposes, reorders, folds or maps (the skeleton table never holds it). Where the
+    stand-ins, deleted, give the removed reading exactly, the reading records that relation
+    (it is checked here, never assumed).
+    """
+    if _SPACE_STAND_IN in text:  # cannot tell the stand-in from the text: no relation
+        return [Reading(f) for f in _finish(runs.sub(" ", text), skeleton, chars)]
+    readings = []
+    marked = _finish(runs.sub(_SPACE_STAND_IN, text), skeleton, chars | {_SPACE_STAND_IN})
+    for index, form in enumerate(marked):
+        spaced = form.replace(_SPACE_STAND_IN, " ")
+        if len(marked) == len(removed) and form.replace(_SPACE_STAND_IN, "") == removed[index]:
+            inserted = []
+            position = form.find(_SPACE_STAND_IN)
+            while position >= 0:
+                inserted.append(position)
+                position = form.find(_SPACE_STAND_IN, position + 1)
+            readings.append(Reading(spaced, index, tuple(inserted)))
+        else:
+            readings.append(Reading(spaced))
+    return readings
+
+
+def matching_readings(text: str) -> list[Reading]:
+    """:func:`matching_forms`, each with its relation to an earlier form (see :class:`Reading`)."""
+    if text.isascii():
+        return [Reading(text.lower())]
+    if _TAG_CHAR_RE.search(text) is not None:  # five times faster than max(text)
+        text = _TAG_RUN_RE.sub(_decode_tags, text)
+    text, chars = _nfkc(text, _distinct(text))
+    if "\u2800" in chars:
+        text = text.replace("\u2800", " ")
+        chars.discard("\u2800")
+    skeleton = _skeleton()
+    present = _ignorable_set().intersection(chars)
+    if not present:
+        return [Reading(form) for form in _finish(text, skeleton, chars)]
+    runs, between = _run_regexes(present)
+    visible = chars - present
+    removed = _finish(runs.sub("", text), skeleton, visible)
+    readings = [Reading(form) for form in removed]
+    if between.search(text) is not None:
+        # Only an invisible character between two visible ones can stand for a space.
+        readings += _spaced_readings(text, runs, removed, visible, skeleton)
+    fillers = present.intersection(_FILLERS)
+    if fillers and fillers != present:
+        # Hangul fillers render as a blank: read them as spaces while the zero-width
+        # characters around them are removed (fillers between words, soft hyphens inside).
+        for filler in fillers:
+            text = text.replace(filler, " ")
+        filled = _run_regexes(present - fillers)[0].sub("", text)
+        readings += [Reading(form) for form in _finish(filled, skeleton, visible)]
+    return readings
+
+
 def matching_forms(text: str) -> list[str]:
     """The normalised forms of ``text`` that threat patterns are matched against.
 
@@ -278,37 +546,7 @@ def matching_forms(text: str) -> list[str]:
     the other invisibles are removed in a third) or ``l``-like look-alikes (also read as ``i``).
     Every form is lower case (case-folded). See the module docstring for the steps.
     """
-    if text.isascii():
-        return [text.lower()]
-    if _TAG_CHAR_RE.search(text) is not None:  # five times faster than max(text)
-        text = _TAG_RUN_RE.sub(_decode_tags, text)
-    text = unicodedata.normalize("NFKC", text)
-    if "\u2800" in text:
-        text = _BLANK_RE.sub(" ", text)
-    skeleton = _skeleton()
-    bases = [text]
-    if _IGNORABLE_RE.search(text) is not None:
-        bases = [_IGNORABLE_RE.sub("", text)]
-        if _BETWEEN_WORDS_RE.search(text) is not None:
-            # Only an invisible character between two visible ones can stand for a space.
-            bases.append(_IGNORABLE_RE.sub(" ", text))
-        if _FILLER_RE.search(text) is not None and _IGNORABLE_RE.search(_FILLER_RE.sub("", text)):
-            # Hangul fillers render as a blank: read them as spaces while the zero-width
-            # characters around them are removed (fillers between words, soft hyphens inside).
-            bases.append(_IGNORABLE_RE.sub("", _FILLER_RE.sub(" ", text)))
-    forms: list[str] = []
-    for base in bases:
-        base = _strip_marks(base)
-        if base.isascii():
-            forms.append(base.casefold())
-            continue
-        # The skeleton runs before case folding (Greek capital Nu looks like N, its small
-        # form like v) and again after it, for small forms that only folding produced.
-        variants = [False, True] if skeleton.has_l_like(base) else [False]
-        for l_as_i in variants:
-            form = skeleton.apply(base, l_as_i).casefold()
-            forms.append(form if form.isascii() else skeleton.apply(form, l_as_i))
-    return forms
+    return [reading.form for reading in matching_readings(text)]
 
 
 def fold_keyword(keyword: str) -> str:

@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 from hermes_memory_core._normalize import (
     PRINTABLE_TAG_RE,
     TAG_PAYLOAD_RE,
+    Reading,
     fold_keyword,
-    matching_forms,
+    matching_readings,
 )
 
 __all__ = [
@@ -1151,6 +1152,169 @@ def _pattern_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
     return any(match(text, start) is not None for start in _candidates(plan, probe, heads, nears))
 
 
+#: How far the regex engine can read around a start position, for the patterns whose reads
+#: are bounded: ``(right, left)`` — from a start ``s`` it reads no character outside
+#: ``[s - left, s + right]`` (look-aheads counted as if they consumed, look-behinds and
+#: ``^``/``\b`` reading back ``left``), on the text the pattern runs on (whitespace-collapsed
+#: for spaced plans, where a whitespace run is one character). The other patterns (a ``\s+``
+#: on uncollapsed text, ``[^\n]*``) can read arbitrarily far and are scanned whole.
+#: tests/core/test_threats.py computes these from the regex parser and checks every entry.
+_EXTENTS: Final[dict[str, tuple[int, int]]] = {
+    "prompt_injection": (1083, 1),
+    "sys_prompt_override": (23, 1),
+    "disregard_rules": (1082, 1),
+    "bypass_restrictions": (1624, 1),
+    "html_comment_injection": (16397, 1),
+    "translate_execute": (619, 1),
+    "deception_hide": (1075, 1),
+    "read_secrets": (368, 1),
+    "role_markup": (44, 0),
+    "exfil_url_template": (1604, 0),
+    "prompt_injection_multilingual": (380, 1),
+    "role_hijack": (543, 1),
+    "role_pretend": (543, 1),
+    "leak_system_prompt": (549, 1),
+    "remove_filters": (556, 1),
+    "fake_update": (553, 1),
+    "identity_override": (15, 1),
+    "c2_node_registration": (19, 1),
+    "c2_task_pull": (22, 1),
+    "anti_forensic_disk": (1607, 1),
+    "env_var_unset_agent": (603, 1),
+    "fake_tool_result": (281, 0),
+    "fake_memory_header": (53, 1),
+    "context_exfil": (553, 1),
+    "ssh_backdoor": (15, 0),
+    "ssh_access": (681, 1),
+    "hermes_env": (87, 0),
+    "agent_config_mod": (675, 1),
+    "hermes_config_mod": (681, 1),
+    "hardcoded_secret": (32, 0),
+}
+#: Added to both sides of an extent: reading the character just past the last one consumed,
+#: and ``\b``/``$`` testing the position after it.
+_EXTENT_MARGIN: Final = 2
+#: Above this share of the text covered by windows, the whole-text matcher is used instead.
+_WINDOW_SHARE: Final = 0.5
+
+_STAND_IN: Final = "\ufdd0"
+#: A stand-in for an inserted space next to whitespace: collapsing makes it no difference.
+_STAND_IN_BESIDE_SPACE: Final = re.compile(r"(?<=\s)\ufdd0|\ufdd0(?=\s)")
+
+
+def _runs_spaced(pid: str) -> bool:
+    """Whether :func:`_pattern_matches` runs ``pid`` on the whitespace-collapsed text."""
+    plan = _plans().get(pid)
+    return pid == "prompt_injection_multilingual" or (plan is not None and plan.spaced)
+
+
+class _Form:
+    """One reading of the scanned text: its texts, and where it differs from its parent.
+
+    A reading with a parent equals the parent's form with spaces inserted at ``inserted``
+    (checked when the readings are built). A regex tried at a start from which it reads none
+    of those spaces sees exactly the characters (and string ends) it sees at the
+    corresponding start in the parent — the two texts only differ at the insertions — so it
+    gives the same answer there. The parent has no match (otherwise the pattern is already
+    reported), so only starts within a bounded pattern's extent of an insertion can match.
+    """
+
+    def __init__(self, reading: Reading) -> None:
+        self.texts = _Texts(reading.form)
+        self.parent = reading.parent
+        self.inserted = reading.inserted
+        self._spaced_inserted: tuple[int, ...] | None = None
+        self._spaced_known = False
+
+    def spaced_inserted(self, parent: _Texts) -> tuple[int, ...] | None:
+        """The insertions in whitespace-collapsed coordinates, ``None`` if not a plain insertion.
+
+        Collapsing maps an insertion next to other whitespace to nothing and any other one
+        to a single space. The result is checked: stand-ins turned into spaces give this
+        form's collapsed text, and deleted give the parent's.
+        """
+        if self._spaced_known:
+            return self._spaced_inserted
+        self._spaced_known = True
+        folded = self.texts.folded
+        if _STAND_IN in folded:
+            return None
+        pieces: list[str] = []
+        previous = 0
+        for position in self.inserted:
+            pieces.append(folded[previous:position])
+            previous = position + 1
+        pieces.append(folded[previous:])
+        marked = _collapse_whitespace(_STAND_IN_BESIDE_SPACE.sub("", _STAND_IN.join(pieces)))
+        if (
+            marked.replace(_STAND_IN, " ") != self.texts.spaced()[0]
+            or marked.replace(_STAND_IN, "") != parent.spaced()[0]
+        ):
+            return None
+        found: list[int] = []
+        position = marked.find(_STAND_IN)
+        while position >= 0:
+            found.append(position)
+            position = marked.find(_STAND_IN, position + 1)
+        self._spaced_inserted = tuple(found)
+        return self._spaced_inserted
+
+
+def _windows(inserted: tuple[int, ...], right: int, left: int) -> list[tuple[int, int]]:
+    """Merged ``[low, high]`` ranges of the starts from which an insertion can be read."""
+    windows: list[tuple[int, int]] = []
+    for position in inserted:
+        low, high = max(0, position - right), position + left
+        if windows and low <= windows[-1][1] + 1:
+            windows[-1] = (windows[-1][0], high)
+        else:
+            windows.append((low, high))
+    return windows
+
+
+def _matches_near(pattern: ThreatPattern, form: _Form, parent: _Form) -> bool:
+    """``_pattern_matches(pattern, form.texts)`` for a form whose parent has no match.
+
+    Only the starts near an insertion are tried (see :class:`_Form`); patterns whose reads
+    are unbounded, and windows covering much of the text, take the whole-text matcher.
+    """
+    extent = _EXTENTS.get(pattern.id)
+    if extent is None:
+        return _pattern_matches(pattern, form.texts)
+    if _runs_spaced(pattern.id):
+        inserted = form.spaced_inserted(parent.texts)
+        text, probe = form.texts.spaced()
+    else:
+        inserted = form.inserted
+        text, probe = form.texts.folded, form.texts.probe
+    if inserted is None:
+        return _pattern_matches(pattern, form.texts)
+    if not inserted:
+        return False  # the same text as the parent's, which has no match
+    right, left = extent[0] + _EXTENT_MARGIN, extent[1] + _EXTENT_MARGIN
+    windows = _windows(inserted, right, left)
+    if sum(high - low + 1 for low, high in windows) > _WINDOW_SHARE * len(text):
+        return _pattern_matches(pattern, form.texts)
+    plan = _plans().get(pattern.id)
+    if plan is not None and not plan.lines and len(probe) == len(text):
+        # Every match starts at one of the plan's head literals: try those in the windows.
+        longest = max(len(lit) for lit in plan.heads)
+        match = pattern.regex.match
+        for low, high in windows:
+            for start in _occurrences(probe, plan.heads, low, min(len(probe), high + longest)):
+                if start <= high and match(text, start) is not None:
+                    return True
+        return False
+    search = pattern.regex.search
+    for low, high in windows:
+        # Starts up to ``high`` read nothing at or past ``high + right``: cutting the text
+        # there changes no answer for them; a hit past ``high`` is left to later windows.
+        found = search(text, low, min(len(text), high + right + 1))
+        if found is not None and found.start() <= high:
+            return True
+    return False
+
+
 def _iter_findings(text: str, scope: str) -> Iterator[tuple[str, str]]:
     """Yield ``(kind, value)`` findings lazily: invisible chars first, then pattern ids."""
     patterns = _patterns_for(scope)
@@ -1164,18 +1328,28 @@ def _iter_findings(text: str, scope: str) -> Iterator[tuple[str, str]]:
             yield "invisible", _invisible_code(char)
             if len(seen) == len(INVISIBLE_CHARS):
                 break
-    forms = [_Texts(form) for form in matching_forms(text)]
+    forms = [_Form(reading) for reading in matching_readings(text)]
     for pattern in patterns:
         if pattern.id in _RAW_IDS:
             if _RAW_GATES[pattern.id](text) and pattern.regex.search(text) is not None:
                 yield "pattern", pattern.id
             continue
         required = _required()[pattern.id]
-        for texts in forms:
-            probe = texts.probe
-            if all(
-                any(literal in probe for literal in group) for group in required
-            ) and _pattern_matches(pattern, texts):
+        gated: list[bool] = []
+        for form in forms:
+            # The required literals hold no space, so one found in a form with inserted
+            # spaces is found in its parent too: a parent without them rules the form out.
+            passed = (form.parent is None or gated[form.parent]) and all(
+                any(literal in form.texts.probe for literal in group) for group in required
+            )
+            gated.append(passed)
+            if not passed:
+                continue
+            if form.parent is None:
+                found = _pattern_matches(pattern, form.texts)
+            else:
+                found = _matches_near(pattern, form, forms[form.parent])
+            if found:
                 yield "pattern", pattern.id
                 break
 
