@@ -56,9 +56,10 @@ def word_tokens(text: str | None) -> list[str]:
     """The words of ``text`` in order: letter/digit runs, case-folded, diacritics removed."""
     if not text:
         return []
-    return [
-        w for w in _WORD.findall(_fold(text[:MAX_INDEXED_CHARS])) if len(w) <= _MAX_LEXEME_BYTES
-    ]
+    words: list[str] = _WORD.findall(_fold(text[:MAX_INDEXED_CHARS]))
+    if words and max(map(len, words)) > _MAX_LEXEME_BYTES:
+        words = [w for w in words if len(w) <= _MAX_LEXEME_BYTES]
+    return words
 
 
 def _quote(lexeme: str) -> str:
@@ -66,34 +67,27 @@ def _quote(lexeme: str) -> str:
 
 
 def tsvector_literal(tokens: Sequence[str]) -> str:
-    """A ``tsvector`` literal holding ``tokens`` at positions 1, 2, ... (capped)."""
+    """A ``tsvector`` literal holding ``tokens`` at positions 1, 2, ...
+
+    Each occurrence is written as it comes (``'a':1 'b':2 'a':3``): PostgreSQL's input
+    function merges a lexeme's positions, clamps them at `MAX_POSITION` and keeps 256 per
+    lexeme, so the common case is one C-level join. Tokens with a quote or a backslash, or
+    longer than PostgreSQL accepts (never made by `word_tokens`), take the careful path.
+    """
     if not tokens:
         return ""
-    positions: dict[str, list[int]] = {}
-    get = positions.get
-    for i, tok in enumerate(tokens, start=1):
-        plist = get(tok)
-        if plist is None:
-            positions[tok] = [i]
-        elif len(plist) < 255:
-            plist.append(i)
-    if len(tokens) >= MAX_POSITION:  # later words share the last position, once
-        for plist in positions.values():
-            capped = sorted({min(p, MAX_POSITION) for p in plist})
-            plist[:] = capped
-    keys = "".join(positions)
-    quote = _quote if "'" in keys or "\\" in keys else _plain  # word_tokens makes neither
-    parts = []
-    for tok, plist in positions.items():
-        if len(tok) > _MAX_LEXEME_BYTES // 4 and len(tok.encode("utf-8")) > _MAX_LEXEME_BYTES:
-            continue
-        pos = str(plist[0]) if len(plist) == 1 else ",".join(map(str, plist))
-        parts.append(f"{quote(tok)}:{pos}")
-    return " ".join(parts)
+    if max(map(len, tokens)) <= _MAX_LEXEME_BYTES // 4:
+        joined = "".join(tokens)
+        if "'" not in joined and "\\" not in joined:
+            return " ".join(map(_OCCURRENCE, tokens, range(1, len(tokens) + 1)))
+    return " ".join(
+        f"{_quote(tok)}:{pos}"
+        for pos, tok in enumerate(tokens, start=1)
+        if len(tok.encode("utf-8")) <= _MAX_LEXEME_BYTES
+    )
 
 
-def _plain(lexeme: str) -> str:
-    return f"'{lexeme}'"
+_OCCURRENCE = "'{}':{}".format
 
 
 def words_document(role: str | None, content: str | None, tool_name: str | None,

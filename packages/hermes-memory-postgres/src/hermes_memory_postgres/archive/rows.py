@@ -40,6 +40,7 @@ VIEW_COLS = "id, session_id, role, content, timestamp, tool_name, tool_calls, to
 #: The columns a ``COPY`` into ``hm_messages`` writes, in `copy_row`'s order.
 COPY_COLUMNS = ("owner", "id", "session_id", *MESSAGE_DATA_FIELDS, "words", "cjk", "nul_fields")
 _DEFAULTS = {"active": 1, "compacted": 0, "observed": 0}
+_DEFAULT_AT = tuple((MESSAGE_DATA_FIELDS.index(f), v) for f, v in _DEFAULTS.items())
 _SESSION_COLS_CACHE: list[str] = []
 
 
@@ -70,18 +71,21 @@ def copy_row(
     """One ``COPY`` row of `COPY_COLUMNS`: the data, both ``tsvector`` literals made in
     Python, and the exact text of fields holding NUL. ``df`` counts each distinct word of
     the message once (the owner's term statistics)."""
-    values = []
+    values: list[Any] = list(map(m.get, MESSAGE_DATA_FIELDS))
+    for i, default in _DEFAULT_AT:
+        if values[i] is None:
+            values[i] = default
     exact: dict[str, str] = {}
-    for f in MESSAGE_DATA_FIELDS:
-        v = m.get(f, _DEFAULTS.get(f))
-        if v is None and f in _DEFAULTS:
-            v = _DEFAULTS[f]
-        if isinstance(v, bool):
-            v = int(v)
-        if isinstance(v, str) and "\x00" in v:
-            exact[f] = v
-            v = v.replace("\x00", "\ufffd")
-        values.append(v)
+    for i, v in enumerate(values):
+        cls = v.__class__
+        if cls is str:
+            if "\x00" in v:
+                # text cannot hold NUL: the column shows U+FFFD (searchable, visible) and
+                # the exact text is kept in nul_fields (JSON escapes NUL), restored on read
+                exact[MESSAGE_DATA_FIELDS[i]] = v
+                values[i] = v.replace("\x00", "\ufffd")
+        elif cls is bool:
+            values[i] = int(v)
     role, content = m.get("role"), m.get("content")
     tokens = words_document(role, content, m.get("tool_name"), m.get("tool_calls"))
     if df is not None:
