@@ -143,6 +143,17 @@ def test_bad_values_name_the_key(section: dict[str, Any], message: str) -> None:
     assert message in str(caught.value)
 
 
+@pytest.mark.parametrize("value", [["sk-live-123"], {"k": "sk-live-123"}, True])
+def test_a_mistyped_secret_is_never_echoed(value: object) -> None:
+    with pytest.raises(kit.SettingsError) as caught:
+        NotesSettings.load({"api_key": value}, environ={})
+    message = str(caught.value)
+    assert message.startswith("notes.api_key must be a string, got a ")
+    assert "sk-live" not in message and "True" not in message
+    _, error = kit.resolve_settings(NotesSettings, {"notes": {"api_key": value}}, environ={})
+    assert "sk-live" not in error
+
+
 def test_cjk_values_survive() -> None:
     s = NotesSettings.load({"url": "https://例え.jp/ノート", "label": "记忆"}, environ={})
     assert (s.url, s.label) == ("https://例え.jp/ノート", "记忆")

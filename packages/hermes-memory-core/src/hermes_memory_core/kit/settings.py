@@ -130,7 +130,10 @@ class Field:
                 return text.lower() if self.choices else text
         except ValueError as exc:
             message = str(exc)
-            if "got" not in message:
+            if self.secret:  # never echo a secret, even a mistyped one
+                kind = type(value).__name__
+                message = f"{message.split(', got ')[0]}, got a {kind} (not shown: secret)"
+            elif "got" not in message:
                 message = f"{message}, got {value!r}"
             raise SettingsError(f"{name} {message}") from None
         if self.minimum is not None and number < self.minimum:
