@@ -716,9 +716,17 @@ _PLANS: Final[dict[str, _Plan]] = {
     # Names that are also ordinary words ("Sliver", "mythic") and sending verbs are common in
     # notes: matching at each is cheaper than a search whose first step is a look-behind.
     "known_c2_framework": _Plan(
-        ("cobalt", "metasploit", "meterpreter", "brainworm", "sliver", "havoc", "mythic")
+        ("cobalt", "metasploit", "meterpreter", "brainworm", "sliver", "havoc", "mythic"),
+        spaced=True,
     ),
-    "c2_heartbeat": _Plan(("heartbeat", "beacon", "check")),
+    "c2_heartbeat": _Plan(("heartbeat", "beacon", "check"), spaced=True),
+    # Patterns without such common words: a whole-text search (a pass per start) costs more
+    # than trying the few places where their first literal occurs.
+    "forced_action": _Plan(("you",), ("must",), 566, spaced=True),
+    # Not spaced: "[^.\n]{0,80}" counts newlines and other whitespace.
+    "anti_forensic_oneliner": _Plan(("you", "only"), ("liner",)),
+    "fake_tool_result": _Plan(("<", "[", '"', "'"), ("tool", "function", "ipython"), 280),
+    "exfil_url_template": _Plan(("![", "<img", "http"), ("//",), 1603),
     "send_to_url": _Plan(
         (
             *("send", "post", "upload", "transmit", "forward", "exfiltrate", "leak", "e-mail"),
@@ -913,8 +921,23 @@ def _lower_probe(text: str) -> str:
     return text.lower()
 
 
+#: Whitespace other than a space or a newline (``str.isspace`` and ``re``'s ``\\s`` agree).
+_ODD_SPACE: Final = re.compile(
+    "[\t\x0b\x0c\r\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+)
+
+
 def _collapse_whitespace(text: str) -> str:
     """``text`` with every whitespace run (``\\s+``) replaced by a single space."""
+    if (
+        "  " not in text
+        and "\n\n" not in text
+        and " \n" not in text
+        and "\n " not in text
+        and _ODD_SPACE.search(text) is None
+    ):
+        # Every run is one space or one newline (a one-class regex scans fast).
+        return text.replace("\n", " ")
     words = text.split()  # str.split() and re's \s share one definition of whitespace
     if not words:
         return " " if text else ""
@@ -1076,11 +1099,19 @@ def _multilingual_heads() -> tuple[re.Pattern[str], re.Pattern[str]]:
 
 
 @functools.cache
+def _multilingual_nouns() -> re.Pattern[str]:
+    """A regex finding the translated override's nouns (the plan's near literals)."""
+    return re.compile(_trie_regex(_plans()["prompt_injection_multilingual"].near))
+
+
+@functools.cache
 def _multilingual_longest() -> int:
     return max(len(h) for h in _plans()["prompt_injection_multilingual"].heads)
 
 
-def _multilingual_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
+def _multilingual_matches(
+    pattern: ThreatPattern, texts: _Texts, windows: list[tuple[int, int]] | None = None
+) -> bool:
     """The translated override: keywords are only looked for in the stretch before a verb.
 
     Every match contains a verb and is at most :data:`_MULTILINGUAL_REACH` characters long
@@ -1090,29 +1121,45 @@ def _multilingual_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
     ``[hit.start() - reach, hit.end())`` for some hit. The keyword regex runs only there
     (each character at most once), and the pattern is then matched at each keyword. When
     verbs or keywords are dense, one whole-text search replaces the per-start work.
+
+    ``windows`` (``[low, high]`` ranges, see :func:`_matches_near`) limits the answer to
+    matches starting in them: their verbs then lie in ``[low, high + reach]``.
     """
     heads, verbs = _multilingual_heads()
     text, probe = texts.spaced()
-    first = verbs.search(probe)
-    if first is None:
-        return False
     if len(probe) != len(text):
         return pattern.regex.search(text) is not None
-    hits = [(first.start(), first.end())]
-    hits += [m.span() for m in verbs.finditer(probe, first.end())]
+    reach = _MULTILINGUAL_REACH
+    if windows is None:
+        first = verbs.search(probe)
+        if first is None:
+            return False
+        hits = [(first.start(), first.end())]
+        hits += [m.span() for m in verbs.finditer(probe, first.end())]
+    else:
+        hits = [m.span() for low, high in windows for m in verbs.finditer(probe, low, high + reach)]
+        if not hits:
+            return False
     if _dense(len(hits), len(probe)):
         # Verbs everywhere: the windows cover the text, one regex pass in C is cheaper.
         return pattern.regex.search(text) is not None
+    # Every match also holds a noun, within ``reach`` of the verb it holds: none near any
+    # verb, no match (one scan of a few stretches, where the keyword search below is slow).
+    nouns = _multilingual_nouns().search
+    if all(nouns(probe, max(0, low - reach), high + reach) is None for low, high in hits):
+        return False
     longest = _multilingual_longest()
     starts: list[int] = []
     done = 0  # keyword starts before this offset have been collected
-    for verb_start, high in hits:
-        low = max(done, verb_start - _MULTILINGUAL_REACH)
+    for verb_start, high in sorted(hits):
+        low = max(done, verb_start - reach)
         if low < high:
             # The look-ahead must see whole keywords: let it read past ``high``.
             found = heads.finditer(probe, low, high + longest)
             starts.extend(s for m in found if (s := m.start()) < high)
             done = high
+    if windows is not None:
+        starts = [s for s in starts if any(low <= s <= high for low, high in windows)]
     if _dense(len(starts), len(probe)):
         return pattern.regex.search(text) is not None
     match = pattern.regex.match
@@ -1178,7 +1225,10 @@ _EXTENTS: Final[dict[str, tuple[int, int]]] = {
     "fake_update": (553, 1),
     "identity_override": (15, 1),
     "c2_node_registration": (19, 1),
+    "c2_heartbeat": (40, 1),
     "c2_task_pull": (22, 1),
+    "forced_action": (568, 1),
+    "known_c2_framework": (18, 1),
     "anti_forensic_disk": (1607, 1),
     "env_var_unset_agent": (603, 1),
     "fake_tool_result": (281, 0),
@@ -1295,6 +1345,8 @@ def _matches_near(pattern: ThreatPattern, form: _Form, parent: _Form) -> bool:
     windows = _windows(inserted, right, left)
     if sum(high - low + 1 for low, high in windows) > _WINDOW_SHARE * len(text):
         return _pattern_matches(pattern, form.texts)
+    if pattern.id == "prompt_injection_multilingual":
+        return _multilingual_matches(pattern, form.texts, windows)
     plan = _plans().get(pattern.id)
     if plan is not None and not plan.lines and len(probe) == len(text):
         # Every match starts at one of the plan's head literals: try those in the windows.
