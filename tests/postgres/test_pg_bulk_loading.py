@@ -90,3 +90,18 @@ def test_an_interrupted_load_is_repaired_by_the_next_process(schema_dsn, owner):
     hits = reopened.find_hits("北京", limit=10)
     assert hits is not None and len(hits.rows) == 3
     reopened.close()
+
+
+def test_a_busy_table_is_not_taken_from_its_users(schema_dsn, owner):
+    archive = PostgresSessionArchive(schema_dsn, owner=owner)
+    assert _missing(archive) == []
+    with psycopg.connect(schema_dsn) as reader:  # a reader on another host, mid-transaction
+        reader.execute("SELECT COUNT(*) FROM hm_messages").fetchone()
+        with archive.bulk_loading() as deferred:  # waits 2 s for the lock, then goes on
+            assert not deferred
+            assert _missing(archive) == []
+            archive.bulk_import(_sessions("a", 2))
+        reader.rollback()
+    hits = archive.find_hits("zebra", limit=10)
+    assert hits is not None and len(hits.rows) == 2
+    archive.close()

@@ -8,6 +8,7 @@ transaction each, under an advisory lock, so several hosts starting at once upgr
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import psycopg
@@ -159,6 +160,7 @@ SEARCH_INDEXES = {
     "hm_messages_cjk": "CREATE INDEX IF NOT EXISTS hm_messages_cjk ON hm_messages"
     " USING gin (cjk) WHERE cjk IS NOT NULL",
 }
+logger = logging.getLogger(__name__)
 _LOCK_KEY = 0x6865726D6573  # "hermes": serialises migrations across hosts
 
 
@@ -194,7 +196,16 @@ def migrate(conn: psycopg.Connection[Any]) -> int:
             conn.execute(MIGRATIONS[step - 1].encode())
             conn.execute("INSERT INTO hm_schema_version(version) VALUES (%s)", (step,))
         for name in missing_search_indexes(conn):
-            conn.execute(SEARCH_INDEXES[name].encode())
+            try:
+                with conn.transaction():
+                    conn.execute(SEARCH_INDEXES[name].encode())
+            except psycopg.errors.InsufficientPrivilege:
+                logger.warning(
+                    "full-text index %s is missing (a bulk load did not finish) and this"
+                    " role may not create it: searches scan the table until the schema"
+                    " owner connects once",
+                    name,
+                )
         return SCHEMA_VERSION
 
 

@@ -273,16 +273,22 @@ class BulkIngest(TurnWrites):
 
 
 def _drop_search_indexes_if_empty(conn: psycopg.Connection[Any]) -> bool:
-    """Drop the full-text indexes when ``hm_messages`` is empty; True if dropped."""
+    """Drop the full-text indexes when ``hm_messages`` is empty; True if dropped.
+
+    False, with nothing changed, when the table has rows, is busy (other writers hold it
+    for more than 2 s) or the role may not drop the indexes (an agent role without
+    ownership: its loads keep the indexes).
+    """
     conn.execute("SET LOCAL lock_timeout = '2s'")
     try:
-        conn.execute("LOCK TABLE hm_messages IN ACCESS EXCLUSIVE MODE")
-    except psycopg.errors.LockNotAvailable:
-        return False  # busy: other writers are at work, so the table is not ours alone
-    if conn.execute("SELECT 1 FROM hm_messages LIMIT 1").fetchone() is not None:
+        with conn.transaction():  # a savepoint: a refusal leaves the transaction usable
+            conn.execute("LOCK TABLE hm_messages IN ACCESS EXCLUSIVE MODE")
+            if conn.execute("SELECT 1 FROM hm_messages LIMIT 1").fetchone() is not None:
+                return False
+            for name in SEARCH_INDEXES:
+                conn.execute(f"DROP INDEX IF EXISTS {name}".encode())
+    except (psycopg.errors.LockNotAvailable, psycopg.errors.InsufficientPrivilege):
         return False
-    for name in SEARCH_INDEXES:
-        conn.execute(f"DROP INDEX IF EXISTS {name}".encode())
     return True
 
 
