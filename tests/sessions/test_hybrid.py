@@ -221,5 +221,5 @@ def test_closing_the_store_while_the_embedder_loads_is_quiet(
         index = store.vector_index
         if index is not None:
             index.close()
-            assert index._worker is None
+            assert not index.worker.running
     assert not [r for r in caplog.records if r.levelname in ("WARNING", "ERROR")]

@@ -189,7 +189,7 @@ def test_background_queue_is_bounded_and_the_rest_stays_pending(
         assert emb.entered.wait(10)
         store.append_messages("s", [{"role": "user", "content": f"m{i}"} for i in range(20)])
         index = store.vector_index
-        assert index is not None and index._queue.qsize() <= 3
+        assert index is not None and index.worker.queued() <= 3
         emb.release.set()
         assert index.wait_idle(30)
         cov = store.vector_coverage()

@@ -118,6 +118,11 @@ class ArchiveConnection:
             raise sqlite3.ProgrammingError("SessionStore is closed")
         return self._conn
 
+    @property
+    def closed(self) -> bool:
+        """Whether `close` has run (or opening failed)."""
+        return self._conn is None
+
     @contextlib.contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
         """Serialise a read against other threads using this connection.
@@ -287,6 +292,11 @@ class SqliteArchiveBase:
     def conn(self) -> sqlite3.Connection:
         """The underlying connection (for read queries by `hermes_memory_sessions.search`)."""
         return self._db.conn
+
+    @property
+    def closed(self) -> bool:
+        """Whether the store has been closed."""
+        return self._db.closed
 
     def read(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
         """Serialise a read against other threads using this store.

@@ -99,7 +99,7 @@ def attach_configured_embedder(store: Any, config: Any) -> threading.Thread | No
         embedder = build_embedder(section, strict=False)
         if embedder is None:
             return
-        if getattr(store, "_conn", True) is None:
+        if getattr(store, "closed", False):
             return  # closed while the model loaded (a short session): nothing to attach
         try:
             store._attach_embedder(embedder, background=not getattr(store, "read_only", False))

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hermes_memory_sessions.cjk import cjk_match_expr, split_cjk
+from hermes_memory_sessions.hit_filters import HIT_SELECT, hit_filters
 from hermes_memory_sessions.query import ParsedQuery, Term, parse_query
 from hermes_memory_sessions.query import any_terms as content_terms
 from hermes_memory_sessions.schema import ArchiveBusy
@@ -418,25 +419,14 @@ def _run(
     ``natural`` ranks a larger pool among the newest `NATURAL_WINDOW` matches and smooths
     it (`_smooth`).
     """
-    where: list[str] = []
-    params: list[Any] = []
-    if role_filter:
-        where.append(f"m.role IN ({','.join('?' * len(role_filter))})")
-        params.extend(role_filter)
-    if source_filter:
-        where.append(f"s.source IN ({','.join('?' * len(source_filter))})")
-        params.extend(source_filter)
-    if exclude_sources:
-        where.append(f"s.source NOT IN ({','.join('?' * len(exclude_sources))})")
-        params.extend(exclude_sources)
-    if not include_inactive:
-        where.append("(m.active = 1 OR m.compacted = 1)")
-    cond = (" WHERE " + " AND ".join(where)) if where else ""
-    select = (
-        "SELECT m.id AS id, m.session_id AS session_id, m.role AS role, m.timestamp AS timestamp,"
-        " m.tool_name AS tool_name, s.source AS source, s.model AS model,"
-        " s.started_at AS session_started"
+    where, params = hit_filters(
+        role_filter=role_filter,
+        source_filter=source_filter,
+        exclude_sources=exclude_sources,
+        include_inactive=include_inactive,
     )
+    cond = (" WHERE " + " AND ".join(where)) if where else ""
+    select = HIT_SELECT
     if sort in ("newest", "oldest"):
         # Candidates in id order (ids grow with insertion time), newest/oldest first; the
         # candidate set widens until enough rows pass the filters.

@@ -36,7 +36,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import queue
 import sqlite3
 import struct
 import threading
@@ -52,12 +51,18 @@ import numpy.typing as npt
 
 from hermes_memory_sessions.archive_vectors import CONTEXT_BEFORE as _DEFAULT_CONTEXT
 from hermes_memory_sessions.archive_vectors import EMBEDDABLE, coverage_counts, index_model
+from hermes_memory_sessions.binary_codes import CENTER_SAMPLE, CodeCache
+from hermes_memory_sessions.embedding_worker import FAILURE_BACKOFF, EmbeddingWorker
+from hermes_memory_sessions.hit_filters import HIT_SELECT, hit_filters
+from hermes_memory_sessions.vector_schema import ensure_vector_schema, has_vector_table
 
 if TYPE_CHECKING:
     from hermes_memory_sessions.store import SessionStore
 
 __all__ = [
+    "CENTER_SAMPLE",
     "CONTEXT_BEFORE",
+    "FAILURE_BACKOFF",
     "RESCORE",
     "VECTOR_ROLES",
     "DenseHit",
@@ -65,6 +70,7 @@ __all__ = [
     "VectorIndex",
     "document_text",
     "ensure_vector_schema",
+    "has_vector_table",
     "index_model",
 ]
 
@@ -81,8 +87,6 @@ CONTEXT_CHARS = 300
 MESSAGE_CHARS = 1500
 #: Candidates of the binary (Hamming) pass that are scored exactly.
 RESCORE = 1000
-#: Stored vectors averaged into the center of the binary codes.
-CENTER_SAMPLE = 5000
 #: Message ids the background worker holds at most; more are left for `embed_pending`.
 QUEUE_SIZE = 4096
 #: Texts per embedder call of the background worker: small, because a local engine serves
@@ -90,30 +94,9 @@ QUEUE_SIZE = 4096
 WORKER_BATCH = 4
 #: Seconds a search waits for the query's embedding before it answers lexically.
 QUERY_TIMEOUT = 5.0
-#: Seconds the worker waits after an embedder failure before it tries again.
-FAILURE_BACKOFF = 30.0
 #: On start, the worker picks up pending messages among this many newest (a crash between
 #: writing a message and embedding it leaves it pending).
 CATCH_UP = 256
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS hm_vectors (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    message_id INTEGER NOT NULL UNIQUE,
-    model TEXT NOT NULL,
-    vec BLOB NOT NULL
-);
-CREATE TRIGGER IF NOT EXISTS hm_vectors_msg_ad AFTER DELETE ON messages BEGIN
-    DELETE FROM hm_vectors WHERE message_id = OLD.id;
-END;
-CREATE TRIGGER IF NOT EXISTS hm_vectors_msg_au AFTER UPDATE OF content, role ON messages
-WHEN OLD.content IS NOT NEW.content OR OLD.role IS NOT NEW.role BEGIN
-    DELETE FROM hm_vectors WHERE message_id = OLD.id;
-    DELETE FROM hm_vectors WHERE message_id IN (
-        SELECT id FROM messages WHERE session_id = OLD.session_id AND id > OLD.id
-        ORDER BY id LIMIT 2);
-END;
-"""
 
 _EMBEDDABLE = EMBEDDABLE
 
@@ -147,24 +130,6 @@ class EmbedderLike(Protocol):
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]: ...
 
     def embed_query(self, text: str) -> list[float]: ...
-
-
-def ensure_vector_schema(conn: sqlite3.Connection) -> None:
-    """Create ``hm_vectors`` and its triggers (idempotent); the caller holds a write."""
-    buffer = ""
-    for line in _SCHEMA.splitlines(keepends=True):
-        buffer += line
-        if sqlite3.complete_statement(buffer):
-            conn.execute(buffer)
-            buffer = ""
-
-
-def has_vector_table(conn: sqlite3.Connection) -> bool:
-    """Whether the archive has a vector table (it may be empty)."""
-    row = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'hm_vectors'"
-    ).fetchone()
-    return row is not None
 
 
 def document_text(content: str, before: Sequence[str] = ()) -> str:
@@ -205,79 +170,6 @@ class DenseHit:
     score: float
 
 
-def _unit_rows(blobs: Sequence[bytes]) -> npt.NDArray[np.float32]:
-    rows = np.stack([np.frombuffer(b, dtype=np.int8, offset=4) for b in blobs]).astype(np.float32)
-    norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    unit: npt.NDArray[np.float32] = (rows / np.where(norms > 0, norms, 1.0)).astype(np.float32)
-    return unit
-
-
-class _Codes:
-    """Binary codes of the stored vectors, in memory, grown by doubling.
-
-    A code is the sign of each dimension of the unit vector minus ``center`` (the mean of
-    the stored vectors): text embeddings share a common direction, and the signs of the raw
-    values carry little information (measured on 9,754 real vectors: the best 1% of a
-    Hamming ranking held 79% of the exact top 10 without centring, 99% with it).
-    """
-
-    def __init__(self, center: npt.NDArray[np.float32] | None = None, center_n: int = 0) -> None:
-        self.center = center
-        self.center_n = center_n  # vectors the center was computed from
-        self.words = 0
-        self.ids: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
-        self.codes: npt.NDArray[np.uint64] = np.zeros((0, 0), dtype=np.uint64)
-        self.n = 0
-        self.last_seq = 0
-
-    def add(self, ids: Sequence[int], blobs: Sequence[bytes]) -> None:
-        if not ids:
-            return
-        unit = _unit_rows(blobs)
-        if self.center is not None and self.center.shape[0] == unit.shape[1]:
-            unit -= self.center
-        bits = np.packbits(unit > 0, axis=1)
-        pad = (-bits.shape[1]) % 8
-        if pad:
-            bits = np.pad(bits, ((0, 0), (0, pad)))
-        words = bits.view(np.uint64).T  # (words, rows)
-        if self.n == 0 or words.shape[0] != self.words:
-            self.words = words.shape[0]
-            self.codes = np.zeros((self.words, max(1024, len(ids))), dtype=np.uint64)
-            self.ids = np.zeros(self.codes.shape[1], dtype=np.int64)
-            self.n = 0
-        need = self.n + len(ids)
-        if need > self.codes.shape[1]:
-            cap = max(need, self.codes.shape[1] * 2)
-            codes = np.zeros((self.words, cap), dtype=np.uint64)
-            codes[:, : self.n] = self.codes[:, : self.n]
-            grown = np.zeros(cap, dtype=np.int64)
-            grown[: self.n] = self.ids[: self.n]
-            self.codes, self.ids = codes, grown
-        self.codes[:, self.n : need] = words
-        self.ids[self.n : need] = np.asarray(ids, dtype=np.int64)
-        self.n = need
-
-    def nearest(self, query: npt.NDArray[np.float32], count: int) -> list[int]:
-        """Ids of the ``count`` codes nearest to ``query``'s signs (all when fewer)."""
-        if self.n == 0:
-            return []
-        if self.n <= count:
-            return [int(i) for i in self.ids[: self.n]]
-        if self.center is not None and self.center.shape == query.shape:
-            query = query - self.center
-        bits = np.packbits(query > 0)
-        pad = (-bits.size) % 8
-        if pad:
-            bits = np.pad(bits, (0, pad))
-        qwords = bits.view(np.uint64)
-        distance = np.zeros(self.n, dtype=np.uint16)
-        for w in range(self.words):
-            distance += np.bitwise_count(np.bitwise_xor(self.codes[w, : self.n], qwords[w]))
-        top = np.argpartition(distance, count)[:count]
-        return [int(i) for i in self.ids[top]]
-
-
 class VectorIndex:
     """Dense retrieval for one `SessionStore` with one embedder (see the module docstring).
 
@@ -293,15 +185,15 @@ class VectorIndex:
         self.store = store
         self.embedder = embedder
         self.model = index_model(str(embedder.name), CONTEXT_BEFORE)
-        self._codes = _Codes()
-        self._codes_lock = threading.Lock()
-        self._queue: queue.Queue[int | None] = queue.Queue(maxsize=QUEUE_SIZE)
-        self._stop = threading.Event()
-        self._overflow_logged = False
+        self._codes = CodeCache(store, self.model)
         self._embed_lock = threading.Lock()  # one embedding pass at a time (worker, backfill)
-        self._failed_until = 0.0
-        self.last_error: str | None = None
-        self._worker: threading.Thread | None = None
+        self.worker = EmbeddingWorker(
+            embed=self._embed_ids,
+            warm_up=self._warm_up,
+            closed=lambda: bool(getattr(store, "closed", False)),
+            queue_size=QUEUE_SIZE,
+            batch_size=WORKER_BATCH,
+        )
         self._query_lock = threading.Lock()
         self._query_pool: ThreadPoolExecutor | None = None
         self._query_future: Future[list[float]] | None = None
@@ -309,72 +201,23 @@ class VectorIndex:
             with store._write() as conn:
                 ensure_vector_schema(conn)
         if background and not store.read_only:
-            self._worker = threading.Thread(
-                target=self._run, name="hermes-memory-embedder", daemon=True
-            )
-            self._worker.start()
+            self.worker.start()
+
+    @property
+    def last_error(self) -> str | None:
+        """The last embedder failure (``"Type: message"``), None after a success."""
+        return self.worker.last_error
 
     # ---------------------------------------------------------------- writing
 
     def notify(self, ids: Sequence[int]) -> None:
         """Queue new messages for the background worker (never blocks, never raises)."""
-        if self._worker is None:
-            return
-        for mid in ids:
-            try:
-                self._queue.put_nowait(int(mid))
-            except queue.Full:
-                if not self._overflow_logged:
-                    self._overflow_logged = True
-                    logger.warning(
-                        "session archive: more new messages than the embedding queue holds"
-                        " (%d); the rest stay pending: run `hermes-memory sessions embed`",
-                        QUEUE_SIZE,
-                    )
-                return
+        self.worker.notify(ids)
 
-    def _run(self) -> None:
+    def _warm_up(self) -> None:
         with contextlib.suppress(Exception):
             self.refresh()  # warm the in-memory codes off the agent's thread
-        with contextlib.suppress(Exception):
-            self._catch_up()
-        while not self._stop.is_set():
-            try:
-                first = self._queue.get(timeout=0.5)
-            except queue.Empty:
-                if getattr(self.store, "_conn", True) is None:
-                    return  # the store was closed without closing the index
-                continue
-            if first is None:
-                return
-            batch = [first]
-            while len(batch) < WORKER_BATCH:
-                try:
-                    more = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if more is None:
-                    self._stop.set()
-                    break
-                batch.append(more)
-            wait = self._failed_until - time.monotonic()
-            if wait > 0 and self._stop.wait(wait):
-                return
-            try:
-                self._embed_ids(batch)
-            except Exception as exc:  # fail open: the messages stay pending
-                if not self._stop.is_set():
-                    self._failed(exc)
-
-    def _failed(self, exc: BaseException) -> None:
-        self.last_error = f"{type(exc).__name__}: {exc}"
-        self._failed_until = time.monotonic() + FAILURE_BACKOFF
-        logger.warning(
-            "session archive: embedding failed (%s); lexical search keeps working, the"
-            " messages stay pending (retry in %.0f s, or run `hermes-memory sessions embed`)",
-            self.last_error,
-            FAILURE_BACKOFF,
-        )
+        self._catch_up()
 
     def _catch_up(self) -> None:
         with self.store.read() as conn:
@@ -411,8 +254,7 @@ class VectorIndex:
                         " SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?)",
                         (mid, self.model, blob, mid),
                     )
-            self._failed_until = 0.0
-            self.last_error = None
+            self.worker.succeeded()
             return len(docs)
 
     def _embed_texts(self, texts: list[str]) -> list[bytes]:
@@ -496,8 +338,7 @@ class VectorIndex:
             else:
                 cur = conn.execute("DELETE FROM hm_vectors WHERE model != ?", (self.model,))
             dropped = int(cur.rowcount)
-        with self._codes_lock:
-            self._codes = _Codes()
+        self._codes.clear()
         return dropped
 
     # ---------------------------------------------------------------- reading
@@ -510,54 +351,13 @@ class VectorIndex:
         """
         return {
             **vector_coverage(self.store, self.model),
-            "pending_queue": self._queue.qsize(),
+            "pending_queue": self.worker.queued(),
             "last_error": self.last_error,
         }
 
     def refresh(self) -> None:
         """Load the vectors stored since the last call into the in-memory codes."""
-        with self._codes_lock:
-            self._refresh_locked()
-
-    def _refresh_locked(self) -> None:
-        # Chunked reads, the store's lock released between chunks: loading a million
-        # vectors (seconds) never holds up the agent's writes.
-        codes = self._codes
-        with self.store.read() as conn:
-            if not has_vector_table(conn):  # a read-only archive never embedded
-                return
-            top = conn.execute("SELECT MAX(seq) FROM hm_vectors").fetchone()[0]
-        if top is None or int(top) <= codes.last_seq:
-            return
-        if codes.n == 0 or (codes.n >= 4 * codes.center_n and codes.center_n < CENTER_SAMPLE):
-            # (Re)compute the center from the stored vectors, then (re)build every code:
-            # at start, and while a young archive grows (4x), until the mean is settled.
-            with self.store.read() as conn:
-                sample = [
-                    bytes(r[0])
-                    for r in conn.execute(
-                        "SELECT vec FROM hm_vectors WHERE model = ? ORDER BY seq LIMIT ?",
-                        (self.model, CENTER_SAMPLE),
-                    )
-                ]
-            if codes.n == 0 or len(sample) >= 4 * codes.center_n:
-                center = _unit_rows(sample).mean(axis=0) if len(sample) >= 16 else None
-                codes = self._codes = _Codes(center, len(sample) if center is not None else 0)
-        while True:
-            with self.store.read() as conn:
-                cursor = conn.cursor()
-                cursor.row_factory = None
-                rows = cursor.execute(
-                    "SELECT seq, message_id, vec, model FROM hm_vectors WHERE seq > ? AND seq <= ?"
-                    " ORDER BY seq LIMIT 20000",
-                    (codes.last_seq, int(top)),
-                ).fetchall()
-            if not rows:
-                break
-            mine = [r for r in rows if r[3] == self.model and len(r[2]) > 4]
-            codes.add([int(r[1]) for r in mine], [bytes(r[2]) for r in mine])
-            codes.last_seq = int(rows[-1][0])
-        codes.last_seq = max(codes.last_seq, int(top))
+        self._codes.refresh()
 
     def query_vector(self, text: str) -> npt.NDArray[np.float32] | None:
         """The query's unit vector, or None when the embedder fails, or takes longer than
@@ -602,15 +402,7 @@ class VectorIndex:
         Rows carry the lexical rows' keys (``id, session_id, role, timestamp, tool_name,
         source, model, session_started``).
         """
-        # While the worker loads the codes at start (seconds at a million vectors) a query
-        # does not wait: it is answered lexically.
-        if not self._codes_lock.acquire(timeout=0.05):
-            return []
-        try:
-            self._refresh_locked()
-            candidates = self._codes.nearest(query, RESCORE)
-        finally:
-            self._codes_lock.release()
+        candidates = self._codes.nearest(query, RESCORE)
         if not candidates:
             return []
         width = int(query.size)
@@ -631,24 +423,14 @@ class VectorIndex:
         norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
         scores = (matrix @ query) / np.where(norms > 0, norms, 1.0)
         order = [int(i) for i in np.argsort(-scores, kind="stable")]
-        where: list[str] = []
-        params: list[Any] = []
-        if role_filter:
-            where.append(f"m.role IN ({','.join('?' * len(role_filter))})")
-            params.extend(role_filter)
-        if source_filter:
-            where.append(f"s.source IN ({','.join('?' * len(source_filter))})")
-            params.extend(source_filter)
-        if exclude_sources:
-            where.append(f"s.source NOT IN ({','.join('?' * len(exclude_sources))})")
-            params.extend(exclude_sources)
-        if not include_inactive:
-            where.append("(m.active = 1 OR m.compacted = 1)")
+        where, params = hit_filters(
+            role_filter=role_filter,
+            source_filter=source_filter,
+            exclude_sources=exclude_sources,
+            include_inactive=include_inactive,
+        )
         sql = (
-            "SELECT m.id AS id, m.session_id AS session_id, m.role AS role,"  # noqa: S608
-            " m.timestamp AS timestamp, m.tool_name AS tool_name, s.source AS source,"
-            " s.model AS model, s.started_at AS session_started"
-            " FROM json_each(?) j CROSS JOIN messages m ON m.id = j.value"
+            f"{HIT_SELECT} FROM json_each(?) j CROSS JOIN messages m ON m.id = j.value"
             " JOIN sessions s ON s.id = m.session_id"
             + (" WHERE " + " AND ".join(where) if where else "")
         )
@@ -671,23 +453,18 @@ class VectorIndex:
 
     def close(self, timeout: float = 1.0) -> None:
         """Stop the worker (what it has not embedded stays pending); safe to call twice."""
-        self._stop.set()
         pool, self._query_pool = self._query_pool, None
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
-        worker, self._worker = self._worker, None
-        if worker is not None:
-            with contextlib.suppress(queue.Full):
-                self._queue.put_nowait(None)
-            worker.join(timeout)
+        self.worker.close(timeout)
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
         """Wait until the worker's queue is empty and no batch runs (for tests and tools)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self._queue.empty() and not self._embed_lock.locked():
+            if not self.worker.queued() and not self._embed_lock.locked():
                 time.sleep(0.05)
-                if self._queue.empty() and not self._embed_lock.locked():
+                if not self.worker.queued() and not self._embed_lock.locked():
                     return True
             time.sleep(0.02)
         return False
