@@ -27,12 +27,12 @@ from hermes_memory_core.kit import (
     RemoteProvider,
     TurnBuffer,
     Unavailable,
-    Write,
     bullet_block,
     fact_key,
     truncate_text,
 )
 from hermes_memory_core.provider import RecallStatus
+from hermes_memory_hindsight import writes
 from hermes_memory_hindsight.config import HindsightSettings
 from hermes_memory_hindsight.tools import CURATED, PROMPT, TOOLS, now
 
@@ -44,16 +44,6 @@ __all__ = ["HindsightProvider"]
 logger = logging.getLogger("hermes_memory_hindsight")
 
 _CONVERSATION = "conversation between the user and the assistant (hermes agent)"
-
-
-def _accept(write: Write) -> bool:
-    """A spooled retain this version can send (corrupt rows are skipped)."""
-    return (
-        isinstance(write.get("content"), str)
-        and bool(write["content"].strip())
-        and isinstance(write.get("document_id", ""), str)
-        and isinstance(write.get("seq", 0), int)
-    )
 
 
 class HindsightProvider(RemoteProvider):
@@ -124,7 +114,8 @@ class HindsightProvider(RemoteProvider):
         client = self._client
         self._recall.worker.submit(lambda: client.sdk)  # import the library off the turn
         self._init_error = ""
-        self._start_writes(self._send, max_pending=cfg.max_pending, accept=_accept)
+        send = lambda write: writes.send(self._client, self._guard, write)  # noqa: E731
+        self._start_writes(send, max_pending=cfg.max_pending, accept=writes.accept)
 
     def on_session_switch(self, new_session_id: str, **kwargs: Any) -> None:
         """Retain what is buffered for the old session; later turns go to the new one."""
@@ -189,27 +180,6 @@ class HindsightProvider(RemoteProvider):
             about = "the user" if target == "user" else "the agent's notes"
             self._enqueue({"document_id": "", "seq": 0, "content": content.strip(),
                            "context": f"{CURATED}, about {about}", "at": now()})  # fmt: skip
-
-    def _send(self, write: Write) -> None:
-        guard, client = self._guard, self._client
-        if guard is None or client is None:
-            raise Unavailable("Hindsight is not initialised")
-
-        def retain() -> None:
-            document = str(write.get("document_id") or "")
-            append = bool(document) and client.server_appends()
-            if document and not append:
-                document = f"{document}.{int(write.get('seq') or 0)}"
-            client.retain(
-                str(write["content"]),
-                document_id=document or None,
-                append=append,
-                context=str(write.get("context") or "") or None,
-                timestamp=str(write.get("at") or "") or None,
-                metadata={"source": "hermes-memory"},
-            )
-
-        guard.call("retain", retain)
 
     # ------------------------------------------------------------------ recall
     def system_prompt_block(self) -> str:
