@@ -62,6 +62,10 @@ class PlainProvider(MemoryProvider):
 
     def __init__(self, *, config: dict[str, Any] | None = None) -> None:
         self.config = config
+        self.settings = {"own": True}  # a name older providers may use for themselves
+
+    def configure(self) -> None:  # its own method of that name, never called by core
+        raise AssertionError("core called a provider's own configure()")
 
     def is_available(self) -> bool:
         return True
@@ -173,6 +177,10 @@ def test_resolve_settings_never_raises_and_has_one_wording(
     assert [r.getMessage() for r in caplog.records].count(
         "config.yaml: unknown key notes.tiemout is ignored"
     ) == 1
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        kit.resolve_settings(NotesSettings, {"notes": {"x\nERROR forged line": 1}})
+    assert "\n" not in caplog.text.strip() and "'x\\nERROR forged line'" in caplog.text
 
 
 def test_an_unsupported_annotation_is_refused_when_declared() -> None:
@@ -243,8 +251,10 @@ def test_providers_that_declare_nothing_keep_working(tmp_path: Path) -> None:
     assert isinstance(provider, PlainProvider) and provider.config == {"plain": {"k": 1}}
     assert provider.settings_error == "" and provider.get_config_schema() == []
     assert provider.unavailable_reason() == ""
+    assert provider.settings == {"own": True}
+    bare = PlainProvider.__new__(PlainProvider)  # no settings of its own
     with pytest.raises(AttributeError, match="declares no settings_class"):
-        _ = provider.settings
+        _ = bare.settings
     [info] = registry.describe(hermes_home=tmp_path, config={"plain": "anything"})
     assert info.available and info.load_error is None
 

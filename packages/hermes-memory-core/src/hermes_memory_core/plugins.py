@@ -362,7 +362,8 @@ class PluginRegistry:
                 f"provider {name!r} from {registration.distribution or registration.plugin} "
                 f"returned {type(provider).__name__}, not a MemoryProvider"
             )
-        provider.configure(config)  # typed settings: validated here, once
+        if provider.settings_class is not None:
+            provider.configure(config)  # typed settings: validated here, once
         return provider
 
     def describe(

@@ -199,9 +199,16 @@ class MemoryProvider(abc.ABC):
         """The validated, immutable settings (an instance of `settings_class`).
 
         When `settings_error` is set they hold the defaults, and the provider is
-        unavailable: core never initialises it.
+        unavailable: core never initialises it. A provider written before typed settings
+        that assigns ``self.settings`` itself keeps its own value.
         """
+        if "_hermes_own_settings" in self.__dict__:
+            return self.__dict__["_hermes_own_settings"]  # type: ignore[no-any-return]
         return self._resolved_settings()[0]
+
+    @settings.setter
+    def settings(self, value: Any) -> None:
+        self.__dict__["_hermes_own_settings"] = value
 
     @property
     def settings_error(self) -> str:

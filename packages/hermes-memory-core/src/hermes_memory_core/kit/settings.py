@@ -434,7 +434,8 @@ def resolve_settings(
         marker = (settings_class.section, key)
         if marker not in _warned:
             _warned.add(marker)
-            logger.warning("config.yaml: unknown key %s.%s is ignored", *marker)
+            shown = key if key.isprintable() else ascii(key)  # no forged log lines
+            logger.warning("config.yaml: unknown key %s.%s is ignored", marker[0], shown)
     return settings, ""
 
 
