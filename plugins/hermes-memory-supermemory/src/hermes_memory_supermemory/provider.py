@@ -21,23 +21,15 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from hermes_memory_core.kit import (
-    BackgroundRecall,
-    CallFailed,
-    RemoteProvider,
-    TurnBuffer,
-    Unavailable,
-    Write,
-    bullet_block,
-    fact_key,
-)
+from hermes_memory_core.kit import BackgroundRecall, RemoteProvider, TurnBuffer, fact_key
 from hermes_memory_core.provider import RecallStatus
+from hermes_memory_supermemory import recall, writes
 from hermes_memory_supermemory.config import (
     SupermemoryConfigError,
     SupermemorySettings,
     namespace_for,
 )
-from hermes_memory_supermemory.tools import PROMPT, SOURCE, TOOLS, now
+from hermes_memory_supermemory.tools import PROMPT, TOOLS, now
 
 if TYPE_CHECKING:
     from hermes_memory_supermemory.client import SupermemoryClient
@@ -45,40 +37,6 @@ if TYPE_CHECKING:
 __all__ = ["SupermemoryProvider"]
 
 logger = logging.getLogger("hermes_memory_supermemory")
-
-
-def _accept(write: Write) -> bool:
-    """A spooled write this version can send (corrupt rows are skipped)."""
-    return (
-        isinstance(write.get("content"), str)
-        and bool(write["content"].strip())
-        and isinstance(write.get("namespace"), str)
-        and isinstance(write.get("document_id", ""), str)
-        and isinstance(write.get("kind", ""), str)
-    )
-
-
-def _parts(text: str, limit: int) -> list[str]:
-    """``text`` cut into pieces of at most ``limit`` characters, at turn boundaries when
-    possible (a single longer turn is cut where it must be)."""
-    out: list[str] = []
-    current = ""
-    for turn in text.split("\n\n"):
-        while len(turn) > limit:
-            if current:
-                out.append(current)
-                current = ""
-            out.append(turn[:limit])
-            turn = turn[limit:]
-        joined = f"{current}\n\n{turn}" if current else turn
-        if len(joined) > limit:
-            out.append(current)
-            current = turn
-        else:
-            current = joined
-    if current:
-        out.append(current)
-    return out
 
 
 class SupermemoryProvider(RemoteProvider):
@@ -158,7 +116,8 @@ class SupermemoryProvider(RemoteProvider):
         self._client = SupermemoryClient(cfg, self._namespace, self._transport)
         self._recall = BackgroundRecall("supermemory-recall")
         self._init_error = ""
-        self._start_writes(self._send, max_pending=cfg.max_pending, accept=_accept)
+        send = lambda write: writes.send(self._client, self._guard, write)  # noqa: E731
+        self._start_writes(send, max_pending=cfg.max_pending, accept=writes.accept)
 
     def on_session_switch(self, new_session_id: str, **kwargs: Any) -> None:
         """Ingest what is buffered for the old session; later turns go to the new one."""
@@ -213,7 +172,7 @@ class SupermemoryProvider(RemoteProvider):
         if not turns or cfg is None or not self._capturing():
             return
         at = now()
-        for part in _parts("\n\n".join(turns), cfg.max_session_chars):
+        for part in writes.parts("\n\n".join(turns), cfg.max_session_chars):
             self._enqueue({"namespace": self._namespace, "document_id": self._session,
                            "content": part, "kind": "conversation", "at": at})  # fmt: skip
 
@@ -229,57 +188,16 @@ class SupermemoryProvider(RemoteProvider):
             self._enqueue({"namespace": self._namespace, "document_id": "",
                            "content": content.strip(), "kind": kind, "at": now()})  # fmt: skip
 
-    def _send(self, write: Write) -> None:
-        guard, client = self._guard, self._client
-        if guard is None or client is None:
-            raise Unavailable("Supermemory is not initialised")
-        kind = str(write.get("kind") or "conversation")
-        guard.call(
-            "add",
-            lambda: client.add(
-                str(write["content"]),
-                document_id=str(write.get("document_id") or "") or None,
-                metadata={**SOURCE, "kind": kind},
-                date=str(write.get("at") or "") or None,
-                namespace=str(write["namespace"]),
-            ),
-        )
-
     # ------------------------------------------------------------------ recall
     def system_prompt_block(self) -> str:
         """One short paragraph telling the model what Supermemory gives it."""
         return PROMPT if self.active else ""
 
     def _fetch(self, query: str, with_profile: bool) -> tuple[str, int] | None:
-        guard, client, cfg = self._guard, self._client, self._cfg
+        client, guard, cfg = self._client, self._guard, self._cfg
         if guard is None or client is None or cfg is None:
             return None
-        blocks: list[str] = []
-        count = 0
-        if with_profile:  # a failed profile still leaves the search
-            try:
-                static, dynamic = guard.call("profile", client.profile)
-            except (CallFailed, Unavailable) as exc:
-                logger.debug("Supermemory profile skipped: %s", exc)
-                static, dynamic = [], []
-            block, count = bullet_block("## Supermemory profile", static + dynamic,
-                                        exclude=self._known_facts,
-                                        max_chars=cfg.recall_max_chars // 2)  # fmt: skip
-            if block:
-                blocks.append(block)
-        try:
-            found = guard.call("search", lambda: client.search(query, limit=cfg.search_limit))
-        except (CallFailed, Unavailable) as exc:
-            logger.debug("Supermemory recall skipped: %s", exc)
-            return None
-        shown = {fact_key(line[2:]) for b in blocks for line in b.splitlines()[1:]}
-        room = cfg.recall_max_chars - sum(len(b) for b in blocks)
-        block, n = bullet_block("## Supermemory memory", [f.text for f in found],
-                                exclude=self._known_facts | shown, max_chars=room)  # fmt: skip
-        if block:
-            blocks.append(block)
-            count += n
-        return "\n\n".join(blocks), count
+        return recall.fetch(client, guard, cfg, query, self._known_facts, with_profile)
 
     def _profile_due(self) -> bool:
         every = self._cfg.profile_every if self._cfg else 0
