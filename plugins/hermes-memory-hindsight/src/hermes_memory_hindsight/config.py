@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from hermes_memory_core.kit import RemoteSettings, SettingsError, setting
+from hermes_memory_core.kit import RemoteRecallSettings, SettingsError, setting
 
 __all__ = ["BUDGETS", "CLOUD_URL", "LOCAL_URL", "HindsightSettings"]
 
@@ -28,9 +28,10 @@ _BANK = re.compile(r"^[\w.:@-]{1,128}$")
 
 
 @dataclass(frozen=True)
-class HindsightSettings(RemoteSettings):
+class HindsightSettings(RemoteRecallSettings):
     """The ``hindsight:`` section (plus ``retries``, ``breaker_threshold``,
-    ``breaker_cooldown`` and ``max_pending`` from `RemoteSettings`)."""
+    ``breaker_cooldown``, ``max_pending``, ``prefetch_wait`` and ``recall_max_chars`` from
+    `RemoteRecallSettings`)."""
 
     section = "hindsight"
     env_prefix = "HINDSIGHT_"
@@ -65,14 +66,7 @@ class HindsightSettings(RemoteSettings):
         " or off.",
         choices=("recall", "reflect", "off"),
     )
-    prefetch_wait: float = setting(
-        3.0,
-        "Seconds a turn waits for its recall; a late answer is used by the next turn that"
-        " asks the same.",
-        minimum=0,
-    )
     recall_max_tokens: int = setting(1024, "Token budget of one recall on the server.", minimum=64)
-    recall_max_chars: int = setting(2000, "Longest recall block injected into a turn.", minimum=200)
     max_pending: int = setting(256, "Retains kept while the server is unreachable.", minimum=1)
 
     @property

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_memory_core.kit import RemoteSettings, SettingsError, setting
+from hermes_memory_core.kit import RemoteRecallSettings, SettingsError, setting
 
 __all__ = [
     "DEFAULT_URL",
@@ -41,9 +41,10 @@ class SupermemoryConfigError(SettingsError):
 
 
 @dataclass(frozen=True)
-class SupermemorySettings(RemoteSettings):
+class SupermemorySettings(RemoteRecallSettings):
     """The ``supermemory:`` section (plus ``retries``, ``breaker_threshold``,
-    ``breaker_cooldown`` and ``max_pending`` from `RemoteSettings`)."""
+    ``breaker_cooldown``, ``max_pending``, ``prefetch_wait`` and ``recall_max_chars`` from
+    `RemoteRecallSettings`)."""
 
     section = "supermemory"
     env_prefix = "SUPERMEMORY_"
@@ -75,13 +76,6 @@ class SupermemorySettings(RemoteSettings):
         choices=SEARCH_MODES,
     )
     search_limit: int = setting(5, "Memories recalled per turn.", minimum=1)
-    prefetch_wait: float = setting(
-        3.0,
-        "Seconds a turn waits for its recall; a late answer is used by the next turn "
-        "that asks the same.",
-        minimum=0,
-    )
-    recall_max_chars: int = setting(2000, "Longest recall block injected into a turn.", minimum=200)
     max_session_chars: int = setting(
         100_000,
         "Longest conversation text sent in one ingest (older turns are sent first, in parts).",

@@ -54,6 +54,7 @@ from hermes_memory_core.kit.recall import (
 from hermes_memory_core.kit.settings import (
     Field,
     LoadedSection,
+    RemoteRecallSettings,
     RemoteSettings,
     RemoteWriteSettings,
     Settings,
@@ -91,6 +92,7 @@ __all__ = [
     "Recall",
     "RecallCache",
     "RemoteProvider",
+    "RemoteRecallSettings",
     "RemoteSettings",
     "RemoteWriteSettings",
     "SerialWorker",

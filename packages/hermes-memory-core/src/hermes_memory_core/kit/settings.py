@@ -39,6 +39,7 @@ from hermes_memory_core.coerce import as_bool, as_float, as_int
 __all__ = [
     "Field",
     "LoadedSection",
+    "RemoteRecallSettings",
     "RemoteSettings",
     "RemoteWriteSettings",
     "Settings",
@@ -397,6 +398,21 @@ class RemoteSettings(Settings):
     breaker_threshold: int = setting(3, "Consecutive failures that pause calls.", minimum=1)
     breaker_cooldown: float = setting(60.0, "Seconds calls stay paused.", minimum=0)
     max_pending: int = setting(256, "Writes kept while the service is unreachable.", minimum=1)
+
+
+@dataclass(frozen=True)
+class RemoteRecallSettings(RemoteSettings):
+    """`RemoteSettings` plus the bounds of recall fetched off the turn
+    (`hermes_memory_core.kit.BackgroundRecall`): how long a turn waits, how long the block
+    may be."""
+
+    prefetch_wait: float = setting(
+        3.0,
+        "Seconds a turn waits for its recall; a late answer is used by the next turn that"
+        " asks the same.",
+        minimum=0,
+    )
+    recall_max_chars: int = setting(2000, "Longest recall block injected into a turn.", minimum=200)
 
 
 @dataclass(frozen=True)
