@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
-import threading
 import time
 from pathlib import Path
 
@@ -14,6 +12,7 @@ from openviking_fake import KEY, FakeOpenViking
 
 from hermes_memory_core import MemoryManager
 from hermes_memory_core.health import read_provider_status
+from hermes_memory_core.kit.testing import SilentServer
 from hermes_memory_openviking import OpenVikingProvider
 from hermes_memory_openviking.provider import ov_session_id
 
@@ -245,42 +244,16 @@ def test_a_hanging_server_costs_a_turn_at_most_its_bound(
     assert record is not None and record["last_error_kind"] == "timeout"
 
 
-def test_a_silent_socket_that_never_answers(hermes_home: Path) -> None:
-    """A raw listening socket that accepts and never says a byte (not even HTTP)."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(8)
-    accepted: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        server.settimeout(0.1)
-        while not stop.is_set():
-            try:
-                accepted.append(server.accept()[0])
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{server.getsockname()[1]}"
-    config = {"openviking": {"url": url, "recall_timeout": 0.3, "recall_total": 2.0,
-                             "timeout": 0.3, "breaker_threshold": 2}}  # fmt: skip
-    provider = OpenVikingProvider(hermes_home=hermes_home, config=config, environ={})
-    provider.initialize("s1", hermes_home=str(hermes_home))
-    try:
+def test_a_silent_socket_that_never_answers(make_provider) -> None:
+    """A listening socket that accepts connections and never says a byte (not even HTTP)."""
+    with SilentServer() as silent:
+        provider = make_provider(url=silent.url, recall_timeout=0.3, recall_total=2.0, timeout=0.3,
+                                 breaker_threshold=2)  # fmt: skip
         for _ in range(3):
             assert provider.prefetch("hello world") == ""
         assert provider._guard is not None and provider._guard.is_open
         answer = json.loads(provider.handle_tool_call("viking_search", {"query": "x"}))
         assert "temporarily unavailable" in answer["error"]
-    finally:
-        provider.shutdown()
-        stop.set()
-        thread.join()
-        for conn in accepted:
-            conn.close()
-        server.close()
 
 
 def test_unsent_turns_are_spooled_at_shutdown_and_replayed_with_their_commit(

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
-import threading
 import time
 from pathlib import Path
 
@@ -14,6 +12,7 @@ from retaindb_fake import KEY, FakeRetainDB
 
 from hermes_memory_core import MemoryManager
 from hermes_memory_core.health import read_provider_status
+from hermes_memory_core.kit.testing import SilentServer
 from hermes_memory_retaindb import RetainDBProvider
 from hermes_memory_retaindb.journal import journal_files
 
@@ -200,42 +199,16 @@ def test_a_hanging_server_costs_a_turn_at_most_its_timeout(
     assert record is not None and record["last_error_kind"] == "timeout"
 
 
-def test_a_silent_socket_that_never_answers(hermes_home: Path) -> None:
-    """A raw listening socket that accepts and never says a byte (not even HTTP)."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(8)
-    accepted: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        server.settimeout(0.1)
-        while not stop.is_set():
-            try:
-                accepted.append(server.accept()[0])
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{server.getsockname()[1]}"
-    config = {"retaindb": {"api_key": KEY, "base_url": url, "recall_timeout": 0.3,
-                           "timeout": 0.3, "breaker_threshold": 2}}  # fmt: skip
-    provider = RetainDBProvider(hermes_home=hermes_home, config=config, environ={})
-    provider.initialize("s1", hermes_home=str(hermes_home))
-    try:
+def test_a_silent_socket_that_never_answers(make_provider) -> None:
+    """A listening socket that accepts connections and never says a byte (not even HTTP)."""
+    with SilentServer() as silent:
+        provider = make_provider(url=silent.url, recall_timeout=0.3, timeout=0.3,
+                                 breaker_threshold=2)  # fmt: skip
         for _ in range(3):
             assert provider.prefetch("hello world") == ""
         assert provider._guard is not None and provider._guard.is_open
         answer = json.loads(provider.handle_tool_call("retaindb_search", {"query": "x"}))
         assert "temporarily unavailable" in answer["error"]
-    finally:
-        provider.shutdown()
-        stop.set()
-        thread.join()
-        for conn in accepted:
-            conn.close()
-        server.close()
 
 
 def test_writes_wait_while_down_and_go_in_order_when_back(
