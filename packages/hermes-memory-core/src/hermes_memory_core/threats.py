@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, cast
 
 from hermes_memory_core._normalize import (
     PRINTABLE_TAG_RE,
@@ -646,6 +646,10 @@ class _Plan(NamedTuple):
     reach: int | None = None
     spaced: bool = False
     lines: bool = False
+    #: Every match starts at the start of the text or after a character that is not
+    #: ``[a-z0-9]`` (a ``(?<![a-z0-9])`` or stricter look-behind leads each branch): heads
+    #: glued to a letter or digit are no candidates (see :func:`_literal_finder`).
+    boundary: bool = False
 
 
 _VERBS = ("update", "modify", "edit", "write", "change", "append", "add")
@@ -711,6 +715,7 @@ _PLANS: Final[dict[str, _Plan]] = {
         (".ssh", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"),
         700,
         spaced=True,
+        boundary=True,  # _B before the verbs, (?<![a-z0-9_]) / (?<![a-z0-9]) before the paths
     ),
     "hardcoded_secret": _Plan(("api", "token", "secret", "password"), ("=", ":"), 32, spaced=True),
     # Names that are also ordinary words ("Sliver", "mythic") and sending verbs are common in
@@ -822,19 +827,89 @@ def _invisible_code(char: str) -> str:
 _TRIE_LITERALS: Final = 32
 
 
+class _Finder(NamedTuple):
+    """Regexes finding where words start (see :func:`_literal_finder`)."""
+
+    #: The words not starting with an ASCII character: matches their first character.
+    other: re.Pattern[str] | None
+    #: The words starting with an ASCII character: matches their first character or, with
+    #: ``boundary``, the character before it.
+    ascii: re.Pattern[str] | None
+    #: With ``boundary``: the ASCII-first words at the very start of the text.
+    ascii_at: re.Pattern[str] | None
+    boundary: bool
+
+
+def _first_chars(words: list[str]) -> str:
+    """A branch per first character, the rest of the words in a look-ahead.
+
+    A match is one character long, so overlapping occurrences are all found, and a pattern
+    made of literal-led branches lets the engine skip to candidate characters in C instead
+    of trying every position.
+    """
+    by_first: dict[str, list[str]] = {}
+    for word in words:
+        by_first.setdefault(word[0], []).append(word[1:])
+    branches = []
+    for first, rests in sorted(by_first.items()):
+        rest = _trie_regex(rests) if any(rests) else ""
+        branches.append(re.escape(first) + (f"(?={rest})" if rest else ""))
+    return "|".join(branches)
+
+
 @functools.cache
-def _literal_finder(literals: tuple[str, ...]) -> re.Pattern[str]:
-    """A zero-width regex matching wherever one of ``literals`` starts (overlaps included)."""
-    return re.compile(f"(?={_trie_regex(literals)})")
+def _literal_finder(literals: tuple[str, ...], boundary: bool = False) -> _Finder:
+    """Regexes finding where one of ``literals`` starts (overlaps included).
+
+    With ``boundary``, occurrences of the literals that start with an ASCII character are
+    only reported at the start of the text or after a character that is not ``[a-z0-9]``:
+    for patterns whose every match starts (or holds its keyword) only there.
+    """
+    other = [w for w in literals if not w[0].isascii()]
+    ascii_first = [w for w in literals if w[0].isascii()]
+    if any(w[0].isspace() for w in literals):
+        raise ValueError("a literal starts with whitespace")
+    ascii_re = ascii_at = None
+    if ascii_first and boundary:
+        ascii_re = re.compile(f"[^a-z0-9](?={_trie_regex(ascii_first)})")
+        ascii_at = re.compile(_trie_regex(ascii_first))
+    elif ascii_first:
+        ascii_re = re.compile(_first_chars(ascii_first))
+    return _Finder(re.compile(_first_chars(other)) if other else None, ascii_re, ascii_at, boundary)
 
 
-def _occurrences(probe: str, literals: tuple[str, ...], start: int = 0, end: int = -1) -> list[int]:
-    """Sorted start offsets of every occurrence of ``literals`` in ``probe[start:end]``."""
+def _starts(probe: str, finder: _Finder, start: int, end: int) -> list[int]:
+    """Sorted start offsets of the finder's words within ``probe[start:end]``."""
+    # endpos cuts the look-aheads off at ``end``, like str.find's end.
+    found = (
+        []
+        if finder.other is None
+        else [m.start() for m in finder.other.finditer(probe, start, end)]
+    )
+    if finder.ascii is None:
+        return found
+    if finder.boundary:
+        # The class consumes the character before the word: start one early.
+        more = [m.start() + 1 for m in finder.ascii.finditer(probe, max(0, start - 1), end)]
+        if start == 0 and finder.ascii_at is not None and finder.ascii_at.match(probe, 0, end):
+            more.insert(0, 0)
+    else:
+        more = [m.start() for m in finder.ascii.finditer(probe, start, end)]
+    return sorted(found + more) if found else more
+
+
+def _occurrences(
+    probe: str, literals: tuple[str, ...], start: int = 0, end: int = -1, boundary: bool = False
+) -> list[int]:
+    """Sorted start offsets of every occurrence of ``literals`` in ``probe[start:end]``.
+
+    ``boundary``: see :func:`_literal_finder` (only applied to many literals, where one
+    regex pass replaces a ``str.find`` loop).
+    """
     if end < 0:
         end = len(probe)
     if len(literals) >= _TRIE_LITERALS:
-        # endpos cuts the look-ahead off at ``end``, like str.find's end.
-        return [m.start() for m in _literal_finder(literals).finditer(probe, start, end)]
+        return _starts(probe, _literal_finder(literals, boundary), start, end)
     found: list[int] = []
     for literal in literals:
         index = probe.find(literal, start, end)
@@ -846,10 +921,10 @@ def _occurrences(probe: str, literals: tuple[str, ...], start: int = 0, end: int
     return found
 
 
-def _count(probe: str, literals: tuple[str, ...]) -> int:
+def _count(probe: str, literals: tuple[str, ...], boundary: bool = False) -> int:
     """How many candidate positions ``literals`` give in ``probe`` (for the density tests)."""
     if len(literals) >= _TRIE_LITERALS:
-        return len(_occurrences(probe, literals))
+        return len(_occurrences(probe, literals, boundary=boundary))
     return sum(probe.count(lit) for lit in literals)
 
 
@@ -864,16 +939,17 @@ def _candidates(plan: _Plan, probe: str, heads: int | None, nears: int) -> Itera
     ``None`` when it was not worth counting: the near literals are few).
     """
     if not plan.near:
-        yield from _occurrences(probe, plan.heads)
+        yield from _occurrences(probe, plan.heads, boundary=plan.boundary)
         return
     longest = max(len(lit) for lit in plan.heads)
     if plan.reach is None:
         last = max(probe.rfind(lit) for lit in plan.near)
-        yield from (s for s in _occurrences(probe, plan.heads, 0, last + longest) if s <= last)
+        found = _occurrences(probe, plan.heads, 0, last + longest, plan.boundary)
+        yield from (s for s in found if s <= last)
         return
     reach = plan.reach
     if heads is not None and heads <= nears:
-        for start in _occurrences(probe, plan.heads):
+        for start in _occurrences(probe, plan.heads, boundary=plan.boundary):
             if _near_within(probe, plan.near, start, reach):
                 yield start
         return
@@ -884,7 +960,9 @@ def _candidates(plan: _Plan, probe: str, heads: int | None, nears: int) -> Itera
         if low > position:
             continue
         yield from (
-            s for s in _occurrences(probe, plan.heads, low, position + longest) if s <= position
+            s
+            for s in _occurrences(probe, plan.heads, low, position + longest, plan.boundary)
+            if s <= position
         )
         done = position + 1
 
@@ -1087,15 +1165,23 @@ def _trie_regex(words: Iterable[str]) -> str:
 
 
 @functools.cache
-def _multilingual_heads() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """Regexes finding where a translated override may start, and its verbs.
+def _multilingual_finders() -> tuple[_Finder, _Finder, re.Pattern[str]]:
+    """Finders of where a translated override may start and of its verbs, and the verbs.
 
-    The first is a zero-width look-ahead, so keywords that overlap ("以前" and "前面" in
-    "以前面") are all reported.
+    The Russian and European branches start, and hold their verbs, only after a character
+    that is not ``[a-z0-9]`` (``(?<!\\w)``, ``(?<![a-z0-9])`` or a whitespace run); their
+    keywords start with ASCII or Cyrillic letters, the CJK ones with CJK, kana or Hangul.
+    So ASCII-led keywords are only looked for after such a character (see
+    :func:`_literal_finder`). Overlapping keywords ("以前" and "前面" in "以前面") are all
+    found.
     """
     plan = _plans()["prompt_injection_multilingual"]
-    verbs = {fold_keyword(w) for w in _CJK_VERBS + _RU_VERBS + _EU_VERBS}
-    return re.compile(f"(?={_trie_regex(plan.heads)})"), re.compile(_trie_regex(verbs))
+    verbs = tuple(dict.fromkeys(fold_keyword(w) for w in _CJK_VERBS + _RU_VERBS + _EU_VERBS))
+    return (
+        _literal_finder(plan.heads, boundary=True),
+        _literal_finder(verbs, boundary=True),
+        re.compile(_trie_regex(verbs)),
+    )
 
 
 @functools.cache
@@ -1116,30 +1202,32 @@ def _multilingual_matches(
 
     Every match contains a verb and is at most :data:`_MULTILINGUAL_REACH` characters long
     (on whitespace-collapsed text), so it starts at a keyword at most that far before a verb.
-    Every verb occurrence lies inside or at a hit of the verb regex (a scan from left to
-    right only skips what an earlier hit covers), so a match starts in
-    ``[hit.start() - reach, hit.end())`` for some hit. The keyword regex runs only there
-    (each character at most once), and the pattern is then matched at each keyword. When
-    verbs or keywords are dense, one whole-text search replaces the per-start work.
+    Every verb a match can hold starts at a hit (the finder reports every start, see
+    :func:`_multilingual_finders`), so a match starts in ``[hit.start() - reach, hit.end())``
+    for some hit. Keywords are looked for only there (each character at most once), and the
+    pattern is then matched at each keyword. When verbs or keywords are dense, one
+    whole-text search replaces the per-start work.
 
     ``windows`` (``[low, high]`` ranges, see :func:`_matches_near`) limits the answer to
     matches starting in them: their verbs then lie in ``[low, high + reach]``.
     """
-    heads, verbs = _multilingual_heads()
+    heads, verbs, verb_at = _multilingual_finders()
     text, probe = texts.spaced()
     if len(probe) != len(text):
         return pattern.regex.search(text) is not None
     reach = _MULTILINGUAL_REACH
     if windows is None:
-        first = verbs.search(probe)
-        if first is None:
-            return False
-        hits = [(first.start(), first.end())]
-        hits += [m.span() for m in verbs.finditer(probe, first.end())]
+        verb_starts = _starts(probe, verbs, 0, len(probe))
     else:
-        hits = [m.span() for low, high in windows for m in verbs.finditer(probe, low, high + reach)]
-        if not hits:
-            return False
+        verb_starts = sorted(
+            {s for low, high in windows for s in _starts(probe, verbs, low, high + reach)}
+        )
+    if not verb_starts:
+        return False
+    # The longest verb at each start (a start found in a window may have a longer one).
+    hits = [
+        (start, cast(re.Match[str], verb_at.match(probe, start)).end()) for start in verb_starts
+    ]
     if _dense(len(hits), len(probe)):
         # Verbs everywhere: the windows cover the text, one regex pass in C is cheaper.
         return pattern.regex.search(text) is not None
@@ -1151,12 +1239,12 @@ def _multilingual_matches(
     longest = _multilingual_longest()
     starts: list[int] = []
     done = 0  # keyword starts before this offset have been collected
-    for verb_start, high in sorted(hits):
+    for verb_start, high in hits:
         low = max(done, verb_start - reach)
         if low < high:
             # The look-ahead must see whole keywords: let it read past ``high``.
-            found = heads.finditer(probe, low, high + longest)
-            starts.extend(s for m in found if (s := m.start()) < high)
+            found = _starts(probe, heads, low, high + longest)
+            starts.extend(s for s in found if s < high)
             done = high
     if windows is not None:
         starts = [s for s in starts if any(low <= s <= high for low, high in windows)]
@@ -1189,11 +1277,11 @@ def _pattern_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
     if plan.near and plan.reach is not None:
         nears = _count(probe, plan.near)
         if _dense(nears, len(probe)):
-            heads = _count(probe, plan.heads)
+            heads = _count(probe, plan.heads, plan.boundary)
             if _dense(min(heads, nears), len(probe)):
                 # Candidates everywhere: one regex pass in C beats visiting each from Python.
                 return pattern.regex.search(text) is not None
-    elif _dense(_count(probe, plan.heads), len(probe)):
+    elif _dense(_count(probe, plan.heads, plan.boundary), len(probe)):
         return pattern.regex.search(text) is not None
     match = pattern.regex.match
     return any(match(text, start) is not None for start in _candidates(plan, probe, heads, nears))
@@ -1353,7 +1441,8 @@ def _matches_near(pattern: ThreatPattern, form: _Form, parent: _Form) -> bool:
         longest = max(len(lit) for lit in plan.heads)
         match = pattern.regex.match
         for low, high in windows:
-            for start in _occurrences(probe, plan.heads, low, min(len(probe), high + longest)):
+            end = min(len(probe), high + longest)
+            for start in _occurrences(probe, plan.heads, low, end, plan.boundary):
                 if start <= high and match(text, start) is not None:
                     return True
         return False
