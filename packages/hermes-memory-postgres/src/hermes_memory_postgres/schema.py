@@ -148,6 +148,10 @@ MIGRATIONS: tuple[str, ...] = (
     UNION ALL
         SELECT owner, '', COUNT(*) FROM hm_messages GROUP BY owner;
     """,
+    # 4: the newest CJK messages of an owner without walking the others (most messages hold
+    # no CJK): "rank the newest N matches" scans this instead of the primary key
+    "CREATE INDEX IF NOT EXISTS hm_messages_cjk_recent ON hm_messages (owner, id)"
+    " WHERE cjk IS NOT NULL;",
 )
 #: The schema version this release reads and writes.
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -16,7 +16,8 @@ from hermes_memory_postgres.archive.rows import copy_row, normal_message, sessio
 from hermes_memory_postgres.archive.termstats import add_frequencies
 from hermes_memory_postgres.archive.writes import COPY_MESSAGES, TurnWrites
 from hermes_memory_postgres.schema import SEARCH_INDEXES, missing_search_indexes
-from hermes_memory_sessions.store import _check_id, sanitize_title
+from hermes_memory_sessions.message_rows import check_id
+from hermes_memory_sessions.store import sanitize_title
 
 __all__ = ["BulkIngest"]
 
@@ -46,7 +47,7 @@ class BulkIngest(TurnWrites):
         order with their timestamps, ``keep_ids`` keeps message ids (an id already used by
         this owner is a ValueError and nothing is imported).
         """
-        sid = _check_id(session.get("id"))
+        sid = check_id(session.get("id"))
         msgs = [normal_message(m, keep_id=keep_ids) for m in messages]
         if keep_ids:
             wanted = [m.get("id") for m in msgs]
@@ -135,7 +136,7 @@ class BulkIngest(TurnWrites):
                 for s, ms in batch:
                     started = s.get("started_at") or (ms[0]["timestamp"] if ms else time.time())
                     copy.write_row(
-                        (self.owner, _check_id(s.get("id")), s.get("source") or "cli",
+                        (self.owner, check_id(s.get("id")), s.get("source") or "cli",
                          s.get("model"), sanitize_title(s.get("title")),
                          s.get("parent_session_id"), float(started), s.get("ended_at"),
                          s.get("end_reason"), len(ms),

@@ -13,8 +13,8 @@ import psycopg
 from hermes_memory_postgres.archive.core import ArchiveCore
 from hermes_memory_postgres.archive.rows import SELECT_MSG, VIEW_COLS, restore_nul, session_dict
 from hermes_memory_postgres.connection import ArchiveUnavailable
+from hermes_memory_sessions.message_rows import check_id
 from hermes_memory_sessions.shaping import anchored_result, decode_row, escape_like
-from hermes_memory_sessions.store import _check_id
 
 __all__ = ["ArchiveReads"]
 
@@ -52,7 +52,7 @@ class ArchiveReads(ArchiveCore):
         """Full id for an exact id or a unique prefix; None when unknown or ambiguous."""
         if not id_or_prefix:
             return None
-        _check_id(id_or_prefix)
+        check_id(id_or_prefix)
         if self.get_session(id_or_prefix) is not None:
             return id_or_prefix
         rows = self.matching_session_ids(id_or_prefix, 2)

@@ -15,11 +15,11 @@ from typing import Any
 import psycopg
 
 from hermes_memory_postgres.text import cjk_tsvector, tsvector_literal, words_document
-from hermes_memory_sessions.store import (
-    _MESSAGE_FIELDS,
+from hermes_memory_sessions.message_rows import (
     MESSAGE_DATA_FIELDS,
-    _encode_content,
-    _encode_json,
+    MESSAGE_FIELDS,
+    encode_content,
+    encode_json,
 )
 
 __all__ = [
@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 #: Every stored column of a message (``m`` alias) plus ``nul_fields``.
-SELECT_MSG = ", ".join(f"m.{c}" for c in (*_MESSAGE_FIELDS, "nul_fields"))
+SELECT_MSG = ", ".join(f"m.{c}" for c in (*MESSAGE_FIELDS, "nul_fields"))
 #: The columns of a message in views (scroll, anchored, live conversation).
 VIEW_COLS = "id, session_id, role, content, timestamp, tool_name, tool_calls, tool_call_id"
 #: The columns a ``COPY`` into ``hm_messages`` writes, in `copy_row`'s order.
@@ -52,8 +52,8 @@ def normal_message(m: Mapping[str, Any], *, keep_id: bool = False) -> dict[str, 
         raise ValueError("message role must be a non-empty string")
     out: dict[str, Any] = {k: m.get(k) for k in MESSAGE_DATA_FIELDS if k in m}
     out["role"] = role
-    out["content"] = _encode_content(m.get("content"))
-    out["tool_calls"] = _encode_json(m.get("tool_calls"))
+    out["content"] = encode_content(m.get("content"))
+    out["tool_calls"] = encode_json(m.get("tool_calls"))
     ts = m.get("timestamp")
     out["timestamp"] = float(ts) if ts is not None else time.time()
     if out.get("active") is None:

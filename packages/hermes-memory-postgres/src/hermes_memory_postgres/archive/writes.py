@@ -18,13 +18,9 @@ import psycopg
 from hermes_memory_postgres.archive.rows import COPY_COLUMNS, copy_row, normal_message
 from hermes_memory_postgres.archive.termstats import add_frequencies, subtract_deleted
 from hermes_memory_postgres.archive.titles import TitleOps
+from hermes_memory_sessions.message_rows import check_id, count_tool_calls
 from hermes_memory_sessions.shaping import single_message
-from hermes_memory_sessions.store import (
-    STALE_END_REASON,
-    _check_id,
-    _count_tool_calls,
-    sanitize_title,
-)
+from hermes_memory_sessions.store import STALE_END_REASON, sanitize_title
 
 __all__ = ["TurnWrites"]
 
@@ -55,7 +51,7 @@ class TurnWrites(TitleOps):
         started_at: float | None = None,
     ) -> str:
         """Create a session row (no-op if it exists); returns the id. See `SessionStore`."""
-        session_id = _check_id(session_id)
+        session_id = check_id(session_id)
         payload = {
             "session_id": session_id,
             "source": source or "cli",
@@ -272,7 +268,7 @@ class TurnWrites(TitleOps):
                     continue
                 live += 1
                 if r["role"] == "assistant":
-                    calls += _count_tool_calls(r.get("tool_calls"))
+                    calls += count_tool_calls(r.get("tool_calls"))
         add_frequencies(conn, self.owner, df, len(rows))
         if keep_ids:
             conn.execute(
