@@ -12,6 +12,7 @@ import pytest
 from hindsight_fake import FakeHindsight, SilentServer, refused_url
 
 from hermes_memory_core.health import read_provider_status
+from hermes_memory_core.kit.testing import RemoteFailures
 from hermes_memory_hindsight import HindsightProvider
 
 Make = Callable[..., HindsightProvider]
@@ -52,25 +53,6 @@ def test_a_retried_503_is_invisible(fake: FakeHindsight, make: Make, hermes_home
     assert [s.path for s in fake.seen].count("/v1/default/banks/hermes/reflect") == 2
 
 
-def test_bad_credentials_open_the_breaker_at_once(
-    fake: FakeHindsight, make: Make, hermes_home: Path
-) -> None:
-    provider = make(fake.url, api_key="hs-wrong-key")
-    provider.initialize("s")
-    fake.fail = [401]
-    answer = json.loads(provider.handle_tool_call("hindsight_recall", {"query": "x"}))
-    assert "rejected the credentials" in answer["error"] and "HINDSIGHT_API_KEY" in answer["error"]
-    before = len(fake.seen)
-    again = json.loads(provider.handle_tool_call("hindsight_recall", {"query": "x"}))
-    assert "temporarily unavailable" in again["error"]
-    assert len(fake.seen) == before  # not even attempted
-    rec = record(hermes_home)
-    assert rec["state"] == "circuit_open" and rec["last_error_kind"] == "auth"
-    text = json.dumps(rec) + (hermes_home / "memory_providers").joinpath(
-        "hindsight.status.json").read_text()  # fmt: skip
-    assert "hs-wrong-key" not in text
-
-
 @pytest.mark.parametrize("status", [404, 422])
 def test_a_refused_request_does_not_count_against_the_service(
     fake: FakeHindsight, make: Make, hermes_home: Path, status: int
@@ -93,19 +75,6 @@ def test_a_rejected_retain_is_dropped_not_retried_forever(fake: FakeHindsight, m
     provider.on_session_end([])
     assert provider._pending is not None and len(provider._pending) == 0
     assert [d.content.split("\n")[0] for d in fake.docs] == ["User: a turn it takes"]
-
-
-def test_a_refused_connection_costs_one_attempt_and_opens_the_breaker(
-    make: Make, hermes_home: Path
-) -> None:
-    provider = make(refused_url(), breaker_threshold=2)
-    provider.initialize("s")
-    for _ in range(2):
-        assert provider.prefetch("anything") == ""
-    rec = record(hermes_home)
-    assert rec["state"] == "circuit_open" and rec["last_error_kind"] == "connection"
-    answer = json.loads(provider.handle_tool_call("hindsight_recall", {"query": "x"}))
-    assert "temporarily unavailable" in answer["error"]
 
 
 def test_a_hanging_server_costs_a_turn_at_most_its_bound(make: Make, hermes_home: Path) -> None:
@@ -177,3 +146,14 @@ def test_a_corrupt_spool_row_is_skipped(fake: FakeHindsight, make: Make, hermes_
     provider.initialize("s")
     provider.on_session_end([])
     assert [d.content for d in fake.docs] == ["good row"]
+
+
+class TestHindsightFailOpen(RemoteFailures):
+    """The kit's fail-open suite: refused port, bad credentials, a silent server."""
+
+    read_tool = ("hindsight_recall", {"query": "x"})
+    auth_hint = "HINDSIGHT_API_KEY"
+
+    @pytest.fixture
+    def service(self, fake: FakeHindsight) -> FakeHindsight:
+        return fake

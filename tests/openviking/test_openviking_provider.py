@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from openviking_fake import KEY, FakeOpenViking
 
 from hermes_memory_core import MemoryManager
 from hermes_memory_core.health import read_provider_status
-from hermes_memory_core.kit.testing import SilentServer
+from hermes_memory_core.kit.testing import RemoteFailures
 from hermes_memory_openviking import OpenVikingProvider
 from hermes_memory_openviking.provider import ov_session_id
 
@@ -244,18 +245,6 @@ def test_a_hanging_server_costs_a_turn_at_most_its_bound(
     assert record is not None and record["last_error_kind"] == "timeout"
 
 
-def test_a_silent_socket_that_never_answers(make_provider) -> None:
-    """A listening socket that accepts connections and never says a byte (not even HTTP)."""
-    with SilentServer() as silent:
-        provider = make_provider(url=silent.url, recall_timeout=0.3, recall_total=2.0, timeout=0.3,
-                                 breaker_threshold=2)  # fmt: skip
-        for _ in range(3):
-            assert provider.prefetch("hello world") == ""
-        assert provider._guard is not None and provider._guard.is_open
-        answer = json.loads(provider.handle_tool_call("viking_search", {"query": "x"}))
-        assert "temporarily unavailable" in answer["error"]
-
-
 def test_unsent_turns_are_spooled_at_shutdown_and_replayed_with_their_commit(
     hermes_home: Path, fake: FakeOpenViking, make_provider
 ) -> None:
@@ -344,3 +333,20 @@ def test_environment_settings(hermes_home: Path, fake: FakeOpenViking) -> None:
     local.handle_tool_call("viking_search", {"query": "x"})
     assert "X-API-Key" not in fake.calls("/api/v1/search/find")[-1].headers
     local.shutdown()
+
+
+class TestOpenVikingFailOpen(RemoteFailures):
+    """The kit's fail-open suite: refused port, bad credentials, a silent server."""
+
+    read_tool = ("viking_search", {"query": "x"})
+    auth_hint = "OPENVIKING_API_KEY"
+
+    @pytest.fixture
+    def service(self, fake: FakeOpenViking) -> FakeOpenViking:
+        return fake
+
+    @pytest.fixture
+    def make(
+        self, make_provider: Callable[..., OpenVikingProvider]
+    ) -> Callable[..., OpenVikingProvider]:
+        return lambda url, **settings: make_provider(url=url, init=False, **settings)

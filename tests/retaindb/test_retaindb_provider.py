@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from retaindb_fake import KEY, FakeRetainDB
 
 from hermes_memory_core import MemoryManager
 from hermes_memory_core.health import read_provider_status
-from hermes_memory_core.kit.testing import SilentServer
+from hermes_memory_core.kit.testing import RemoteFailures
 from hermes_memory_retaindb import RetainDBProvider
 from hermes_memory_retaindb.journal import journal_files
 
@@ -199,18 +200,6 @@ def test_a_hanging_server_costs_a_turn_at_most_its_timeout(
     assert record is not None and record["last_error_kind"] == "timeout"
 
 
-def test_a_silent_socket_that_never_answers(make_provider) -> None:
-    """A listening socket that accepts connections and never says a byte (not even HTTP)."""
-    with SilentServer() as silent:
-        provider = make_provider(url=silent.url, recall_timeout=0.3, timeout=0.3,
-                                 breaker_threshold=2)  # fmt: skip
-        for _ in range(3):
-            assert provider.prefetch("hello world") == ""
-        assert provider._guard is not None and provider._guard.is_open
-        answer = json.loads(provider.handle_tool_call("retaindb_search", {"query": "x"}))
-        assert "temporarily unavailable" in answer["error"]
-
-
 def test_writes_wait_while_down_and_go_in_order_when_back(
     make_provider, fake: FakeRetainDB, hermes_home: Path
 ) -> None:
@@ -308,3 +297,20 @@ def test_environment_settings(hermes_home: Path, fake: FakeRetainDB) -> None:
         schema["api_key"]["secret"] is True and schema["api_key"]["env_var"] == "RETAINDB_API_KEY"
     )
     provider.shutdown()
+
+
+class TestRetainDBFailOpen(RemoteFailures):
+    """The kit's fail-open suite: refused port, bad credentials, a silent server."""
+
+    read_tool = ("retaindb_search", {"query": "x"})
+    auth_hint = "RETAINDB_API_KEY"
+
+    @pytest.fixture
+    def service(self, fake: FakeRetainDB) -> FakeRetainDB:
+        return fake
+
+    @pytest.fixture
+    def make(
+        self, make_provider: Callable[..., RetainDBProvider]
+    ) -> Callable[..., RetainDBProvider]:
+        return lambda url, **settings: make_provider(url=url, init=False, **settings)

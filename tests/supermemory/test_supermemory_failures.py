@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from supermemory_fake import Doc, FakeSupermemory, SilentServer, refused_url
 
+from hermes_memory_core.kit.testing import RemoteFailures
 from hermes_memory_supermemory import SupermemoryProvider
 
 Make = Callable[..., SupermemoryProvider]
@@ -53,24 +54,6 @@ def test_a_retried_503_is_invisible(fake: FakeSupermemory, make: Make) -> None:
     assert fake.paths().count("POST /ns/hermes/profile") == 2  # the SDK itself did not retry
 
 
-def test_bad_credentials_open_the_breaker_at_once(
-    fake: FakeSupermemory, make: Make, hermes_home: Path
-) -> None:
-    provider = make(fake.url, api_key="sm-wrong-key")
-    provider.initialize("s")
-    fake.fail = [401]
-    answer = json.loads(provider.handle_tool_call("supermemory_search", {"query": "x"}))
-    assert "rejected the credentials" in answer["error"]
-    assert "SUPERMEMORY_API_KEY" in answer["error"]
-    before = len(fake.seen)
-    again = json.loads(provider.handle_tool_call("supermemory_search", {"query": "x"}))
-    assert "temporarily unavailable" in again["error"]
-    assert len(fake.seen) == before  # not even attempted
-    rec = record(hermes_home)
-    assert rec["state"] == "circuit_open" and rec["last_error_kind"] == "auth"
-    assert "sm-wrong-key" not in json.dumps(rec)
-
-
 @pytest.mark.parametrize("status", [404, 422])
 def test_a_refused_request_does_not_count_against_the_service(
     fake: FakeSupermemory, make: Make, status: int
@@ -94,17 +77,6 @@ def test_a_rejected_write_is_dropped_not_retried_forever(fake: FakeSupermemory, 
     provider.on_session_end([])
     assert len(provider._pending) == 0
     assert [d.content for d in fake.docs] in (["a fact it takes"], ["a fact the server refuses"])
-
-
-def test_a_refused_connection_opens_the_breaker(make: Make, hermes_home: Path) -> None:
-    provider = make(refused_url(), breaker_threshold=2, profile_every=0)
-    provider.initialize("s")
-    assert provider.prefetch("anything") == ""
-    assert provider.prefetch("something else") == ""
-    rec = record(hermes_home)
-    assert rec["state"] == "circuit_open" and rec["last_error_kind"] == "connection"
-    answer = json.loads(provider.handle_tool_call("supermemory_search", {"query": "x"}))
-    assert "temporarily unavailable" in answer["error"]
 
 
 def test_a_hanging_server_costs_a_turn_at_most_its_bound(make: Make, hermes_home: Path) -> None:
@@ -192,3 +164,14 @@ def test_an_answer_of_the_wrong_shape_fails_open(
         answer = json.loads(provider.handle_tool_call(tool, args))
         assert "failed" in answer["error"], answer
     assert provider.prefetch("bees") == ""
+
+
+class TestSupermemoryFailOpen(RemoteFailures):
+    """The kit's fail-open suite: refused port, bad credentials, a silent server."""
+
+    read_tool = ("supermemory_search", {"query": "x"})
+    auth_hint = "SUPERMEMORY_API_KEY"
+
+    @pytest.fixture
+    def service(self, fake: FakeSupermemory) -> FakeSupermemory:
+        return fake

@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
@@ -43,12 +44,14 @@ from typing import Any, TypeVar
 
 import pytest
 
+from hermes_memory_core.health import read_provider_status
 from hermes_memory_core.provider import MemoryProvider
 from hermes_memory_core.testing import ProviderConformance
 
 __all__ = [
     "FakeService",
     "Raw",
+    "RemoteFailures",
     "Seen",
     "SilentServer",
     "conformance_suites",
@@ -320,3 +323,91 @@ def provider_factory(
     finally:
         for provider in made:
             provider.shutdown()
+
+
+class RemoteFailures:
+    """Fail-open checks every remote adapter must pass, against real sockets: a refused port,
+    bad credentials, a server that accepts and never answers. Subclass it, provide fixtures
+    ``service`` (a running `FakeService`) and ``make`` (``make(url, **settings)`` returns a
+    provider, not yet initialised; in the class or a ``conftest.py``) and say which tool
+    reads from the service::
+
+        class TestNotesFailures(RemoteFailures):
+            read_tool = ("notes_search", {"query": "x"})
+            auth_hint = "NOTES_API_KEY"
+
+    The provider's settings must accept ``api_key``, ``timeout`` and ``breaker_threshold``
+    (as `hermes_memory_core.kit.RemoteSettings` declares them).
+    """
+
+    #: A tool call that reads from the service: ``(name, arguments)``.
+    read_tool: tuple[str, dict[str, Any]] = ("", {})
+    #: What a bad-credentials error must name (the setting to check), if anything.
+    auth_hint = ""
+    #: A key no log line or health record may ever show.
+    secret = "sk-suite-secret-key-0123456789"  # noqa: S105 - a decoy, never a real key
+
+    def _tool(self, provider: MemoryProvider) -> dict[str, Any]:
+        name, args = self.read_tool
+        answer: dict[str, Any] = json.loads(provider.handle_tool_call(name, dict(args)))
+        return answer
+
+    def _record(self, provider: MemoryProvider, home: Path) -> dict[str, Any]:
+        found = read_provider_status(home, provider.name)
+        assert found is not None, "no health record was written"
+        return dict(found)
+
+    def test_a_refused_port_opens_the_breaker(
+        self, make: Callable[..., MemoryProvider], hermes_memory_home: Path
+    ) -> None:
+        provider = make(refused_url(), breaker_threshold=2)
+        provider.initialize("s1", hermes_home=str(hermes_memory_home))
+        answers = [self._tool(provider) for _ in range(3)]
+        assert all("error" in answer for answer in answers), answers
+        assert "temporarily unavailable" in answers[-1]["error"]
+        record = self._record(provider, hermes_memory_home)
+        assert record["state"] == "circuit_open"
+        assert record["last_error_kind"] == "connection"
+
+    def test_bad_credentials_open_the_breaker_at_once(
+        self,
+        make: Callable[..., MemoryProvider],
+        service: FakeService,
+        hermes_memory_home: Path,
+        caplog: pytest.LogCaptureFixture,
+    ) -> None:
+        service.status = 401
+        provider = make(service.url, api_key=self.secret)
+        provider.initialize("s1", hermes_home=str(hermes_memory_home))
+        answer = self._tool(provider)
+        assert "error" in answer
+        assert self.auth_hint in answer["error"]
+        before = len(service.seen)
+        again = self._tool(provider)
+        assert "temporarily unavailable" in again["error"]
+        assert len(service.seen) == before  # not even attempted
+        record = self._record(provider, hermes_memory_home)
+        assert record["state"] == "circuit_open"
+        assert record["last_error_kind"] == "auth"
+        status = hermes_memory_home / "memory_providers" / f"{provider.name}.status.json"
+        assert self.secret not in status.read_text(encoding="utf-8")
+        assert self.secret not in caplog.text
+
+    def test_a_silent_server_fails_open_and_unsent_writes_are_spooled(
+        self, make: Callable[..., MemoryProvider], hermes_memory_home: Path
+    ) -> None:
+        with SilentServer() as silent:
+            provider = make(silent.url, timeout=0.5, breaker_threshold=5)
+            provider.initialize("s1", hermes_home=str(hermes_memory_home))
+            assert "error" in self._tool(provider)
+            assert self._record(provider, hermes_memory_home)["last_error_kind"] == "timeout"
+            provider.sync_turn("kept while the server hangs 京都", "ok")
+            provider.shutdown()  # bounded: what could not be sent is spooled
+        deadline = time.monotonic() + 10
+        spooled: list[Path] = []
+        while not spooled and time.monotonic() < deadline:
+            spooled = sorted(hermes_memory_home.glob(f"{provider.name}_pending.*.json"))
+            time.sleep(0.05)
+        assert spooled, "nothing was spooled at shutdown"
+        text = "".join(p.read_text(encoding="utf-8") for p in spooled)
+        assert "kept while the server hangs 京都" in text
