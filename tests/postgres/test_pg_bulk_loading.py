@@ -11,8 +11,8 @@ from urllib.parse import quote
 import psycopg
 import pytest
 
-from hermes_memory_postgres.archive.ingest import _drop_search_indexes_if_empty
-from hermes_memory_postgres.schema import SEARCH_INDEXES, missing_search_indexes
+from hermes_memory_postgres.archive.ingest import _drop_deferred_if_empty
+from hermes_memory_postgres.schema import BULK_DEFERRED, missing_deferred
 from hermes_memory_postgres.sessions import PostgresSessionArchive
 
 
@@ -41,7 +41,7 @@ def _sessions(prefix: str, n: int) -> list[tuple[dict[str, str], list[dict[str, 
 
 
 def _missing(archive: PostgresSessionArchive) -> list[str]:
-    return archive.db.run(missing_search_indexes)
+    return archive.db.run(missing_deferred)
 
 
 def test_a_load_into_an_empty_table_builds_the_indexes_at_the_end(schema_dsn, owner):
@@ -49,7 +49,7 @@ def test_a_load_into_an_empty_table_builds_the_indexes_at_the_end(schema_dsn, ow
     assert _missing(archive) == []
     with archive.bulk_loading() as deferred:
         assert deferred
-        assert sorted(_missing(archive)) == sorted(SEARCH_INDEXES)
+        assert sorted(_missing(archive)) == sorted(BULK_DEFERRED)
         assert archive.bulk_import(_sessions("a", 30)) == 60
         inside = archive.find_hits("zebra 7", limit=5)  # no index: the table is scanned
         assert inside is not None and inside.rows[0]["session_id"] == "a7"
@@ -58,6 +58,16 @@ def test_a_load_into_an_empty_table_builds_the_indexes_at_the_end(schema_dsn, ow
     assert hits is not None and len(hits.rows) == 30
     words = archive.find_hits("crossing", limit=100)
     assert words is not None and len(words.rows) == 30
+    first = archive.get_messages("a3")[0]["id"]
+    assert len(archive.get_messages_around("a3", first, 5)["window"]) == 2
+    with pytest.raises(psycopg.errors.ForeignKeyViolation):  # the key is back, and checked
+        archive.db.run(
+            lambda c: c.execute(
+                "INSERT INTO hm_messages (owner, id, session_id, role, timestamp)"
+                " VALUES (%s, 999999999, 'no-such-session', 'user', 0)",
+                (owner,),
+            )
+        )
     with archive.bulk_loading() as deferred_again:  # rows present: nothing is dropped
         assert not deferred_again
         assert _missing(archive) == []
@@ -81,9 +91,9 @@ def test_another_owners_rows_keep_the_indexes(schema_dsn, owner):
 
 def test_an_interrupted_load_is_repaired_by_the_next_process(schema_dsn, owner):
     archive = PostgresSessionArchive(schema_dsn, owner=owner)
-    assert archive.db.run(_drop_search_indexes_if_empty)  # a load that never reached its end
+    assert archive.db.run(_drop_deferred_if_empty)  # a load that never reached its end
     archive.bulk_import(_sessions("a", 3))
-    assert sorted(_missing(archive)) == sorted(SEARCH_INDEXES)
+    assert sorted(_missing(archive)) == sorted(BULK_DEFERRED)
     archive.close()
     reopened = PostgresSessionArchive(schema_dsn, owner=owner)  # a new Database migrates
     assert _missing(reopened) == []

@@ -15,12 +15,13 @@ import psycopg
 from psycopg.rows import tuple_row
 
 __all__ = [
+    "BULK_DEFERRED",
     "MIGRATIONS",
     "SCHEMA_VERSION",
-    "SEARCH_INDEXES",
     "current_version",
+    "drop_deferred_sql",
     "migrate",
-    "missing_search_indexes",
+    "missing_deferred",
 ]
 
 _SESSION_COLUMNS = """
@@ -155,14 +156,22 @@ MIGRATIONS: tuple[str, ...] = (
 )
 #: The schema version this release reads and writes.
 SCHEMA_VERSION = len(MIGRATIONS)
-#: The full-text indexes of ``hm_messages``, by name. `BulkIngest.bulk_loading` drops them
-#: while it fills an empty table and builds them at the end; `migrate` rebuilds one that an
-#: interrupted load left missing.
-SEARCH_INDEXES = {
+_FK = "hm_messages_owner_session_id_fkey"
+#: What `BulkIngest.bulk_loading` drops while it fills an empty ``hm_messages`` and builds
+#: in one pass at the end (name -> DDL): the secondary indexes and the foreign key to
+#: ``hm_sessions``, which are checked or updated row by row otherwise. `migrate` restores
+#: any of them that an interrupted load left missing.
+BULK_DEFERRED = {
     "hm_messages_words": "CREATE INDEX IF NOT EXISTS hm_messages_words ON hm_messages"
     " USING gin (words)",
     "hm_messages_cjk": "CREATE INDEX IF NOT EXISTS hm_messages_cjk ON hm_messages"
     " USING gin (cjk) WHERE cjk IS NOT NULL",
+    "hm_messages_session": "CREATE INDEX IF NOT EXISTS hm_messages_session ON hm_messages"
+    " (owner, session_id, id)",
+    "hm_messages_cjk_recent": "CREATE INDEX IF NOT EXISTS hm_messages_cjk_recent ON"
+    " hm_messages (owner, id) WHERE cjk IS NOT NULL",
+    _FK: f"ALTER TABLE hm_messages ADD CONSTRAINT {_FK} FOREIGN KEY (owner, session_id)"
+    " REFERENCES hm_sessions (owner, id)",
 }
 logger = logging.getLogger(__name__)
 _LOCK_KEY = 0x6865726D6573  # "hermes": serialises migrations across hosts
@@ -199,25 +208,34 @@ def migrate(conn: psycopg.Connection[Any]) -> int:
         for step in range(version + 1, SCHEMA_VERSION + 1):
             conn.execute(MIGRATIONS[step - 1].encode())
             conn.execute("INSERT INTO hm_schema_version(version) VALUES (%s)", (step,))
-        for name in missing_search_indexes(conn):
+        for name in missing_deferred(conn):
             try:
                 with conn.transaction():
-                    conn.execute(SEARCH_INDEXES[name].encode())
+                    conn.execute(BULK_DEFERRED[name].encode())
             except psycopg.errors.InsufficientPrivilege:
                 logger.warning(
-                    "full-text index %s is missing (a bulk load did not finish) and this"
-                    " role may not create it: searches scan the table until the schema"
-                    " owner connects once",
+                    "%s is missing (a bulk load did not finish) and this role may not"
+                    " create it: searches scan the table until the schema owner connects",
                     name,
                 )
         return SCHEMA_VERSION
 
 
-def missing_search_indexes(conn: psycopg.Connection[Any]) -> list[str]:
-    """The names of `SEARCH_INDEXES` the database lacks (a bulk load is building them)."""
+def missing_deferred(conn: psycopg.Connection[Any]) -> list[str]:
+    """The names of `BULK_DEFERRED` the database lacks (a bulk load is building them), in
+    the order they are built (indexes first, then the foreign key)."""
     cur = conn.cursor(row_factory=tuple_row)
     rows = cur.execute(
-        "SELECT n FROM unnest(%s::text[]) AS n WHERE to_regclass(n) IS NULL",
-        (list(SEARCH_INDEXES),),
+        "SELECT n FROM unnest(%s::text[]) WITH ORDINALITY AS u(n, i)"
+        " WHERE to_regclass(n) IS NULL AND NOT EXISTS (SELECT 1 FROM pg_constraint c"
+        " WHERE c.conname = n AND c.conrelid = to_regclass('hm_messages')) ORDER BY i",
+        (list(BULK_DEFERRED),),
     ).fetchall()
     return [str(r[0]) for r in rows]
+
+
+def drop_deferred_sql(name: str) -> str:
+    """The statement that drops one of `BULK_DEFERRED`."""
+    if name == _FK:
+        return f"ALTER TABLE hm_messages DROP CONSTRAINT IF EXISTS {_FK}"
+    return f"DROP INDEX IF EXISTS {name}"

@@ -15,7 +15,7 @@ from psycopg.copy import QueuedLibpqWriter
 from hermes_memory_postgres.archive.rows import copy_row, normal_message, session_columns
 from hermes_memory_postgres.archive.termstats import add_frequencies
 from hermes_memory_postgres.archive.writes import COPY_MESSAGES, TurnWrites
-from hermes_memory_postgres.schema import SEARCH_INDEXES, missing_search_indexes
+from hermes_memory_postgres.schema import BULK_DEFERRED, drop_deferred_sql, missing_deferred
 from hermes_memory_sessions.message_rows import check_id
 from hermes_memory_sessions.store import sanitize_title
 
@@ -157,8 +157,9 @@ class BulkIngest(TurnWrites):
             # builds them at its end.)
             conn.execute(
                 "SELECT gin_clean_pending_list(c.oid) FROM pg_class c"
-                " WHERE c.relname = ANY(%s) AND c.relkind = 'i'",
-                (list(SEARCH_INDEXES),),
+                " WHERE c.relname = ANY(%s) AND c.relam = (SELECT oid FROM pg_am"
+                " WHERE amname = 'gin')",
+                (list(BULK_DEFERRED),),
             )
             return total
 
@@ -166,22 +167,24 @@ class BulkIngest(TurnWrites):
 
     @contextmanager
     def bulk_loading(self, *, build_budget_s: float = 3600.0) -> Iterator[bool]:
-        """Fill an empty database faster: within, `bulk_import` writes no full-text index
-        entries; the indexes are built in one pass at exit (then ``ANALYZE``).
+        """Fill an empty database faster: within, `bulk_import` updates no secondary index
+        and checks no foreign key row by row; the indexes are built and the key validated in
+        one pass at exit (then ``ANALYZE``): see `hermes_memory_postgres.schema.BULK_DEFERRED`.
 
         Only when ``hm_messages`` holds no row of any owner (a fresh database, a migration
         target): the indexes are shared by every owner, so with rows present nothing is
-        dropped and the context does nothing. Yields whether the indexes were deferred.
+        dropped and the context does nothing. Yields whether anything was deferred.
         Searches during the load stay correct (they scan the table); writes of other hosts
-        go on and are indexed by the build. A load killed before the build leaves the
-        indexes missing: the next process to open the database rebuilds them (`migrate`).
+        go on and are indexed by the build. A load killed before the build leaves them
+        missing: the next process to open the database as the schema owner restores them
+        (`migrate`).
         """
-        deferred = bool(self._write(_drop_search_indexes_if_empty))
+        deferred = bool(self._write(_drop_deferred_if_empty))
         try:
             yield deferred
         finally:
             if deferred:
-                self.db.run(_build_search_indexes, budget=build_budget_s)
+                self.db.run(_build_deferred, budget=build_budget_s)
 
     def _record_import(
         self, conn: psycopg.Connection[Any], source: str, sid: str, last_id: int | None
@@ -273,8 +276,8 @@ class BulkIngest(TurnWrites):
         self._write(run)
 
 
-def _drop_search_indexes_if_empty(conn: psycopg.Connection[Any]) -> bool:
-    """Drop the full-text indexes when ``hm_messages`` is empty; True if dropped.
+def _drop_deferred_if_empty(conn: psycopg.Connection[Any]) -> bool:
+    """Drop `BULK_DEFERRED` when ``hm_messages`` is empty; True if dropped.
 
     False, with nothing changed, when the table has rows, is busy (other writers hold it
     for more than 2 s) or the role may not drop the indexes (an agent role without
@@ -286,16 +289,16 @@ def _drop_search_indexes_if_empty(conn: psycopg.Connection[Any]) -> bool:
             conn.execute("LOCK TABLE hm_messages IN ACCESS EXCLUSIVE MODE")
             if conn.execute("SELECT 1 FROM hm_messages LIMIT 1").fetchone() is not None:
                 return False
-            for name in SEARCH_INDEXES:
-                conn.execute(f"DROP INDEX IF EXISTS {name}".encode())
+            for name in reversed(list(BULK_DEFERRED)):
+                conn.execute(drop_deferred_sql(name).encode())
     except (psycopg.errors.LockNotAvailable, psycopg.errors.InsufficientPrivilege):
         return False
     return True
 
 
-def _build_search_indexes(conn: psycopg.Connection[Any]) -> None:
+def _build_deferred(conn: psycopg.Connection[Any]) -> None:
     conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
     conn.execute("SET LOCAL statement_timeout = 0")
-    for name in missing_search_indexes(conn):
-        conn.execute(SEARCH_INDEXES[name].encode())
+    for name in missing_deferred(conn):
+        conn.execute(BULK_DEFERRED[name].encode())
     conn.execute("ANALYZE hm_messages")
