@@ -98,33 +98,24 @@ class BuiltinMemoryProvider(MemoryProvider):
 
     def _make_store(self, home: Path | None) -> MemoryStore:
         memory_section = self._config.get("memory") or {}
+        # The same limits and switches whichever storage holds the text.
+        options: dict[str, Any] = {
+            "memory_char_limit": self._memory_char_limit
+            if self._memory_char_limit is not None
+            else DEFAULT_MEMORY_CHAR_LIMIT,
+            "user_char_limit": self._user_char_limit
+            if self._user_char_limit is not None
+            else DEFAULT_USER_CHAR_LIMIT,
+            "memory_enabled": self.memory_enabled,
+            "user_profile_enabled": self.user_profile_enabled,
+        }
         if str(memory_section.get("backend") or "files").strip().lower() == "postgres":
             # memory.backend: postgres -- the same store rules on PostgreSQL rows (optional
             # package hermes-memory-postgres; postgres.dsn / postgres.owner in config.yaml).
             from hermes_memory_postgres.factory import memory_store
 
-            return memory_store(
-                self._config,
-                memory_char_limit=self._memory_char_limit
-                if self._memory_char_limit is not None
-                else DEFAULT_MEMORY_CHAR_LIMIT,
-                user_char_limit=self._user_char_limit
-                if self._user_char_limit is not None
-                else DEFAULT_USER_CHAR_LIMIT,
-                memory_enabled=self.memory_enabled,
-                user_profile_enabled=self.user_profile_enabled,
-            )
-        return MemoryStore(
-            home / "memories" if home is not None else None,
-            memory_char_limit=self._memory_char_limit
-            if self._memory_char_limit is not None
-            else DEFAULT_MEMORY_CHAR_LIMIT,
-            user_char_limit=self._user_char_limit
-            if self._user_char_limit is not None
-            else DEFAULT_USER_CHAR_LIMIT,
-            memory_enabled=self.memory_enabled,
-            user_profile_enabled=self.user_profile_enabled,
-        )
+            return memory_store(self._config, **options)
+        return MemoryStore(home / "memories" if home is not None else None, **options)
 
     @property
     def store(self) -> MemoryStore:

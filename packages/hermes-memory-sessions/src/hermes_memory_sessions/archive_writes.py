@@ -87,30 +87,14 @@ class ArchiveWrites(SqliteArchiveBase):
             )
             return cur.rowcount > 0
 
-    def append_message(
-        self,
-        session_id: str,
-        role: str,
-        content: Any,
-        *,
-        tool_name: str | None = None,
-        tool_calls: Any = None,
-        tool_call_id: str | None = None,
-        timestamp: float | None = None,
-    ) -> int:
+    def append_message(self, session_id: str, role: str, content: Any, **fields: Any) -> int:
         """Append one message; returns its id (globally increasing).
 
-        Raises ValueError when the session does not exist or ``role`` is empty.
+        ``fields`` are the keywords of `SessionArchive.append_message` (``tool_name``,
+        ``tool_calls``, ``tool_call_id``, ``timestamp``). Raises ValueError when the session
+        does not exist or ``role`` is empty, TypeError for another keyword.
         """
-        message = single_message(
-            role,
-            content,
-            tool_name=tool_name,
-            tool_calls=tool_calls,
-            tool_call_id=tool_call_id,
-            timestamp=timestamp,
-        )
-        return self.append_messages(session_id, [message])[0]
+        return self.append_messages(session_id, [single_message(role, content, **fields)])[0]
 
     def append_messages(self, session_id: str, messages: Iterable[Mapping[str, Any]]) -> list[int]:
         """Append many messages to one session in a single transaction; returns their ids."""

@@ -4,7 +4,7 @@ SQLite `SessionStore` (mixed into it; each runs under the store's read lock)."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from hermes_memory_sessions.search import Hits
@@ -21,34 +21,12 @@ class SqliteArchiveReads:
     def read_with(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         raise NotImplementedError  # pragma: no cover - SessionStore provides it
 
-    def find_hits(
-        self,
-        query: str,
-        *,
-        role_filter: Sequence[str] | None = None,
-        source_filter: Sequence[str] | None = None,
-        exclude_sources: Sequence[str] | None = None,
-        limit: int = 20,
-        offset: int = 0,
-        sort: str | None = None,
-        include_inactive: bool = False,
-        any_terms: bool = False,
-    ) -> Hits | None:
-        """Matching rows without snippets; see `hermes_memory_sessions.search.find_hits`."""
+    def find_hits(self, query: str, **filters: Any) -> Hits | None:
+        """Matching rows without snippets; ``filters`` are the keywords of
+        `hermes_memory_sessions.search.find_hits` (the protocol's ``find_hits``)."""
         from hermes_memory_sessions.search import find_hits
 
-        return self.read_with(
-            find_hits,
-            query,
-            role_filter=role_filter,
-            source_filter=source_filter,
-            exclude_sources=exclude_sources,
-            limit=limit,
-            offset=offset,
-            sort=sort,
-            include_inactive=include_inactive,
-            any_terms=any_terms,
-        )
+        return self.read_with(find_hits, query, **filters)
 
     def hit_snippet(self, hits: Hits, message_id: int) -> str:
         """The ``>>>term<<<`` snippet of one row of ``hits``."""

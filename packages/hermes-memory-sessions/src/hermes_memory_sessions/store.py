@@ -98,12 +98,12 @@ from hermes_memory_sessions.archive_writes import ArchiveWrites
 from hermes_memory_sessions.message_rows import (
     MESSAGE_DATA_FIELDS,
     MESSAGE_FIELDS,
+    check_id,
+    count_tool_calls,
+    encode_content,
+    encode_json,
     schema_columns,
 )
-from hermes_memory_sessions.message_rows import check_id as _check_id
-from hermes_memory_sessions.message_rows import count_tool_calls as _count_tool_calls
-from hermes_memory_sessions.message_rows import encode_content as _encode_content
-from hermes_memory_sessions.message_rows import encode_json as _encode_json
 from hermes_memory_sessions.shaping import NUMBERED_TITLE
 from hermes_memory_sessions.sqlite_reads import SqliteArchiveReads
 
@@ -123,7 +123,10 @@ __all__ = [
 # from this module.
 _MESSAGE_FIELDS = MESSAGE_FIELDS
 _NUMBERED_TITLE = NUMBERED_TITLE
-_HISTORICAL = (_check_id, _count_tool_calls, _encode_content, _encode_json)
+_check_id = check_id
+_count_tool_calls = count_tool_calls
+_encode_content = encode_content
+_encode_json = encode_json
 
 
 class SessionStore(
