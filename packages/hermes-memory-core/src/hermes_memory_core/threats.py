@@ -1043,6 +1043,8 @@ class _Texts:
         self.folded = folded
         self.probe = _lower_probe(folded)
         self._spaced: tuple[str, str] | None = None
+        #: Where the translated override's verbs start in the spaced probe, once known.
+        self.verb_starts: list[int] | None = None
 
     def spaced(self) -> tuple[str, str]:
         if self._spaced is None:
@@ -1191,12 +1193,60 @@ def _multilingual_nouns() -> re.Pattern[str]:
 
 
 @functools.cache
-def _multilingual_longest() -> int:
+def _multilingual_longest(verbs: bool = False) -> int:
+    """The longest translated keyword (``verbs``: the longest verb)."""
+    if verbs:
+        return max(len(fold_keyword(w)) for w in _CJK_VERBS + _RU_VERBS + _EU_VERBS)
     return max(len(h) for h in _plans()["prompt_injection_multilingual"].heads)
 
 
+def _mapped_starts(
+    probe: str,
+    finder: _Finder,
+    anchored: re.Pattern[str],
+    longest: int,
+    parent: list[int],
+    inserted: tuple[int, ...],
+) -> list[int]:
+    """Where ``finder``'s words start in ``probe``, from their starts in the parent's probe.
+
+    ``probe`` is the parent's probe with spaces inserted at ``inserted``. A word occurrence
+    that holds no inserted space and does not follow one is an occurrence in the parent
+    (shifted by the insertions before it); any other starts at most ``longest`` characters
+    before an insertion or right after it. Every such candidate is checked where it lies.
+    """
+    candidates = set()
+    shift = 0
+    cuts = [position - k for k, position in enumerate(inserted)]  # parent offsets
+    for start in parent:
+        while shift < len(cuts) and cuts[shift] <= start:
+            shift += 1
+        candidates.add(start + shift)
+    for position in inserted:
+        candidates.update(range(max(0, position - longest + 1), position + 2))
+    return sorted(
+        s for s in candidates if s < len(probe) and _starts_at(probe, finder, anchored, s)
+    )
+
+
+def _starts_at(probe: str, finder: _Finder, anchored: re.Pattern[str], start: int) -> bool:
+    """Whether one of the finder's words starts at ``start`` (as :func:`_starts` reports)."""
+    if anchored.match(probe, start) is None:
+        return False
+    if finder.boundary and probe[start].isascii() and start > 0:
+        return probe[start - 1] not in _ALNUM
+    return True
+
+
+_ALNUM: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+
+
 def _multilingual_matches(
-    pattern: ThreatPattern, texts: _Texts, windows: list[tuple[int, int]] | None = None
+    pattern: ThreatPattern,
+    texts: _Texts,
+    windows: list[tuple[int, int]] | None = None,
+    parent: _Texts | None = None,
+    inserted: tuple[int, ...] = (),
 ) -> bool:
     """The translated override: keywords are only looked for in the stretch before a verb.
 
@@ -1217,7 +1267,11 @@ def _multilingual_matches(
         return pattern.regex.search(text) is not None
     reach = _MULTILINGUAL_REACH
     if windows is None:
-        verb_starts = _starts(probe, verbs, 0, len(probe))
+        verb_starts = texts.verb_starts = _starts(probe, verbs, 0, len(probe))
+    elif parent is not None and parent.verb_starts is not None:
+        longest_verb = _multilingual_longest(verbs=True)
+        every = _mapped_starts(probe, verbs, verb_at, longest_verb, parent.verb_starts, inserted)
+        verb_starts = [s for s in every if any(low <= s <= high + reach for low, high in windows)]
     else:
         verb_starts = sorted(
             {s for low, high in windows for s in _starts(probe, verbs, low, high + reach)}
@@ -1336,8 +1390,6 @@ _EXTENT_MARGIN: Final = 2
 _WINDOW_SHARE: Final = 0.5
 
 _STAND_IN: Final = "\ufdd0"
-#: A stand-in for an inserted space next to whitespace: collapsing makes it no difference.
-_STAND_IN_BESIDE_SPACE: Final = re.compile(r"(?<=\s)\ufdd0|\ufdd0(?=\s)")
 
 
 def _runs_spaced(pid: str) -> bool:
@@ -1381,9 +1433,16 @@ class _Form:
         previous = 0
         for position in self.inserted:
             pieces.append(folded[previous:position])
+            if (
+                folded[position - 1 : position].isspace()
+                or folded[position + 1 : position + 2].isspace()
+            ):
+                pieces.append(" ")  # collapsed with the whitespace beside it
+            else:
+                pieces.append(_STAND_IN)
             previous = position + 1
         pieces.append(folded[previous:])
-        marked = _collapse_whitespace(_STAND_IN_BESIDE_SPACE.sub("", _STAND_IN.join(pieces)))
+        marked = _collapse_whitespace("".join(pieces))
         if (
             marked.replace(_STAND_IN, " ") != self.texts.spaced()[0]
             or marked.replace(_STAND_IN, "") != parent.spaced()[0]
@@ -1434,7 +1493,7 @@ def _matches_near(pattern: ThreatPattern, form: _Form, parent: _Form) -> bool:
     if sum(high - low + 1 for low, high in windows) > _WINDOW_SHARE * len(text):
         return _pattern_matches(pattern, form.texts)
     if pattern.id == "prompt_injection_multilingual":
-        return _multilingual_matches(pattern, form.texts, windows)
+        return _multilingual_matches(pattern, form.texts, windows, parent.texts, inserted)
     plan = _plans().get(pattern.id)
     if plan is not None and not plan.lines and len(probe) == len(text):
         # Every match starts at one of the plan's head literals: try those in the windows.
