@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import contextlib
-import errno
 import logging
 import os
 import stat
@@ -21,7 +20,7 @@ import time
 from pathlib import Path
 
 from hermes_memory_builtin.errors import MemoryFileError
-from hermes_memory_builtin.format import directory_symlink_problem
+from hermes_memory_builtin.format import directory_symlink_problem, not_a_directory_problem
 
 __all__ = ["STALE_TEMP_AGE_S", "TEMP_PREFIX", "clean_stale_temps", "ensure_memory_dir"]
 
@@ -51,13 +50,7 @@ def ensure_memory_dir(directory: Path) -> None:
         if stat.S_ISLNK(info.st_mode):
             raise directory_symlink_problem(directory)
         if not stat.S_ISDIR(info.st_mode):
-            raise MemoryFileError(
-                directory,
-                "is not a directory",
-                f"move it out of the way (mv {directory} {directory}.old); the memories "
-                "directory is created on the next write",
-                code=errno.ENOTDIR,
-            )
+            raise not_a_directory_problem(directory)
         return
     missing: list[Path] = []
     probe = directory

@@ -32,6 +32,7 @@ __all__ = [
     "format_usage",
     "hermes_entries",
     "normalise_newlines",
+    "not_a_directory_problem",
     "parse_entries",
     "preview",
     "read_raw",
@@ -187,11 +188,16 @@ def _refused(problem: MemoryFileError) -> RawFile:
     return RawFile(exists=True, text=None, error=problem.problem, problem=problem)
 
 
-def _symlink_problem(path: Path) -> UnsafeMemoryPath:
+def _link_target(path: Path) -> str:
+    """`` (to <target>)`` for a symbolic link, "" when it cannot be read."""
     try:
-        target = f" (to {os.readlink(path)})"
+        return f" (to {os.readlink(path)})"
     except OSError:
-        target = ""
+        return ""
+
+
+def _symlink_problem(path: Path) -> UnsafeMemoryPath:
+    target = _link_target(path)
     return UnsafeMemoryPath(
         path,
         f"is a symbolic link{target}; memory files are never read or written through links, "
@@ -215,22 +221,24 @@ def _parent_problem(path: Path) -> MemoryFileError | None:
     if stat.S_ISLNK(info.st_mode):
         return directory_symlink_problem(directory)
     if not stat.S_ISDIR(info.st_mode):
-        return MemoryFileError(
-            directory,
-            "is not a directory",
-            f"move it out of the way (mv {_q(directory)} {_q(str(directory) + '.old')}); the "
-            "memories directory is created on the next write",
-            code=errno.ENOTDIR,
-        )
+        return not_a_directory_problem(directory)
     return None
+
+
+def not_a_directory_problem(directory: Path) -> MemoryFileError:
+    """The refusal for a memories directory path that holds something else (a file)."""
+    return MemoryFileError(
+        directory,
+        "is not a directory",
+        f"move it out of the way (mv {_q(directory)} {_q(str(directory) + '.old')}); the "
+        "memories directory is created on the next write",
+        code=errno.ENOTDIR,
+    )
 
 
 def directory_symlink_problem(directory: Path) -> UnsafeMemoryPath:
     """The refusal for a memories directory that is a symbolic link."""
-    try:
-        target = f" (to {os.readlink(directory)})"
-    except OSError:
-        target = ""
+    target = _link_target(directory)
     return UnsafeMemoryPath(
         directory,
         f"is a symbolic link{target}; the memories directory is never used through a link, "

@@ -814,24 +814,24 @@ def _import(
     src.budget.arm()
     order = _session_order(conn)
     report.sessions_total = len(order)
-    src.budget.arm()
-    per_session: dict[Any, int] = {
-        r[0]: int(r[1])
-        for r in conn.execute(
-            f"SELECT session_id, count(*) FROM messages WHERE id <= ? AND {where}"  # noqa: S608
-            " GROUP BY session_id",
-            (high,),
+
+    def counts_up_to_high(after: int | None) -> dict[Any, int]:
+        """Messages per session that the import takes, ids ``<= high`` (and ``> after``)."""
+        bounds, params = (
+            ("id <= ?", [high]) if after is None else ("id > ? AND id <= ?", [after, high])
         )
-    }
-    src.budget.arm()
-    fresh: dict[Any, int] = {
-        r[0]: int(r[1])
-        for r in conn.execute(
-            f"SELECT session_id, count(*) FROM messages WHERE id > ? AND id <= ? AND {where}"  # noqa: S608
-            " GROUP BY session_id",
-            (watermark, high),
-        )
-    }
+        src.budget.arm()
+        return {
+            r[0]: int(r[1])
+            for r in conn.execute(
+                f"SELECT session_id, count(*) FROM messages WHERE {bounds} AND {where}"  # noqa: S608
+                " GROUP BY session_id",
+                params,
+            )
+        }
+
+    per_session = counts_up_to_high(None)
+    fresh = counts_up_to_high(watermark)
     total = sum(fresh.values())
     if watermark == 0:
         src.budget.arm()
