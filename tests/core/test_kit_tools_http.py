@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -406,3 +407,41 @@ def test_a_client_is_closed_only_once_its_workers_are_idle() -> None:
     now = threading.Event()
     close_when_idle(now.set, (None,), drained=True, within=30, name="closer")
     assert now.is_set()  # idle: closed at once, on the caller's thread
+
+
+def test_two_failures_at_once_leave_the_newer_state_on_the_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Thread B counts the first failure and is slow to write its record; thread A counts
+    the second (the breaker opens) meanwhile. The record must end ``circuit_open``, not
+    B's stale ``degraded``."""
+    from hermes_memory_core.health import read_provider_status
+    from hermes_memory_core.kit import guard as guard_module
+
+    writing, release = threading.Event(), threading.Event()
+    write = guard_module.write_provider_status
+
+    def slow_for_b(*args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread().name == "B":
+            writing.set()
+            release.wait(1.0)  # B holds on between deciding its state and writing it
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(guard_module, "write_provider_status", slow_for_b)
+    g = Guard("race", lambda exc: classify_http(exc, "Race"), threshold=2, cooldown=60.0,
+              home=tmp_path, label="Race")  # fmt: skip
+    failure = Failure(FailureKind.CONNECTION, "refused")
+    b = threading.Thread(target=g.record_failure, args=(failure,),
+                         kwargs={"operation": "b"}, name="B")  # fmt: skip
+    a = threading.Thread(target=g.record_failure, args=(failure,),
+                         kwargs={"operation": "a"}, name="A")  # fmt: skip
+    b.start()
+    assert writing.wait(5)
+    a.start()
+    a.join(0.3)  # without the guard's lock A would write its record now, before B
+    release.set()
+    a.join(5)
+    b.join(5)
+    record = read_provider_status(tmp_path, "race")
+    assert record is not None
+    assert record["state"] == "circuit_open"

@@ -17,10 +17,10 @@ import re
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any, TypeVar
 
 from hermes_memory_core.kit import Failure, FailureKind, classify_common, kind_for_status, one_line
+from hermes_memory_core.kit.http import user_agent
 from hermes_memory_hindsight.config import HindsightSettings
 
 __all__ = ["HindsightClient", "LoopThread", "Memory", "classify", "supports_append"]
@@ -197,16 +197,12 @@ class HindsightClient:
             if self._sdk is None:
                 from hindsight_client import Hindsight
 
-                try:
-                    ours = metadata.version("hermes-memory-hindsight")
-                except metadata.PackageNotFoundError:  # pragma: no cover - from a checkout
-                    ours = "0"
                 s = self.settings
                 self._sdk = Hindsight(
                     base_url=s.base_url,
                     api_key=s.api_key or None,
                     timeout=s.timeout,
-                    user_agent=f"hermes-memory-hindsight/{ours}",
+                    user_agent=user_agent("hermes-memory-hindsight"),
                     max_attempts=1,
                 )
             return self._sdk

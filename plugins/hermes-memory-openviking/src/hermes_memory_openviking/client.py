@@ -26,7 +26,7 @@ import json
 from typing import Any
 
 from hermes_memory_core.kit import Failure, JsonClient, ServiceError, classify_http
-from hermes_memory_core.kit.http import check_visible, path_segment
+from hermes_memory_core.kit.http import check_visible, path_segment, user_agent
 
 __all__ = ["OpenVikingClient", "OpenVikingError", "check_uri", "classify", "path_segment"]
 
@@ -86,7 +86,7 @@ class OpenVikingClient(JsonClient):
         transport: Any = None,
     ) -> None:
         key = api_key.removeprefix("Bearer ").strip()
-        headers = {"User-Agent": "hermes-memory-openviking"}
+        headers = {"User-Agent": user_agent("hermes-memory-openviking")}
         if key:
             headers["X-API-Key"] = key
         if account:

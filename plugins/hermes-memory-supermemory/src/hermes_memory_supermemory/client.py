@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any
 
 from hermes_memory_core.kit import Failure, FailureKind, classify_common, kind_for_status, one_line
+from hermes_memory_core.kit.http import user_agent
 from hermes_memory_supermemory.config import SupermemorySettings
 
 __all__ = ["SOURCE_HEADER", "Found", "SupermemoryClient", "classify"]
@@ -136,10 +136,6 @@ class SupermemoryClient:
                 import httpx
                 from supermemory import Supermemory
 
-                try:
-                    ours = metadata.version("hermes-memory-supermemory")
-                except metadata.PackageNotFoundError:  # pragma: no cover - from a checkout
-                    ours = "0"
                 s = self.settings
                 self._http = httpx.Client(
                     timeout=httpx.Timeout(s.timeout),
@@ -155,7 +151,7 @@ class SupermemoryClient:
                     max_retries=0,
                     default_headers={
                         SOURCE_HEADER[0]: SOURCE_HEADER[1],
-                        "User-Agent": f"hermes-memory-supermemory/{ours}",
+                        "User-Agent": user_agent("hermes-memory-supermemory"),
                     },
                     http_client=self._http,
                 )

@@ -71,7 +71,9 @@ class Guard:
         self.backoff = max(0.0, backoff)
         self.closed = False  # after shutdown the health record is final
         self.extra: dict[str, Any] = {}  # fields added to every health record
-        self._lock = threading.Lock()
+        # Counting a result and writing the state it leads to happen under one lock, so
+        # two calls failing at once cannot leave the older state on the record.
+        self._lock = threading.RLock()
         self._state = ""
         self._detail = ""
         self._last_kind: FailureKind | None = None
@@ -142,11 +144,12 @@ class Guard:
 
     def record_success(self) -> None:
         """A call succeeded: close the breaker; report ``ok`` if the state was not."""
-        recovered = self.breaker.record_success()
-        if self.closed:
-            return
-        if recovered or self._state not in (OK, ""):
-            self.report(OK, "recovered" if recovered else "")
+        with self._lock:
+            recovered = self.breaker.record_success()
+            if self.closed:
+                return
+            if recovered or self._state not in (OK, ""):
+                self.report(OK, "recovered" if recovered else "")
 
     def record_failure(self, failure: Failure, *, operation: str) -> None:
         """Count ``failure`` of ``operation`` and report the new state.
@@ -160,38 +163,39 @@ class Guard:
                 # The service answered but refused this request: healthy, yet worth a line.
                 self.report(OK, f"{operation} refused: {failure.message}", warn=True)
             return
-        opened = self.breaker.record_failure(open_now=failure.kind.opens_breaker_now)
-        if self.closed:
-            return
-        self._last_kind = failure.kind
-        detail = f"{operation} failed: {failure.message}"
-        if opened:
-            detail = (
-                f"circuit open after {self.failures} consecutive failure(s); pausing calls "
-                f"for {self.breaker.cooldown:.0f} s (last: {detail})"
-            )
-        state = CIRCUIT_OPEN if (opened or self.breaker.is_open) else self.breaker.state
-        self.report(state, detail, warn=True)
+        with self._lock:
+            opened = self.breaker.record_failure(open_now=failure.kind.opens_breaker_now)
+            if self.closed:
+                return
+            self._last_kind = failure.kind
+            detail = f"{operation} failed: {failure.message}"
+            if opened:
+                detail = (
+                    f"circuit open after {self.failures} consecutive failure(s); pausing calls "
+                    f"for {self.breaker.cooldown:.0f} s (last: {detail})"
+                )
+            state = CIRCUIT_OPEN if (opened or self.breaker.is_open) else self.breaker.state
+            self.report(state, detail, warn=True)
 
     def report(self, state: str, detail: str, *, warn: bool = False, **extra: Any) -> None:
         """Log ``detail`` and write the health record with an explicit ``state``."""
         with self._lock:
             previous, self._state, self._detail = self._state, state, detail
-        if warn:
-            self.log.warning("%s: %s", self.label, detail)
-        elif state == OK and previous not in (OK, ""):
-            self.log.info("%s is reachable again", self.label)
-        if self.home is None:
-            return
-        fields = {**self.extra, **extra}
-        if state != OK and self._last_kind is not None:
-            fields.setdefault("last_error_kind", self._last_kind.value)
-        write_provider_status(
-            self.home,
-            self.name,
-            state=state,
-            detail=detail,
-            failures=self.failures,
-            retry_in=round(self.retry_in(), 1),
-            **fields,
-        )
+            if warn:
+                self.log.warning("%s: %s", self.label, detail)
+            elif state == OK and previous not in (OK, ""):
+                self.log.info("%s is reachable again", self.label)
+            if self.home is None:
+                return
+            fields = {**self.extra, **extra}
+            if state != OK and self._last_kind is not None:
+                fields.setdefault("last_error_kind", self._last_kind.value)
+            write_provider_status(
+                self.home,
+                self.name,
+                state=state,
+                detail=detail,
+                failures=self.failures,
+                retry_in=round(self.retry_in(), 1),
+                **fields,
+            )

@@ -47,7 +47,14 @@ from hermes_memory_core.kit.failures import (
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["JsonClient", "ServiceError", "check_visible", "classify_http", "path_segment"]
+__all__ = [
+    "JsonClient",
+    "ServiceError",
+    "check_visible",
+    "classify_http",
+    "path_segment",
+    "user_agent",
+]
 
 #: Seconds the TCP/TLS connect phase may take at most (the request timeout may be longer).
 CONNECT_TIMEOUT = 3.0
@@ -74,6 +81,18 @@ def check_visible(text: str, what: str) -> None:
     """
     if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in text):
         raise ValueError(f"{what} {text!r} holds control or invisible characters")
+
+
+def user_agent(distribution: str) -> str:
+    """``<distribution>/<its installed version>`` for a ``User-Agent`` header (``/0`` when
+    it runs from a source checkout that is not installed)."""
+    from importlib import metadata
+
+    try:
+        version = metadata.version(distribution)
+    except metadata.PackageNotFoundError:  # pragma: no cover - from a checkout
+        version = "0"
+    return f"{distribution}/{version}"
 
 
 def path_segment(value: str, what: str) -> str:
