@@ -201,6 +201,23 @@ def test_background_queue_is_bounded_and_the_rest_stays_pending(
         store.close()
 
 
+def test_the_worker_exits_when_its_store_is_closed_without_closing_the_index(
+    tmp_path: Path,
+) -> None:
+    import time
+
+    store = SessionStore(tmp_path / "a.db")
+    index = vectors.VectorIndex(store, HashEmbedder())  # held outside the store
+    assert index.worker.running and not store.closed
+    store.close()  # closes the store's own (absent) index only
+    assert store.closed
+    deadline = time.monotonic() + 10
+    while index.worker.running and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not index.worker.running
+    index.close()
+
+
 def test_embedder_failures_fail_open(tmp_path: Path) -> None:
     path = tmp_path / "a.db"
     with SessionStore(path) as plain:

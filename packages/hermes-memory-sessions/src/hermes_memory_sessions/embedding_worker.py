@@ -56,8 +56,9 @@ class EmbeddingWorker:
 
     @property
     def running(self) -> bool:
-        """Whether the thread was started and not yet closed."""
-        return self._thread is not None
+        """Whether the thread was started, is alive and was not closed."""
+        thread = self._thread
+        return thread is not None and thread.is_alive()
 
     def start(self) -> None:
         """Start the daemon thread."""
