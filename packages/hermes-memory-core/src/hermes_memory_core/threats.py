@@ -827,6 +827,10 @@ def _invisible_code(char: str) -> str:
 _TRIE_LITERALS: Final = 32
 
 
+#: What ``[a-z0-9]`` matches in a (lower-case) probe.
+_ALNUM: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+
+
 class _Finder(NamedTuple):
     """Regexes finding where words start (see :func:`_literal_finder`)."""
 
@@ -835,7 +839,7 @@ class _Finder(NamedTuple):
     #: The words starting with an ASCII character: matches their first character or, with
     #: ``boundary``, the character before it.
     ascii: re.Pattern[str] | None
-    #: With ``boundary``: the ASCII-first words at the very start of the text.
+    #: With ``boundary``: the ASCII-first words anchored (for the start of the text).
     ascii_at: re.Pattern[str] | None
     boundary: bool
 
@@ -875,7 +879,8 @@ def _literal_finder(literals: tuple[str, ...], boundary: bool = False) -> _Finde
         ascii_at = re.compile(_trie_regex(ascii_first))
     elif ascii_first:
         ascii_re = re.compile(_first_chars(ascii_first))
-    return _Finder(re.compile(_first_chars(other)) if other else None, ascii_re, ascii_at, boundary)
+    other_re = re.compile(_first_chars(other)) if other else None
+    return _Finder(other_re, ascii_re, ascii_at, boundary)
 
 
 def _starts(probe: str, finder: _Finder, start: int, end: int) -> list[int]:
@@ -1187,9 +1192,13 @@ def _multilingual_finders() -> tuple[_Finder, _Finder, re.Pattern[str]]:
 
 
 @functools.cache
-def _multilingual_nouns() -> re.Pattern[str]:
-    """A regex finding the translated override's nouns (the plan's near literals)."""
-    return re.compile(_trie_regex(_plans()["prompt_injection_multilingual"].near))
+def _multilingual_nouns() -> _Finder:
+    """A finder of the translated override's nouns (the plan's near literals).
+
+    A noun never starts a match and always follows a whitespace run in the Russian and
+    European branches, so ASCII-led nouns are only looked for after a non-alphanumeric.
+    """
+    return _literal_finder(_plans()["prompt_injection_multilingual"].near, boundary=True)
 
 
 @functools.cache
@@ -1238,9 +1247,6 @@ def _starts_at(probe: str, finder: _Finder, anchored: re.Pattern[str], start: in
     return True
 
 
-_ALNUM: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
-
-
 def _multilingual_matches(
     pattern: ThreatPattern,
     texts: _Texts,
@@ -1287,8 +1293,11 @@ def _multilingual_matches(
         return pattern.regex.search(text) is not None
     # Every match also holds a noun, within ``reach`` of the verb it holds: none near any
     # verb, no match (one scan of a few stretches, where the keyword search below is slow).
-    nouns = _multilingual_nouns().search
-    if all(nouns(probe, max(0, low - reach), high + reach) is None for low, high in hits):
+    nouns = _multilingual_nouns()
+    stretches = _windows(
+        tuple(start for start, _ in hits), reach, reach + _multilingual_longest(True)
+    )
+    if not any(_starts(probe, nouns, low, high + 1) for low, high in stretches):
         return False
     longest = _multilingual_longest()
     starts: list[int] = []
