@@ -127,13 +127,7 @@ class OpenVikingProvider(kit.RemoteProvider):
         return float(self.settings.shutdown_timeout)
 
     def _release(self, drained: bool) -> None:
-        recall, writer = self._recall, self._pending.worker if self._pending else None
-        if recall is not None:
-            recall.close(0)
-        if self._client is not None:  # a call in flight is bounded by the request timeout
-            within = 3 * float(self.settings.timeout) + 5
-            kit.close_when_idle(self._client.close, (recall, writer), drained=drained,
-                                within=within, name="openviking-close")  # fmt: skip
+        self._close_client(drained, self._recall, within=3 * float(self.settings.timeout) + 5)
 
     # ------------------------------------------------------------------ writes
     def _memory_uri(self, content: str) -> str:

@@ -148,10 +148,8 @@ class SupermemoryProvider(RemoteProvider):
         return min(self._cfg.timeout, 10.0) if self._cfg else 0.0
 
     def _release(self, drained: bool) -> None:
-        if self._recall is not None:
-            self._recall.close()
-        if self._client is not None:
-            self._client.close()
+        within = 3 * self._cfg.timeout + 5 if self._cfg else 5.0
+        self._close_client(drained, self._recall.worker if self._recall else None, within=within)
 
     # ------------------------------------------------------------------ writes
     def _capturing(self) -> bool:

@@ -19,8 +19,9 @@ from hermes_memory_core.kit.failures import Failure
 from hermes_memory_core.kit.guard import Guard
 from hermes_memory_core.kit.recall import fact_key
 from hermes_memory_core.kit.tools import ToolTable
-from hermes_memory_core.kit.writes import PendingWrites, Write
+from hermes_memory_core.kit.writes import PendingWrites, Write, close_when_idle
 from hermes_memory_core.provider import MemoryProvider
+from hermes_memory_core.worker import SerialWorker
 
 __all__ = ["RemoteProvider"]
 
@@ -162,6 +163,20 @@ class RemoteProvider(MemoryProvider):
         log.warning("%s provider inactive: %s", self.label or self.name, reason)
         if guard is not None:
             guard.report("degraded", reason)
+
+    def _close_client(self, drained: bool, *workers: SerialWorker | None, within: float) -> None:
+        """`_release` for an adapter with a ``_client``: stop ``workers`` taking new work,
+        then close the client at once when nothing is in flight, else once they and the
+        write worker are idle — at most ``within`` seconds later (bound it by the request
+        timeout)."""
+        for worker in workers:
+            if worker is not None:
+                worker.close(0)
+        client = self._client
+        if client is not None:
+            writer = self._pending.worker if self._pending is not None else None
+            close_when_idle(client.close, (*workers, writer), drained=drained, within=within,
+                            name=f"{self.name}-close")  # fmt: skip
 
     def _run_tool(self, tools: ToolTable, tool_name: str, args: Any) -> str:
         """Answer ``handle_tool_call`` through ``tools``: each tool is called with
