@@ -20,33 +20,30 @@ from typing import Any
 from hermes_memory_byterover.cli import classify, run_brv
 from hermes_memory_byterover.settings import ByteroverSettings
 from hermes_memory_core import kit
-from hermes_memory_core.toolresult import tool_error, tool_result
 
 __all__ = ["TOOLS", "ByteroverProvider"]
 
 logger = logging.getLogger(__name__)
 
 
-def _tool(
-    name: str, description: str, props: dict[str, Any], required: list[str]
-) -> dict[str, Any]:
-    return {
-        "name": name,
-        "description": description,
-        "parameters": {"type": "object", "properties": props, "required": required},
-    }
-
-
-TOOLS = [
-    _tool("brv_query", "Ask ByteRover's context tree a question about the project or the user "
-          "(patterns, decisions, past errors). Ask a full question, not a keyword.",
-          {"query": {"type": "string", "description": "The question."}}, ["query"]),
-    _tool("brv_curate", "Store knowledge in ByteRover's context tree: a decision, pattern, "
-          "error and its fix, or insight, with specifics.",
-          {"content": {"type": "string", "description": "What to remember."}}, ["content"]),
-    _tool("brv_status", "Show ByteRover's status (project, context tree, CLI version).", {}, []),
-]  # fmt: skip
-_TOOL_NAMES = {t["name"] for t in TOOLS}
+_tool = kit.tool_schema
+TOOL_TABLE = kit.ToolTable(
+    kit.Tool(_tool("brv_query", "Ask ByteRover's context tree a question about the project or "
+                   "the user (patterns, decisions, past errors). Ask a full question, not a "
+                   "keyword.", {"query": {"type": "string", "description": "The question."}},
+                   ["query"]), "_brv_query"),
+    kit.Tool(_tool("brv_curate", "Store knowledge in ByteRover's context tree: a decision, "
+                   "pattern, error and its fix, or insight, with specifics.",
+                   {"content": {"type": "string", "description": "What to remember."}},
+                   ["content"]), "_brv_curate"),
+    kit.Tool(_tool("brv_status", "Show ByteRover's status (project, context tree, CLI "
+                   "version).", {}, []), "_brv_status"),
+    service="ByteRover",
+    unavailable_error="ByteRover: {message}",
+    failed_error="ByteRover: {message}",
+    not_ready="{reason}",
+)  # fmt: skip
+TOOLS = TOOL_TABLE.schemas()
 
 
 class ByteroverProvider(kit.RemoteProvider):
@@ -82,7 +79,7 @@ class ByteroverProvider(kit.RemoteProvider):
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         """``brv_query``, ``brv_curate``, ``brv_status``."""
-        return TOOLS
+        return TOOL_TABLE.schemas()
 
     def workdir(self) -> Path | None:
         """``<home>/byterover``: where the CLI runs (its ``.brv`` project lives there)."""
@@ -188,27 +185,22 @@ class ByteroverProvider(kit.RemoteProvider):
     # ----------------------------------------------------------------- tools
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
         """``brv_query`` / ``brv_curate`` / ``brv_status``: always a JSON string."""
-        problem = kit.check_tool_call(tool_name, args, _TOOL_NAMES)
         guard = self._guard
-        if problem or guard is None:
-            return tool_error(problem or "the ByteRover provider is not initialised")
-        if reason := self.unavailable_reason():
-            return tool_error(reason)
-        try:
-            if tool_name == "brv_query":
-                query = kit.required_text(args, "query")
-                timeout = float(self.settings.timeout_query)
-                answer = guard.call("query", lambda: self._query(query, timeout))
-                return tool_result({"result": answer})
-            if tool_name == "brv_curate":
-                content = kit.required_text(args, "content")
-                data = guard.call("curate", lambda: self._curate(content, False))
-                return tool_result({"status": str(data.get("status") or "curated"),
-                                    "message": str(data.get("message") or "")})  # fmt: skip
-            timeout = float(self.settings.timeout_curate)
-            status = guard.call("status", lambda: self._run(["status"], timeout))
-            return tool_result({"status": status})
-        except ValueError as exc:
-            return tool_error(f"{tool_name}: {exc}")
-        except (kit.CallFailed, kit.Unavailable) as exc:
-            return tool_error(f"ByteRover: {exc}")
+        reason = self.unavailable_reason() if guard else "the ByteRover provider is not initialised"
+        ready = (guard,) if guard is not None and not reason else None
+        return TOOL_TABLE.dispatch(self, tool_name, args, context=ready, reason=reason)
+
+    def _brv_query(self, args: dict[str, Any], guard: kit.Guard) -> dict[str, Any]:
+        query = kit.required_text(args, "query")
+        timeout = float(self.settings.timeout_query)
+        return {"result": guard.call("query", lambda: self._query(query, timeout))}
+
+    def _brv_curate(self, args: dict[str, Any], guard: kit.Guard) -> dict[str, Any]:
+        content = kit.required_text(args, "content")
+        data = guard.call("curate", lambda: self._curate(content, False))
+        return {"status": str(data.get("status") or "curated"),
+                "message": str(data.get("message") or "")}  # fmt: skip
+
+    def _brv_status(self, args: dict[str, Any], guard: kit.Guard) -> dict[str, Any]:
+        timeout = float(self.settings.timeout_curate)
+        return {"status": guard.call("status", lambda: self._run(["status"], timeout))}

@@ -144,6 +144,8 @@ class ToolTable:
     :param unavailable_error: the wording of a call the `Guard` refused (`Unavailable`);
         ``{tool}`` and ``{message}`` are filled in.
     :param failed_error: the wording of a call that failed (`CallFailed`), likewise.
+    :param not_ready: the wording of a provider that is not ready; ``{service}`` and
+        ``{reason}`` are filled in.
     """
 
     def __init__(
@@ -153,8 +155,10 @@ class ToolTable:
         read_only: str = READ_ONLY,
         unavailable_error: str = "{message}",
         failed_error: str = "{message}",
+        not_ready: str = "{service} is not available: {reason}",
     ) -> None:
         self.service = service
+        self.not_ready = not_ready
         self.read_only = read_only
         self.unavailable_error = unavailable_error
         self.failed_error = failed_error
@@ -193,7 +197,8 @@ class ToolTable:
         if problem:
             return tool_error(problem)
         if context is None:
-            return tool_error(f"{self.service} is not available: {reason or NOT_READY}")
+            why = reason or NOT_READY
+            return tool_error(self.not_ready.format(service=self.service, reason=why))
         tool = self._tools[tool_name]
         try:
             if tool.writes and not writes:
