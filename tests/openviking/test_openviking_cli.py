@@ -3,37 +3,23 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from openviking_fake import KEY, FakeOpenViking
 
+from hermes_memory_core.kit.testing import plugin_info, run_cli
 from hermes_memory_openviking import OpenVikingProvider
-
-SCRIPT = Path(sys.executable).with_name("hermes-memory")
-
-
-def run(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("OPENVIKING_")}
-    return subprocess.run(
-        [str(SCRIPT), "--home", str(home), *args], env={**clean, **env},
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
 
 
 def test_plugins_lists_openviking_with_its_availability(hermes_home: Path) -> None:
-    without = run(hermes_home, "--json", "plugins")
-    assert without.returncode == 0, without.stderr
-    [info] = [p for p in json.loads(without.stdout) if p["name"] == "openviking"]
+    info = plugin_info(hermes_home, "openviking", clean="OPENVIKING_")
     assert info["distribution"] == "hermes-memory-openviking" and info["load_error"] is None
     assert info["available"] is False and "OPENVIKING_URL" in info["unavailable_reason"]
-    with_url = run(hermes_home, "--json", "plugins", OPENVIKING_URL="http://127.0.0.1:1933")
-    [info] = [p for p in json.loads(with_url.stdout) if p["name"] == "openviking"]
+    info = plugin_info(hermes_home, "openviking", clean="OPENVIKING_",
+                       OPENVIKING_URL="http://127.0.0.1:1933")  # fmt: skip
     assert info["available"] is True and info["unavailable_reason"] == ""
-    bad = run(hermes_home, "--json", "plugins", OPENVIKING_URL="ftp://example.org")
-    [info] = [p for p in json.loads(bad.stdout) if p["name"] == "openviking"]
+    info = plugin_info(hermes_home, "openviking", clean="OPENVIKING_",
+                       OPENVIKING_URL="ftp://example.org")  # fmt: skip
     assert info["available"] is False and "http(s) URL" in info["unavailable_reason"]
 
 
@@ -46,8 +32,8 @@ def test_provider_status_shows_the_health_record(hermes_home: Path) -> None:
         provider.handle_tool_call("viking_search", {"query": "x"})
         provider.shutdown()
         url = fake.url
-    answer = run(hermes_home, "--json", "provider", "status", OPENVIKING_URL=url,
-                 OPENVIKING_API_KEY=KEY)  # fmt: skip
+    answer = run_cli(hermes_home, "--json", "provider", "status", clean="OPENVIKING_",
+                     OPENVIKING_URL=url, OPENVIKING_API_KEY=KEY)  # fmt: skip
     status = json.loads(answer.stdout)
     assert status["provider"] == "openviking" and status["available"] is True
     assert status["health"]["state"] == "circuit_open"

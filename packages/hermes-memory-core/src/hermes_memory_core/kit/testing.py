@@ -31,7 +31,10 @@ dropped without an answer (``drop``).
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 import urllib.parse
@@ -55,8 +58,10 @@ __all__ = [
     "Seen",
     "SilentServer",
     "conformance_suites",
+    "plugin_info",
     "provider_factory",
     "refused_url",
+    "run_cli",
 ]
 
 P = TypeVar("P", bound=MemoryProvider)
@@ -411,3 +416,33 @@ class RemoteFailures:
         assert spooled, "nothing was spooled at shutdown"
         text = "".join(p.read_text(encoding="utf-8") for p in spooled)
         assert "kept while the server hangs 京都" in text
+
+
+def run_cli(
+    home: Path, *args: str, clean: str = "", timeout: float = 60.0, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """Run the installed ``hermes-memory`` console script (beside the running Python, from
+    hermes-memory-cli) on ``home``: environment variables starting with ``clean`` are
+    removed first (``"NOTES_"``: none of the machine's own settings leak in), then ``env``
+    is added."""
+    return _run_cli(home, args, clean, timeout, env)
+
+
+def _run_cli(
+    home: Path, args: tuple[str, ...], clean: str, timeout: float, env: Mapping[str, str]
+) -> subprocess.CompletedProcess[str]:
+    script = Path(sys.executable).with_name("hermes-memory")
+    base = {k: v for k, v in os.environ.items() if not (clean and k.startswith(clean))}
+    return subprocess.run(
+        [str(script), "--home", str(home), *args], env={**base, **env},
+        capture_output=True, text=True, timeout=timeout, check=False,
+    )  # fmt: skip
+
+
+def plugin_info(home: Path, name: str, *, clean: str = "", **env: str) -> dict[str, Any]:
+    """Provider ``name`` as ``hermes-memory --json plugins`` lists it (distribution,
+    ``available``, ``unavailable_reason``, ``load_error``, hooks …)."""
+    done = _run_cli(home, ("--json", "plugins"), clean, 60.0, env)
+    assert done.returncode == 0, done.stderr
+    [info] = [p for p in json.loads(done.stdout) if p["name"] == name]
+    return dict(info)
