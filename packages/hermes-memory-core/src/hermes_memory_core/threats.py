@@ -551,11 +551,10 @@ def _pattern_source() -> tuple[tuple[str, str, str], ...]:
 
 
 #: The command words of ``exfil_upload``; its regex is only tried at the start of a line
-#: that holds one of them.
-#: (No leading ``\b``: a regex that starts with a literal is scanned for it in C, one led by
-#: an assertion is tried at every position. The start boundary is checked in Python.)
-_UPLOAD_WORD: Final = re.compile(
-    r"(?:curl|wget|nc|ncat|netcat|socat|iwr|irm|invoke-webrequest|invoke-restmethod)\b"
+#: that holds one of them (found with ``str.find``, the boundaries checked in Python).
+_UPLOAD_WORDS: Final = (
+    *("curl", "wget", "nc", "ncat", "netcat", "socat", "iwr", "irm"),
+    *("invoke-webrequest", "invoke-restmethod"),
 )
 
 #: Patterns matched against the raw text, not the normalised forms, and the cheap test that
@@ -650,6 +649,10 @@ class _Plan(NamedTuple):
     #: ``[a-z0-9]`` (a ``(?<![a-z0-9])`` or stricter look-behind leads each branch): heads
     #: glued to a letter or digit are no candidates (see :func:`_literal_finder`).
     boundary: bool = False
+    #: With ``spaced`` and ``near``: at most this many characters of a match can be a
+    #: space (whitespace runs are single spaces there), so a head with more spaces before its
+    #: nearest near literal is no candidate. Checked against the regex parser by the tests.
+    gaps: int | None = None
 
 
 _VERBS = ("update", "modify", "edit", "write", "change", "append", "add")
@@ -742,6 +745,35 @@ _PLANS: Final[dict[str, _Plan]] = {
 }
 
 
+#: ``_Plan.gaps`` of the spaced plans with near literals: the most characters of a match
+#: (on collapsed text) that can be a space. tests/core/test_threats_fast_paths.py computes
+#: them from the regex parser.
+_GAPS: Final[dict[str, int]] = {
+    "prompt_injection": 18,
+    "sys_prompt_override": 2,
+    "disregard_rules": 18,
+    "bypass_restrictions": 31,
+    "translate_execute": 12,
+    "deception_hide": 20,
+    "read_secrets": 4,
+    "role_hijack": 11,
+    "role_pretend": 10,
+    "leak_system_prompt": 10,
+    "remove_filters": 10,
+    "fake_update": 12,
+    "identity_override": 2,
+    "c2_node_registration": 3,
+    "c2_task_pull": 3,
+    "anti_forensic_disk": 27,
+    "env_var_unset_agent": 9,
+    "context_exfil": 10,
+    "agent_config_mod": 10,
+    "hermes_config_mod": 10,
+    "ssh_access": 10,
+    "hardcoded_secret": 2,
+    "forced_action": 14,
+}
+
 #: Longest match of ``prompt_injection_multilingual`` (checked by the tests).
 _MULTILINGUAL_REACH: Final = 400
 
@@ -757,7 +789,8 @@ def _plans() -> dict[str, _Plan]:
         _MULTILINGUAL_REACH,
         spaced=True,
     )
-    return {**_PLANS, "prompt_injection_multilingual": plan}
+    gapped = {pid: _PLANS[pid]._replace(gaps=gaps) for pid, gaps in _GAPS.items()}
+    return {**_PLANS, **gapped, "prompt_injection_multilingual": plan}
 
 
 @functools.cache
@@ -933,8 +966,30 @@ def _count(probe: str, literals: tuple[str, ...], boundary: bool = False) -> int
     return sum(probe.count(lit) for lit in literals)
 
 
-def _near_within(probe: str, near: tuple[str, ...], start: int, reach: int) -> bool:
-    return any(probe.find(lit, start, start + reach + len(lit)) >= 0 for lit in near)
+def _near_within(probe: str, plan: _Plan, start: int) -> bool:
+    """Whether a near literal of ``plan`` follows ``start`` close enough for a match.
+
+    Within ``reach`` characters and, on collapsed text with ``gaps``, with at most ``gaps``
+    spaces before it (every space there would be inside the match). The first near literal
+    after ``start`` has the fewest, so it decides.
+    """
+    reach = cast(int, plan.reach)
+    found = [i for lit in plan.near if (i := probe.find(lit, start, start + reach + len(lit))) >= 0]
+    if not found:
+        return False
+    return plan.gaps is None or probe.count(" ", start, min(found)) <= plan.gaps
+
+
+def _gap_floor(probe: str, position: int, gaps: int | None) -> int:
+    """The lowest start with at most ``gaps`` spaces before ``position`` (0: no limit)."""
+    if gaps is None:
+        return 0
+    index = position
+    for _ in range(gaps + 1):
+        index = probe.rfind(" ", 0, index)
+        if index < 0:
+            return 0
+    return index + 1
 
 
 def _candidates(plan: _Plan, probe: str, heads: int | None, nears: int) -> Iterator[int]:
@@ -955,13 +1010,13 @@ def _candidates(plan: _Plan, probe: str, heads: int | None, nears: int) -> Itera
     reach = plan.reach
     if heads is not None and heads <= nears:
         for start in _occurrences(probe, plan.heads, boundary=plan.boundary):
-            if _near_within(probe, plan.near, start, reach):
+            if _near_within(probe, plan, start):
                 yield start
         return
     # The near literals are the rarer ones: look for heads only in the stretch before each.
     done = 0
     for position in _occurrences(probe, plan.near):
-        low = max(done, position - reach)
+        low = max(done, position - reach, _gap_floor(probe, position, plan.gaps))
         if low > position:
             continue
         yield from (
@@ -1058,11 +1113,6 @@ class _Texts:
         return self._spaced
 
 
-def _glued(text: str, index: int) -> bool:
-    r"""Whether ``text[index - 1]`` is a word character (``\w``) for ``re``."""
-    return index > 0 and ((char := text[index - 1]).isalnum() or char == "_")
-
-
 #: The part every ``c2_network_connect`` match ends with (a literal start: a fast scan).
 _CONNECT_CORE: Final = re.compile(r"connect\s+to\s+the\s+network(?![a-z0-9])", re.IGNORECASE)
 
@@ -1125,20 +1175,28 @@ def _header_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
     return False
 
 
-def _upload_matches(pattern: ThreatPattern, text: str) -> bool:
-    """``exfil_upload``: every branch starts at a line start; try only lines with a command."""
-    checked_until = -1
-    for word in _UPLOAD_WORD.finditer(text):
-        # Words start with a word character, so this is the leading \b. A hit glued to a
-        # letter ("nc" in "once") covers no other command word: they all start after a \b.
-        if word.start() < checked_until or _glued(text, word.start()):
-            continue
-        line_start = text.rfind("\n", 0, word.start()) + 1
-        line_end = text.find("\n", word.end())
-        checked_until = len(text) if line_end < 0 else line_end
-        if pattern.regex.match(text, line_start) is not None:
-            return True
-    return False
+def _upload_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
+    """``exfil_upload``: every branch starts at a line start; try only lines with a command.
+
+    In every branch the command word follows a character that is not ``[a-z0-9]`` (or the
+    line start) and is followed by one (or the end): only lines holding such an occurrence
+    are tried. (Letters of other scripts may touch the word, as for the regex: "中curl".)
+    """
+    text, probe = texts.folded, texts.probe
+    if len(probe) != len(text):
+        return pattern.regex.search(text) is not None
+    lines: set[int] = set()
+    for word in _UPLOAD_WORDS:
+        index = probe.find(word)
+        while index >= 0:
+            after = index + len(word)
+            if (index == 0 or probe[index - 1] not in _ALNUM) and (
+                after == len(probe) or probe[after] not in _ALNUM
+            ):
+                lines.add(text.rfind("\n", 0, index) + 1)
+            index = probe.find(word, index + 1)
+    match = pattern.regex.match
+    return any(match(text, line_start) is not None for line_start in sorted(lines))
 
 
 def _trie_regex(words: Iterable[str]) -> str:
@@ -1324,7 +1382,7 @@ def _pattern_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
     plan = _plans().get(pattern.id)
     if plan is None:
         if pattern.id == "exfil_upload":
-            return _upload_matches(pattern, texts.folded)
+            return _upload_matches(pattern, texts)
         if pattern.id == "fake_memory_header":
             return _header_matches(pattern, texts)
         if pattern.id == "c2_network_connect":
@@ -1508,10 +1566,13 @@ def _matches_near(pattern: ThreatPattern, form: _Form, parent: _Form) -> bool:
         # Every match starts at one of the plan's head literals: try those in the windows.
         longest = max(len(lit) for lit in plan.heads)
         match = pattern.regex.match
+        near = bool(plan.near) and plan.reach is not None
         for low, high in windows:
             end = min(len(probe), high + longest)
             for start in _occurrences(probe, plan.heads, low, end, plan.boundary):
-                if start <= high and match(text, start) is not None:
+                if start > high or (near and not _near_within(probe, plan, start)):
+                    continue
+                if match(text, start) is not None:
                     return True
         return False
     search = pattern.regex.search
