@@ -1,9 +1,11 @@
 """`NaturalRanking`: the natural-language fallback's ranking on the word index.
 
 The content terms are OR-ed; a term matching `COMMON_TERM_CAP` messages or more is dropped
-while rarer ones are left; matches are scored by IDF-weighted ``ts_rank`` per term over the
-newest `NATURAL_WINDOW` matches, and a hit also scores `SMOOTHING` times the best score of
-its adjacent messages (whose turns become candidates), as in the SQLite archive.
+while rarer ones are left (how many messages a word matches is read from the owner's term
+statistics, `termstats`, not counted); matches are scored by BM25-IDF-weighted ``ts_rank``
+per term over the newest `NATURAL_WINDOW` matches, and a hit also scores `SMOOTHING` times
+the best score of its adjacent messages (whose turns become candidates), as in the SQLite
+archive.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ class NaturalRanking(ArchiveCore):
         counts, total = self._term_counts(conn, exprs)
         rare = [(t, e) for t, e in exprs if counts[e] < COMMON_TERM_CAP] or exprs
         total = max(total, 1, *counts.values())
-        weights = [math.log((total - counts[e] + 0.5) / (counts[e] + 0.5) + 1.0) for _, e in rare]
+        weights = [_idf(total, counts[e]) for _, e in rare]
         any_expr = " | ".join(e for _, e in rare)
         score = " + ".join(f"{w:.6f} * ts_rank(m.words, %s::tsquery, 1)" for w in weights)
         cond, params = filt.where(self.owner)
@@ -114,3 +116,8 @@ class NaturalRanking(ArchiveCore):
             ).fetchall()
             by_id.update((int(r["id"]), dict(r)) for r in added)
         return [{**by_id[mid], "rank": value} for mid, value in smooth_ranked(score, near, by_id)]
+
+
+def _idf(total: int, matching: int) -> float:
+    """BM25's inverse document frequency of a term matching ``matching`` of ``total``."""
+    return math.log((total - matching + 0.5) / (matching + 0.5) + 1.0)
