@@ -1,6 +1,9 @@
 """Throughput of the threat scanner and the egress secret scrubber.
 
-Run: .venv/bin/python benchmarks/bench_threats.py
+Run: .venv/bin/python benchmarks/bench_threats.py [--baseline REV]
+With --baseline, the scanner of git revision REV (threats.py and _normalize.py) is timed on the
+same 2 KB entries, interleaved with the current one (the machine is shared: only figures
+taken in one run, alternating, compare).
 Prints, for the corpora in benchmarks/threat_corpus/:
   * payloads blocked % (every adversarial line as written and in obfuscated variants: one
     look-alike letter, soft hyphens, U+2061, U+034F, U+3164, LRM/RLM, variation selectors,
@@ -9,6 +12,7 @@ Prints, for the corpora in benchmarks/threat_corpus/:
 Then MB/s (UTF-8 bytes scanned per second, best of several runs) for:
   * normal ~2 KB memory entries at strict scope (the write/load path), ASCII and mixed
     English/Chinese/obfuscated, with the cost per KB and per 2 KB entry (target <= 1 ms),
+    best of 7 runs, wall clock and CPU time of this process (less disturbed by other load),
   * a 500 KB benign text at strict scope,
   * 500 KB adversarial texts at strict scope (worst-case regex work),
   * scrub_secrets on a 2 KB turn with secrets, a 500 KB benign text and a nested payload.
@@ -16,11 +20,17 @@ Then MB/s (UTF-8 bytes scanned per second, best of several runs) for:
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import random
 import re
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 from hermes_memory_core.redact import scrub_secrets
 from hermes_memory_core.threats import scan_for_threats
@@ -207,18 +217,61 @@ def mixed_entries(count: int) -> list[str]:
     return entries
 
 
-def entry_cost(label: str, entries: list[str]) -> None:
+def load_baseline(rev: str) -> ModuleType:
+    """The threat scanner of git revision ``rev``, importable next to the current one."""
+    root = Path(__file__).resolve().parents[1]
+    folder = Path(tempfile.mkdtemp(prefix="threats-baseline-"))
+    for name in ("_normalize", "threats"):
+        path = f"{rev}:packages/hermes-memory-core/src/hermes_memory_core/{name}.py"
+        source = subprocess.run(
+            ["git", "show", path], cwd=root, capture_output=True, text=True, check=True
+        ).stdout
+        source = source.replace(
+            "from hermes_memory_core._normalize import", "from baseline_normalize import"
+        )
+        (folder / f"baseline{name if name.startswith('_') else '_' + name}.py").write_text(
+            source, encoding="utf-8"
+        )
+    sys.path.insert(0, str(folder))
+    module = importlib.import_module("baseline_threats")
+    module.scan_for_threats("warm-up ignоre", "strict")
+    return module
+
+
+def entry_cost(label: str, entries: list[str], baseline: ModuleType | None = None) -> None:
+    """Best of 7 runs over ``entries``: wall clock and CPU time, per KB and per entry.
+
+    With ``baseline``, its scanner runs in alternation with the current one.
+    """
     size = sum(len(e.encode("utf-8")) for e in entries)
-    t = best_of(lambda: [scan_for_threats(e, "strict") for e in entries], 5)
-    per_entry = t / len(entries) * 1e3
-    per_kb = t / (size / 1024) * 1e3
-    print(
-        f"  {label:34s} {size / 1e6 / t:8.2f} MB/s  ({per_kb:.3f} ms/KB, "
-        f"{per_entry:.3f} ms per 2 KB entry)"
-    )
+    scanners: dict[str, Callable[[str, str], list[str]]] = {"": scan_for_threats}
+    if baseline is not None:
+        scanners = {"baseline ": baseline.scan_for_threats, "current  ": scan_for_threats}
+    wall = dict.fromkeys(scanners, float("inf"))
+    cpu = dict.fromkeys(scanners, float("inf"))
+    for run in range(7):
+        order = list(scanners) if run % 2 == 0 else list(reversed(scanners))
+        for name in order:
+            scan = scanners[name]
+            start, start_cpu = time.perf_counter(), time.process_time()
+            for entry in entries:
+                scan(entry, "strict")
+            cpu[name] = min(cpu[name], time.process_time() - start_cpu)
+            wall[name] = min(wall[name], time.perf_counter() - start)
+    for name in scanners:
+        t = wall[name]
+        print(
+            f"  {name}{label:34s} {size / 1e6 / t:8.2f} MB/s  ({t / (size / 1024) * 1e3:.3f} "
+            f"ms/KB, {t / len(entries) * 1e3:.3f} ms per 2 KB entry; "
+            f"CPU {cpu[name] / len(entries) * 1e3:.3f} ms)"
+        )
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", metavar="REV", help="also time the scanner of git REV")
+    args = parser.parse_args()
+    baseline = load_baseline(args.baseline) if args.baseline else None
     start = time.perf_counter()
     scan_for_threats("warm-up ignоre", "strict")  # compiles the regexes, loads the table
     print(
@@ -226,8 +279,8 @@ def main() -> None:
     )
     detection()
     print("threat scan, scope=strict (MB/s, best of runs)")
-    entry_cost("200 x 2 KB memory entries (ASCII)", memory_entries(200))
-    entry_cost("200 x 2 KB entries (mixed, CJK)", mixed_entries(200))
+    entry_cost("200 x 2 KB memory entries (ASCII)", memory_entries(200), baseline)
+    entry_cost("200 x 2 KB entries (mixed, CJK)", mixed_entries(200), baseline)
     entries = memory_entries(200)
 
     benign = (" ".join(memory_entries(1)) + "\n") * (SIZE // 2000)

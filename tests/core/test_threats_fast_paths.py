@@ -327,8 +327,11 @@ def _can_be_space(items: list[tuple[Any, Any]]) -> bool:
     return hit != negated
 
 
-def _spaces(sub: Any) -> int | None:
-    """The most characters of a match that can be a space (``None``: unbounded)."""
+def _spaces(sub: Any, lookahead: bool = False) -> int | None:
+    """The most characters of a match that can be a space (``None``: unbounded).
+
+    ``lookahead``: count the characters look-aheads read as if they were consumed.
+    """
     total = 0
     for op, av in sub.data:
         count: int | None
@@ -338,19 +341,21 @@ def _spaces(sub: Any) -> int | None:
             count = int(not (op is sre_constants.NOT_LITERAL and av == 32))
         elif op is sre_constants.IN:
             count = int(_can_be_space(av))
-        elif op in (sre_constants.AT, sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+        elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            count = _spaces(av[1], lookahead) if lookahead and av[0] == 1 else 0
+        elif op is sre_constants.AT:
             count = 0
         elif op is sre_constants.BRANCH:
-            parts = [_spaces(branch) for branch in av[1]]
+            parts = [_spaces(branch, lookahead) for branch in av[1]]
             count = None if None in parts else max(p for p in parts if p is not None)
         elif op in (sre_constants.SUBPATTERN, sre_constants.ATOMIC_GROUP):
-            count = _spaces(av[-1] if op is sre_constants.SUBPATTERN else av)
+            count = _spaces(av[-1] if op is sre_constants.SUBPATTERN else av, lookahead)
         elif op in (
             sre_constants.MAX_REPEAT,
             sre_constants.MIN_REPEAT,
             sre_constants.POSSESSIVE_REPEAT,
         ):
-            inner = _spaces(av[2])
+            inner = _spaces(av[2], lookahead)
             if inner is None or (inner and av[1] == sre_constants.MAXREPEAT):
                 return None
             count = inner * av[1] if inner else 0
@@ -360,6 +365,27 @@ def _spaces(sub: Any) -> int | None:
             return None
         total += count
     return total
+
+
+def test_read_spaces_bound_the_spaces_before_a_read_character() -> None:
+    sources = {pid: source for pid, _, source in threats._pattern_source()}
+    for pid, spaces in threats._READ_SPACES.items():
+        assert threats._runs_spaced(pid) and pid in threats._EXTENTS, pid
+        collapsed = (
+            sources[pid].replace(r"\s++", r"\s").replace(r"\s+", r"\s").replace(r"\s*", r"\s?")
+        )
+        counted = _spaces(re_parser.parse(collapsed, re.IGNORECASE), lookahead=True)
+        assert counted is not None and counted <= spaces, (pid, counted)
+
+
+def test_a_split_payload_many_words_before_the_insertion_is_found() -> None:
+    # prompt_injection: eight filler words after "ignore" and eight after "all", an
+    # invisible for the last space: 17 spaces from the match start to the insertion (a
+    # match holds at most 18).
+    payload = "ignore " + "w " * 8 + "all " + "w " * 7 + "w\u00adinstructions"
+    text = _padded(payload, 0.5)
+    assert "prompt_injection" in scan_for_threats(text, "strict")
+    assert scan_for_threats(text, "strict") == _expected(text)
 
 
 def test_gaps_bound_the_spaces_in_a_match() -> None:

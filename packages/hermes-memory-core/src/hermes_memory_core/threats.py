@@ -1450,6 +1450,39 @@ _EXTENTS: Final[dict[str, tuple[int, int]]] = {
     "hermes_config_mod": (681, 1),
     "hardcoded_secret": (32, 0),
 }
+#: For the patterns run on whitespace-collapsed text: the most spaces the regex engine can
+#: read from a start before it reads a given character (each is consumed by a node that can
+#: match a space, or read by a look-ahead; tests/core/test_threats_fast_paths.py counts them
+#: on the regex parser, look-aheads as if they consumed). A start with more spaces before an
+#: insertion cannot read it: in prose this narrows a window from ~1000 to ~100 characters.
+_READ_SPACES: Final[dict[str, int]] = {
+    "prompt_injection": 18,
+    "sys_prompt_override": 2,
+    "disregard_rules": 18,
+    "bypass_restrictions": 31,
+    "translate_execute": 12,
+    "deception_hide": 20,
+    "read_secrets": 7,
+    "prompt_injection_multilingual": 32,
+    "role_hijack": 11,
+    "role_pretend": 10,
+    "leak_system_prompt": 10,
+    "remove_filters": 10,
+    "fake_update": 12,
+    "identity_override": 2,
+    "c2_node_registration": 3,
+    "c2_heartbeat": 6,
+    "c2_task_pull": 3,
+    "forced_action": 14,
+    "known_c2_framework": 1,
+    "anti_forensic_disk": 27,
+    "env_var_unset_agent": 9,
+    "context_exfil": 10,
+    "ssh_access": 10,
+    "agent_config_mod": 10,
+    "hermes_config_mod": 10,
+    "hardcoded_secret": 2,
+}
 #: Added to both sides of an extent: reading the character just past the last one consumed,
 #: and ``\b``/``$`` testing the position after it.
 _EXTENT_MARGIN: Final = 2
@@ -1524,11 +1557,18 @@ class _Form:
         return self._spaced_inserted
 
 
-def _windows(inserted: tuple[int, ...], right: int, left: int) -> list[tuple[int, int]]:
-    """Merged ``[low, high]`` ranges of the starts from which an insertion can be read."""
+def _windows(
+    inserted: tuple[int, ...], right: int, left: int, probe: str = "", spaces: int | None = None
+) -> list[tuple[int, int]]:
+    """Merged ``[low, high]`` ranges of the starts from which an insertion can be read.
+
+    With ``spaces`` (on collapsed text, see :data:`_READ_SPACES`): also no start with more
+    than that many spaces of ``probe`` between it and the insertion.
+    """
     windows: list[tuple[int, int]] = []
     for position in inserted:
-        low, high = max(0, position - right), position + left
+        low = max(0, position - right, _gap_floor(probe, position, spaces))
+        high = position + left
         if windows and low <= windows[-1][1] + 1:
             windows[-1] = (windows[-1][0], high)
         else:
@@ -1556,7 +1596,7 @@ def _matches_near(pattern: ThreatPattern, form: _Form, parent: _Form) -> bool:
     if not inserted:
         return False  # the same text as the parent's, which has no match
     right, left = extent[0] + _EXTENT_MARGIN, extent[1] + _EXTENT_MARGIN
-    windows = _windows(inserted, right, left)
+    windows = _windows(inserted, right, left, probe, _READ_SPACES.get(pattern.id))
     if sum(high - low + 1 for low, high in windows) > _WINDOW_SHARE * len(text):
         return _pattern_matches(pattern, form.texts)
     if pattern.id == "prompt_injection_multilingual":
