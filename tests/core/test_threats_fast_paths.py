@@ -552,3 +552,22 @@ def test_collapse_whitespace_equals_split_and_join(text: str) -> None:
 @given(text=st.text(alphabet=_ALPHABET, min_size=50, max_size=400))
 def test_scan_equals_plain_search_on_arbitrary_mixed_text(text: str) -> None:
     assert scan_for_threats(text, "strict") == _expected(text)
+
+
+@settings(max_examples=500, deadline=None, derandomize=True, database=None)
+@given(
+    probe=st.text(alphabet="a b ", max_size=30),
+    position=st.integers(0, 30),
+    low=st.integers(0, 32),
+    gaps=st.none() | st.integers(0, 6),
+)
+def test_gap_floor_is_the_lowest_start_with_few_spaces(
+    probe: str, position: int, low: int, gaps: int | None
+) -> None:
+    position = min(position, len(probe))
+    expected = low
+    if gaps is not None and low < position:
+        expected = next(
+            s for s in range(low, position + 1) if probe.count(" ", s, position) <= gaps
+        )
+    assert threats._gap_floor(probe, position, gaps, low) == expected

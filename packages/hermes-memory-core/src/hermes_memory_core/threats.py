@@ -980,16 +980,14 @@ def _near_within(probe: str, plan: _Plan, start: int) -> bool:
     return plan.gaps is None or probe.count(" ", start, min(found)) <= plan.gaps
 
 
-def _gap_floor(probe: str, position: int, gaps: int | None) -> int:
-    """The lowest start with at most ``gaps`` spaces before ``position`` (0: no limit)."""
-    if gaps is None:
-        return 0
-    index = position
-    for _ in range(gaps + 1):
-        index = probe.rfind(" ", 0, index)
-        if index < 0:
-            return 0
-    return index + 1
+def _gap_floor(probe: str, position: int, gaps: int | None, low: int = 0) -> int:
+    """The lowest start from ``low`` with at most ``gaps`` spaces before ``position``."""
+    if gaps is None or low >= position:
+        return low
+    parts = probe[low:position].rsplit(" ", gaps + 1)
+    if len(parts) <= gaps + 1:
+        return low  # fewer spaces than that in the whole stretch
+    return low + len(parts[0]) + 1  # just past the (gaps + 1)-th space from the end
 
 
 def _candidates(plan: _Plan, probe: str, heads: int | None, nears: int) -> Iterator[int]:
@@ -1016,7 +1014,7 @@ def _candidates(plan: _Plan, probe: str, heads: int | None, nears: int) -> Itera
     # The near literals are the rarer ones: look for heads only in the stretch before each.
     done = 0
     for position in _occurrences(probe, plan.near):
-        low = max(done, position - reach, _gap_floor(probe, position, plan.gaps))
+        low = _gap_floor(probe, position, plan.gaps, max(done, position - reach))
         if low > position:
             continue
         yield from (
@@ -1567,7 +1565,7 @@ def _windows(
     """
     windows: list[tuple[int, int]] = []
     for position in inserted:
-        low = max(0, position - right, _gap_floor(probe, position, spaces))
+        low = _gap_floor(probe, position, spaces, max(0, position - right))
         high = position + left
         if windows and low <= windows[-1][1] + 1:
             windows[-1] = (windows[-1][0], high)
