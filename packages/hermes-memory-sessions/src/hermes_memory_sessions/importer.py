@@ -169,6 +169,16 @@ class ImportReport:
         if len(self.errors) < MAX_ERRORS_KEPT:
             self.errors.append(text)
 
+    def add_messages(self, messages: _SessionMessages) -> None:
+        """Count what one session's messages came to (imported, failed, masked) and keep
+        their repairs and errors."""
+        self.messages_imported += messages.count
+        self.messages_failed += messages.failed
+        self.messages_masked += messages.masked
+        self.warnings.extend(messages.repairs)
+        for line in messages.errors:
+            self.error(line)
+
     def as_dict(self) -> dict[str, Any]:
         """Return the report as a JSON-serialisable dict."""
         return {
@@ -949,12 +959,7 @@ def _import(
                 f" imported as {session['title']!r}"
             )
         report.sessions_imported += 1
-        report.messages_imported += messages.count
-        report.messages_failed += messages.failed
-        report.messages_masked += messages.masked
-        report.warnings.extend(messages.repairs)
-        for line in messages.errors:
-            report.error(line)
+        report.add_messages(messages)
     store.set_import_watermark(
         key, high, sessions=report.sessions_imported, messages=report.messages_imported
     )
@@ -989,12 +994,7 @@ def _append_new(
         end = {k: current[k] for k in ("ended_at", "end_reason") if current.get(k) is not None}
     messages = _SessionMessages(src, raw_sid, message_fields, where, last_id, high, tick, report)
     changed = store.import_more(sid, messages, import_source=key, source_last_id=high, **end)
-    report.messages_imported += messages.count
-    report.messages_failed += messages.failed
-    report.messages_masked += messages.masked
-    report.warnings.extend(messages.repairs)
-    for line in messages.errors:
-        report.error(line)
+    report.add_messages(messages)
     already = per_session.get(raw_sid, 0) - messages.count - messages.failed
     if changed:
         report.sessions_updated += 1
