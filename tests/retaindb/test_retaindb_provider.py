@@ -142,38 +142,6 @@ def test_remember_bad_arguments(
     assert not [r for r in fake.calls("/v1/memory") if r.method == "POST"]
 
 
-@pytest.mark.parametrize(
-    ("status", "kind", "opens"),
-    [(401, "auth", True), (403, "auth", True), (429, "rate_limited", False),
-     (500, "server", False), (503, "server", False), (404, "not_found", False),
-     (422, "invalid", False)],
-)  # fmt: skip
-def test_error_statuses_fail_open(
-    make_provider, fake: FakeRetainDB, hermes_home: Path, status: int, kind: str, opens: bool
-) -> None:
-    fake.status = status
-    provider = make_provider(breaker_threshold=10)
-    assert provider._recall is not None
-    assert wait_for(lambda: fake.calls("/v1/memory/profile") and not provider._recall.pending)
-    assert provider.prefetch("anything about docker") == ""
-    answer = json.loads(provider.handle_tool_call("retaindb_search", {"query": "docker"}))
-    guard = provider._guard
-    assert guard is not None and guard.is_open is opens
-    record = read_provider_status(hermes_home, "retaindb")
-    if kind in ("not_found", "invalid"):
-        assert str(status) in answer["error"]
-        assert record is None or record["state"] == "ok"
-        return
-    assert record is not None and record["last_error_kind"] == kind
-    if kind == "auth":  # bad credentials: stop calling at once, and say which setting
-        assert record["state"] == "circuit_open"
-        assert "temporarily unavailable" in answer["error"]
-        assert str(status) in record["detail"] and "RETAINDB_API_KEY" in record["detail"]
-        assert KEY not in json.dumps(record)
-    else:
-        assert record["state"] == "degraded" and str(status) in answer["error"]
-
-
 def test_the_key_never_reaches_logs_or_the_health_record(
     make_provider, fake: FakeRetainDB, hermes_home: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

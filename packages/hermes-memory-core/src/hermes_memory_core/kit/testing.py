@@ -362,6 +362,41 @@ class RemoteFailures:
         assert found is not None, "no health record was written"
         return dict(found)
 
+    @pytest.mark.parametrize(
+        ("status", "kind"),
+        [(401, "auth"), (403, "auth"), (429, "rate_limited"), (500, "server"), (502, "server"),
+         (503, "server"), (404, "not_found"), (422, "invalid")],
+    )  # fmt: skip
+    def test_error_statuses_are_classified_and_fail_open(
+        self,
+        make: Callable[..., MemoryProvider],
+        service: FakeService,
+        hermes_memory_home: Path,
+        status: int,
+        kind: str,
+    ) -> None:
+        service.status = status
+        provider = make(service.url, breaker_threshold=10)
+        provider.initialize("s1", hermes_home=str(hermes_memory_home))
+        assert provider.prefetch("anything about docker") == ""  # no recall, no exception
+        answer = self._tool(provider)
+        assert "error" in answer
+        found = read_provider_status(hermes_memory_home, provider.name)
+        if kind in ("not_found", "invalid"):  # the request was wrong, not the service
+            assert str(status) in answer["error"]
+            assert found is None or found["state"] == "ok"
+            return
+        assert found is not None
+        assert found["last_error_kind"] == kind
+        if kind == "auth":  # bad credentials: calls stop at once
+            assert found["state"] == "circuit_open"
+            return
+        assert found["state"] == "degraded"
+        assert str(status) in answer["error"]
+        service.status = 0  # the service answers again: the record goes back to ok
+        assert "error" not in self._tool(provider)
+        assert self._record(provider, hermes_memory_home)["state"] == "ok"
+
     def test_a_refused_port_opens_the_breaker(
         self, make: Callable[..., MemoryProvider], hermes_memory_home: Path
     ) -> None:
@@ -404,6 +439,7 @@ class RemoteFailures:
         with SilentServer() as silent:
             provider = make(silent.url, timeout=0.5, breaker_threshold=5)
             provider.initialize("s1", hermes_home=str(hermes_memory_home))
+            assert provider.prefetch("bees") == ""  # gave up waiting; the server still hangs
             assert "error" in self._tool(provider)
             assert self._record(provider, hermes_memory_home)["last_error_kind"] == "timeout"
             provider.sync_turn("kept while the server hangs 京都", "ok")
