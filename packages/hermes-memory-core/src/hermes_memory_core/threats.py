@@ -1646,10 +1646,15 @@ def _iter_findings(text: str, scope: str) -> Iterator[tuple[str, str]]:
         gated: list[bool] = []
         for form in forms:
             # The required literals hold no space, so one found in a form with inserted
-            # spaces is found in its parent too: a parent without them rules the form out.
-            passed = (form.parent is None or gated[form.parent]) and all(
-                any(literal in form.texts.probe for literal in group) for group in required
-            )
+            # spaces is found in its parent too: a parent without them rules the form out,
+            # and a parent with them lets it through (the windowed matcher decides; the few
+            # literals an insertion breaks are not worth a scan of the whole text).
+            if form.parent is not None:
+                passed = gated[form.parent]
+            else:
+                passed = all(
+                    any(literal in form.texts.probe for literal in group) for group in required
+                )
             gated.append(passed)
             if not passed:
                 continue
