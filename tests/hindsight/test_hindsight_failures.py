@@ -115,7 +115,3 @@ class TestHindsightFailOpen(RemoteFailures):
 
     read_tool = ("hindsight_recall", {"query": "x"})
     auth_hint = "HINDSIGHT_API_KEY"
-
-    @pytest.fixture
-    def service(self, fake: FakeHindsight) -> FakeHindsight:
-        return fake

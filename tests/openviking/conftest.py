@@ -40,3 +40,9 @@ def make_provider(
                            **settings_for(url or fake.url, **settings))  # fmt: skip
 
         yield make
+
+
+@pytest.fixture
+def make(make_provider: Callable[..., OpenVikingProvider]) -> Callable[..., OpenVikingProvider]:
+    """``make(url, **settings)``: a provider not yet initialised (the kit suites' form)."""
+    return lambda url, **settings: make_provider(url=url, init=False, **settings)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -310,13 +309,3 @@ class TestOpenVikingFailOpen(RemoteFailures):
 
     read_tool = ("viking_search", {"query": "x"})
     auth_hint = "OPENVIKING_API_KEY"
-
-    @pytest.fixture
-    def service(self, fake: FakeOpenViking) -> FakeOpenViking:
-        return fake
-
-    @pytest.fixture
-    def make(
-        self, make_provider: Callable[..., OpenVikingProvider]
-    ) -> Callable[..., OpenVikingProvider]:
-        return lambda url, **settings: make_provider(url=url, init=False, **settings)

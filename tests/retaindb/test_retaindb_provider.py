@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -272,13 +271,3 @@ class TestRetainDBFailOpen(RemoteFailures):
 
     read_tool = ("retaindb_search", {"query": "x"})
     auth_hint = "RETAINDB_API_KEY"
-
-    @pytest.fixture
-    def service(self, fake: FakeRetainDB) -> FakeRetainDB:
-        return fake
-
-    @pytest.fixture
-    def make(
-        self, make_provider: Callable[..., RetainDBProvider]
-    ) -> Callable[..., RetainDBProvider]:
-        return lambda url, **settings: make_provider(url=url, init=False, **settings)

@@ -153,7 +153,3 @@ class TestSupermemoryFailOpen(RemoteFailures):
 
     read_tool = ("supermemory_search", {"query": "x"})
     auth_hint = "SUPERMEMORY_API_KEY"
-
-    @pytest.fixture
-    def service(self, fake: FakeSupermemory) -> FakeSupermemory:
-        return fake

@@ -333,7 +333,7 @@ def provider_factory(
 class RemoteFailures:
     """Fail-open checks every remote adapter must pass, against real sockets: a refused port,
     bad credentials, a server that accepts and never answers. Subclass it, provide fixtures
-    ``service`` (a running `FakeService`) and ``make`` (``make(url, **settings)`` returns a
+    ``fake`` (the running `FakeService`) and ``make`` (``make(url, **settings)`` returns a
     provider, not yet initialised; in the class or a ``conftest.py``) and say which tool
     reads from the service::
 
@@ -370,13 +370,13 @@ class RemoteFailures:
     def test_error_statuses_are_classified_and_fail_open(
         self,
         make: Callable[..., MemoryProvider],
-        service: FakeService,
+        fake: FakeService,
         hermes_memory_home: Path,
         status: int,
         kind: str,
     ) -> None:
-        service.status = status
-        provider = make(service.url, breaker_threshold=10)
+        fake.status = status
+        provider = make(fake.url, breaker_threshold=10)
         provider.initialize("s1", hermes_home=str(hermes_memory_home))
         assert provider.prefetch("anything about docker") == ""  # no recall, no exception
         answer = self._tool(provider)
@@ -393,7 +393,7 @@ class RemoteFailures:
             return
         assert found["state"] == "degraded"
         assert str(status) in answer["error"]
-        service.status = 0  # the service answers again: the record goes back to ok
+        fake.status = 0  # the service answers again: the record goes back to ok
         assert "error" not in self._tool(provider)
         assert self._record(provider, hermes_memory_home)["state"] == "ok"
 
@@ -412,20 +412,20 @@ class RemoteFailures:
     def test_bad_credentials_open_the_breaker_at_once(
         self,
         make: Callable[..., MemoryProvider],
-        service: FakeService,
+        fake: FakeService,
         hermes_memory_home: Path,
         caplog: pytest.LogCaptureFixture,
     ) -> None:
-        service.status = 401
-        provider = make(service.url, api_key=self.secret)
+        fake.status = 401
+        provider = make(fake.url, api_key=self.secret)
         provider.initialize("s1", hermes_home=str(hermes_memory_home))
         answer = self._tool(provider)
         assert "error" in answer
         assert self.auth_hint in answer["error"]
-        before = len(service.seen)
+        before = len(fake.seen)
         again = self._tool(provider)
         assert "temporarily unavailable" in again["error"]
-        assert len(service.seen) == before  # not even attempted
+        assert len(fake.seen) == before  # not even attempted
         record = self._record(provider, hermes_memory_home)
         assert record["state"] == "circuit_open"
         assert record["last_error_kind"] == "auth"
