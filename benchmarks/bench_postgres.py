@@ -2,7 +2,9 @@
 
 Ingest (single appends and bulk: SQLite import_session, PostgreSQL COPY), discovery p50/p95
 (word AND, natural language, 1- and 2-character CJK) and scroll, on a synthetic corpus of
-N messages (English with some Chinese). Needs ``--dsn`` or HERMES_MEMORY_PG_DSN (or
+N messages (English with some Chinese). The bulk rows also give the CPU per message of the
+benchmark process and (PostgreSQL on this host, /proc readable) of the server backends serving
+the database. Needs ``--dsn`` or HERMES_MEMORY_PG_DSN (or
 HERMES_MEMORY_TEST_PG_DSN); writes rows under a fresh owner, deleted at the end unless
 ``--keep``. The corpus is generated before the clock starts (ingest measures the archive, not
 the text generator). PostgreSQL's bulk ingest runs inside ``bulk_loading()``: into an empty
@@ -100,12 +102,47 @@ def timed(fn, reps):
     return out
 
 
+def server_cpu_s(archive) -> float | None:
+    """CPU seconds of the server processes serving this benchmark's database, when the
+    server runs on this host and /proc is readable (None otherwise): the backends of the
+    database's connections (the pool's) - enough for the bulk load, which runs on them."""
+    if not hasattr(archive, "db"):
+        return None
+    pids = archive.db.run(
+        lambda c: [
+            int(r["pid"])
+            for r in c.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+            ).fetchall()
+        ]
+    )
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        total += (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+    return total
+
+
 def bench(archive, name, n, bulk_fn, rows):
     report = {}
     items = list(corpus(n))
+    server0 = server_cpu_s(archive)
+    cpu0 = time.process_time()
     t0 = time.perf_counter()
-    bulk_fn(archive, items)
+    build_s = bulk_fn(archive, items)
     report["bulk msgs/s"] = n / (time.perf_counter() - t0)
+    report["bulk: index build at the end, s"] = build_s if build_s is not None else "-"
+    report["bulk client CPU µs/msg"] = (time.process_time() - cpu0) / n * 1e6
+    server1 = server_cpu_s(archive)
+    if server0 is not None and server1 is not None:
+        report["bulk server CPU µs/msg"] = (server1 - server0) / n * 1e6
+    else:
+        report["bulk server CPU µs/msg"] = "-"
+    print(f"{name}: {report}  load average {os.getloadavg()}", flush=True)
     del items
     if hasattr(archive, "db"):  # PostgreSQL: statistics for the planner before querying
         archive.db.run(lambda c: c.execute("ANALYZE hm_messages"))
@@ -149,10 +186,19 @@ def sqlite_bulk(store, items):
 
 
 def pg_bulk(archive, items):
+    """Returns the seconds spent building the deferred indexes at the end (measured)."""
     with archive.bulk_loading() as deferred:
         print(f"PostgreSQL bulk load, indexes deferred: {deferred}", flush=True)
         for start in range(0, len(items), 250):
             archive.bulk_import(items[start : start + 250])
+        t_build = time.perf_counter()
+    return time.perf_counter() - t_build
+
+
+def _cell(v) -> str:
+    if not isinstance(v, float):
+        return str(v)
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.1f}"
 
 
 def main() -> None:
@@ -160,6 +206,9 @@ def main() -> None:
     ap.add_argument("--messages", type=int, default=200_000)
     ap.add_argument("--dsn", default=None, help="PostgreSQL DSN (default: the environment)")
     ap.add_argument("--keep", action="store_true", help="leave the PostgreSQL rows behind")
+    ap.add_argument(
+        "--only", choices=("sqlite", "postgresql"), help="run one backend (default: both)"
+    )
     args = ap.parse_args()
     dsn = (
         args.dsn
@@ -167,11 +216,13 @@ def main() -> None:
         or os.environ.get("HERMES_MEMORY_TEST_PG_DSN")
     )
     rows: list = []
-    with tempfile.TemporaryDirectory() as tmp:
-        store = SessionStore(Path(tmp) / "bench.db")
-        bench(store, "SQLite", args.messages, sqlite_bulk, rows)
-        store.close()
-    if dsn:
+    print(f"load average before: {os.getloadavg()}", flush=True)
+    if args.only != "postgresql":
+        with tempfile.TemporaryDirectory() as tmp:
+            store = SessionStore(Path(tmp) / "bench.db")
+            bench(store, "SQLite", args.messages, sqlite_bulk, rows)
+            store.close()
+    if dsn and args.only != "sqlite":
         pg = PostgresSessionArchive(
             dsn, owner=f"bench-{uuid.uuid4().hex[:8]}", write_budget_s=600, read_budget_s=60
         )
@@ -185,16 +236,13 @@ def main() -> None:
                     budget=600,
                 )
             pg.close()
+    print(f"load average after: {os.getloadavg()}", flush=True)
     keys = list(rows[0][1])
     print(f"| {args.messages:,} messages | " + " | ".join(r[0] for r in rows) + " |")
     print("|---|" + "---|" * len(rows))
     for k in keys:
         vals = [r[1][k] for r in rows]
-        print(
-            f"| {k} | "
-            + " | ".join(f"{v:,.0f}" if isinstance(v, float) else v for v in vals)
-            + " |"
-        )
+        print(f"| {k} | " + " | ".join(_cell(v) for v in vals) + " |")
 
 
 if __name__ == "__main__":

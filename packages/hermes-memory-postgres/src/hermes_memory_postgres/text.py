@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from functools import lru_cache
+from itertools import chain
 
 from hermes_memory_sessions.cjk import split_cjk
 from hermes_memory_sessions.query import Term
@@ -41,22 +43,60 @@ _MAX_LEXEME_BYTES = 2000
 MAX_INDEXED_CHARS = 200_000
 
 
-#: ``str.translate`` table deleting every code point with a non-zero combining class.
-_STRIP_COMBINING = {c: None for c in range(0x110000) if unicodedata.combining(chr(c))}
+def _combining_class() -> str:
+    """A regex character class of every code point with a non-zero combining class."""
+    marks = [c for c in range(0x110000) if unicodedata.combining(chr(c))]
+    ranges: list[tuple[int, int]] = []
+    for c in marks:
+        if ranges and ranges[-1][1] == c - 1:
+            ranges[-1] = (ranges[-1][0], c)
+        else:
+            ranges.append((c, c))
+    return "".join(
+        re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") for a, b in ranges
+    )
+
+
+#: Runs of code points with a non-zero combining class (what diacritic removal deletes).
+_COMBINING = re.compile(f"[{_combining_class()}]+")
+#: Whitespace-separated chunks up to this length are tokenised once and remembered.
+_CACHED_CHUNK_CHARS = 64
 
 
 def _fold(text: str) -> str:
     if text.isascii():  # the common case: NFKD is the identity and casefold is lower
         return text.lower()
     decomposed = unicodedata.normalize("NFKD", text)
-    return unicodedata.normalize("NFC", decomposed.translate(_STRIP_COMBINING)).casefold()
+    return unicodedata.normalize("NFC", _COMBINING.sub("", decomposed)).casefold()
+
+
+@lru_cache(maxsize=32768)
+def _chunk_words(chunk: str) -> tuple[str, ...]:
+    """The words of one whitespace-free chunk (cached: chat text repeats its words)."""
+    return tuple(_WORD.findall(_fold(chunk)))
 
 
 def word_tokens(text: str | None) -> list[str]:
-    """The words of ``text`` in order: letter/digit runs, case-folded, diacritics removed."""
+    """The words of ``text`` in order: letter/digit runs, case-folded, diacritics removed.
+
+    Folding never joins or splits across whitespace (no decomposition or composition
+    involves a whitespace character, and folded whitespace is never a letter), so text
+    that is not ASCII is tokenised chunk by chunk, each distinct chunk once per process.
+    """
     if not text:
         return []
-    words: list[str] = _WORD.findall(_fold(text[:MAX_INDEXED_CHARS]))
+    text = text[:MAX_INDEXED_CHARS]
+    words: list[str]
+    if text.isascii():
+        words = _WORD.findall(text.lower())
+        if len(text) <= _MAX_LEXEME_BYTES:  # lower() keeps the length: no word too long
+            return words
+    else:
+        chunks = text.split()
+        if max(map(len, chunks), default=0) <= _CACHED_CHUNK_CHARS:
+            words = list(chain.from_iterable(map(_chunk_words, chunks)))
+        else:
+            words = _WORD.findall(_fold(text))
     if words and max(map(len, words)) > _MAX_LEXEME_BYTES:
         words = [w for w in words if len(w) <= _MAX_LEXEME_BYTES]
     return words
@@ -71,15 +111,24 @@ def tsvector_literal(tokens: Sequence[str]) -> str:
 
     Each occurrence is written as it comes (``'a':1 'b':2 'a':3``): PostgreSQL's input
     function merges a lexeme's positions, clamps them at `MAX_POSITION` and keeps 256 per
-    lexeme, so the common case is one C-level join. Tokens with a quote or a backslash, or
-    longer than PostgreSQL accepts (never made by `word_tokens`), take the careful path.
+    lexeme, so the common case is one ``%`` of a template remembered per token count.
+    Tokens with a quote or a backslash, or longer than PostgreSQL accepts (never made by
+    `word_tokens`), take the careful path.
     """
     if not tokens:
         return ""
-    if max(map(len, tokens)) <= _MAX_LEXEME_BYTES // 4:
-        joined = "".join(tokens)
-        if "'" not in joined and "\\" not in joined:
-            return " ".join(map(_OCCURRENCE, tokens, range(1, len(tokens) + 1)))
+    joined = "".join(tokens)
+    if (
+        "'" not in joined
+        and "\\" not in joined
+        and (
+            len(joined) <= _MAX_LEXEME_BYTES // 4 or max(map(len, tokens)) <= _MAX_LEXEME_BYTES // 4
+        )
+    ):
+        n = len(tokens)
+        if n <= _TEMPLATE_MAX:
+            return _template(n) % tuple(tokens)
+        return " ".join(map(_OCCURRENCE, tokens, range(1, n + 1)))
     return " ".join(
         f"{_quote(tok)}:{pos}"
         for pos, tok in enumerate(tokens, start=1)
@@ -88,6 +137,13 @@ def tsvector_literal(tokens: Sequence[str]) -> str:
 
 
 _OCCURRENCE = "'{}':{}".format
+#: Token counts up to this get a remembered ``'%s':1 '%s':2 ...`` template.
+_TEMPLATE_MAX = 256
+
+
+@lru_cache(maxsize=_TEMPLATE_MAX)
+def _template(n: int) -> str:
+    return " ".join(f"'%s':{i}" for i in range(1, n + 1))
 
 
 def words_document(role: str | None, content: str | None, tool_name: str | None,
@@ -97,6 +153,8 @@ def words_document(role: str | None, content: str | None, tool_name: str | None,
     text = content or ""
     if role == "tool":
         text = text[:TOOL_INDEX_PREFIX]
+    if not tool_name and not tool_calls:  # most messages: the text alone
+        return word_tokens(text)
     return word_tokens(" ".join(p for p in (text, tool_name or "", tool_calls or "") if p))
 
 
@@ -108,10 +166,18 @@ def words_tsvector(role: str | None, content: str | None, tool_name: str | None,
 
 def cjk_tsvector(role: str | None, content: str | None, tool_calls: str | None) -> str | None:
     """The CJK-index ``tsvector`` literal of one message, None when it holds no CJK."""
+    if _ascii_or_absent(content) and _ascii_or_absent(tool_calls):  # no CJK: skip the scan
+        return None
     doc = cjk_document(role, content, tool_calls)
     if doc is None:
         return None
     return tsvector_literal(word_tokens(doc))
+
+
+def _ascii_or_absent(value: object) -> bool:
+    """True when ``value`` holds no CJK text for `cjk_document`: not text, or ASCII
+    (``str.isascii`` reads a flag CPython keeps, without scanning)."""
+    return not isinstance(value, str) or value.isascii()
 
 
 def _phrase(tokens: Sequence[str], prefix: bool) -> str:

@@ -42,6 +42,8 @@ COPY_COLUMNS = ("owner", "id", "session_id", *MESSAGE_DATA_FIELDS, "words", "cjk
 _DEFAULTS = {"active": 1, "compacted": 0, "observed": 0}
 _DEFAULT_AT = tuple((MESSAGE_DATA_FIELDS.index(f), v) for f, v in _DEFAULTS.items())
 _SESSION_COLS_CACHE: list[str] = []
+_DATA_FIELDS = frozenset(MESSAGE_DATA_FIELDS)
+_FIELD_AT = {f: i for i, f in enumerate(MESSAGE_DATA_FIELDS)}
 
 
 def normal_message(m: Mapping[str, Any], *, keep_id: bool = False) -> dict[str, Any]:
@@ -50,16 +52,20 @@ def normal_message(m: Mapping[str, Any], *, keep_id: bool = False) -> dict[str, 
     role = m.get("role")
     if not isinstance(role, str) or not role.strip():
         raise ValueError("message role must be a non-empty string")
-    out: dict[str, Any] = {k: m.get(k) for k in MESSAGE_DATA_FIELDS if k in m}
+    out: dict[str, Any] = {k: m[k] for k in m if k in _DATA_FIELDS}
     out["role"] = role
-    out["content"] = encode_content(m.get("content"))
-    out["tool_calls"] = encode_json(m.get("tool_calls"))
+    content = m.get("content")
+    out["content"] = (
+        content if content is None or content.__class__ is str else encode_content(content)
+    )
+    calls = m.get("tool_calls")
+    out["tool_calls"] = calls if calls is None or calls.__class__ is str else encode_json(calls)
     ts = m.get("timestamp")
     out["timestamp"] = float(ts) if ts is not None else time.time()
-    if out.get("active") is None:
-        out.pop("active", None)
-    if out.get("compacted") is None:
-        out.pop("compacted", None)
+    if "active" in out and out["active"] is None:
+        del out["active"]
+    if "compacted" in out and out["compacted"] is None:
+        del out["compacted"]
     if keep_id:
         out["id"] = m.get("id")
     return out
@@ -76,22 +82,24 @@ def copy_row(
         if values[i] is None:
             values[i] = default
     exact: dict[str, str] = {}
-    for i, v in enumerate(values):
+    for field, v in m.items():  # a stored message holds few keys: cheaper than every field
         cls = v.__class__
         if cls is str:
-            if "\x00" in v:
+            if "\x00" in v and field in _FIELD_AT:
                 # text cannot hold NUL: the column shows U+FFFD (searchable, visible) and
                 # the exact text is kept in nul_fields (JSON escapes NUL), restored on read
-                exact[MESSAGE_DATA_FIELDS[i]] = v
-                values[i] = v.replace("\x00", "\ufffd")
-        elif cls is bool:
-            values[i] = int(v)
-    role, content = m.get("role"), m.get("content")
-    tokens = words_document(role, content, m.get("tool_name"), m.get("tool_calls"))
+                exact[field] = v
+                values[_FIELD_AT[field]] = v.replace("\x00", "\ufffd")
+        elif cls is bool and field in _FIELD_AT:
+            values[_FIELD_AT[field]] = int(v)
+    role, content, tool_calls = m.get("role"), m.get("content"), m.get("tool_calls")
+    tokens = words_document(role, content, m.get("tool_name"), tool_calls)
     if df is not None:
         df.update(set(tokens))
     words = tsvector_literal(tokens)
-    cjk = cjk_tsvector(role, content, m.get("tool_calls"))
+    cjk = cjk_tsvector(role, content, tool_calls)
+    if len(exact) > 1:  # the order of the columns, whatever the order of the keys
+        exact = {f: exact[f] for f in MESSAGE_DATA_FIELDS if f in exact}
     nul = json.dumps(exact, ensure_ascii=True) if exact else None
     return (owner, mid, sid, *values, words, cjk, nul)
 
