@@ -122,16 +122,9 @@ class HindsightProvider(RemoteProvider):
         self._flush_buffer()
         self._session = str(new_session_id or "default")
 
-    def on_session_end(self, messages: list[dict[str, Any]]) -> None:
-        """Retain the buffered turns, then wait (bounded) until queued retains are sent."""
+    def _settle(self) -> None:
+        """Retain the buffered turns before the session-end drain and before shutdown."""
         self._flush_buffer()
-        super().on_session_end(messages)
-
-    def shutdown(self) -> None:
-        """Send what can be sent within the request timeout, spool the rest, close."""
-        if not self._closed:
-            self._flush_buffer()
-        super().shutdown()
 
     def _flush_timeout(self) -> float:
         return self._cfg.timeout if self._cfg else 0.0

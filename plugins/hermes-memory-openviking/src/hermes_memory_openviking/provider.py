@@ -107,18 +107,11 @@ class OpenVikingProvider(kit.RemoteProvider):
                 self._commit()
             self._session = new_session_id
 
-    def on_session_end(self, messages: list[dict[str, Any]]) -> None:
-        """Commit the session (when a turn was written) and send queued writes, waiting at
-        most ``flush_timeout`` seconds."""
+    def _settle(self) -> None:
+        """Commit the session before the session-end drain and before shutdown (when a
+        turn was written to it)."""
         if self.active:
             self._commit()
-        super().on_session_end(messages)
-
-    def shutdown(self) -> None:
-        """Commit a session left open, send within ``shutdown_timeout``, spool the rest."""
-        if self.active:
-            self._commit()
-        super().shutdown()
 
     def _flush_timeout(self) -> float:
         return float(self.settings.flush_timeout)

@@ -130,16 +130,9 @@ class SupermemoryProvider(RemoteProvider):
         self._ingest()
         return ""
 
-    def on_session_end(self, messages: list[dict[str, Any]]) -> None:
-        """Ingest the buffered turns, then wait (bounded) until queued writes are sent."""
+    def _settle(self) -> None:
+        """Ingest the buffered turns before the session-end drain and before shutdown."""
         self._ingest()
-        super().on_session_end(messages)
-
-    def shutdown(self) -> None:
-        """Send what can be sent within the request timeout, spool the rest, close."""
-        if not self._closed:
-            self._ingest()
-        super().shutdown()
 
     def _flush_timeout(self) -> float:
         return self._cfg.timeout * 2 if self._cfg else 0.0

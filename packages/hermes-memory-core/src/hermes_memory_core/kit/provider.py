@@ -143,6 +143,10 @@ class RemoteProvider(MemoryProvider):
     def _release(self, drained: bool) -> None:
         """Close clients at shutdown (``drained`` False: a call may still be in flight)."""
 
+    def _settle(self) -> None:
+        """Queue what the adapter still holds — buffered turns, the commit of an open
+        session — before the session-end drain and before shutdown (both call it first)."""
+
     @property
     def active(self) -> bool:
         """Initialised with a client and not shut down (the service may still be failing:
@@ -191,6 +195,7 @@ class RemoteProvider(MemoryProvider):
         pending = self._pending
         if pending is None or self._closed:
             return
+        self._settle()
         timeout = self._flush_timeout()
         if not pending.drain(timeout):
             pending.guard.report(
@@ -203,6 +208,7 @@ class RemoteProvider(MemoryProvider):
         """Send what can be sent within `_shutdown_timeout`, spool the rest, release."""
         if self._closed or self._pending is None:
             return
+        self._settle()
         drained = self._pending.close(self._shutdown_timeout())
         self._closed = True
         self._pending.guard.closed = True
