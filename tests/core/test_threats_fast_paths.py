@@ -571,3 +571,22 @@ def test_gap_floor_is_the_lowest_start_with_few_spaces(
             s for s in range(low, position + 1) if probe.count(" ", s, position) <= gaps
         )
     assert threats._gap_floor(probe, position, gaps, low) == expected
+
+
+@settings(max_examples=400, deadline=None, derandomize=True, database=None)
+@given(text=st.text(alphabet=_ALPHABET, max_size=40))
+def test_spaced_insertions_and_collapsed_text_of_the_spaced_reading(text: str) -> None:
+    forms = [threats._Form(reading) for reading in matching_readings(text)]
+    for form in forms:
+        if form.parent is None:
+            continue
+        parent = forms[form.parent].texts
+        inserted = form.spaced_inserted(parent)
+        collapsed = threats._collapse_whitespace(form.texts.folded)
+        assert form.texts.spaced()[0] == collapsed
+        if inserted is not None:
+            chars = list(collapsed)
+            for position in reversed(inserted):
+                assert chars[position] == " "
+                del chars[position]
+            assert "".join(chars) == parent.spaced()[0]

@@ -1104,6 +1104,11 @@ class _Texts:
         #: Where the translated override's verbs start in the spaced probe, once known.
         self.verb_starts: list[int] | None = None
 
+    def set_spaced(self, text: str) -> None:
+        """Record the collapsed text when it is known another way (see :class:`_Form`)."""
+        if self._spaced is None:
+            self._spaced = (text, _lower_probe(text))
+
     def spaced(self) -> tuple[str, str]:
         if self._spaced is None:
             text = _collapse_whitespace(self.folded)
@@ -1518,8 +1523,12 @@ class _Form:
         """The insertions in whitespace-collapsed coordinates, ``None`` if not a plain insertion.
 
         Collapsing maps an insertion next to other whitespace to nothing and any other one
-        to a single space. The result is checked: stand-ins turned into spaces give this
-        form's collapsed text, and deleted give the parent's.
+        to a single space. So the form with the other insertions marked by a stand-in (not
+        whitespace) collapses to this form's collapsed text with stand-ins for those spaces,
+        each alone between two visible characters or at an end (which is how collapsing
+        keeps a space there); it becomes this form's collapsed text with the stand-ins turned
+        into spaces, which is therefore not computed again. The relation to the parent is
+        checked: the stand-ins deleted must give the parent's collapsed text.
         """
         if self._spaced_known:
             return self._spaced_inserted
@@ -1541,11 +1550,9 @@ class _Form:
             previous = position + 1
         pieces.append(folded[previous:])
         marked = _collapse_whitespace("".join(pieces))
-        if (
-            marked.replace(_STAND_IN, " ") != self.texts.spaced()[0]
-            or marked.replace(_STAND_IN, "") != parent.spaced()[0]
-        ):
+        if marked.replace(_STAND_IN, "") != parent.spaced()[0]:
             return None
+        self.texts.set_spaced(marked.replace(_STAND_IN, " "))
         found: list[int] = []
         position = marked.find(_STAND_IN)
         while position >= 0:
