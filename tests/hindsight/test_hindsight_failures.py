@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hindsight_fake import FakeHindsight, refused_url
+from hindsight_fake import FakeHindsight
 
 from hermes_memory_core.health import read_provider_status
 from hermes_memory_core.kit.testing import RemoteFailures
@@ -73,32 +73,6 @@ def test_a_server_that_answers_slowly_is_used_by_the_next_turn(
     handle = provider._recall.running
     assert handle is not None and handle.wait(5)
     assert provider.prefetch("Momo") == "## Hindsight memory\n- Momo is the dog"
-
-
-def test_unsent_retains_are_spooled_at_shutdown_and_replayed_at_start(
-    make: Make, hermes_home: Path
-) -> None:
-    down = refused_url()
-    first = make(down, breaker_threshold=1)
-    first.initialize("s1")
-    first.sync_turn("remember the 合言葉 is 山", "ok")
-    first.on_memory_write("add", "user", "Prefers 中文")
-    first.shutdown()
-    spooled = list(hermes_home.glob("hindsight_pending.*.json"))
-    assert len(spooled) == 1
-    assert oct(spooled[0].stat().st_mode & 0o777) == "0o600"
-    server = FakeHindsight()
-    try:
-        second = make(server.url)
-        second.initialize("s2")
-        second.on_session_end([])
-        assert [(d.document_id, d.content) for d in server.docs] == [
-            ("s1", "User: remember the 合言葉 is 山\nAssistant: ok"),
-            (None, "Prefers 中文"),
-        ]
-        assert list(hermes_home.glob("hindsight_pending.*")) == []
-    finally:
-        server.close()
 
 
 def test_a_corrupt_spool_row_is_skipped(fake: FakeHindsight, make: Make, hermes_home: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from supermemory_fake import Doc, FakeSupermemory, refused_url
+from supermemory_fake import Doc, FakeSupermemory
 
 from hermes_memory_core.kit.testing import RemoteFailures
 from hermes_memory_supermemory import SupermemoryProvider
@@ -91,32 +91,6 @@ def test_a_slow_answer_is_used_by_the_next_turn(fake: FakeSupermemory, make: Mak
     handle = provider._recall.running
     assert handle is not None and handle.wait(5)
     assert provider.prefetch("Momo") == "## Supermemory memory\n- Momo is the dog"
-
-
-def test_unsent_writes_are_spooled_at_shutdown_and_replayed_at_start(
-    make: Make, hermes_home: Path
-) -> None:
-    first = make(refused_url(), breaker_threshold=1)
-    first.initialize("s1")
-    first.sync_turn("remember the 合言葉 is 山", "ok")
-    first.on_memory_write("add", "user", "Prefers 中文")
-    first.shutdown()
-    spooled = list(hermes_home.glob("supermemory_pending.*.json"))
-    assert len(spooled) == 1
-    assert oct(spooled[0].stat().st_mode & 0o777) == "0o600"
-    assert "sm-test-key" not in spooled[0].read_text(encoding="utf-8")
-    server = FakeSupermemory()
-    try:
-        second = make(server.url)
-        second.initialize("s2")
-        second.on_session_end([])
-        assert [(d.id, d.content) for d in server.docs] == [
-            ("doc1", "Prefers 中文"),  # queued at once; the turn waits for an ingest point
-            ("s1", "User: remember the 合言葉 is 山\nAssistant: ok"),
-        ]
-        assert list(hermes_home.glob("supermemory_pending.*")) == []
-    finally:
-        server.close()
 
 
 def test_a_corrupt_spool_row_is_skipped(

@@ -331,8 +331,9 @@ def provider_factory(
 
 
 class RemoteFailures:
-    """Fail-open checks every remote adapter must pass, against real sockets: a refused port,
-    bad credentials, a server that accepts and never answers. Subclass it, provide fixtures
+    """Fail-open checks every remote adapter must pass, against real sockets: HTTP error
+    statuses, a refused port, bad credentials, a server that accepts and never answers, and
+    writes spooled at shutdown then replayed by the next start. Subclass it, provide fixtures
     ``fake`` (the running `FakeService`) and ``make`` (``make(url, **settings)`` returns a
     provider, not yet initialised; in the class or a ``conftest.py``) and say which tool
     reads from the service::
@@ -432,6 +433,27 @@ class RemoteFailures:
         status = hermes_memory_home / "memory_providers" / f"{provider.name}.status.json"
         assert self.secret not in status.read_text(encoding="utf-8")
         assert self.secret not in caplog.text
+
+    def test_unsent_writes_are_spooled_at_shutdown_and_replayed_at_start(
+        self, make: Callable[..., MemoryProvider], fake: FakeService, hermes_memory_home: Path
+    ) -> None:
+        first = make(refused_url(), breaker_threshold=1, api_key=self.secret)
+        first.initialize("s1", hermes_home=str(hermes_memory_home))
+        first.sync_turn("remember the 合言葉 is 山", "ok")
+        first.on_memory_write("add", "user", "Prefers 中文")
+        first.shutdown()
+        pattern = f"{first.name}_pending.*"
+        spooled = sorted(hermes_memory_home.glob(pattern))
+        assert len(spooled) == 1, spooled
+        assert spooled[0].stat().st_mode & 0o777 == 0o600
+        assert self.secret not in spooled[0].read_text(encoding="utf-8")
+        second = make(fake.url)
+        second.initialize("s2", hermes_home=str(hermes_memory_home))
+        second.on_session_end([])
+        sent = " ".join(json.dumps(s.body, ensure_ascii=False) for s in list(fake.seen))
+        assert "remember the 合言葉 is 山" in sent
+        assert "Prefers 中文" in sent
+        assert sorted(hermes_memory_home.glob(pattern)) == []
 
     def test_a_silent_server_fails_open_and_unsent_writes_are_spooled(
         self, make: Callable[..., MemoryProvider], hermes_memory_home: Path
