@@ -372,3 +372,39 @@ def test_a_hung_query_embedder_leaves_search_lexical(
     finally:
         emb.release.set()
         store.close()
+
+
+class ByMeaningEmbedder(HashEmbedder):
+    """The query "retention" sits exactly on the greeting, and far from the message that
+    contains the word: by meaning alone, the greeting would stand for its session."""
+
+    def _vector(self, text: str) -> list[float]:
+        axis = 0 if text == "retention" or ("Ada" in text and "retention" not in text) else 1
+        if "retention" not in text and "Ada" not in text:
+            axis = 2
+        return [1.0 if i == axis else 0.0 for i in range(self.dim)]
+
+
+def test_a_session_found_by_the_word_is_shown_at_the_word(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "a.db", embedder=ByMeaningEmbedder(), embed_in_background=False)
+    try:
+        store.create_session("backups", source="cli", started_at=1_700_000_000)
+        store.append_message(
+            "backups", "user", "Hi, I'm Ada. Keep answers short.", timestamp=1_700_000_001
+        )
+        store.append_message(
+            "backups", "assistant", "Got it: 14-day retention on the NAS.", timestamp=1_700_000_002
+        )
+        store.create_session("other", source="cli", started_at=1_700_003_600)
+        store.append_message(
+            "other", "user", "The cat knocked a glass over", timestamp=1_700_003_601
+        )
+        store.append_message("other", "assistant", "Cats love gravity", timestamp=1_700_003_602)
+        assert store.embed_pending() == 4
+        out = json.loads(session_search({"query": "retention", "limit": 3}, store=store))
+    finally:
+        store.close()
+    top = out["results"][0]
+    assert top["session_id"] == "backups"
+    assert ">>>retention<<<" in top["snippet"], top
+    assert "match" not in top  # a word hit, shown as one

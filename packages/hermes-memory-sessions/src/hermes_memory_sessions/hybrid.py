@@ -298,6 +298,27 @@ class FusedPick:
 TOOL_POOL = 80
 
 
+def _words_first(
+    rows: list[tuple[dict[str, Any], Hits, bool]],
+) -> list[tuple[dict[str, Any], Hits, bool]]:
+    """The fused rows with each session's rows together, at the place of its best row, and
+    the rows that matched the query's words ahead of those only the dense side found.
+
+    Sessions keep their fused order; what changes is which message stands for a session.
+    A session found by the word searched for is shown at a message containing that word
+    (highlighted in its snippet), not at a neighbour that merely scored higher by meaning.
+    """
+    groups: dict[str, list[tuple[dict[str, Any], Hits, bool]]] = {}
+    for item in rows:
+        groups.setdefault(str(item[0].get("session_id")), []).append(item)
+    # sorted() is stable: within each kind the fused order is kept.
+    return [
+        item
+        for group in groups.values()
+        for item in sorted(group, key=lambda it: bool(it[0].get("_semantic")))
+    ]
+
+
 def pick_fused(
     store: Any,
     query: str,
@@ -336,6 +357,6 @@ def pick_fused(
             row["_semantic"] = True
         rows.append((row, found.hits, label == "any_terms"))
     deferred: list[tuple[dict[str, Any], Hits, bool]] = []
-    pick(rows, lineages, kept, limit, deferred)
+    pick(_words_first(rows), lineages, kept, limit, deferred)
     any_used = any(kept[k][2] for k in kept if k not in before)
     return FusedPick(matched=True, any_terms_used=any_used, deferred=deferred)

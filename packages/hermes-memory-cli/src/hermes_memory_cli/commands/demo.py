@@ -274,6 +274,9 @@ def run_demo(ctx: Context, home: Path, *, hybrid: bool = False) -> None:
     manager = _new_manager(home, ids[2])
     say.do("system prompt memory now (session 2's replace and the review's fact are in):")
     say.detail(_memory_blocks(manager.build_system_prompt()))
+    # The embedder loads in the background: wait for it first, so every search below runs
+    # the same way (fused) on every run, not lexical or fused depending on timing.
+    hybrid = hybrid and _vectors_ready(manager)
     manager.on_turn_start(1, QUESTION_3)
     say.do(f"user: {QUESTION_3}")
     say.do("assistant calls session_search(query='retention')   (English)")
@@ -296,7 +299,7 @@ def run_demo(ctx: Context, home: Path, *, hybrid: bool = False) -> None:
     for msg in scroll.get("messages", []):
         mark = ">>" if msg.get("id") == hit["match_message_id"] else "  "
         say.detail(f"{mark} #{msg['id']} {msg['role']}: {' '.join(str(msg['content']).split())}")
-    if hybrid and _vectors_ready(manager):
+    if hybrid:
         say.do(
             f"assistant calls session_search(query={PARAPHRASE_3!r})   (hybrid recall: no word"
             " in common with the conversation)"
