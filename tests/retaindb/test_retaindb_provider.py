@@ -210,8 +210,12 @@ def test_a_subagent_never_writes(make_provider, fake: FakeRetainDB, hermes_home:
     provider.on_memory_write("add", "user", "x")
     answer = json.loads(provider.handle_tool_call("retaindb_remember", {"content": "y"}))
     assert "read-only" in answer["error"]
+    kept = fake.add("alice", "Deploys go out on Fridays")
+    answer = json.loads(provider.handle_tool_call("retaindb_forget", {"memory_id": kept}))
+    assert "read-only" in answer["error"]  # deleting is writing too
     provider.on_session_end([])
-    assert fake.calls("/v1/memory/ingest") == [] and fake.contents() == []
+    assert fake.calls("/v1/memory/ingest") == [] and fake.contents() == ["Deploys go out on Fridays"]
+    assert not [c for c in fake.calls("/v1/memory/") if c["method"] == "DELETE"]
 
 
 def test_remember_while_down_is_queued_not_lost(

@@ -182,7 +182,7 @@ TOOLS = kit.ToolTable(
     kit.Tool(_schema("retaindb_forget", "Delete one RetainDB memory by id (from "
                      "retaindb_search).", {"memory_id": {"type": "string",
                                                          "description": "The memory's id."}},
-                     ["memory_id"]), forget),
+                     ["memory_id"]), forget, writes=True),
     kit.Tool(_schema("retaindb_upload_file", "Upload a local file (inside the working "
                      "directory, regular file, at most 10 MiB) to the RetainDB file store; "
                      "returns its id and rdb:// URI.",
