@@ -214,7 +214,9 @@ def test_a_subagent_never_writes(make_provider, fake: FakeRetainDB, hermes_home:
     answer = json.loads(provider.handle_tool_call("retaindb_forget", {"memory_id": kept}))
     assert "read-only" in answer["error"]  # deleting is writing too
     provider.on_session_end([])
-    assert fake.calls("/v1/memory/ingest") == [] and fake.contents() == ["Deploys go out on Fridays"]
+    assert fake.calls("/v1/memory/ingest") == [] and fake.contents() == [
+        "Deploys go out on Fridays"
+    ]
     assert not [c for c in fake.calls("/v1/memory/") if c["method"] == "DELETE"]
 
 
