@@ -550,11 +550,13 @@ def _pattern_source() -> tuple[tuple[str, str, str], ...]:
     )
 
 
-#: The command words of ``exfil_upload``; its regex is only tried at the start of a line
-#: that holds one of them (found with ``str.find``, the boundaries checked in Python).
-_UPLOAD_WORDS: Final = (
-    *("curl", "wget", "nc", "ncat", "netcat", "socat", "iwr", "irm"),
-    *("invoke-webrequest", "invoke-restmethod"),
+#: The command words of ``exfil_upload`` (on the lower-case probe), followed by what its
+#: regex requires; its regex is only tried at the start of a line that holds one of them.
+#: (No leading look-behind: a regex that starts with literals is scanned for them in C, one
+#: led by an assertion is tried at every position. The start is checked in Python.)
+_UPLOAD_WORD: Final = re.compile(
+    r"(?:curl|wget|nc|ncat|netcat|socat|iwr|irm|invoke-webrequest|invoke-restmethod)"
+    r"(?![a-z0-9])"
 )
 
 #: Patterns matched against the raw text, not the normalised forms, and the cheap test that
@@ -1188,18 +1190,22 @@ def _upload_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
     text, probe = texts.folded, texts.probe
     if len(probe) != len(text):
         return pattern.regex.search(text) is not None
-    lines: set[int] = set()
-    for word in _UPLOAD_WORDS:
-        index = probe.find(word)
-        while index >= 0:
-            after = index + len(word)
-            if (index == 0 or probe[index - 1] not in _ALNUM) and (
-                after == len(probe) or probe[after] not in _ALNUM
-            ):
-                lines.add(text.rfind("\n", 0, index) + 1)
-            index = probe.find(word, index + 1)
-    match = pattern.regex.match
-    return any(match(text, line_start) is not None for line_start in sorted(lines))
+    search, match = _UPLOAD_WORD.search, pattern.regex.match
+    position = 0
+    while (word := search(probe, position)) is not None:
+        index = word.start()
+        if index > 0 and probe[index - 1] in _ALNUM:
+            position = index + 1  # glued to a letter or digit: not this one
+            continue
+        # One try per line, however many command words it holds. (A word overlapping the
+        # one found lies on the same line.)
+        line_end = text.find("\n", index)
+        if match(text, text.rfind("\n", 0, index) + 1) is not None:
+            return True
+        if line_end < 0:
+            return False
+        position = line_end
+    return False
 
 
 def _trie_regex(words: Iterable[str]) -> str:
@@ -1345,13 +1351,11 @@ def _multilingual_matches(
         )
     if not verb_starts:
         return False
-    # The longest verb at each start (a start found in a window may have a longer one).
-    hits = [
-        (start, cast(re.Match[str], verb_at.match(probe, start)).end()) for start in verb_starts
-    ]
-    if _dense(len(hits), len(probe)):
+    if _dense(len(verb_starts), len(probe)):
         # Verbs everywhere: the windows cover the text, one regex pass in C is cheaper.
         return pattern.regex.search(text) is not None
+    # The longest verb at each start (a start found in a window may have a longer one).
+    hits = [(s, cast(re.Match[str], verb_at.match(probe, s)).end()) for s in verb_starts]
     # Every match also holds a noun, within ``reach`` of the verb it holds: none near any
     # verb, no match (one scan of a few stretches, where the keyword search below is slow).
     nouns = _multilingual_nouns()
