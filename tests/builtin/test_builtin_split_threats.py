@@ -7,7 +7,7 @@ from pathlib import Path
 from builtin_helpers import call, write_file
 
 from hermes_memory_builtin import MemoryStore
-from hermes_memory_builtin.scan import sanitise_for_prompt, scan_entries
+from hermes_memory_builtin.scan import sanitize_for_prompt, scan_entries
 from hermes_memory_core import scan_for_threats
 
 HEAD = "Ignore all previous"
@@ -84,7 +84,7 @@ def test_a_payload_split_in_three_is_blocked_whole(mem_dir: Path) -> None:
     assert report.entries[0] == "keep me" and report.entries[4] == "keep me too"
     assert all(e.startswith("[BLOCKED: USER.md entry") for e in report.entries[1:4])
     # the MCP server's resource uses the same function
-    assert sanitise_for_prompt("user", entries) == report.entries
+    assert sanitize_for_prompt("user", entries) == report.entries
 
 
 def test_two_separate_split_payloads_are_both_found() -> None:

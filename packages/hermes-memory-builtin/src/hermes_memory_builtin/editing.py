@@ -17,7 +17,7 @@ from hermes_memory_builtin.format import (
     char_count,
     dedupe,
     delimiter_problem,
-    normalise_newlines,
+    normalize_newlines,
     preview,
 )
 from hermes_memory_builtin.scan import write_threat
@@ -50,7 +50,7 @@ def as_text(value: Any) -> str:
     """A tool argument as entry text: strings normalised and stripped, numbers as text,
     anything else empty (the caller refuses empty content with its own message)."""
     if isinstance(value, str):
-        return normalise_newlines(value).strip()
+        return normalize_newlines(value).strip()
     if isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
     return ""

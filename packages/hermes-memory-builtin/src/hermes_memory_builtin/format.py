@@ -31,7 +31,7 @@ __all__ = [
     "format_count_usage",
     "format_usage",
     "hermes_entries",
-    "normalise_newlines",
+    "normalize_newlines",
     "not_a_directory_problem",
     "parse_entries",
     "preview",
@@ -95,7 +95,7 @@ class RawFile:
         return self.error is None
 
 
-def normalise_newlines(text: str) -> str:
+def normalize_newlines(text: str) -> str:
     """Turn CRLF and lone CR line endings into LF."""
     if "\r" not in text:
         return text
@@ -177,7 +177,7 @@ def read_raw(path: Path) -> RawFile:
             code=errno.EILSEQ,
         )
         return RawFile(exists=True, text=None, error=problem.problem, data=data, problem=problem)
-    return RawFile(exists=True, text=normalise_newlines(text), data=data)
+    return RawFile(exists=True, text=normalize_newlines(text), data=data)
 
 
 def _q(path: str | os.PathLike[str]) -> str:
@@ -289,7 +289,7 @@ def _open_problem(path: Path, exc: OSError) -> MemoryFileError:
 
 def split_pieces(raw: str) -> list[str]:
     """Split file text into stripped, non-empty pieces, keeping duplicates and order."""
-    text = normalise_newlines(raw)
+    text = normalize_newlines(raw)
     if not text.strip():
         return []
     pieces = (piece.strip() for piece in _DELIMITER_RE.split(text))
@@ -324,9 +324,9 @@ def delimiter_problem(content: str) -> str | None:
     Refused: the exact delimiter ``"\\n§\\n"`` and any line holding only ``"§"`` (spaces or
     tabs around it allowed), which this package's reader treats as a delimiter. Such content
     would be saved as one entry and read back as several. ``content`` should already have
-    LF line endings (`normalise_newlines`).
+    LF line endings (`normalize_newlines`).
     """
-    if "§" not in content or _DELIMITER_LINE_RE.search(normalise_newlines(content)) is None:
+    if "§" not in content or _DELIMITER_LINE_RE.search(normalize_newlines(content)) is None:
         return None
     return (
         "Content contains a line holding only '§', which is the separator between memory "

@@ -26,7 +26,7 @@ __all__ = [
     "MAX_SCAN_CHARS",
     "BlockedEntries",
     "ScanReport",
-    "sanitise_for_prompt",
+    "sanitize_for_prompt",
     "scan_entries",
     "write_threat",
 ]
@@ -181,7 +181,7 @@ def _find_window(work: list[str], start: int) -> tuple[int, int]:
     return trips, last
 
 
-def sanitise_for_prompt(
+def sanitize_for_prompt(
     target: str, entries: list[str], approved: Collection[str] = ()
 ) -> list[str]:
     """``entries`` with every flagged entry replaced by a ``[BLOCKED: …]`` placeholder.

@@ -15,7 +15,7 @@ import re
 import unicodedata
 from collections import Counter
 
-__all__ = ["SIMILARITY_THRESHOLD", "find_near_duplicate", "normalise_for_compare", "similarity"]
+__all__ = ["SIMILARITY_THRESHOLD", "find_near_duplicate", "normalize_for_compare", "similarity"]
 
 #: Minimum similarity (1 − distance / longer length) for two different texts to count.
 SIMILARITY_THRESHOLD = 0.9
@@ -34,7 +34,7 @@ def _drop_table() -> dict[int, None]:
 
 
 @functools.lru_cache(maxsize=8192)
-def normalise_for_compare(text: str) -> str:
+def normalize_for_compare(text: str) -> str:
     """NFKC-fold, case-fold and drop punctuation and whitespace."""
     folded = unicodedata.normalize("NFKC", text).casefold().translate(_drop_table())
     if folded.isascii():
@@ -88,7 +88,7 @@ def similarity(a: str, b: str) -> float:
 
 
 def _is_near(new_norm: str, new_digits: list[str], old: str) -> bool:
-    old_norm = normalise_for_compare(old)
+    old_norm = normalize_for_compare(old)
     if not new_norm or not old_norm:
         return False
     if new_norm == old_norm:
@@ -111,7 +111,7 @@ def _is_near(new_norm: str, new_digits: list[str], old: str) -> bool:
 
 def find_near_duplicate(content: str, entries: list[str]) -> str | None:
     """The first of ``entries`` that ``content`` nearly duplicates (not exactly), or ``None``."""
-    new_norm = normalise_for_compare(content)
+    new_norm = normalize_for_compare(content)
     new_digits = _DIGITS_RE.findall(new_norm)
     for entry in entries:
         if entry != content and _is_near(new_norm, new_digits, entry):
