@@ -95,12 +95,12 @@ def _options(dsn: str, extra: str) -> str:
 class Database:
     """A small connection pool to one PostgreSQL database, with bounded retries.
 
-    Args:
-        dsn: a libpq connection string or URL (never logged with its password).
-        min_size / max_size: pool bounds (connections are opened on demand).
-        connect_timeout: seconds to wait for one connection attempt.
-        statement_timeout_ms: server-side bound on one statement.
-        migrate: apply the schema migrations on first use.
+    :param dsn: a libpq connection string or URL (never logged with its password).
+    :param min_size: pool bounds, with ``max_size`` (connections are opened on demand).
+    :param max_size: see ``min_size``.
+    :param connect_timeout: seconds to wait for one connection attempt.
+    :param statement_timeout_ms: server-side bound on one statement.
+    :param migrate: apply the schema migrations on first use.
     """
 
     def __init__(

@@ -77,12 +77,12 @@ def _metas_text(entries: list[str], metas: dict[str, EntryMeta]) -> str:
 class PostgresMemoryStore(MemoryStore):
     """The curated memory of one owner in PostgreSQL (see the module docstring).
 
-    Args:
-        dsn: libpq connection string or URL (or pass ``database``).
-        owner: the tenant key whose memory this is.
-        database: a shared `Database` (pool) instead of ``dsn``.
-        write_budget_s: how long a write retries an unreachable server before failing.
-        Other keyword arguments are `MemoryStore`'s (limits, enabled flags, origin).
+    :param dsn: libpq connection string or URL (or pass ``database``).
+    :param owner: the tenant key whose memory this is.
+    :param database: a shared `Database` (pool) instead of ``dsn``.
+    :param write_budget_s: how long a write retries an unreachable server before failing.
+
+    Other keyword arguments are `MemoryStore`'s (limits, enabled flags, origin).
     """
 
     def __init__(

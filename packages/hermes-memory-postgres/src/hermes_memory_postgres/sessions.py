@@ -31,14 +31,13 @@ __all__ = ["PostgresSessionArchive"]
 class PostgresSessionArchive(BulkIngest, ArchiveReads, ArchiveSearch):
     """The session archive of one owner in a PostgreSQL database.
 
-    Args:
-        dsn: libpq connection string or URL (or pass ``database``).
-        owner: the tenant key; every row read or written belongs to it.
-        database: a shared `Database` (pool) instead of ``dsn``.
-        spool_dir: folder of the local spool that keeps turns while the server is
-            unreachable (None: writes raise `ArchiveUnavailable` instead).
-        write_budget_s: how long a write retries before it is spooled (or raises).
-        read_budget_s: how long a read retries before it raises `ArchiveUnavailable`.
+    :param dsn: libpq connection string or URL (or pass ``database``).
+    :param owner: the tenant key; every row read or written belongs to it.
+    :param database: a shared `Database` (pool) instead of ``dsn``.
+    :param spool_dir: folder of the local spool that keeps turns while the server is
+        unreachable (None: writes raise `ArchiveUnavailable` instead).
+    :param write_budget_s: how long a write retries before it is spooled (or raises).
+    :param read_budget_s: how long a read retries before it raises `ArchiveUnavailable`.
     """
 
     def __repr__(self) -> str:

@@ -715,21 +715,20 @@ def import_hermes_db(
 ) -> ImportReport:
     """Import what is new in a Hermes ``state.db`` into ``store`` (all of it the first time).
 
-    Args:
-        source_path: the Hermes database (``~`` is expanded), e.g. ``~/.hermes/state.db``.
-            It is only ever read; see :func:`open_source_readonly` for how.
-        store: the destination archive.
-        progress: optional ``progress(done, total)`` callback, ``total`` being the number of
-            source messages this run looks at; called once at the start, after every batch of
-            1,000 messages and at the end.
-        skip_existing: sessions whose id is already in the archive (and were not created by
-            an earlier import of this file) are left untouched and listed in
-            :attr:`ImportReport.sessions_skipped`. With ``False`` the import refuses to start
-            if any such id exists.
-        source_key: the name under which the archive remembers this source for the next
-            run (default: the file's resolved path). Give the original's key when importing
-            a copy of it.
-        step_budget_s: longest any single read of the source may take.
+    :param source_path: the Hermes database (``~`` is expanded), e.g. ``~/.hermes/state.db``.
+        It is only ever read; see :func:`open_source_readonly` for how.
+    :param store: the destination archive.
+    :param progress: optional ``progress(done, total)`` callback, ``total`` being the number of
+        source messages this run looks at; called once at the start, after every batch of
+        1,000 messages and at the end.
+    :param skip_existing: sessions whose id is already in the archive (and were not created by
+        an earlier import of this file) are left untouched and listed in
+        :attr:`ImportReport.sessions_skipped`. With ``False`` the import refuses to start
+        if any such id exists.
+    :param source_key: the name under which the archive remembers this source for the next
+        run (default: the file's resolved path). Give the original's key when importing
+        a copy of it.
+    :param step_budget_s: longest any single read of the source may take.
 
     Sessions keep their id, title, lineage, source, model, start/end times, end reason and
     every other column the archive knows (token and cost counters, ``model_config``, the
@@ -738,11 +737,10 @@ def import_hermes_db(
     ``active``/``compacted`` flags and order. Each session is written in one transaction,
     parents before children; messages are read in batches of 1,000 (constant memory).
 
-    Raises:
-        HermesImportError: the file is missing, not SQLite, not a Hermes database, damaged,
-            or a read ran past ``step_budget_s`` (sessions committed before that stay imported
-            and are not imported twice by the next run).
-        ValueError: ``skip_existing=False`` and some session ids already exist.
+    :raises HermesImportError: the file is missing, not SQLite, not a Hermes database, damaged,
+        or a read ran past ``step_budget_s`` (sessions committed before that stay imported
+        and are not imported twice by the next run).
+    :raises ValueError: ``skip_existing=False`` and some session ids already exist.
     """
     path = Path(source_path).expanduser()
     key = source_key or str(path.resolve() if path.exists() else path)

@@ -103,17 +103,15 @@ def export_jsonl(
 ) -> int:
     """Write sessions and their messages to ``out`` as JSONL; return the number of sessions.
 
-    Args:
-        store: the archive to read.
-        out: a path (written atomically, file mode 0600 — it holds private conversations) or an
-            open binary/text file object (written to, not closed).
-        session_ids: export only these sessions (unknown ids raise ``KeyError`` before anything
-            is written); default all sessions.
-        progress: optional ``progress(done, total)`` callback counted in sessions.
+    :param store: the archive to read.
+    :param out: a path (written atomically, file mode 0600 — it holds private conversations) or an
+        open binary/text file object (written to, not closed).
+    :param session_ids: export only these sessions (unknown ids raise ``KeyError`` before anything
+        is written); default all sessions.
+    :param progress: optional ``progress(done, total)`` callback counted in sessions.
 
-    Raises:
-        KeyError: an id in ``session_ids`` does not exist.
-        ValueError: a value cannot be represented in JSON (NaN/infinite timestamps).
+    :raises KeyError: an id in ``session_ids`` does not exist.
+    :raises ValueError: a value cannot be represented in JSON (NaN/infinite timestamps).
     """
     sessions: list[dict[str, Any]] = []
     if session_ids is None:
@@ -359,11 +357,10 @@ def import_jsonl(
     already exists in ``store`` are skipped (listed in ``sessions_skipped``). Each session is
     written in one transaction; message ids are kept when they are free in the destination.
 
-    Args:
-        source: a path or an open file object (binary or text; streams are spooled to a
-            private temp file first).
-        store: the destination archive.
-        progress: optional ``progress(done, total)`` callback, counted in messages.
+    :param source: a path or an open file object (binary or text; streams are spooled to a
+        private temp file first).
+    :param store: the destination archive.
+    :param progress: optional ``progress(done, total)`` callback, counted in messages.
     """
     name = str(source) if isinstance(source, (str, os.PathLike)) else getattr(source, "name", "")
     name = name if isinstance(name, str) else ""

@@ -109,12 +109,11 @@ def _already_recorded(recorded: list[str], prints: list[str]) -> int:
 class SessionArchiveProvider(MemoryProvider):
     """Record every message in the SQLite session archive and serve ``session_search``.
 
-    Args:
-        store: an open `SessionStore` to use (not closed by `shutdown`); by default the
-            provider opens ``sessions.db_path`` itself on first use.
-        hermes_home: the home directory (default: ``initialize(hermes_home=…)``,
-            ``$HERMES_HOME`` or ``~/.hermes``).
-        config: the parsed ``config.yaml`` (only the ``sessions:`` section is read).
+    :param store: an open `SessionStore` to use (not closed by `shutdown`); by default the
+        provider opens ``sessions.db_path`` itself on first use.
+    :param hermes_home: the home directory (default: ``initialize(hermes_home=…)``,
+        ``$HERMES_HOME`` or ``~/.hermes``).
+    :param config: the parsed ``config.yaml`` (only the ``sessions:`` section is read).
     """
 
     name = "sessions"

@@ -140,31 +140,29 @@ class SessionStore(
 ):
     """The session archive over one SQLite file (see the module docstring for the API).
 
-    Args:
-        path: database file; created with mode 0600 (parent directories too).
-        busy_timeout_ms: SQLite busy timeout per attempt.
-        write_budget_s: total time a write keeps retrying a locked database before it
-            raises ``sqlite3.OperationalError``.
-        read_budget_s: about the longest a read waits for a locked database (or for a write
-            of this store in another thread) before it raises `schema.ArchiveBusy` (a
-            ``sqlite3.OperationalError``); reads answer tools inside the agent's turn.
-        journal_mode: ``"wal"`` (default; falls back to ``"delete"`` where WAL cannot
-            work) or ``"delete"``. The mode in effect is `journal_mode` on the instance.
-        read_only: ``True`` opens for reading only (nothing is created or written; writes
-            raise `ArchiveReadOnly`); ``None`` (default) does so when the file exists and it or
-            its directory is not writable (a read-only home), else opens for writing.
-        embedder: an embedder (``hermes_memory_vectors.Embedder``) for hybrid recall: new
-            messages are embedded by a background thread, ``discover_messages`` and
-            ``session_search`` fuse dense similarity with the lexical ranking, and
-            ``embed_pending()`` backfills (see `hermes_memory_sessions.vectors`). ``None``
-            (default): lexical search only.
-        embed_in_background: with an embedder, start the background embedding thread
-            (``False``: only ``embed_pending`` embeds).
+    :param path: database file; created with mode 0600 (parent directories too).
+    :param busy_timeout_ms: SQLite busy timeout per attempt.
+    :param write_budget_s: total time a write keeps retrying a locked database before it
+        raises ``sqlite3.OperationalError``.
+    :param read_budget_s: about the longest a read waits for a locked database (or for a write
+        of this store in another thread) before it raises `schema.ArchiveBusy` (a
+        ``sqlite3.OperationalError``); reads answer tools inside the agent's turn.
+    :param journal_mode: ``"wal"`` (default; falls back to ``"delete"`` where WAL cannot
+        work) or ``"delete"``. The mode in effect is `journal_mode` on the instance.
+    :param read_only: ``True`` opens for reading only (nothing is created or written; writes
+        raise `ArchiveReadOnly`); ``None`` (default) does so when the file exists and it or
+        its directory is not writable (a read-only home), else opens for writing.
+    :param embedder: an embedder (``hermes_memory_vectors.Embedder``) for hybrid recall: new
+        messages are embedded by a background thread, ``discover_messages`` and
+        ``session_search`` fuse dense similarity with the lexical ranking, and
+        ``embed_pending()`` backfills (see `hermes_memory_sessions.vectors`). ``None``
+        (default): lexical search only.
+    :param embed_in_background: with an embedder, start the background embedding thread
+        (``False``: only ``embed_pending`` embeds).
 
-    Raises:
-        hermesdb.HermesDatabaseError: ``path`` is Hermes Agent's own ``state.db`` (the archive
-            is a file of its own; import Hermes' sessions with ``import_hermes_db``).
-        sqlite3.OperationalError: a read-only archive too old to read, or not readable.
+    :raises hermesdb.HermesDatabaseError: ``path`` is Hermes Agent's own ``state.db`` (the
+        archive is a file of its own; import Hermes' sessions with ``import_hermes_db``).
+    :raises sqlite3.OperationalError: a read-only archive too old to read, or not readable.
     """
 
     def __init__(
