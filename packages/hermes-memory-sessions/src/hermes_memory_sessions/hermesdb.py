@@ -154,14 +154,13 @@ def our_objects(conn: sqlite3.Connection) -> list[tuple[str, str]]:
 class DatabaseInfo:
     """What `inspect_database` found.
 
-    Attributes:
-        path: the file inspected.
-        kind: ``"missing"`` (no file, or an empty one), ``"archive"`` (ours), ``"hermes"``
-            (Hermes' ``state.db``, nothing of ours inside), ``"legacy"`` (Hermes' ``state.db``
-            holding objects an earlier hermes-memory release added), ``"other"`` (SQLite but
-            neither) or ``"unreadable"`` (not SQLite, damaged, or busy being rewritten).
-        objects: our objects found (``(type, name)``), for ``"legacy"`` and ``"archive"``.
-        detail: why the file got its kind (for messages).
+    :ivar path: the file inspected.
+    :ivar kind: ``"missing"`` (no file, or an empty one), ``"archive"`` (ours), ``"hermes"``
+        (Hermes' ``state.db``, nothing of ours inside), ``"legacy"`` (Hermes' ``state.db``
+        holding objects an earlier hermes-memory release added), ``"other"`` (SQLite but
+        neither) or ``"unreadable"`` (not SQLite, damaged, or busy being rewritten).
+    :ivar objects: our objects found (``(type, name)``), for ``"legacy"`` and ``"archive"``.
+    :ivar detail: why the file got its kind (for messages).
     """
 
     path: Path

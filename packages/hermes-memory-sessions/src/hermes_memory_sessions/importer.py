@@ -118,32 +118,31 @@ class _SourceChanged(Exception):
 class ImportReport:
     """What an import did.
 
-    Attributes:
-        source: the file that was read.
-        layout: ``"hermes-l1"`` (inline FTS5, schema 11-22), ``"hermes-v23"`` (external-content
-            FTS5), ``"hermes-nofts"`` (no full-text tables) or ``"jsonl"``.
-        schema_version: the source's ``schema_version`` row, if any.
-        sessions_total: sessions found in the source.
-        sessions_imported: sessions written to the archive for the first time.
-        messages_imported: messages written to the archive (new sessions and appended ones).
-        sessions_updated: sessions imported by an earlier run that received new messages (or
-            their end) from this one.
-        sessions_skipped: ids already in the archive that this run left untouched (nothing new
-            in them, or the archive has them from elsewhere).
-        messages_skipped: source messages not written because the archive already has them.
-        messages_excluded: source rows deliberately not imported: v23+ ``display_kind='hidden'``
-            rows, which Hermes never shows or searches. (Rewound and compacted rows *are*
-            imported, with their ``active``/``compacted`` flags, so search treats them as
-            Hermes does.)
-        sessions_failed: sessions left out because of bad data (see ``errors``).
-        messages_failed: messages left out because of bad data (see ``errors``).
-        messages_masked: imported messages whose text had credentials masked (the archive
-            feeds prompts, so secrets never enter it).
-        errors: one line per left-out row (the first `MAX_ERRORS_KEPT`).
-        warnings: human-readable notes (repaired values, dropped lineage links, renamed
-            titles, ...).
-        read_mode: how the source was opened (``"ro"``, ``"immutable"`` or ``"snapshot"``).
-        watermark: the highest source message id this archive has now seen from the file.
+    :ivar source: the file that was read.
+    :ivar layout: ``"hermes-l1"`` (inline FTS5, schema 11-22), ``"hermes-v23"`` (external-content
+        FTS5), ``"hermes-nofts"`` (no full-text tables) or ``"jsonl"``.
+    :ivar schema_version: the source's ``schema_version`` row, if any.
+    :ivar sessions_total: sessions found in the source.
+    :ivar sessions_imported: sessions written to the archive for the first time.
+    :ivar messages_imported: messages written to the archive (new sessions and appended ones).
+    :ivar sessions_updated: sessions imported by an earlier run that received new messages (or
+        their end) from this one.
+    :ivar sessions_skipped: ids already in the archive that this run left untouched (nothing new
+        in them, or the archive has them from elsewhere).
+    :ivar messages_skipped: source messages not written because the archive already has them.
+    :ivar messages_excluded: source rows deliberately not imported: v23+ ``display_kind='hidden'``
+        rows, which Hermes never shows or searches. (Rewound and compacted rows *are*
+        imported, with their ``active``/``compacted`` flags, so search treats them as
+        Hermes does.)
+    :ivar sessions_failed: sessions left out because of bad data (see ``errors``).
+    :ivar messages_failed: messages left out because of bad data (see ``errors``).
+    :ivar messages_masked: imported messages whose text had credentials masked (the archive
+        feeds prompts, so secrets never enter it).
+    :ivar errors: one line per left-out row (the first `MAX_ERRORS_KEPT`).
+    :ivar warnings: human-readable notes (repaired values, dropped lineage links, renamed
+        titles, ...).
+    :ivar read_mode: how the source was opened (``"ro"``, ``"immutable"`` or ``"snapshot"``).
+    :ivar watermark: the highest source message id this archive has now seen from the file.
     """
 
     source: str

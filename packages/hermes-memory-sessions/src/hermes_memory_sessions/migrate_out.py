@@ -53,12 +53,11 @@ class MigrateOutError(ValueError):
 class MigrateOutReport:
     """What `migrate_out` did.
 
-    Attributes:
-        source: Hermes' database.
-        backup: the backup written before anything changed.
-        archive: our archive the sessions went to.
-        dropped: ``"type name"`` of every object removed from ``source``.
-        imported: the import of the backup into the archive.
+    :ivar source: Hermes' database.
+    :ivar backup: the backup written before anything changed.
+    :ivar archive: our archive the sessions went to.
+    :ivar dropped: ``"type name"`` of every object removed from ``source``.
+    :ivar imported: the import of the backup into the archive.
     """
 
     source: str
