@@ -4,7 +4,10 @@ reason where none is reachable, a failure under CI=true) and a fresh owner per t
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from urllib.parse import quote
 
+import psycopg
 import pytest
 
 from hermes_memory_postgres.testing import require_test_dsn
@@ -18,3 +21,15 @@ def pg_dsn() -> str:
 @pytest.fixture
 def owner() -> str:
     return f"test-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def schema_dsn(pg_dsn: str) -> Iterator[str]:
+    """A DSN whose search_path is a fresh schema (an empty ``hm_messages``), dropped after."""
+    name = f"t_bulk_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{name}"'.encode())
+    sep = "&" if "?" in pg_dsn else "?"
+    yield f"{pg_dsn}{sep}options={quote(f'-csearch_path={name}')}"
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA "{name}" CASCADE'.encode())

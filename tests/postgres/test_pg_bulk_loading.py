@@ -1,12 +1,9 @@
 """`bulk_loading`: a load into an empty database defers the full-text indexes and builds
 them at the end; with rows present it changes nothing; an interrupted load is repaired by
-the next process. Each test works in a schema of its own (an empty ``hm_messages``)."""
+the next process. Each test works in a schema of its own (an empty ``hm_messages``: the
+``schema_dsn`` fixture)."""
 
 from __future__ import annotations
-
-import uuid
-from collections.abc import Iterator
-from urllib.parse import quote
 
 import psycopg
 import pytest
@@ -14,17 +11,6 @@ import pytest
 from hermes_memory_postgres.archive.ingest import _drop_deferred_if_empty
 from hermes_memory_postgres.schema import BULK_DEFERRED, missing_deferred
 from hermes_memory_postgres.sessions import PostgresSessionArchive
-
-
-@pytest.fixture
-def schema_dsn(pg_dsn: str) -> Iterator[str]:
-    name = f"t_bulk_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(pg_dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE SCHEMA "{name}"'.encode())
-    sep = "&" if "?" in pg_dsn else "?"
-    yield f"{pg_dsn}{sep}options={quote(f'-csearch_path={name}')}"
-    with psycopg.connect(pg_dsn, autocommit=True) as conn:
-        conn.execute(f'DROP SCHEMA "{name}" CASCADE'.encode())
 
 
 def _sessions(prefix: str, n: int) -> list[tuple[dict[str, str], list[dict[str, object]]]]:

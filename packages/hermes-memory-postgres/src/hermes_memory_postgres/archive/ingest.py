@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from typing import Any
 
@@ -15,6 +16,7 @@ from psycopg.copy import QueuedLibpqWriter
 from hermes_memory_postgres.archive.rows import copy_row, normal_message, session_columns
 from hermes_memory_postgres.archive.termstats import add_frequencies
 from hermes_memory_postgres.archive.writes import COPY_MESSAGES, TurnWrites
+from hermes_memory_postgres.connection import Database
 from hermes_memory_postgres.schema import BULK_DEFERRED, drop_deferred_sql, missing_deferred
 from hermes_memory_sessions.message_rows import check_id
 from hermes_memory_sessions.store import sanitize_title
@@ -125,51 +127,110 @@ class BulkIngest(TurnWrites):
         """Import many new sessions with their messages in one transaction (one ``COPY`` for
         all messages); returns how many messages were written. For migrations and benchmarks.
         """
-        batch = [(dict(s), [normal_message(m) for m in ms]) for s, ms in sessions]
+        batch = _normal_batch(sessions)
+        return int(self._write(lambda conn: self._bulk_copy(conn, batch, None)))
 
-        def run(conn: psycopg.Connection[Any]) -> int:
-            # GIN entries go to the pending list and are merged in larger sorted batches.
-            conn.execute(f"SET LOCAL gin_pending_list_limit = {_BULK_GIN_PENDING_KB}")
-            total = sum(len(ms) for _, ms in batch)
+    def bulk_import_batches(
+        self,
+        batches: Iterable[Iterable[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]],
+        *,
+        streams: int = 2,
+    ) -> int:
+        """Import batches of new sessions, each batch as one `bulk_import` (its own
+        transaction), with up to ``streams`` batches in flight on separate connections:
+        while the server checks, indexes and commits one batch, this process builds the
+        rows of the next. Returns how many messages were written.
+
+        Message ids are the same as with sequential `bulk_import` calls in batch order:
+        every id of a batch is below every id of a later batch, and a session's messages
+        ascend in the order given (ids are drawn for each batch before it starts).
+
+        A batch is atomic. On an error (a bad message, a duplicate session id) no further
+        batch is started; the batches in flight finish (they may commit), then the first
+        error is raised. ``streams`` must be 1-8 (each stream holds a pooled connection:
+        keep it below the pool's size).
+        """
+        if isinstance(streams, bool) or not isinstance(streams, int) or not 1 <= streams <= 8:
+            raise ValueError("streams must be an integer from 1 to 8")
+        total = 0
+        error: BaseException | None = None
+        pending: set[Future[int]] = set()
+        with ThreadPoolExecutor(max_workers=streams, thread_name_prefix="hm-bulk") as pool:
+            for sessions in batches:
+                try:
+                    batch = _normal_batch(sessions)
+                    n = sum(len(ms) for _, ms in batch)
+                    ids = self._draw_ids(n)
+                except Exception as exc:  # raised below, once the batches in flight finish
+                    error = exc
+                    break
+                pending.add(pool.submit(self._bulk_stream, batch, ids))
+                if len(pending) >= streams:
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    total, error = _collect(done, total, error)
+                    if error is not None:
+                        break
+            done, pending = wait(pending)
+            total, error = _collect(done, total, error)
+        if error is not None:
+            raise error
+        return total
+
+    def _draw_ids(self, n: int) -> list[int]:
+        if not n:
+            return []
+        return self._write(lambda conn: self._new_ids(conn, n))
+
+    def _bulk_stream(self, batch: _Batch, ids: list[int]) -> int:
+        return int(self._write(lambda conn: self._bulk_copy(conn, batch, ids)))
+
+    def _bulk_copy(
+        self, conn: psycopg.Connection[Any], batch: _Batch, ids: list[int] | None
+    ) -> int:
+        """Write one batch of new sessions and their messages (``ids``: drawn already, or
+        None to draw them here)."""
+        # GIN entries go to the pending list and are merged in larger sorted batches.
+        conn.execute(f"SET LOCAL gin_pending_list_limit = {_BULK_GIN_PENDING_KB}")
+        total = sum(len(ms) for _, ms in batch)
+        if ids is None:
             ids = self._new_ids(conn, total)
-            with conn.cursor().copy(_COPY_SESSIONS) as copy:
-                for s, ms in batch:
-                    started = s.get("started_at") or (ms[0]["timestamp"] if ms else time.time())
-                    copy.write_row(
-                        (self.owner, check_id(s.get("id")), s.get("source") or "cli",
-                         s.get("model"), sanitize_title(s.get("title")),
-                         s.get("parent_session_id"), float(started), s.get("ended_at"),
-                         s.get("end_reason"), len(ms),
-                         max((m["timestamp"] for m in ms), default=None))
-                    )  # fmt: skip
-            pos = 0
-            cur = conn.cursor()
-            df: Counter[str] = Counter()
-            # A writer thread sends the data while this one tokenises the next rows.
-            with cur.copy(COPY_MESSAGES, writer=QueuedLibpqWriter(cur)) as copy:
-                for s, ms in batch:
-                    for m in ms:
-                        copy.write_row(copy_row(self.owner, ids[pos], str(s["id"]), m, df))
-                        pos += 1
-            add_frequencies(conn, self.owner, df, total)
-            # Merge the pending GIN entries now, in one sorted pass: left in the pending
-            # list, every later search would scan it linearly. (No index: a bulk load
-            # builds them at its end.)
-            conn.execute(
-                "SELECT gin_clean_pending_list(c.oid) FROM pg_class c"
-                " WHERE c.relname = ANY(%s) AND c.relam = (SELECT oid FROM pg_am"
-                " WHERE amname = 'gin')",
-                (list(BULK_DEFERRED),),
-            )
-            return total
-
-        return int(self._write(run))
+        with conn.cursor().copy(_COPY_SESSIONS) as copy:
+            for s, ms in batch:
+                started = s.get("started_at") or (ms[0]["timestamp"] if ms else time.time())
+                copy.write_row(
+                    (self.owner, check_id(s.get("id")), s.get("source") or "cli",
+                     s.get("model"), sanitize_title(s.get("title")),
+                     s.get("parent_session_id"), float(started), s.get("ended_at"),
+                     s.get("end_reason"), len(ms),
+                     max((m["timestamp"] for m in ms), default=None))
+                )  # fmt: skip
+        pos = 0
+        cur = conn.cursor()
+        df: Counter[str] = Counter()
+        # A writer thread sends the data while this one tokenises the next rows.
+        with cur.copy(COPY_MESSAGES, writer=QueuedLibpqWriter(cur)) as copy:
+            for s, ms in batch:
+                for m in ms:
+                    copy.write_row(copy_row(self.owner, ids[pos], str(s["id"]), m, df))
+                    pos += 1
+        add_frequencies(conn, self.owner, df, total)
+        # Merge the pending GIN entries now, in one sorted pass: left in the pending
+        # list, every later search would scan it linearly. (No index: a bulk load
+        # builds them at its end.)
+        conn.execute(
+            "SELECT gin_clean_pending_list(c.oid) FROM pg_class c"
+            " WHERE c.relname = ANY(%s) AND c.relam = (SELECT oid FROM pg_am"
+            " WHERE amname = 'gin')",
+            (list(BULK_DEFERRED),),
+        )
+        return total
 
     @contextmanager
     def bulk_loading(self, *, build_budget_s: float = 3600.0) -> Iterator[bool]:
         """Fill an empty database faster: within, `bulk_import` updates no secondary index
-        and checks no foreign key row by row; the indexes are built and the key validated in
-        one pass at exit (then ``ANALYZE``): see `hermes_memory_postgres.schema.BULK_DEFERRED`.
+        and checks no foreign key row by row; the indexes are built (two at once on two
+        connections: `PARALLEL_BUILDS`) and the key validated at exit, then ``ANALYZE``:
+        see `hermes_memory_postgres.schema.BULK_DEFERRED`.
 
         Only when ``hm_messages`` holds no row of any owner (a fresh database, a migration
         target): the indexes are shared by every owner, so with rows present nothing is
@@ -184,7 +245,7 @@ class BulkIngest(TurnWrites):
             yield deferred
         finally:
             if deferred:
-                self.db.run(_build_deferred, budget=build_budget_s)
+                _build_deferred(self.db, build_budget_s)
 
     def _record_import(
         self, conn: psycopg.Connection[Any], source: str, sid: str, last_id: int | None
@@ -276,6 +337,29 @@ class BulkIngest(TurnWrites):
         self._write(run)
 
 
+_Batch = list[tuple[dict[str, Any], list[dict[str, Any]]]]
+
+
+def _normal_batch(
+    sessions: Iterable[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]],
+) -> _Batch:
+    """Sessions as dicts and their messages normalised (a bad message: ValueError)."""
+    return [(dict(s), [normal_message(m) for m in ms]) for s, ms in sessions]
+
+
+def _collect(
+    done: Iterable[Future[int]], total: int, error: BaseException | None
+) -> tuple[int, BaseException | None]:
+    """Add the finished batches' counts to ``total``; keep the first error."""
+    for fut in done:
+        exc = fut.exception()
+        if exc is None:
+            total += fut.result()
+        elif error is None:
+            error = exc
+    return total, error
+
+
 def _drop_deferred_if_empty(conn: psycopg.Connection[Any]) -> bool:
     """Drop `BULK_DEFERRED` when ``hm_messages`` is empty; True if dropped.
 
@@ -296,9 +380,38 @@ def _drop_deferred_if_empty(conn: psycopg.Connection[Any]) -> bool:
     return True
 
 
-def _build_deferred(conn: psycopg.Connection[Any]) -> None:
-    conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
-    conn.execute("SET LOCAL statement_timeout = 0")
-    for name in missing_deferred(conn):
-        conn.execute(BULK_DEFERRED[name].encode())
-    conn.execute("ANALYZE hm_messages")
+#: The index builds at the end of `BulkIngest.bulk_loading`, in two groups run at once on
+#: two connections (``CREATE INDEX`` locks the table in SHARE mode, which two builds may
+#: hold together): the word GIN alone, which takes longest, and the others.
+PARALLEL_BUILDS: tuple[tuple[str, ...], ...] = (
+    ("hm_messages_words",),
+    ("hm_messages_session", "hm_messages_cjk", "hm_messages_cjk_recent"),
+)
+
+
+def _builder(names: Sequence[str] | None) -> Callable[[psycopg.Connection[Any]], None]:
+    """A transaction building the missing ones of ``names`` (None: all, then ``ANALYZE``)."""
+
+    def build(conn: psycopg.Connection[Any]) -> None:
+        conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
+        conn.execute("SET LOCAL statement_timeout = 0")
+        for name in missing_deferred(conn):
+            if names is None or name in names:
+                conn.execute(BULK_DEFERRED[name].encode())
+        if names is None:
+            conn.execute("ANALYZE hm_messages")
+
+    return build
+
+
+def _build_deferred(db: Database, budget: float) -> None:
+    """Build what `bulk_loading` deferred: the indexes of `PARALLEL_BUILDS` at once, then
+    the foreign key (which waits for no build: it locks the table against them) and
+    anything still missing, then ``ANALYZE``. A failed build is raised after the other
+    one finishes; whatever is left missing is restored by `migrate` later."""
+    with ThreadPoolExecutor(max_workers=len(PARALLEL_BUILDS)) as pool:
+        builds = [pool.submit(db.run, _builder(g), budget=budget) for g in PARALLEL_BUILDS]
+        wait(builds)
+    for fut in builds:
+        fut.result()
+    db.run(_builder(None), budget=budget)
