@@ -43,7 +43,6 @@ __all__ = [
     "HonchoConfig",
     "HonchoConfigError",
     "compose_section",
-    "config_schema",
     "is_private_host",
     "normalize_base_url",
     "sanitize_id",
@@ -254,11 +253,6 @@ def compose_section(
     if unset and file.host != DEFAULT_HOST:
         given["workspace"] = sanitize_id(file.host, fallback=DEFAULT_HOST)
     return given, env
-
-
-def config_schema() -> list[dict[str, Any]]:
-    """The settings as `MemoryProvider.get_config_schema` entries."""
-    return HonchoConfig.schema()
 
 
 def normalize_base_url(url: str) -> str:
