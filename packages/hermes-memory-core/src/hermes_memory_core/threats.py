@@ -1493,6 +1493,8 @@ _READ_SPACES: Final[dict[str, int]] = {
 #: Added to both sides of an extent: reading the character just past the last one consumed,
 #: and ``\b``/``$`` testing the position after it.
 _EXTENT_MARGIN: Final = 2
+#: Below one insertion per this many characters, a spaced reading is scanned whole.
+_INSERTION_SPACING: Final = 64
 #: Above this share of the text covered by windows, the whole-text matcher is used instead.
 _WINDOW_SHARE: Final = 0.5
 
@@ -1592,7 +1594,9 @@ def _matches_near(pattern: ThreatPattern, form: _Form, parent: _Form) -> bool:
     are unbounded, and windows covering much of the text, take the whole-text matcher.
     """
     extent = _EXTENTS.get(pattern.id)
-    if extent is None:
+    if extent is None or len(form.inserted) * _INSERTION_SPACING > len(form.texts.folded):
+        # Unbounded reads, or insertions so dense that windows would cover the text anyway
+        # (and working per insertion from Python would cost more than one whole scan).
         return _pattern_matches(pattern, form.texts)
     if _runs_spaced(pattern.id):
         inserted = form.spaced_inserted(parent.texts)
