@@ -1667,9 +1667,8 @@ def _iter_findings(text: str, scope: str) -> Iterator[tuple[str, str]]:
             if form.parent is not None:
                 passed = gated[form.parent]
             else:
-                passed = all(
-                    any(literal in form.texts.probe for literal in group) for group in required
-                )
+                contains = form.texts.probe.__contains__
+                passed = all(any(map(contains, group)) for group in required)
             gated.append(passed)
             if not passed:
                 continue
