@@ -208,10 +208,13 @@ class BulkIngest(TurnWrites):
         cur = conn.cursor()
         df: Counter[str] = Counter()
         # A writer thread sends the data while this one tokenises the next rows.
+        owner = self.owner
         with cur.copy(COPY_MESSAGES, writer=QueuedLibpqWriter(cur)) as copy:
+            write = copy.write_row
             for s, ms in batch:
+                sid = str(s["id"])
                 for m in ms:
-                    copy.write_row(copy_row(self.owner, ids[pos], str(s["id"]), m, df))
+                    write(copy_row(owner, ids[pos], sid, m, df))
                     pos += 1
         add_frequencies(conn, self.owner, df, total)
         # Merge the pending GIN entries now, in one sorted pass: left in the pending

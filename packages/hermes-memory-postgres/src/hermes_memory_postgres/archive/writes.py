@@ -235,12 +235,15 @@ class TurnWrites(TitleOps):
 
     def _new_ids(self, conn: psycopg.Connection[Any], n: int) -> list[int]:
         """``n`` fresh message ids from the database's sequence, ascending."""
-        ids = [
-            int(r["id"])
-            for r in conn.execute(
-                "SELECT nextval('hm_message_id_seq') AS id FROM generate_series(1, %s)", (n,)
-            ).fetchall()
-        ]
+        if n <= 0:
+            return []
+        # one text value instead of n rows: a bulk batch draws thousands of ids
+        row = conn.execute(
+            "SELECT string_agg(nextval('hm_message_id_seq')::text, ',') AS ids"
+            " FROM generate_series(1, %s)",
+            (n,),
+        ).fetchone()
+        ids = list(map(int, str(row["ids"]).split(","))) if row else []
         ids.sort()
         return ids
 
