@@ -3,8 +3,8 @@
 * `core`: the pool, bounded retries, the local spool and exactly-once replay;
 * `titles`: titles and lineage (numbered continuations, compression heirs, roots, tips);
 * `writes`: the agent's turn writes (sessions, appends, ends, deletes, pruning);
-* `ingest`: imports (one session, bulk ``COPY``, `bulk_loading` into an empty database,
-  incremental import bookkeeping);
+* `ingest`: imports (one session, bulk ``COPY``, several bulk batches in flight on separate
+  connections, `bulk_loading` into an empty database, incremental import bookkeeping);
 * `termstats`: each owner's document frequency per word (``hm_term_df``), kept by every
   insert and delete;
 * `reads`: sessions and messages (listing, scrolling, anchored views, statistics);
