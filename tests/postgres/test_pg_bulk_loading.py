@@ -40,6 +40,12 @@ def test_a_load_into_an_empty_table_builds_the_indexes_at_the_end(schema_dsn, ow
         inside = archive.find_hits("zebra 7", limit=5)  # no index: the table is scanned
         assert inside is not None and inside.rows[0]["session_id"] == "a7"
     assert _missing(archive) == []
+    pages, visible = archive.db.run(
+        lambda c: c.execute(
+            "SELECT relpages, relallvisible FROM pg_class WHERE oid = 'hm_messages'::regclass"
+        ).fetchone()
+    ).values()
+    assert pages > 0 and visible == pages  # vacuumed, not only analysed
     hits = archive.find_hits("北京", limit=100)
     assert hits is not None and len(hits.rows) == 30
     words = archive.find_hits("crossing", limit=100)

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
+from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
@@ -159,6 +160,22 @@ class Database:
         """The schema version the database holds (0 when never initialised)."""
         with self._pool.connection(timeout=self._connect_timeout + 1.0) as conn:
             return schema.current_version(conn)
+
+    def vacuum(self, table: str) -> None:
+        """``VACUUM (ANALYZE) table``, which PostgreSQL refuses inside a transaction: on a
+        pooled connection switched to autocommit for it, without the statement bound (a
+        freshly loaded table takes seconds), and handed back as it was taken."""
+        if not table.isidentifier():
+            raise ValueError(f"not a table name: {table!r}")
+        self._ensure_schema(self._connect_timeout + 1.0)
+        with self._pool.connection(timeout=self._connect_timeout + 1.0) as conn:
+            conn.autocommit = True
+            try:
+                conn.execute("SET statement_timeout = 0")
+                conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier(table)))
+            finally:
+                conn.execute("RESET statement_timeout")
+                conn.autocommit = False
 
     def run(self, fn: Callable[[psycopg.Connection[Any]], T], *, budget: float = 10.0) -> T:
         """``fn(conn)`` in one transaction (rows as dicts), retried on a lost connection,
