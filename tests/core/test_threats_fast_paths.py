@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_memory_core import _normalize, threats
+from hermes_memory_core._literals import LiteralIndex, build_automaton
 from hermes_memory_core._normalize import matching_forms, matching_readings
 from hermes_memory_core.threats import scan_for_threats
 
@@ -454,16 +455,10 @@ def test_boundary_plans_start_after_a_non_alphanumeric() -> None:
                 assert re.compile(sources[pid], re.IGNORECASE).search(" " + text), text
 
 
-# --- keyword finders ------------------------------------------------------------------------------
+# --- the literal index ---------------------------------------------------------------------------
 
 _ALNUM = "abcdefghijklmnopqrstuvwxyz0123456789"
 _WORDS = ("ignore", "ign", "olvida", "he o6", "3a6yд", "иrhop", "忽略", "忽", "以前", "前面", "cat")
-
-
-def _word_re(word: str) -> re.Pattern[str]:
-    """A keyword as the finders read it: a space in it stands for any whitespace run."""
-    return re.compile(re.escape(word).replace("\\ ", "\\s+"))
-
 
 #: Probes made of keywords, their fragments and separators, so keywords glued to letters,
 #: split by spaces and overlapping one another are common.
@@ -473,52 +468,57 @@ _PROBES = st.lists(
 ).map("".join)
 
 
+def _index(probe: str, words: tuple[str, ...] = _WORDS) -> LiteralIndex:
+    return LiteralIndex(probe, build_automaton(words))
+
+
 @settings(max_examples=300, deadline=None, derandomize=True, database=None)
 @given(
     probe=_PROBES,
     boundary=st.booleans(),
     cut=st.tuples(st.integers(0, 80), st.integers(0, 80)),
 )
-def test_finder_reports_every_start(probe: str, boundary: bool, cut: tuple[int, int]) -> None:
-    words = _WORDS * 3  # 33 literals: the regex path
+def test_index_reports_every_start(probe: str, boundary: bool, cut: tuple[int, int]) -> None:
     start, end = min(cut), min(max(cut), len(probe))
-    finder = threats._literal_finder(words, boundary)
+    index = _index(probe)
+
+    def fits(word: str, i: int) -> bool:
+        return probe.startswith(word, i) and i + len(word) <= end
+
     expected = [
         i
         for i in range(start, end)
-        if any(_word_re(w).match(probe, i, end) for w in words)
+        if any(fits(w, i) for w in _WORDS)
         and not (boundary and probe[i].isascii() and i > 0 and probe[i - 1] in _ALNUM)
     ]
-    assert threats._starts(probe, finder, start, end) == expected
+    assert index.starts(_WORDS, start, end, boundary) == expected
+    spans = index.spans(_WORDS, start, end, boundary)
+    assert [s for s, _ in spans] == expected
+    for s, stop in spans:
+        assert stop == s + max(len(w) for w in _WORDS if fits(w, s))
+    for word in _WORDS:
+        assert index.has(word) == (word in probe)
+        assert index.count((word,)) == sum(probe.startswith(word, i) for i in range(len(probe)))
+        assert index.first(word, start) == probe.find(word, start)
+        assert index.last(word) == probe.rfind(word)
 
 
-@settings(max_examples=300, deadline=None, derandomize=True, database=None)
-@given(
-    parent=_PROBES,
-    cuts=st.lists(st.integers(0, 60), max_size=4),
-)
-def test_mapped_starts_equal_a_fresh_scan(parent: str, cuts: list[int]) -> None:
-    finder = threats._literal_finder(_WORDS, True)
-    anchored = re.compile(threats._trie_regex(_WORDS))
-    cuts = sorted(min(c, len(parent)) for c in cuts)
-    probe, inserted = parent, []
-    for k, cut in enumerate(cuts):
-        position = cut + k
-        probe = probe[:position] + " " + probe[position:]
-        inserted.append(position)
-    longest = max(len(w) for w in _WORDS)
-    parent_starts = threats._starts(parent, finder, 0, len(parent))
-    mapped = threats._mapped_starts(
-        probe, finder, anchored, longest, parent_starts, tuple(inserted)
-    )
-    fresh = [
-        i
-        for i in range(len(probe))
-        if any(_word_re(w).match(probe, i) for w in _WORDS)
-        and not (probe[i].isascii() and i > 0 and probe[i - 1] in _ALNUM)
+def test_an_empty_literal_is_refused() -> None:
+    with pytest.raises(ValueError, match="empty literal"):
+        build_automaton(["a", ""])
+
+
+def test_literals_looked_up_on_uncollapsed_text_hold_no_whitespace() -> None:
+    # The index of the collapsed probe answers for the folded one when their lengths match
+    # (see threats._Texts): only true for literals without whitespace.
+    plans = threats._plans()
+    on_folded = [
+        lit for plan in plans.values() if not plan.spaced for lit in plan.heads + plan.near
     ]
-    assert mapped == fresh
-    assert threats._starts(probe, finder, 0, len(probe)) == fresh
+    on_folded += [lit for groups in threats._required().values() for g in groups for lit in g]
+    on_folded += list(threats._HEADER_NEAR)
+    assert on_folded
+    assert not [lit for lit in on_folded if any(c.isspace() for c in lit)]
 
 
 # --- whitespace -----------------------------------------------------------------------------------

@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, cast
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Final, Literal, NamedTuple, cast
 
+from hermes_memory_core._literals import Automaton, LiteralIndex, build_automaton
 from hermes_memory_core._normalize import (
     PRINTABLE_TAG_RE,
     TAG_PAYLOAD_RE,
@@ -550,13 +551,11 @@ def _pattern_source() -> tuple[tuple[str, str, str], ...]:
     )
 
 
-#: The command words of ``exfil_upload`` (on the lower-case probe), followed by what its
-#: regex requires; its regex is only tried at the start of a line that holds one of them.
-#: (No leading look-behind: a regex that starts with literals is scanned for them in C, one
-#: led by an assertion is tried at every position. The start is checked in Python.)
-_UPLOAD_WORD: Final = re.compile(
-    r"(?:curl|wget|nc|ncat|netcat|socat|iwr|irm|invoke-webrequest|invoke-restmethod)"
-    r"(?![a-z0-9])"
+#: The command words of ``exfil_upload``: its regex is only tried at the start of a line
+#: holding one of them, neither glued to a letter or digit before nor followed by one.
+_UPLOAD_WORDS: Final = (
+    *("curl", "wget", "nc", "ncat", "netcat", "socat", "iwr", "irm"),
+    *("invoke-webrequest", "invoke-restmethod"),
 )
 
 #: Patterns matched against the raw text, not the normalised forms, and the cheap test that
@@ -783,14 +782,8 @@ _MULTILINGUAL_REACH: Final = 400
 @functools.cache
 def _plans() -> dict[str, _Plan]:
     """:data:`_PLANS` plus the translated override, whose keywords are folded on first use."""
-    heads = _CJK_VERBS + _CJK_QUALIFIERS + _RU_VERBS + _RU_QUALIFIERS + _EU_VERBS + _EU_QUALIFIERS
-    nouns = _CJK_NOUNS + _RU_NOUNS + _EU_NOUNS
-    plan = _Plan(
-        tuple(dict.fromkeys(fold_keyword(w) for w in heads)),
-        tuple(dict.fromkeys(fold_keyword(w) for w in nouns)),
-        _MULTILINGUAL_REACH,
-        spaced=True,
-    )
+    heads, _, nouns = _multilingual_words()
+    plan = _Plan(heads, nouns, _MULTILINGUAL_REACH, spaced=True)
     gapped = {pid: _PLANS[pid]._replace(gaps=gaps) for pid, gaps in _GAPS.items()}
     return {**_PLANS, **gapped, "prompt_injection_multilingual": plan}
 
@@ -826,10 +819,25 @@ def __getattr__(name: str) -> tuple[ThreatPattern, ...]:
 @functools.cache
 def _required() -> dict[str, tuple[tuple[str, ...], ...]]:
     """:data:`_REQUIRED` with every literal in normalised form (``═`` and CJK stay as is)."""
-    return {
+    required = {
         pid: tuple(tuple(fold_keyword(lit) for lit in group) for group in groups)
         for pid, groups in _REQUIRED.items()
     }
+    # Every match holds a verb, so each word of it: the longest word of each is required.
+    verbs = (max(verb.split(), key=len) for verb in _multilingual_words()[1])
+    required["prompt_injection_multilingual"] = (tuple(dict.fromkeys(verbs)),)
+    return required
+
+
+@functools.cache
+def _automaton() -> Automaton:
+    """One automaton for every literal the scanner looks up (see :class:`_Texts`)."""
+    heads, verbs, nouns = _multilingual_words()
+    literals = {lit for groups in _required().values() for group in groups for lit in group}
+    for plan in _PLANS.values():
+        literals.update(plan.heads, plan.near)
+    literals.update(_HEADER_NEAR, _UPLOAD_WORDS, heads, verbs, nouns)
+    return build_automaton(sorted(literals))
 
 
 _SCOPE_RANK: Final[dict[str, int]] = {name: rank for rank, name in enumerate(SCOPES)}
@@ -857,129 +865,26 @@ def _invisible_code(char: str) -> str:
     return f"U+{ord(char):04X}"
 
 
-#: From this many literals on, one prefix-trie scan finds them faster than a ``str.find``
-#: loop per literal.
-_TRIE_LITERALS: Final = 32
-
-
 #: What ``[a-z0-9]`` matches in a (lower-case) probe.
 _ALNUM: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
-class _Finder(NamedTuple):
-    """Regexes finding where words start (see :func:`_literal_finder`)."""
-
-    #: The words not starting with an ASCII character: matches their first character.
-    other: re.Pattern[str] | None
-    #: The words starting with an ASCII character: matches their first character or, with
-    #: ``boundary``, the character before it.
-    ascii: re.Pattern[str] | None
-    #: With ``boundary``: the ASCII-first words anchored (for the start of the text).
-    ascii_at: re.Pattern[str] | None
-    boundary: bool
-
-
-def _first_chars(words: list[str]) -> str:
-    """A branch per first character, the rest of the words in a look-ahead.
-
-    A match is one character long, so overlapping occurrences are all found, and a pattern
-    made of literal-led branches lets the engine skip to candidate characters in C instead
-    of trying every position.
-    """
-    by_first: dict[str, list[str]] = {}
-    for word in words:
-        by_first.setdefault(word[0], []).append(word[1:])
-    branches = []
-    for first, rests in sorted(by_first.items()):
-        rest = _trie_regex(rests) if any(rests) else ""
-        branches.append(re.escape(first) + (f"(?={rest})" if rest else ""))
-    return "|".join(branches)
-
-
-@functools.cache
-def _literal_finder(literals: tuple[str, ...], boundary: bool = False) -> _Finder:
-    """Regexes finding where one of ``literals`` starts (overlaps included).
-
-    With ``boundary``, occurrences of the literals that start with an ASCII character are
-    only reported at the start of the text or after a character that is not ``[a-z0-9]``:
-    for patterns whose every match starts (or holds its keyword) only there.
-    """
-    other = [w for w in literals if not w[0].isascii()]
-    ascii_first = [w for w in literals if w[0].isascii()]
-    if any(w[0].isspace() for w in literals):
-        raise ValueError("a literal starts with whitespace")
-    ascii_re = ascii_at = None
-    if ascii_first and boundary:
-        ascii_re = re.compile(f"[^a-z0-9](?={_trie_regex(ascii_first)})")
-        ascii_at = re.compile(_trie_regex(ascii_first))
-    elif ascii_first:
-        ascii_re = re.compile(_first_chars(ascii_first))
-    other_re = re.compile(_first_chars(other)) if other else None
-    return _Finder(other_re, ascii_re, ascii_at, boundary)
-
-
-def _starts(probe: str, finder: _Finder, start: int, end: int) -> list[int]:
-    """Sorted start offsets of the finder's words within ``probe[start:end]``."""
-    # endpos cuts the look-aheads off at ``end``, like str.find's end.
-    found = (
-        []
-        if finder.other is None
-        else [m.start() for m in finder.other.finditer(probe, start, end)]
-    )
-    if finder.ascii is None:
-        return found
-    if finder.boundary:
-        # The class consumes the character before the word: start one early.
-        more = [m.start() + 1 for m in finder.ascii.finditer(probe, max(0, start - 1), end)]
-        if start == 0 and finder.ascii_at is not None and finder.ascii_at.match(probe, 0, end):
-            more.insert(0, 0)
-    else:
-        more = [m.start() for m in finder.ascii.finditer(probe, start, end)]
-    return sorted(found + more) if found else more
-
-
-def _occurrences(
-    probe: str, literals: tuple[str, ...], start: int = 0, end: int = -1, boundary: bool = False
-) -> list[int]:
-    """Sorted start offsets of every occurrence of ``literals`` in ``probe[start:end]``.
-
-    ``boundary``: see :func:`_literal_finder` (only applied to many literals, where one
-    regex pass replaces a ``str.find`` loop).
-    """
-    if end < 0:
-        end = len(probe)
-    if len(literals) >= _TRIE_LITERALS:
-        return _starts(probe, _literal_finder(literals, boundary), start, end)
-    found: list[int] = []
-    for literal in literals:
-        index = probe.find(literal, start, end)
-        while index >= 0:
-            found.append(index)
-            index = probe.find(literal, index + 1, end)
-    if len(literals) > 1:
-        found = sorted(set(found))
-    return found
-
-
-def _count(probe: str, literals: tuple[str, ...], boundary: bool = False) -> int:
-    """How many candidate positions ``literals`` give in ``probe`` (for the density tests)."""
-    if len(literals) >= _TRIE_LITERALS:
-        return len(_occurrences(probe, literals, boundary=boundary))
-    return sum(probe.count(lit) for lit in literals)
-
-
-def _near_within(probe: str, plan: _Plan, start: int) -> bool:
+def _near_within(index: LiteralIndex, plan: _Plan, start: int) -> bool:
     """Whether a near literal of ``plan`` follows ``start`` close enough for a match.
 
     Within ``reach`` characters and, on collapsed text with ``gaps``, with at most ``gaps``
     spaces before it (every space there would be inside the match). The first near literal
     after ``start`` has the fewest, so it decides.
     """
-    reach = cast(int, plan.reach)
-    found = [i for lit in plan.near if (i := probe.find(lit, start, start + reach + len(lit))) >= 0]
-    if not found:
+    limit = start + cast(int, plan.reach)
+    nearest = -1
+    for literal in plan.near:
+        found = index.first(literal, start)
+        if 0 <= found <= limit and (nearest < 0 or found < nearest):
+            nearest = found
+    if nearest < 0:
         return False
-    return plan.gaps is None or probe.count(" ", start, min(found)) <= plan.gaps
+    return plan.gaps is None or index.probe.count(" ", start, nearest) <= plan.gaps
 
 
 def _gap_floor(probe: str, position: int, gaps: int | None, low: int = 0) -> int:
@@ -992,36 +897,36 @@ def _gap_floor(probe: str, position: int, gaps: int | None, low: int = 0) -> int
     return low + len(parts[0]) + 1  # just past the (gaps + 1)-th space from the end
 
 
-def _candidates(plan: _Plan, probe: str, heads: int | None, nears: int) -> Iterator[int]:
+def _candidates(plan: _Plan, index: LiteralIndex, heads: int, nears: int) -> Iterator[int]:
     """Start offsets at which a match of the planned pattern may begin, in increasing order.
 
-    ``heads`` and ``nears`` count the occurrences of the plan's literals (``heads`` is
-    ``None`` when it was not worth counting: the near literals are few).
+    ``heads`` and ``nears`` count the occurrences of the plan's literals.
     """
     if not plan.near:
-        yield from _occurrences(probe, plan.heads, boundary=plan.boundary)
+        yield from index.starts(plan.heads, boundary=plan.boundary)
         return
     longest = max(len(lit) for lit in plan.heads)
     if plan.reach is None:
-        last = max(probe.rfind(lit) for lit in plan.near)
-        found = _occurrences(probe, plan.heads, 0, last + longest, plan.boundary)
+        last = max(index.last(lit) for lit in plan.near)
+        found = index.starts(plan.heads, 0, last + longest, plan.boundary)
         yield from (s for s in found if s <= last)
         return
     reach = plan.reach
-    if heads is not None and heads <= nears:
-        for start in _occurrences(probe, plan.heads, boundary=plan.boundary):
-            if _near_within(probe, plan, start):
+    if heads <= nears:
+        for start in index.starts(plan.heads, boundary=plan.boundary):
+            if _near_within(index, plan, start):
                 yield start
         return
     # The near literals are the rarer ones: look for heads only in the stretch before each.
     done = 0
-    for position in _occurrences(probe, plan.near):
+    probe = index.probe
+    for position in index.starts(plan.near):
         low = _gap_floor(probe, position, plan.gaps, max(done, position - reach))
         if low > position:
             continue
         yield from (
             s
-            for s in _occurrences(probe, plan.heads, low, position + longest, plan.boundary)
+            for s in index.starts(plan.heads, low, position + longest, plan.boundary)
             if s <= position
         )
         done = position + 1
@@ -1097,14 +1002,20 @@ def _dense(candidates: int, length: int) -> bool:
 
 
 class _Texts:
-    """The folded text, its spaced variant and their lower-case probes, built on demand."""
+    """The folded text, its spaced variant, their lower-case probes and literal indexes.
+
+    Each is built on first use. The index of the spaced probe answers for the folded probe
+    too when both have the same length (every whitespace run was one character, now a
+    space): the literals looked up on the folded probe hold no whitespace, so they occur at
+    the same offsets in both.
+    """
 
     def __init__(self, folded: str) -> None:
         self.folded = folded
         self.probe = _lower_probe(folded)
         self._spaced: tuple[str, str] | None = None
-        #: Where the translated override's verbs start in the spaced probe, once known.
-        self.verb_starts: list[int] | None = None
+        self._index: LiteralIndex | None = None
+        self._spaced_index: LiteralIndex | None = None
 
     def set_spaced(self, text: str) -> None:
         """Record the collapsed text when it is known another way (see :class:`_Form`)."""
@@ -1116,6 +1027,21 @@ class _Texts:
             text = _collapse_whitespace(self.folded)
             self._spaced = (text, _lower_probe(text))
         return self._spaced
+
+    def index(self) -> LiteralIndex:
+        """Where the scanner's whitespace-free literals occur in :attr:`probe`."""
+        if self._index is None:
+            if len(self.spaced()[1]) == len(self.probe):
+                self._index = self.spaced_index()
+            else:
+                self._index = LiteralIndex(self.probe, _automaton())
+        return self._index
+
+    def spaced_index(self) -> LiteralIndex:
+        """Where the scanner's literals occur in the spaced probe."""
+        if self._spaced_index is None:
+            self._spaced_index = LiteralIndex(self.spaced()[1], _automaton())
+        return self._spaced_index
 
 
 #: The part every ``c2_network_connect`` match ends with (a literal start: a fast scan).
@@ -1161,7 +1087,7 @@ def _header_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
     text, probe = texts.folded, texts.probe
     if len(probe) != len(text):
         return pattern.regex.search(text) is not None
-    anchors = _occurrences(probe, _HEADER_NEAR)
+    anchors = texts.index().starts(_HEADER_NEAR)
     if _dense(len(anchors), len(probe)):
         return pattern.regex.search(text) is not None
     search, match = pattern.regex.search, pattern.regex.match
@@ -1190,179 +1116,84 @@ def _upload_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
     text, probe = texts.folded, texts.probe
     if len(probe) != len(text):
         return pattern.regex.search(text) is not None
-    search, match = _UPLOAD_WORD.search, pattern.regex.match
-    position = 0
-    while (word := search(probe, position)) is not None:
-        index = word.start()
-        if index > 0 and probe[index - 1] in _ALNUM:
-            position = index + 1  # glued to a letter or digit: not this one
-            continue
-        # One try per line, however many command words it holds. (A word overlapping the
-        # one found lies on the same line.)
-        line_end = text.find("\n", index)
-        if match(text, text.rfind("\n", 0, index) + 1) is not None:
-            return True
-        if line_end < 0:
-            return False
-        position = line_end
-    return False
-
-
-def _trie_regex(words: Iterable[str]) -> str:
-    """An alternation of ``words`` factored by common prefixes (``ig(?:nor(?:a|e)|...)``).
-
-    It matches the same strings as ``w1|w2|...`` but the engine tries one branch per distinct
-    first character instead of one per word, which makes a scan several times faster. At a
-    given start, the longest of the words that fit is matched. A space in a word matches any
-    whitespace run.
-    """
-    root: dict[str, dict[str, Any]] = {}
-    for word in words:
-        node = root
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}
-
-    def emit(node: dict[str, dict[str, Any]]) -> str:
-        branches = [
-            (r"\s+" if char == " " else re.escape(char)) + emit(child)
-            for char, child in sorted(node.items())
-            if char
-        ]
-        if not branches:
-            return ""
-        if "" in node:
-            return "(?:" + "|".join(branches) + ")?"
-        return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-
-    return emit(root)
+    line_starts = set()
+    for word in _UPLOAD_WORDS:
+        for start in texts.index().starts((word,), boundary=True):
+            end = start + len(word)
+            if end == len(probe) or probe[end] not in _ALNUM:
+                line_starts.add(text.rfind("\n", 0, start) + 1)
+    # One try per line, however many command words it holds.
+    match = pattern.regex.match
+    return any(match(text, start) is not None for start in sorted(line_starts))
 
 
 @functools.cache
-def _multilingual_finders() -> tuple[_Finder, _Finder, re.Pattern[str]]:
-    """Finders of where a translated override may start and of its verbs, and the verbs.
+def _multilingual_words() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The translated override's heads (verbs and qualifiers), verbs and nouns, folded.
 
-    The Russian and European branches start, and hold their verbs, only after a character
-    that is not ``[a-z0-9]`` (``(?<!\\w)``, ``(?<![a-z0-9])`` or a whitespace run); their
-    keywords start with ASCII or Cyrillic letters, the CJK ones with CJK, kana or Hangul.
-    So ASCII-led keywords are only looked for after such a character (see
-    :func:`_literal_finder`). Overlapping keywords ("以前" and "前面" in "以前面") are all
-    found.
+    A space in a keyword stands for a whitespace run: the pattern runs on collapsed text,
+    where every run is one space.
     """
-    plan = _plans()["prompt_injection_multilingual"]
-    verbs = tuple(dict.fromkeys(fold_keyword(w) for w in _CJK_VERBS + _RU_VERBS + _EU_VERBS))
-    return (
-        _literal_finder(plan.heads, boundary=True),
-        _literal_finder(verbs, boundary=True),
-        re.compile(_trie_regex(verbs)),
-    )
+    heads = _CJK_VERBS + _CJK_QUALIFIERS + _RU_VERBS + _RU_QUALIFIERS + _EU_VERBS + _EU_QUALIFIERS
+    verbs = _CJK_VERBS + _RU_VERBS + _EU_VERBS
+    nouns = _CJK_NOUNS + _RU_NOUNS + _EU_NOUNS
+
+    def folded(words: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(fold_keyword(w) for w in words))
+
+    return folded(heads), folded(verbs), folded(nouns)
 
 
 @functools.cache
-def _multilingual_nouns() -> _Finder:
-    """A finder of the translated override's nouns (the plan's near literals).
-
-    A noun never starts a match and always follows a whitespace run in the Russian and
-    European branches, so ASCII-led nouns are only looked for after a non-alphanumeric.
-    """
-    return _literal_finder(_plans()["prompt_injection_multilingual"].near, boundary=True)
+def _multilingual_sets() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """:func:`_multilingual_words` as sets (the index looks up only those present)."""
+    heads, verbs, nouns = _multilingual_words()
+    return frozenset(heads), frozenset(verbs), frozenset(nouns)
 
 
 @functools.cache
 def _multilingual_longest(verbs: bool = False) -> int:
     """The longest translated keyword (``verbs``: the longest verb)."""
-    if verbs:
-        return max(len(fold_keyword(w)) for w in _CJK_VERBS + _RU_VERBS + _EU_VERBS)
-    return max(len(h) for h in _plans()["prompt_injection_multilingual"].heads)
-
-
-def _mapped_starts(
-    probe: str,
-    finder: _Finder,
-    anchored: re.Pattern[str],
-    longest: int,
-    parent: list[int],
-    inserted: tuple[int, ...],
-) -> list[int]:
-    """Where ``finder``'s words start in ``probe``, from their starts in the parent's probe.
-
-    ``probe`` is the parent's probe with spaces inserted at ``inserted``. A word occurrence
-    that holds no inserted space and does not follow one is an occurrence in the parent
-    (shifted by the insertions before it); any other starts at most ``longest`` characters
-    before an insertion or right after it. Every such candidate is checked where it lies.
-    """
-    candidates = set()
-    shift = 0
-    cuts = [position - k for k, position in enumerate(inserted)]  # parent offsets
-    for start in parent:
-        while shift < len(cuts) and cuts[shift] <= start:
-            shift += 1
-        candidates.add(start + shift)
-    for position in inserted:
-        candidates.update(range(max(0, position - longest + 1), position + 2))
-    return sorted(
-        s for s in candidates if s < len(probe) and _starts_at(probe, finder, anchored, s)
-    )
-
-
-def _starts_at(probe: str, finder: _Finder, anchored: re.Pattern[str], start: int) -> bool:
-    """Whether one of the finder's words starts at ``start`` (as :func:`_starts` reports)."""
-    if anchored.match(probe, start) is None:
-        return False
-    if finder.boundary and probe[start].isascii() and start > 0:
-        return probe[start - 1] not in _ALNUM
-    return True
+    heads, verb_words, _ = _multilingual_words()
+    return max(len(w) for w in (verb_words if verbs else heads))
 
 
 def _multilingual_matches(
-    pattern: ThreatPattern,
-    texts: _Texts,
-    windows: list[tuple[int, int]] | None = None,
-    parent: _Texts | None = None,
-    inserted: tuple[int, ...] = (),
+    pattern: ThreatPattern, texts: _Texts, windows: list[tuple[int, int]] | None = None
 ) -> bool:
     """The translated override: keywords are only looked for in the stretch before a verb.
 
     Every match contains a verb and is at most :data:`_MULTILINGUAL_REACH` characters long
-    (on whitespace-collapsed text), so it starts at a keyword at most that far before a verb.
-    Every verb a match can hold starts at a hit (the finder reports every start, see
-    :func:`_multilingual_finders`), so a match starts in ``[hit.start() - reach, hit.end())``
-    for some hit. Keywords are looked for only there (each character at most once), and the
-    pattern is then matched at each keyword. When verbs or keywords are dense, one
+    (on whitespace-collapsed text), so it starts at a keyword at most that far before a
+    verb. The Russian and European branches start, and hold their keywords, only after a
+    character that is not ``[a-z0-9]`` (``(?<!\\w)``, ``(?<![a-z0-9])`` or a whitespace run),
+    so ASCII-led keywords glued to a letter or digit are no candidates. The pattern is
+    matched at each keyword start before a verb; when verbs or keywords are dense, one
     whole-text search replaces the per-start work.
 
     ``windows`` (``[low, high]`` ranges, see :func:`_matches_near`) limits the answer to
     matches starting in them: their verbs then lie in ``[low, high + reach]``.
     """
-    heads, verbs, verb_at = _multilingual_finders()
+    heads, verbs, nouns = _multilingual_sets()
     text, probe = texts.spaced()
     if len(probe) != len(text):
         return pattern.regex.search(text) is not None
+    index = texts.spaced_index()
     reach = _MULTILINGUAL_REACH
-    if windows is None:
-        verb_starts = texts.verb_starts = _starts(probe, verbs, 0, len(probe))
-    elif parent is not None and parent.verb_starts is not None:
-        longest_verb = _multilingual_longest(verbs=True)
-        every = _mapped_starts(probe, verbs, verb_at, longest_verb, parent.verb_starts, inserted)
-        verb_starts = [s for s in every if any(low <= s <= high + reach for low, high in windows)]
-    else:
-        verb_starts = sorted(
-            {s for low, high in windows for s in _starts(probe, verbs, low, high + reach)}
-        )
-    if not verb_starts:
+    hits = index.spans(verbs, boundary=True)
+    if windows is not None:
+        hits = [h for h in hits if any(low <= h[0] <= high + reach for low, high in windows)]
+    if not hits:
         return False
-    if _dense(len(verb_starts), len(probe)):
+    if _dense(len(hits), len(probe)):
         # Verbs everywhere: the windows cover the text, one regex pass in C is cheaper.
         return pattern.regex.search(text) is not None
-    # The longest verb at each start (a start found in a window may have a longer one).
-    hits = [(s, cast(re.Match[str], verb_at.match(probe, s)).end()) for s in verb_starts]
     # Every match also holds a noun, within ``reach`` of the verb it holds: none near any
-    # verb, no match (one scan of a few stretches, where the keyword search below is slow).
-    nouns = _multilingual_nouns()
+    # verb, no match.
     stretches = _windows(
         tuple(start for start, _ in hits), reach, reach + _multilingual_longest(True)
     )
-    if not any(_starts(probe, nouns, low, high + 1) for low, high in stretches):
+    if not any(index.starts(nouns, low, high + 1, True) for low, high in stretches):
         return False
     longest = _multilingual_longest()
     starts: list[int] = []
@@ -1370,8 +1201,8 @@ def _multilingual_matches(
     for verb_start, high in hits:
         low = max(done, verb_start - reach)
         if low < high:
-            # The look-ahead must see whole keywords: let it read past ``high``.
-            found = _starts(probe, heads, low, high + longest)
+            # Whole keywords only: let them run past ``high``.
+            found = index.starts(heads, low, high + longest, True)
             starts.extend(s for s in found if s < high)
             done = high
     if windows is not None:
@@ -1400,19 +1231,14 @@ def _pattern_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
         return pattern.regex.search(texts.folded) is not None
     if plan.lines:
         return _matches_lines(plan.heads[0], text, probe)
-    heads: int | None = None
-    nears = 0
-    if plan.near and plan.reach is not None:
-        nears = _count(probe, plan.near)
-        if _dense(nears, len(probe)):
-            heads = _count(probe, plan.heads, plan.boundary)
-            if _dense(min(heads, nears), len(probe)):
-                # Candidates everywhere: one regex pass in C beats visiting each from Python.
-                return pattern.regex.search(text) is not None
-    elif _dense(_count(probe, plan.heads, plan.boundary), len(probe)):
+    index = texts.spaced_index() if plan.spaced else texts.index()
+    heads = index.count(plan.heads)
+    nears = index.count(plan.near)
+    if _dense(min(heads, nears) if plan.near and plan.reach is not None else heads, len(probe)):
+        # Candidates everywhere: one regex pass in C beats visiting each from Python.
         return pattern.regex.search(text) is not None
     match = pattern.regex.match
-    return any(match(text, start) is not None for start in _candidates(plan, probe, heads, nears))
+    return any(match(text, start) is not None for start in _candidates(plan, index, heads, nears))
 
 
 #: How far the regex engine can read around a start position, for the patterns whose reads
@@ -1613,17 +1439,18 @@ def _matches_near(pattern: ThreatPattern, form: _Form, parent: _Form) -> bool:
     if sum(high - low + 1 for low, high in windows) > _WINDOW_SHARE * len(text):
         return _pattern_matches(pattern, form.texts)
     if pattern.id == "prompt_injection_multilingual":
-        return _multilingual_matches(pattern, form.texts, windows, parent.texts, inserted)
+        return _multilingual_matches(pattern, form.texts, windows)
     plan = _plans().get(pattern.id)
     if plan is not None and not plan.lines and len(probe) == len(text):
         # Every match starts at one of the plan's head literals: try those in the windows.
+        index = form.texts.spaced_index() if plan.spaced else form.texts.index()
         longest = max(len(lit) for lit in plan.heads)
         match = pattern.regex.match
         near = bool(plan.near) and plan.reach is not None
         for low, high in windows:
             end = min(len(probe), high + longest)
-            for start in _occurrences(probe, plan.heads, low, end, plan.boundary):
-                if start > high or (near and not _near_within(probe, plan, start)):
+            for start in index.starts(plan.heads, low, end, plan.boundary):
+                if start > high or (near and not _near_within(index, plan, start)):
                     continue
                 if match(text, start) is not None:
                     return True
@@ -1667,8 +1494,8 @@ def _iter_findings(text: str, scope: str) -> Iterator[tuple[str, str]]:
             if form.parent is not None:
                 passed = gated[form.parent]
             else:
-                contains = form.texts.probe.__contains__
-                passed = all(any(map(contains, group)) for group in required)
+                has_any = form.texts.index().has_any
+                passed = all(has_any(group) for group in required)
             gated.append(passed)
             if not passed:
                 continue

@@ -1,0 +1,137 @@
+"""Where the threat scanner's keywords occur in a text: one Aho–Corasick pass per text.
+
+The scanner decides most patterns from where their keywords are (a pattern whose keywords
+are absent cannot match; the others are tried only at their keywords). Looking each keyword
+up with ``str.find`` reads the whole text once per keyword — about a hundred passes over a
+2 KB note. :class:`LiteralIndex` reads it once, with ``pyahocorasick``'s automaton (C), and
+answers every later question from the positions it recorded.
+
+Literals are matched exactly: a space in a literal matches one space, so literals holding
+whitespace are only looked up in whitespace-collapsed text (the scanner checks that).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Iterator
+from typing import Final, Protocol
+
+__all__ = ["Automaton", "LiteralIndex", "build_automaton"]
+
+#: What ``[a-z0-9]`` matches (in a lower-case probe).
+_ALNUM: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+
+
+class Automaton(Protocol):
+    """The part of ``ahocorasick.Automaton`` used here (the package ships no types)."""
+
+    def iter(self, text: str) -> Iterator[tuple[int, str]]: ...
+
+
+def build_automaton(literals: Iterable[str]) -> Automaton:
+    """An automaton reporting every occurrence of ``literals`` (each literal is its value)."""
+    import ahocorasick  # type: ignore[import-not-found]  # a C module without stubs
+
+    automaton = ahocorasick.Automaton()
+    for literal in literals:
+        if not literal:
+            raise ValueError("an empty literal would match everywhere")
+        automaton.add_word(literal, literal)
+    automaton.make_automaton()
+    result: Automaton = automaton
+    return result
+
+
+class LiteralIndex:
+    """The start offsets of every occurrence (overlaps included) of each literal in a probe.
+
+    Built by one pass of an :class:`Automaton` over ``probe``; literals the automaton does not
+    know are reported absent, so every literal asked about must be in it.
+    """
+
+    __slots__ = ("_at", "probe")
+
+    def __init__(self, probe: str, automaton: Automaton) -> None:
+        self.probe = probe
+        at: dict[str, list[int]] = {}
+        for end, literal in automaton.iter(probe):
+            start = end - len(literal) + 1
+            found = at.get(literal)
+            if found is None:
+                at[literal] = [start]
+            else:
+                found.append(start)  # the automaton reports ends in increasing order
+        self._at = at
+
+    def _present(self, literals: Iterable[str]) -> Iterable[str]:
+        """Those of ``literals`` that occur (a large set is intersected from the other side)."""
+        at = self._at
+        if isinstance(literals, frozenset | set) and len(literals) > len(at):
+            return [literal for literal in at if literal in literals]
+        return [literal for literal in literals if literal in at]
+
+    def has(self, literal: str) -> bool:
+        """Whether ``literal`` occurs in the probe."""
+        return literal in self._at
+
+    def has_any(self, literals: Iterable[str]) -> bool:
+        """Whether one of ``literals`` occurs in the probe."""
+        at = self._at
+        return any(literal in at for literal in literals)
+
+    def count(self, literals: Iterable[str]) -> int:
+        """How many occurrences ``literals`` have (overlapping ones counted)."""
+        at = self._at
+        return sum(len(at[literal]) for literal in self._present(literals))
+
+    def first(self, literal: str, start: int) -> int:
+        """The first occurrence of ``literal`` starting at ``start`` or later, or ``-1``."""
+        found = self._at.get(literal)
+        if found is None:
+            return -1
+        index = bisect.bisect_left(found, start)
+        return found[index] if index < len(found) else -1
+
+    def last(self, literal: str) -> int:
+        """The start of the last occurrence of ``literal``, or ``-1``."""
+        found = self._at.get(literal)
+        return found[-1] if found else -1
+
+    def starts(
+        self, literals: Iterable[str], start: int = 0, end: int = -1, boundary: bool = False
+    ) -> list[int]:
+        """Sorted distinct starts of the occurrences lying wholly in ``probe[start:end]``.
+
+        With ``boundary``, an occurrence of a literal that begins with an ASCII character is
+        left out when it follows an ASCII letter or digit (``[a-z0-9]`` in the probe).
+        """
+        at = self._at
+        probe = self.probe
+        if end < 0:
+            end = len(probe)
+        found: list[int] = []
+        for literal in self._present(literals):
+            positions = at[literal]
+            low = bisect.bisect_left(positions, start) if start else 0
+            high = bisect.bisect_right(positions, end - len(literal))
+            if low >= high:
+                continue
+            chosen = positions[low:high]
+            if boundary and literal[0].isascii():
+                chosen = [s for s in chosen if s == 0 or probe[s - 1] not in _ALNUM]
+            found.extend(chosen)
+        if len(found) > 1:
+            found = sorted(set(found))
+        return found
+
+    def spans(
+        self, literals: Iterable[str], start: int = 0, end: int = -1, boundary: bool = False
+    ) -> list[tuple[int, int]]:
+        """``(start, end)`` of the longest occurrence at each start :meth:`starts` reports."""
+        longest: dict[int, int] = {}
+        for literal in self._present(literals):
+            size = len(literal)
+            for position in self.starts((literal,), start, end, boundary):
+                if longest.get(position, 0) < position + size:
+                    longest[position] = position + size
+        return sorted(longest.items())
