@@ -221,17 +221,18 @@ def load_baseline(rev: str) -> ModuleType:
     """The threat scanner of git revision ``rev``, importable next to the current one."""
     root = Path(__file__).resolve().parents[1]
     folder = Path(tempfile.mkdtemp(prefix="threats-baseline-"))
-    for name in ("_normalize", "threats"):
+    for name in ("_normalize", "_literals", "threats"):
         path = f"{rev}:packages/hermes-memory-core/src/hermes_memory_core/{name}.py"
-        source = subprocess.run(
-            ["git", "show", path], cwd=root, capture_output=True, text=True, check=True
-        ).stdout
-        source = source.replace(
-            "from hermes_memory_core._normalize import", "from baseline_normalize import"
-        )
-        (folder / f"baseline{name if name.startswith('_') else '_' + name}.py").write_text(
-            source, encoding="utf-8"
-        )
+        shown = subprocess.run(["git", "show", path], cwd=root, capture_output=True, text=True)
+        if shown.returncode != 0:
+            continue  # a module that revision did not have
+        source = shown.stdout
+        for module in ("_normalize", "_literals"):
+            source = source.replace(
+                f"from hermes_memory_core.{module} import", f"from baseline{module} import"
+            )
+        target = f"baseline{name}.py" if name.startswith("_") else f"baseline_{name}.py"
+        (folder / target).write_text(source, encoding="utf-8")
     sys.path.insert(0, str(folder))
     module = importlib.import_module("baseline_threats")
     module.scan_for_threats("warm-up ignоre", "strict")

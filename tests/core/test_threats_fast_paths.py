@@ -492,13 +492,22 @@ def test_index_reports_every_start(probe: str, boundary: bool, cut: tuple[int, i
         and not (boundary and probe[i].isascii() and i > 0 and probe[i - 1] in _ALNUM)
     ]
     assert index.starts(_WORDS, start, end, boundary) == expected
-    spans = index.spans(_WORDS, start, end, boundary)
-    assert [s for s, _ in spans] == expected
+    spans = index.spans(_WORDS, boundary=boundary)
+    everywhere = [
+        i
+        for i in range(len(probe))
+        if any(probe.startswith(w, i) for w in _WORDS)
+        and not (boundary and probe[i].isascii() and i > 0 and probe[i - 1] in _ALNUM)
+    ]
+    assert [s for s, _ in spans] == everywhere
     for s, stop in spans:
-        assert stop == s + max(len(w) for w in _WORDS if fits(w, s))
+        assert stop == s + max(len(w) for w in _WORDS if probe.startswith(w, s))
     for word in _WORDS:
         assert index.has(word) == (word in probe)
         assert index.count((word,)) == sum(probe.startswith(word, i) for i in range(len(probe)))
+        assert index.starts((word,), start, end) == [
+            i for i in range(start, end) if probe.startswith(word, i) and i + len(word) <= end
+        ]
         assert index.first(word, start) == probe.find(word, start)
         assert index.last(word) == probe.rfind(word)
 

@@ -24,6 +24,7 @@ scope). The pattern only applies from the ``context`` scope upwards.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Callable, Iterator
@@ -897,39 +898,34 @@ def _gap_floor(probe: str, position: int, gaps: int | None, low: int = 0) -> int
     return low + len(parts[0]) + 1  # just past the (gaps + 1)-th space from the end
 
 
-def _candidates(plan: _Plan, index: LiteralIndex, heads: int, nears: int) -> Iterator[int]:
+@functools.cache
+def _widest(literals: tuple[str, ...]) -> int:
+    """The length of the longest of ``literals``."""
+    return max(map(len, literals))
+
+
+def _candidates(plan: _Plan, index: LiteralIndex, heads: list[int]) -> list[int]:
     """Start offsets at which a match of the planned pattern may begin, in increasing order.
 
-    ``heads`` and ``nears`` count the occurrences of the plan's literals.
+    ``heads``: where the plan's head literals start (every match starts at one of them).
     """
-    if not plan.near:
-        yield from index.starts(plan.heads, boundary=plan.boundary)
-        return
-    longest = max(len(lit) for lit in plan.heads)
+    if not plan.near or not heads:
+        return heads
     if plan.reach is None:
         last = max(index.last(lit) for lit in plan.near)
-        found = index.starts(plan.heads, 0, last + longest, plan.boundary)
-        yield from (s for s in found if s <= last)
-        return
-    reach = plan.reach
-    if heads <= nears:
-        for start in index.starts(plan.heads, boundary=plan.boundary):
-            if _near_within(index, plan, start):
-                yield start
-        return
-    # The near literals are the rarer ones: look for heads only in the stretch before each.
+        return heads[: bisect.bisect_right(heads, last)]
+    if len(heads) <= index.count(plan.near):
+        return [start for start in heads if _near_within(index, plan, start)]
+    # The near literals are the rarer ones: keep the heads in the stretch before each.
+    found: list[int] = []
     done = 0
     probe = index.probe
     for position in index.starts(plan.near):
-        low = _gap_floor(probe, position, plan.gaps, max(done, position - reach))
-        if low > position:
-            continue
-        yield from (
-            s
-            for s in index.starts(plan.heads, low, position + longest, plan.boundary)
-            if s <= position
-        )
+        low = _gap_floor(probe, position, plan.gaps, max(done, position - plan.reach))
+        if low <= position:
+            found += heads[bisect.bisect_left(heads, low) : bisect.bisect_right(heads, position)]
         done = position + 1
+    return found
 
 
 def _matches_lines(word: str, folded: str, probe: str) -> bool:
@@ -1232,13 +1228,14 @@ def _pattern_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
     if plan.lines:
         return _matches_lines(plan.heads[0], text, probe)
     index = texts.spaced_index() if plan.spaced else texts.index()
-    heads = index.count(plan.heads)
-    nears = index.count(plan.near)
-    if _dense(min(heads, nears) if plan.near and plan.reach is not None else heads, len(probe)):
+    heads = index.starts(plan.heads, boundary=plan.boundary)
+    if _dense(len(heads), len(probe)) and (
+        not plan.near or plan.reach is None or _dense(index.count(plan.near), len(probe))
+    ):
         # Candidates everywhere: one regex pass in C beats visiting each from Python.
         return pattern.regex.search(text) is not None
     match = pattern.regex.match
-    return any(match(text, start) is not None for start in _candidates(plan, index, heads, nears))
+    return any(match(text, start) is not None for start in _candidates(plan, index, heads))
 
 
 #: How far the regex engine can read around a start position, for the patterns whose reads
@@ -1444,7 +1441,7 @@ def _matches_near(pattern: ThreatPattern, form: _Form, parent: _Form) -> bool:
     if plan is not None and not plan.lines and len(probe) == len(text):
         # Every match starts at one of the plan's head literals: try those in the windows.
         index = form.texts.spaced_index() if plan.spaced else form.texts.index()
-        longest = max(len(lit) for lit in plan.heads)
+        longest = _widest(plan.heads)
         match = pattern.regex.match
         near = bool(plan.near) and plan.reach is not None
         for low, high in windows:
