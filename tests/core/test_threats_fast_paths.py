@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_memory_core import _normalize, threats
-from hermes_memory_core._literals import LiteralIndex, build_automaton
+from hermes_memory_core._literals import Keywords, LiteralIndex
 from hermes_memory_core._normalize import matching_forms, matching_readings
 from hermes_memory_core.threats import scan_for_threats
 
@@ -469,7 +469,7 @@ _PROBES = st.lists(
 
 
 def _index(probe: str, words: tuple[str, ...] = _WORDS) -> LiteralIndex:
-    return LiteralIndex(probe, build_automaton(words))
+    return Keywords(words).index(probe)
 
 
 @settings(max_examples=300, deadline=None, derandomize=True, database=None)
@@ -512,9 +512,36 @@ def test_index_reports_every_start(probe: str, boundary: bool, cut: tuple[int, i
         assert index.last(word) == probe.rfind(word)
 
 
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(parent=_PROBES, cuts=st.lists(st.integers(0, 60), max_size=4))
+def test_an_index_with_spaces_equals_a_fresh_one(parent: str, cuts: list[int]) -> None:
+    cuts = sorted(min(c, len(parent)) for c in cuts)
+    probe, inserted = parent, []
+    for k, cut in enumerate(cuts):
+        probe = probe[: cut + k] + " " + probe[cut + k :]
+        inserted.append(cut + k)
+    mapped = _index(parent).with_spaces(probe, tuple(inserted))
+    fresh = _index(probe)
+    assert mapped is not None
+    for word in _WORDS:
+        assert mapped.starts((word,)) == fresh.starts((word,)), word
+    assert mapped.spans(_WORDS, boundary=True) == fresh.spans(_WORDS, boundary=True)
+    # Not that relation: no index.
+    assert _index(parent).with_spaces(probe + "x", tuple(inserted)) is None
+    if inserted:
+        assert _index(parent).with_spaces(probe.replace(" ", "_"), tuple(inserted)) is None
+
+
+def test_an_inserted_space_completes_a_literal_with_a_space() -> None:
+    mapped = _index("heo6 x heo6").with_spaces("he o6 x he o6", (2, 10))
+    assert mapped is not None
+    assert mapped.starts(("he o6",)) == [0, 8]
+    assert mapped.starts(("o6",)) == []  # "o6" is not one of the literals
+
+
 def test_an_empty_literal_is_refused() -> None:
     with pytest.raises(ValueError, match="empty literal"):
-        build_automaton(["a", ""])
+        Keywords(["a", ""])
 
 
 def test_literals_looked_up_on_uncollapsed_text_hold_no_whitespace() -> None:

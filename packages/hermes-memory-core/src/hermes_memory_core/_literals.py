@@ -16,52 +16,104 @@ import bisect
 from collections.abc import Iterable, Iterator
 from typing import Final, Protocol
 
-__all__ = ["Automaton", "LiteralIndex", "build_automaton"]
+__all__ = ["Keywords", "LiteralIndex"]
 
 #: What ``[a-z0-9]`` matches (in a lower-case probe).
 _ALNUM: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
-class Automaton(Protocol):
+class _Automaton(Protocol):
     """The part of ``ahocorasick.Automaton`` used here (the package ships no types)."""
 
     def iter(self, text: str) -> Iterator[tuple[int, str]]: ...
 
 
-def build_automaton(literals: Iterable[str]) -> Automaton:
-    """An automaton reporting every occurrence of ``literals`` (each literal is its value)."""
-    import ahocorasick  # type: ignore[import-not-found]  # a C module without stubs
+class Keywords:
+    """A fixed set of literals, compiled once for :class:`LiteralIndex`."""
 
-    automaton = ahocorasick.Automaton()
-    for literal in literals:
-        if not literal:
-            raise ValueError("an empty literal would match everywhere")
-        automaton.add_word(literal, literal)
-    automaton.make_automaton()
-    result: Automaton = automaton
-    return result
+    def __init__(self, literals: Iterable[str]) -> None:
+        import ahocorasick  # type: ignore[import-not-found]  # a C module without stubs
 
+        automaton = ahocorasick.Automaton()
+        with_space = []
+        for literal in dict.fromkeys(literals):
+            if not literal:
+                raise ValueError("an empty literal would match everywhere")
+            automaton.add_word(literal, literal)
+            if " " in literal:
+                with_space.append((literal, [i for i, c in enumerate(literal) if c == " "]))
+        automaton.make_automaton()
+        self.automaton: _Automaton = automaton
+        #: The literals holding a space, with the offsets of their spaces.
+        self.with_space: tuple[tuple[str, list[int]], ...] = tuple(with_space)
 
-class LiteralIndex:
-    """The start offsets of every occurrence (overlaps included) of each literal in a probe.
-
-    Built by one pass of an :class:`Automaton` over ``probe``; literals the automaton does not
-    know are reported absent, so every literal asked about must be in it.
-    """
-
-    __slots__ = ("_at", "probe")
-
-    def __init__(self, probe: str, automaton: Automaton) -> None:
-        self.probe = probe
+    def index(self, probe: str) -> LiteralIndex:
+        """Where these literals occur in ``probe`` (one pass of the automaton)."""
         at: dict[str, list[int]] = {}
-        for end, literal in automaton.iter(probe):
+        for end, literal in self.automaton.iter(probe):
             start = end - len(literal) + 1
             found = at.get(literal)
             if found is None:
                 at[literal] = [start]
             else:
                 found.append(start)  # the automaton reports ends in increasing order
+        return LiteralIndex(probe, self, at)
+
+
+class LiteralIndex:
+    """The start offsets of every occurrence (overlaps included) of each literal in a probe.
+
+    Made by :meth:`Keywords.index`; literals not among the keywords are reported absent, so
+    every literal asked about must be one of them.
+    """
+
+    __slots__ = ("_at", "_keywords", "probe")
+
+    def __init__(self, probe: str, keywords: Keywords, at: dict[str, list[int]]) -> None:
+        self.probe = probe
+        self._keywords = keywords
         self._at = at
+
+    def with_spaces(self, probe: str, inserted: tuple[int, ...]) -> LiteralIndex | None:
+        """The index of ``probe`` if it is this probe with a space inserted at each offset.
+
+        ``inserted``: increasing offsets in ``probe``. An occurrence there that holds none
+        of the inserted spaces is an occurrence here, shifted by the insertions before it;
+        an occurrence here that an insertion falls inside is gone; a new one must hold an
+        inserted space, so only literals with a space can gain one, and each is checked
+        where it would lie. ``None`` when ``probe`` is not this probe with those spaces.
+        """
+        cuts = [position - k for k, position in enumerate(inserted)]  # offsets here
+        old = self.probe
+        pieces = []
+        previous = 0
+        for cut in cuts:
+            pieces += (old[previous:cut], " ")
+            previous = cut
+        pieces.append(old[previous:])
+        if "".join(pieces) != probe:
+            return None
+        at: dict[str, list[int]] = {}
+        for literal, positions in self._at.items():
+            size = len(literal)
+            moved = []
+            for position in positions:
+                shift = bisect.bisect_right(cuts, position)
+                if shift < len(cuts) and cuts[shift] < position + size:
+                    continue  # a space was inserted inside this occurrence
+                moved.append(position + shift)
+            if moved:
+                at[literal] = moved
+        for literal, spaces in self._keywords.with_space:
+            gained = {
+                start
+                for position in inserted
+                for offset in spaces
+                if (start := position - offset) >= 0 and probe.startswith(literal, start)
+            }
+            if gained:
+                at[literal] = sorted(gained.union(at.get(literal, ())))
+        return LiteralIndex(probe, self._keywords, at)
 
     def _present(self, literals: Iterable[str]) -> Iterable[str]:
         """Those of ``literals`` that occur (a large set is intersected from the other side)."""

@@ -30,7 +30,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Final, Literal, NamedTuple, cast
 
-from hermes_memory_core._literals import Automaton, LiteralIndex, build_automaton
+from hermes_memory_core._literals import Keywords, LiteralIndex
 from hermes_memory_core._normalize import (
     PRINTABLE_TAG_RE,
     TAG_PAYLOAD_RE,
@@ -831,14 +831,14 @@ def _required() -> dict[str, tuple[tuple[str, ...], ...]]:
 
 
 @functools.cache
-def _automaton() -> Automaton:
-    """One automaton for every literal the scanner looks up (see :class:`_Texts`)."""
+def _keywords() -> Keywords:
+    """Every literal the scanner looks up (see :class:`_Texts`)."""
     heads, verbs, nouns = _multilingual_words()
     literals = {lit for groups in _required().values() for group in groups for lit in group}
     for plan in _PLANS.values():
         literals.update(plan.heads, plan.near)
     literals.update(_HEADER_NEAR, _UPLOAD_WORDS, heads, verbs, nouns)
-    return build_automaton(sorted(literals))
+    return Keywords(sorted(literals))
 
 
 _SCOPE_RANK: Final[dict[str, int]] = {name: rank for rank, name in enumerate(SCOPES)}
@@ -1012,11 +1012,24 @@ class _Texts:
         self._spaced: tuple[str, str] | None = None
         self._index: LiteralIndex | None = None
         self._spaced_index: LiteralIndex | None = None
+        #: The texts these are with spaces inserted (see :class:`_Form`), and where: in the
+        #: folded text, and in the collapsed one once known.
+        self._parent: _Texts | None = None
+        self._inserted: tuple[int, ...] = ()
+        self._spaced_inserted: tuple[int, ...] | None = None
 
-    def set_spaced(self, text: str) -> None:
-        """Record the collapsed text when it is known another way (see :class:`_Form`)."""
+    def derive_from(self, parent: _Texts, inserted: tuple[int, ...]) -> None:
+        """Record that these texts are ``parent``'s with spaces inserted at ``inserted``."""
+        self._parent, self._inserted = parent, inserted
+
+    def set_spaced(self, text: str, inserted: tuple[int, ...] | None = None) -> None:
+        """Record the collapsed text when it is known another way (see :class:`_Form`).
+
+        ``inserted``: where it has spaces inserted into the parent's collapsed text.
+        """
         if self._spaced is None:
             self._spaced = (text, _lower_probe(text))
+            self._spaced_inserted = inserted
 
     def spaced(self) -> tuple[str, str]:
         if self._spaced is None:
@@ -1030,14 +1043,27 @@ class _Texts:
             if len(self.spaced()[1]) == len(self.probe):
                 self._index = self.spaced_index()
             else:
-                self._index = LiteralIndex(self.probe, _automaton())
+                self._index = self._derived(False) or _keywords().index(self.probe)
         return self._index
 
     def spaced_index(self) -> LiteralIndex:
         """Where the scanner's literals occur in the spaced probe."""
         if self._spaced_index is None:
-            self._spaced_index = LiteralIndex(self.spaced()[1], _automaton())
+            probe = self.spaced()[1]
+            self._spaced_index = self._derived(True) or _keywords().index(probe)
         return self._spaced_index
+
+    def _derived(self, spaced: bool) -> LiteralIndex | None:
+        """The index mapped from the parent's (one automaton pass fewer), if the relation holds."""
+        parent = self._parent
+        if parent is None:
+            return None
+        if spaced:
+            inserted = self._spaced_inserted
+            if inserted is None:
+                return None
+            return parent.spaced_index().with_spaces(self.spaced()[1], inserted)
+        return parent.index().with_spaces(self.probe, self._inserted)
 
 
 #: The part every ``c2_network_connect`` match ends with (a literal start: a fast scan).
@@ -1363,6 +1389,24 @@ class _Form:
             return self._spaced_inserted
         self._spaced_known = True
         folded = self.texts.folded
+        parent_spaced = parent.spaced()[0]
+        if len(parent_spaced) == len(parent.folded) and not any(
+            folded[position - 1 : position].isspace()
+            or folded[position + 1 : position + 2].isspace()
+            for position in self.inserted
+        ):
+            # Every whitespace run of the parent is one character, and so is every run
+            # here (no insertion touches whitespace): collapsing only turns each whitespace
+            # character into a space, so it commutes with inserting the spaces.
+            pieces = []
+            previous = 0
+            for k, position in enumerate(self.inserted):
+                pieces += (parent_spaced[previous : position - k], " ")
+                previous = position - k
+            pieces.append(parent_spaced[previous:])
+            self._spaced_inserted = self.inserted
+            self.texts.set_spaced("".join(pieces), self.inserted)
+            return self._spaced_inserted
         if _STAND_IN in folded:
             return None
         pieces: list[str] = []
@@ -1381,13 +1425,13 @@ class _Form:
         marked = _collapse_whitespace("".join(pieces))
         if marked.replace(_STAND_IN, "") != parent.spaced()[0]:
             return None
-        self.texts.set_spaced(marked.replace(_STAND_IN, " "))
         found: list[int] = []
         position = marked.find(_STAND_IN)
         while position >= 0:
             found.append(position)
             position = marked.find(_STAND_IN, position + 1)
         self._spaced_inserted = tuple(found)
+        self.texts.set_spaced(marked.replace(_STAND_IN, " "), self._spaced_inserted)
         return self._spaced_inserted
 
 
@@ -1416,13 +1460,14 @@ def _matches_near(pattern: ThreatPattern, form: _Form, parent: _Form) -> bool:
     Only the starts near an insertion are tried (see :class:`_Form`); patterns whose reads
     are unbounded, and windows covering much of the text, take the whole-text matcher.
     """
+    spaced_inserted = form.spaced_inserted(parent.texts)  # first: the texts reuse it
     extent = _EXTENTS.get(pattern.id)
     if extent is None or len(form.inserted) * _INSERTION_SPACING > len(form.texts.folded):
         # Unbounded reads, or insertions so dense that windows would cover the text anyway
         # (and working per insertion from Python would cost more than one whole scan).
         return _pattern_matches(pattern, form.texts)
     if _runs_spaced(pattern.id):
-        inserted = form.spaced_inserted(parent.texts)
+        inserted = spaced_inserted
         text, probe = form.texts.spaced()
     else:
         inserted = form.inserted
@@ -1476,6 +1521,9 @@ def _iter_findings(text: str, scope: str) -> Iterator[tuple[str, str]]:
             if len(seen) == len(INVISIBLE_CHARS):
                 break
     forms = [_Form(reading) for reading in matching_readings(text)]
+    for form in forms:
+        if form.parent is not None:
+            form.texts.derive_from(forms[form.parent].texts, form.inserted)
     for pattern in patterns:
         if pattern.id in _RAW_IDS:
             if _RAW_GATES[pattern.id](text) and pattern.regex.search(text) is not None:
