@@ -85,7 +85,7 @@ class LiteralIndex:
         """
         cuts = [position - k for k, position in enumerate(inserted)]  # offsets here
         old = self.probe
-        pieces = []
+        pieces: list[str] = []
         previous = 0
         for cut in cuts:
             pieces += (old[previous:cut], " ")

@@ -1398,14 +1398,14 @@ class _Form:
             # Every whitespace run of the parent is one character, and so is every run
             # here (no insertion touches whitespace): collapsing only turns each whitespace
             # character into a space, so it commutes with inserting the spaces.
-            pieces = []
+            parts: list[str] = []
             previous = 0
             for k, position in enumerate(self.inserted):
-                pieces += (parent_spaced[previous : position - k], " ")
+                parts += (parent_spaced[previous : position - k], " ")
                 previous = position - k
-            pieces.append(parent_spaced[previous:])
+            parts.append(parent_spaced[previous:])
             self._spaced_inserted = self.inserted
-            self.texts.set_spaced("".join(pieces), self.inserted)
+            self.texts.set_spaced("".join(parts), self.inserted)
             return self._spaced_inserted
         if _STAND_IN in folded:
             return None
