@@ -115,7 +115,7 @@ class LiteralIndex:
                 at[literal] = sorted(gained.union(at.get(literal, ())))
         return LiteralIndex(probe, self._keywords, at)
 
-    def _present(self, literals: Iterable[str]) -> Iterable[str]:
+    def present(self, literals: Iterable[str]) -> list[str]:
         """Those of ``literals`` that occur (a large set is intersected from the other side)."""
         at = self._at
         if isinstance(literals, frozenset | set) and len(literals) > len(at):
@@ -134,7 +134,7 @@ class LiteralIndex:
     def count(self, literals: Iterable[str]) -> int:
         """How many occurrences ``literals`` have (overlapping ones counted)."""
         at = self._at
-        return sum(len(at[literal]) for literal in self._present(literals))
+        return sum(len(at[literal]) for literal in self.present(literals))
 
     def first(self, literal: str, start: int) -> int:
         """The first occurrence of ``literal`` starting at ``start`` or later, or ``-1``."""
@@ -162,7 +162,7 @@ class LiteralIndex:
         if end < 0:
             end = len(probe)
         found: list[int] = []
-        for literal in self._present(literals):
+        for literal in self.present(literals):
             positions = at[literal]
             low = bisect.bisect_left(positions, start) if start else 0
             high = bisect.bisect_right(positions, end - len(literal))
@@ -176,14 +176,16 @@ class LiteralIndex:
             found = sorted(set(found))
         return found
 
-    def spans(
-        self, literals: Iterable[str], start: int = 0, end: int = -1, boundary: bool = False
-    ) -> list[tuple[int, int]]:
+    def spans(self, literals: Iterable[str], boundary: bool = False) -> list[tuple[int, int]]:
         """``(start, end)`` of the longest occurrence at each start :meth:`starts` reports."""
+        probe = self.probe
         longest: dict[int, int] = {}
-        for literal in self._present(literals):
+        for literal in self.present(literals):
             size = len(literal)
-            for position in self.starts((literal,), start, end, boundary):
-                if longest.get(position, 0) < position + size:
-                    longest[position] = position + size
+            glued = boundary and literal[0].isascii()
+            for start in self._at[literal]:
+                if glued and start and probe[start - 1] in _ALNUM:
+                    continue
+                if longest.get(start, 0) < start + size:
+                    longest[start] = start + size
         return sorted(longest.items())

@@ -737,12 +737,16 @@ _PLANS: Final[dict[str, _Plan]] = {
     "anti_forensic_oneliner": _Plan(("you", "only"), ("liner",)),
     "fake_tool_result": _Plan(("<", "[", '"', "'"), ("tool", "function", "ipython"), 280),
     "exfil_url_template": _Plan(("![", "<img", "http"), ("//",), 1603),
+    # The near literals end every match; they hold a space, so they are only looked up
+    # in the collapsed text (spaced plan), where a whitespace run is one space.
     "send_to_url": _Plan(
         (
             *("send", "post", "upload", "transmit", "forward", "exfiltrate", "leak", "e-mail"),
             *("email", "submit"),
         ),
-        ("://",),
+        (" to http", " at http", " to ftp", " at ftp"),
+        1093,
+        spaced=True,
     ),
 }
 
@@ -774,6 +778,7 @@ _GAPS: Final[dict[str, int]] = {
     "ssh_access": 10,
     "hardcoded_secret": 2,
     "forced_action": 14,
+    "send_to_url": 20,
 }
 
 #: Longest match of ``prompt_injection_multilingual`` (checked by the tests).
@@ -1138,9 +1143,10 @@ def _upload_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
     text, probe = texts.folded, texts.probe
     if len(probe) != len(text):
         return pattern.regex.search(text) is not None
+    index = texts.index()
     line_starts = set()
-    for word in _UPLOAD_WORDS:
-        for start in texts.index().starts((word,), boundary=True):
+    for word in index.present(_UPLOAD_WORDS):
+        for start in index.starts((word,), boundary=True):
             end = start + len(word)
             if end == len(probe) or probe[end] not in _ALNUM:
                 line_starts.add(text.rfind("\n", 0, start) + 1)
@@ -1305,6 +1311,7 @@ _EXTENTS: Final[dict[str, tuple[int, int]]] = {
     "agent_config_mod": (675, 1),
     "hermes_config_mod": (681, 1),
     "hardcoded_secret": (32, 0),
+    "send_to_url": (1095, 1),
 }
 #: For the patterns run on whitespace-collapsed text: the most spaces the regex engine can
 #: read from a start before it reads a given character (each is consumed by a node that can
@@ -1338,6 +1345,7 @@ _READ_SPACES: Final[dict[str, int]] = {
     "agent_config_mod": 10,
     "hermes_config_mod": 10,
     "hardcoded_secret": 2,
+    "send_to_url": 20,
 }
 #: Added to both sides of an extent: reading the character just past the last one consumed,
 #: and ``\b``/``$`` testing the position after it.
