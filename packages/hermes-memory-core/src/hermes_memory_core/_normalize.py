@@ -60,7 +60,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 #: Default_Ignorable_Code_Point (Unicode DerivedCoreProperties) plus the other format (Cf)
-#: characters, as regex class ranges. tests/core/test_threats_normalize.py checks that every
+#: characters, as regex class ranges. tests/core/test_threats_obfuscation.py checks that every
 #: Cf code point of this Python's Unicode database is covered.
 _IGNORABLE_RANGES: Final[tuple[tuple[int, int], ...]] = (
     (0x00AD, 0x00AD),  # soft hyphen
@@ -476,25 +476,71 @@ def _run_regexes(present: frozenset[str]) -> tuple[re.Pattern[str], re.Pattern[s
     return re.compile(cls + "+"), re.compile(r"(?<=\S)" + cls + r"+(?=\S)")
 
 
-def _spaced_readings(
-    text: str, runs: re.Pattern[str], removed: list[str], chars: set[str], skeleton: _Skeleton
-) -> list[Reading]:
-    """The readings of ``text`` with every ignorable run read as a space.
+def _remove_runs(text: str, present: Iterable[str]) -> str:
+    """``text`` without the ``present`` characters (one ``str.replace`` each: a fast pass)."""
+    for char in present:
+        text = text.replace(char, "")
+    return text
 
-    The runs are first replaced by :data:`_SPACE_STAND_IN` and the steps run on that; the
-    stand-in is then turned into a space. That is the same form as running the steps on the
-    text with spaces: like a space, the stand-in is a starter that no normalisation composes,
-    decomposes, reorders, folds or maps (the skeleton table never holds it). Where the
-    stand-ins, deleted, give the removed reading exactly, the reading records that relation
-    (it is checked here, never assumed).
+
+def _mark_runs(text: str, present: Iterable[str]) -> str:
+    """``text`` with each run of the ``present`` characters replaced by one stand-in.
+
+    ``text`` must not hold :data:`_SPACE_STAND_IN`: runs of several characters first leave
+    several stand-ins side by side, which are then squeezed into one.
     """
-    if _SPACE_STAND_IN in text:  # cannot tell the stand-in from the text: no relation
-        return [Reading(f) for f in _finish(runs.sub(" ", text), skeleton, chars)]
+    for char in present:
+        text = text.replace(char, _SPACE_STAND_IN)
+    double = _SPACE_STAND_IN * 2
+    while double in text:
+        text = text.replace(double, _SPACE_STAND_IN)
+    return text
+
+
+#: Above this many ignorable characters, the between-visible test is left to a regex pass.
+_FEW_IGNORABLES: Final = 64
+
+
+def _between_visible(text: str, present: Iterable[str], between: re.Pattern[str]) -> bool:
+    """``between.search(text) is not None``, decided from the few ignorable characters.
+
+    ``between`` matches a run of the ``present`` characters with a non-space character on
+    each side; those characters are not spaces themselves, so it matches exactly when one
+    of them has a non-space character on each side.
+    """
+    present = tuple(present)
+    if sum(text.count(char) for char in present) > _FEW_IGNORABLES:
+        return between.search(text) is not None
+    last = len(text) - 1
+    for char in present:
+        position = text.find(char)
+        while position >= 0:
+            if 0 < position < last and not (
+                text[position - 1].isspace() or text[position + 1].isspace()
+            ):
+                return True
+            position = text.find(char, position + 1)
+    return False
+
+
+def _spaced_readings(
+    marked: str, removed: list[str], chars: set[str], skeleton: _Skeleton
+) -> list[Reading]:
+    """The readings of a text with every ignorable run read as a space.
+
+    ``marked``: the text with each run replaced by :data:`_SPACE_STAND_IN` (see
+    :func:`_mark_runs`). The steps run on that; the stand-in is then turned into a space.
+    That is the same form as running the steps on the text with spaces: like a space, the
+    stand-in is a starter that no normalisation composes, decomposes, reorders, folds or
+    maps (the skeleton table never holds it). Where the stand-ins, deleted, give the
+    removed reading exactly, the reading records that relation (it is checked here, never
+    assumed).
+    """
     readings = []
-    marked = _finish(runs.sub(_SPACE_STAND_IN, text), skeleton, chars | {_SPACE_STAND_IN})
-    for index, form in enumerate(marked):
+    forms = _finish(marked, skeleton, chars | {_SPACE_STAND_IN})
+    for index, form in enumerate(forms):
         spaced = form.replace(_SPACE_STAND_IN, " ")
-        if len(marked) == len(removed) and form.replace(_SPACE_STAND_IN, "") == removed[index]:
+        if len(forms) == len(removed) and form.replace(_SPACE_STAND_IN, "") == removed[index]:
             inserted = []
             position = form.find(_SPACE_STAND_IN)
             while position >= 0:
@@ -522,18 +568,21 @@ def matching_readings(text: str) -> list[Reading]:
         return [Reading(form) for form in _finish(text, skeleton, chars)]
     runs, between = _run_regexes(present)
     visible = chars - present
-    removed = _finish(runs.sub("", text), skeleton, visible)
+    removed = _finish(_remove_runs(text, present), skeleton, visible)
     readings = [Reading(form) for form in removed]
-    if between.search(text) is not None:
-        # Only an invisible character between two visible ones can stand for a space.
-        readings += _spaced_readings(text, runs, removed, visible, skeleton)
+    # Only an invisible character between two visible ones can stand for a space.
+    if _SPACE_STAND_IN in text:  # cannot tell the stand-in from the text: no relation
+        if between.search(text) is not None:
+            readings += [Reading(f) for f in _finish(runs.sub(" ", text), skeleton, visible)]
+    elif _between_visible(text, present, between):
+        readings += _spaced_readings(_mark_runs(text, present), removed, visible, skeleton)
     fillers = present.intersection(_FILLERS)
     if fillers and fillers != present:
         # Hangul fillers render as a blank: read them as spaces while the zero-width
         # characters around them are removed (fillers between words, soft hyphens inside).
         for filler in fillers:
             text = text.replace(filler, " ")
-        filled = _run_regexes(present - fillers)[0].sub("", text)
+        filled = _remove_runs(text, present - fillers)
         readings += [Reading(form) for form in _finish(filled, skeleton, visible)]
     return readings
 
