@@ -599,7 +599,7 @@ _REQUIRED: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
     "c2_node_registration": (("node",),),
     "c2_heartbeat": (("heartbeat", "beacon", "check"),),
     "c2_task_pull": (("tasking",),),
-    "c2_network_connect": (("network",),),
+    "c2_network_connect": (("connect",), ("network",)),
     "forced_action": (("must",),),
     "anti_forensic_oneliner": (("liner",),),
     "anti_forensic_disk": (("never",), ("disk",)),
@@ -971,16 +971,20 @@ _ODD_SPACE: Final = re.compile(
 )
 
 
-def _collapse_whitespace(text: str) -> str:
-    """``text`` with every whitespace run (``\\s+``) replaced by a single space."""
-    if (
+def _single_runs(text: str) -> bool:
+    """Whether every whitespace run of ``text`` is one space or one newline."""
+    return (
         "  " not in text
         and "\n\n" not in text
         and " \n" not in text
         and "\n " not in text
-        and _ODD_SPACE.search(text) is None
-    ):
-        # Every run is one space or one newline (a one-class regex scans fast).
+        and _ODD_SPACE.search(text) is None  # a one-class regex scans fast
+    )
+
+
+def _collapse_whitespace(text: str) -> str:
+    """``text`` with every whitespace run (``\\s+``) replaced by a single space."""
+    if _single_runs(text):
         return text.replace("\n", " ")
     words = text.split()  # str.split() and re's \s share one definition of whitespace
     if not words:
@@ -1038,8 +1042,13 @@ class _Texts:
 
     def spaced(self) -> tuple[str, str]:
         if self._spaced is None:
-            text = _collapse_whitespace(self.folded)
-            self._spaced = (text, _lower_probe(text))
+            folded = self.folded
+            if _single_runs(folded):
+                # Lower-casing leaves newlines and spaces alone (and reads them alike).
+                self._spaced = (folded.replace("\n", " "), self.probe.replace("\n", " "))
+            else:
+                text = _collapse_whitespace(folded)
+                self._spaced = (text, _lower_probe(text))
         return self._spaced
 
     def index(self) -> LiteralIndex:
@@ -1075,18 +1084,21 @@ class _Texts:
 _CONNECT_CORE: Final = re.compile(r"connect\s+to\s+the\s+network(?![a-z0-9])", re.IGNORECASE)
 
 
-def _connect_matches(pattern: ThreatPattern, text: str) -> bool:
+def _connect_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
     r"""``c2_network_connect``: find "connect to the network", then try the few starts before it.
 
-        A match is ``(?:^|[.!?:;,]|
-    )\s{0,8}`` (at most 9 characters) or one of the words
-        ``to``, ``must`` … (at most 6 letters) plus the whole whitespace run, then the core. So it
-        starts in the 9 characters before the core or 2–6 characters before the whitespace run
-        that precedes it.
+    A match is ``(?:^|[.!?:;,]|\n)\s{0,8}`` (at most 9 characters) or one of the words
+    ``to``, ``must`` … (at most 6 letters) plus the whole whitespace run, then the core. So it
+    starts in the 9 characters before the core or 2–6 characters before the whitespace run
+    that precedes it. The core starts with "connect", looked up in the index.
     """
+    text = texts.folded
+    if len(texts.probe) != len(text):
+        return pattern.regex.search(text) is not None
     match = pattern.regex.match
-    for core in _CONNECT_CORE.finditer(text):
-        start = core.start()
+    for start in texts.index().starts(("connect",)):
+        if _CONNECT_CORE.match(text, start) is None:
+            continue
         run = start
         while run > 0 and text[run - 1].isspace():
             run -= 1
@@ -1133,12 +1145,19 @@ def _header_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
     return False
 
 
-def _upload_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
+def _upload_matches(
+    pattern: ThreatPattern, texts: _Texts, inserted: tuple[int, ...] | None = None
+) -> bool:
     """``exfil_upload``: every branch starts at a line start; try only lines with a command.
 
     In every branch the command word follows a character that is not ``[a-z0-9]`` (or the
     line start) and is followed by one (or the end): only lines holding such an occurrence
     are tried. (Letters of other scripts may touch the word, as for the regex: "中curl".)
+
+    ``inserted`` (a form whose parent has no match, see :class:`_Form`): a match from a line
+    start reads the newline before it, its line and at most :data:`_UPLOAD_PAST_LINE`
+    characters after it (netcat's ``<\\s{0,4}[^\\s<]``), so only lines with an insertion
+    there can match.
     """
     text, probe = texts.folded, texts.probe
     if len(probe) != len(text):
@@ -1150,9 +1169,24 @@ def _upload_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
             end = start + len(word)
             if end == len(probe) or probe[end] not in _ALNUM:
                 line_starts.add(text.rfind("\n", 0, start) + 1)
+    if inserted is not None:
+        line_starts = {start for start in line_starts if _reads_insertion(text, start, inserted)}
     # One try per line, however many command words it holds.
     match = pattern.regex.match
     return any(match(text, start) is not None for start in sorted(line_starts))
+
+
+#: How far past the end of its line an ``exfil_upload`` match can read.
+_UPLOAD_PAST_LINE: Final = 5
+
+
+def _reads_insertion(text: str, line_start: int, inserted: tuple[int, ...]) -> bool:
+    """Whether an insertion lies where a match from ``line_start`` can read (see above)."""
+    line_end = text.find("\n", line_start)
+    if line_end < 0:
+        line_end = len(text)
+    first = bisect.bisect_left(inserted, line_start - 1)
+    return first < len(inserted) and inserted[first] <= line_end + _UPLOAD_PAST_LINE
 
 
 @functools.cache
@@ -1252,7 +1286,7 @@ def _pattern_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
         if pattern.id == "fake_memory_header":
             return _header_matches(pattern, texts)
         if pattern.id == "c2_network_connect":
-            return _connect_matches(pattern, texts.folded)
+            return _connect_matches(pattern, texts)
         return pattern.regex.search(texts.folded) is not None
     text, probe = texts.spaced() if plan.spaced else (texts.folded, texts.probe)
     if len(probe) != len(text):  # lower() changed a length: offsets would not line up
@@ -1469,6 +1503,8 @@ def _matches_near(pattern: ThreatPattern, form: _Form, parent: _Form) -> bool:
     are unbounded, and windows covering much of the text, take the whole-text matcher.
     """
     spaced_inserted = form.spaced_inserted(parent.texts)  # first: the texts reuse it
+    if pattern.id == "exfil_upload":
+        return _upload_matches(pattern, form.texts, form.inserted)
     extent = _EXTENTS.get(pattern.id)
     if extent is None or len(form.inserted) * _INSERTION_SPACING > len(form.texts.folded):
         # Unbounded reads, or insertions so dense that windows would cover the text anyway
