@@ -122,6 +122,18 @@ class LiteralIndex:
             return [literal for literal in at if literal in literals]
         return [literal for literal in literals if literal in at]
 
+    def starting_in(self, windows: Iterable[tuple[int, int]]) -> set[str]:
+        """The literals with an occurrence starting in one of the ``[low, high]`` windows."""
+        windows = tuple(windows)
+        found = set()
+        for literal, positions in self._at.items():
+            for low, high in windows:
+                index = bisect.bisect_left(positions, low)
+                if index < len(positions) and positions[index] <= high:
+                    found.add(literal)
+                    break
+        return found
+
     def has(self, literal: str) -> bool:
         """Whether ``literal`` occurs in the probe."""
         return literal in self._at

@@ -1392,6 +1392,19 @@ _WINDOW_SHARE: Final = 0.5
 _STAND_IN: Final = "\ufdd0"
 
 
+@functools.cache
+def _widest_spaced_window() -> tuple[int, int, int]:
+    """``(right, left, spaces)`` covering the windows of every :data:`_READ_SPACES` pattern."""
+    right = max(_EXTENTS[pid][0] for pid in _READ_SPACES) + _EXTENT_MARGIN
+    left = max(_EXTENTS[pid][1] for pid in _READ_SPACES) + _EXTENT_MARGIN
+    return right, left, max(_READ_SPACES.values())
+
+
+@functools.cache
+def _literal_set(literals: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(literals)
+
+
 def _runs_spaced(pid: str) -> bool:
     """Whether :func:`_pattern_matches` runs ``pid`` on the whitespace-collapsed text."""
     plan = _plans().get(pid)
@@ -1415,6 +1428,22 @@ class _Form:
         self.inserted = reading.inserted
         self._spaced_inserted: tuple[int, ...] | None = None
         self._spaced_known = False
+        self._near_literals: set[str] | None = None
+
+    def near_literals(self, inserted: tuple[int, ...]) -> set[str]:
+        """The literals starting where some spaced pattern's match can start (collapsed text).
+
+        Every window :func:`_matches_near` computes for a pattern of :data:`_READ_SPACES`
+        lies inside the window computed with the widest extent and the most spaces of them
+        all, so a pattern none of whose head literals starts there has no candidate.
+        ``inserted``: :meth:`spaced_inserted`.
+        """
+        if self._near_literals is None:
+            right, left, spaces = _widest_spaced_window()
+            probe = self.texts.spaced()[1]
+            windows = _windows(inserted, right, left, probe, spaces)
+            self._near_literals = self.texts.spaced_index().starting_in(windows)
+        return self._near_literals
 
     def spaced_inserted(self, parent: _Texts) -> tuple[int, ...] | None:
         """The insertions in whitespace-collapsed coordinates, ``None`` if not a plain insertion.
@@ -1520,13 +1549,19 @@ def _matches_near(pattern: ThreatPattern, form: _Form, parent: _Form) -> bool:
         return _pattern_matches(pattern, form.texts)
     if not inserted:
         return False  # the same text as the parent's, which has no match
+    plan = _plans().get(pattern.id)
+    if (
+        plan is not None
+        and pattern.id in _READ_SPACES
+        and _literal_set(plan.heads).isdisjoint(form.near_literals(inserted))
+    ):
+        return False  # every match starts at a head literal: none where one could start
     right, left = extent[0] + _EXTENT_MARGIN, extent[1] + _EXTENT_MARGIN
     windows = _windows(inserted, right, left, probe, _READ_SPACES.get(pattern.id))
     if sum(high - low + 1 for low, high in windows) > _WINDOW_SHARE * len(text):
         return _pattern_matches(pattern, form.texts)
     if pattern.id == "prompt_injection_multilingual":
         return _multilingual_matches(pattern, form.texts, windows)
-    plan = _plans().get(pattern.id)
     if plan is not None and not plan.lines and len(probe) == len(text):
         # Every match starts at one of the plan's head literals: try those in the windows.
         index = form.texts.spaced_index() if plan.spaced else form.texts.index()
