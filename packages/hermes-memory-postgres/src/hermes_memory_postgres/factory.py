@@ -52,7 +52,8 @@ def session_archive(
     config: Mapping[str, Any] | None, home: Path | None, **kwargs: Any
 ) -> PostgresSessionArchive:
     """The session archive of this home's owner; turns are spooled under
-    ``<home>/hermes-memory/pg-spool`` while the server is unreachable."""
+    ``<home>/hermes-memory/pg-spool`` while the server is unreachable (``kwargs``:
+    `PostgresSessionArchive` options, e.g. ``scrub_secrets``)."""
     dsn, owner = postgres_settings(config)
     home = home or Path(os.environ.get("HERMES_HOME") or "~/.hermes").expanduser()
     return PostgresSessionArchive(

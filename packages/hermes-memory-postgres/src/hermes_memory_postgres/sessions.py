@@ -15,6 +15,9 @@ SQLite `SessionStore` that a caller can see:
   (`hermes_memory_postgres.spool.Spool`) that is replayed in order, exactly once, when the
   server answers again.
 
+Like `SessionStore`, the recording API masks credentials in message text and titles by
+default (``scrub_secrets``); imports keep text as given.
+
 The class is assembled from parts with one job each (`hermes_memory_postgres.archive`):
 turn writes and titles, imports, reads and discovery.
 """
@@ -38,6 +41,15 @@ class PostgresSessionArchive(BulkIngest, ArchiveReads, ArchiveSearch):
         unreachable (None: writes raise `ArchiveUnavailable` instead).
     :param write_budget_s: how long a write retries before it is spooled (or raises).
     :param read_budget_s: how long a read retries before it raises `ArchiveUnavailable`.
+    :param scrub_secrets: mask credentials (`hermes_memory_core.scrub_secrets`) in what the
+        turn writes store: each message's free text in ``append_message`` /
+        ``append_messages`` (``content``, ``tool_calls``, ``reasoning``,
+        ``reasoning_content``, ``api_content``; never role, ids, timestamps or
+        ``tool_name``; masked before a write is spooled) and the title of
+        ``create_session`` / ``set_title``. Default on; ``False`` stores text as given (the
+        ``sessions`` provider, whose `MemoryManager` masked it already). Imports
+        (``import_session``, ``import_more``, ``bulk_import*``) never mask. The setting is
+        `scrub_secrets` on the instance.
     """
 
     def __repr__(self) -> str:

@@ -19,6 +19,7 @@ __all__ = [
     "TITLE_SOURCES",
     "ArchiveTitles",
     "check_title_free",
+    "clean_title",
     "next_title_in_lineage",
     "sanitize_title",
 ]
@@ -111,8 +112,27 @@ def sanitize_title(title: str | None) -> str | None:
     return cleaned
 
 
+def clean_title(title: str | None, *, scrub: bool) -> str | None:
+    """A title as the archives' write API stores it: `sanitize_title`, then with ``scrub``
+    credentials masked (`hermes_memory_core.scrub_secrets`).
+
+    The mask is applied to the sanitised text, so an invisible character inside a key does
+    not hide it from the scrubber; a masked title is sanitised again (its length checked).
+    """
+    clean = sanitize_title(title)
+    if not scrub or clean is None:
+        return clean
+    from hermes_memory_core import scrub_secrets  # the rule set loads on first use
+
+    masked = scrub_secrets(clean)
+    return clean if masked == clean else sanitize_title(masked)
+
+
 class ArchiveTitles(SqliteArchiveBase):
     """`SessionStore`'s title and lineage methods."""
+
+    #: Whether titles are masked of credentials (set by `SessionStore`).
+    scrub_secrets: bool
 
     def get_next_title_in_lineage(self, title: str) -> str:
         """The title for the next continuation: ``"x"`` → ``"x #2"`` → ``"x #3"``.
@@ -131,14 +151,15 @@ class ArchiveTitles(SqliteArchiveBase):
         automatic title (``"derived"``, ``"llm"``, ``"branch"``, ``"branch_fallback"``) lands
         only on an untitled session or over a title of lower rank, so it never overwrites a
         user's (the stored title is returned unchanged then). A title held by a compression
-        ancestor moves to this session (the ancestor's becomes NULL).
+        ancestor moves to this session (the ancestor's becomes NULL). With ``scrub_secrets``
+        on (the default) credentials in the title are masked (`clean_title`).
 
         Raises ValueError for an unknown session or provenance, a too-long title, or a
         title already in use by another conversation.
         """
         if source not in TITLE_SOURCES:
             raise ValueError(f"title source must be one of {sorted(TITLE_SOURCES)}")
-        clean = sanitize_title(title)
+        clean = clean_title(title, scrub=self.scrub_secrets)
         with self._write() as conn:
             row = conn.execute(
                 "SELECT title, title_source FROM sessions WHERE id = ?", (session_id,)

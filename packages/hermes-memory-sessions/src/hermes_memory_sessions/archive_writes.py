@@ -13,10 +13,10 @@ from typing import Any
 from hermes_memory_sessions.archive_connection import SqliteArchiveBase
 from hermes_memory_sessions.archive_titles import (
     check_title_free,
+    clean_title,
     next_title_in_lineage,
-    sanitize_title,
 )
-from hermes_memory_sessions.message_rows import check_id, insert_messages
+from hermes_memory_sessions.message_rows import check_id, insert_messages, scrub_messages
 from hermes_memory_sessions.shaping import single_message
 
 __all__ = ["ArchiveWrites"]
@@ -28,6 +28,8 @@ class ArchiveWrites(SqliteArchiveBase):
     # Provided by `ArchiveVectors` in `SessionStore` (declared, not defined, so the MRO
     # finds that one).
     _notify_vectors: Callable[[Sequence[int]], None]
+    #: Whether appended messages and titles are masked of credentials (set by `SessionStore`).
+    scrub_secrets: bool
 
     def create_session(
         self,
@@ -41,13 +43,14 @@ class ArchiveWrites(SqliteArchiveBase):
     ) -> str:
         """Create a session row (no-op if ``session_id`` already exists); returns the id.
 
-        ``title`` is sanitised and must be unique (ValueError otherwise). ``started_at``
-        defaults to now (epoch seconds). A continuation of a titled session that compression
-        ended gets the next numbered title of the lineage (``"x"`` → ``"x #2"``) unless a
-        title is given, with the parent's title provenance.
+        ``title`` is sanitised, masked of credentials with ``scrub_secrets`` on (`clean_title`),
+        and must be unique (ValueError otherwise). ``started_at`` defaults to now (epoch
+        seconds). A continuation of a titled session that compression ended gets the next
+        numbered title of the lineage (``"x"`` → ``"x #2"``) unless a title is given, with the
+        parent's title provenance.
         """
         session_id = check_id(session_id)
-        clean = sanitize_title(title)
+        clean = clean_title(title, scrub=self.scrub_secrets)
         provenance = "user" if clean is not None else None
         with self._write() as conn:
             if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
@@ -92,12 +95,21 @@ class ArchiveWrites(SqliteArchiveBase):
 
         ``fields`` are the keywords of `SessionArchive.append_message` (``tool_name``,
         ``tool_calls``, ``tool_call_id``, ``timestamp``). Raises ValueError when the session
-        does not exist or ``role`` is empty, TypeError for another keyword.
+        does not exist or ``role`` is empty, TypeError for another keyword. Credentials in
+        the text are masked as in `append_messages`.
         """
         return self.append_messages(session_id, [single_message(role, content, **fields)])[0]
 
     def append_messages(self, session_id: str, messages: Iterable[Mapping[str, Any]]) -> list[int]:
-        """Append many messages to one session in a single transaction; returns their ids."""
+        """Append many messages to one session in a single transaction; returns their ids.
+
+        With ``scrub_secrets`` on (the default) credentials in each message's free text
+        (``content``, ``tool_calls``, ``reasoning``, ``reasoning_content``, ``api_content``)
+        are masked before anything is written (`message_rows.scrub_messages`); role, ids,
+        timestamps and ``tool_name`` are stored as given.
+        """
+        if self.scrub_secrets:
+            messages = scrub_messages(messages)
         with self._write() as conn:
             if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
                 raise ValueError(f"session_id not found: {session_id}")

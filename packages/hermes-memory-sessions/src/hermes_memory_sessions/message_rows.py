@@ -1,7 +1,8 @@
-"""Message rows of the SQLite archive: the stored columns, how values are encoded, and the
-insert shared by appends and imports (the session's counters follow Hermes' rules).
+"""Message rows of the SQLite archive: the stored columns, how values are encoded, the
+masking of credentials in appended messages, and the insert shared by appends and imports
+(the session's counters follow Hermes' rules).
 
-The column list and the encoders are shared with the PostgreSQL backend.
+The column list, the encoders and `scrub_messages` are shared with the PostgreSQL backend.
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ from typing import Any
 __all__ = [
     "MESSAGE_DATA_FIELDS",
     "MESSAGE_FIELDS",
+    "MESSAGE_TEXT_FIELDS",
     "check_id",
     "count_tool_calls",
     "encode_content",
     "encode_json",
     "insert_messages",
     "schema_columns",
+    "scrub_messages",
 ]
 
 #: Every stored column of a message, in table order.
@@ -50,6 +53,10 @@ MESSAGE_FIELDS = (
 )
 #: Message columns a caller (or an importer) supplies: every stored field but the two keys.
 MESSAGE_DATA_FIELDS = tuple(f for f in MESSAGE_FIELDS if f not in ("id", "session_id"))
+#: Message fields that hold free text: where `scrub_messages` masks credentials (the fields
+#: the Hermes importer masks). Role, ids, timestamps, ``tool_name`` and the rest are kept.
+MESSAGE_TEXT_FIELDS = ("content", "tool_calls", "reasoning", "reasoning_content", "api_content")
+_CALLS_AT = MESSAGE_TEXT_FIELDS.index("tool_calls")
 
 
 def encode_json(value: Any) -> str | None:
@@ -66,6 +73,50 @@ def encode_content(value: Any) -> str | None:
     if value is None or isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False)
+
+
+def scrub_messages(messages: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """``messages`` with credentials masked in their `MESSAGE_TEXT_FIELDS`
+    (`hermes_memory_core.scrub_secrets`); what the archives' ``append_messages`` records.
+
+    The whole batch is one value for the scrubber, so a key recognised in one message
+    (``OPENAI_API_KEY=sk-…``) is masked where it appears bare in another. ``tool_calls``
+    given as JSON text is decoded first, so arguments nested as JSON text are seen as plain
+    text (``{"password": "…"}``), and encoded again only when something was masked. A message
+    with nothing to mask is returned as given (the same object), a masked one as a copy;
+    every other field is kept as it is.
+    """
+    from hermes_memory_core import scrub_secrets  # the rule set loads on first use
+
+    rows = list(messages)
+    texts: list[list[Any]] = []
+    decoded: list[bool] = []  # tool_calls given as JSON text, decoded for the scrubber
+    for m in rows:
+        values = [m.get(name) for name in MESSAGE_TEXT_FIELDS]
+        calls = values[_CALLS_AT]
+        is_json = False
+        if isinstance(calls, str) and calls:
+            try:
+                values[_CALLS_AT] = json.loads(calls)
+                is_json = True
+            except ValueError:
+                pass
+        texts.append(values)
+        decoded.append(is_json)
+    clean = scrub_secrets(texts)
+    if clean is texts:
+        return rows
+    out: list[Mapping[str, Any]] = []
+    for m, before, after, was_json in zip(rows, texts, clean, decoded, strict=True):
+        changed = {
+            name: value
+            for name, old, value in zip(MESSAGE_TEXT_FIELDS, before, after, strict=True)
+            if value != old
+        }
+        if was_json and "tool_calls" in changed:
+            changed["tool_calls"] = json.dumps(changed["tool_calls"], ensure_ascii=False)
+        out.append({**m, **changed} if changed else m)
+    return out
 
 
 def count_tool_calls(encoded: str | None) -> int:

@@ -7,6 +7,11 @@ and ``hermes_memory_postgres.PostgresSessionArchive`` (PostgreSQL).
 
 Rows are plain dicts with Hermes' column names (see `hermes_memory_sessions.store`).
 Timestamps are epoch seconds (float); message ids are integers that grow with insertion.
+
+Write semantics shared by the backends: the recording methods (``append_message(s)``,
+``create_session(title=…)``, ``set_title``) mask credentials in message text and titles
+unless the archive was opened with ``scrub_secrets=False``; the import methods
+(``import_session``, ``import_more``) store text as given.
 """
 
 from __future__ import annotations
@@ -34,7 +39,8 @@ class SessionArchive(Protocol):
         title: str | None = None,
         started_at: float | None = None,
     ) -> str:
-        """Create a session (no-op when it exists); returns its id."""
+        """Create a session (no-op when it exists); returns its id. A title is sanitised and
+        masked of credentials (unless ``scrub_secrets=False``)."""
         ...
 
     def end_session(self, session_id: str, end_reason: str) -> bool:
@@ -42,7 +48,8 @@ class SessionArchive(Protocol):
         ...
 
     def set_title(self, session_id: str, title: str | None, *, source: str = "user") -> str | None:
-        """Set or clear a title (sanitised, unique); returns the stored title. ``source`` is
+        """Set or clear a title (sanitised, masked of credentials unless
+        ``scrub_secrets=False``, unique); returns the stored title. ``source`` is
         its provenance: an automatic title never overwrites a user's; a title held by a
         compression ancestor moves to this session."""
         ...
@@ -119,11 +126,15 @@ class SessionArchive(Protocol):
         tool_call_id: str | None = None,
         timestamp: float | None = None,
     ) -> int:
-        """Append one message; returns its id."""
+        """Append one message (masked as `append_messages`); returns its id."""
         ...
 
     def append_messages(self, session_id: str, messages: Iterable[Mapping[str, Any]]) -> list[int]:
-        """Append messages to one session in one transaction; returns their ids."""
+        """Append messages to one session in one transaction; returns their ids.
+
+        Credentials in each message's free text (``content``, ``tool_calls``, reasoning,
+        ``api_content``) are masked unless the archive has ``scrub_secrets=False``.
+        """
         ...
 
     def import_session(
@@ -135,7 +146,8 @@ class SessionArchive(Protocol):
         import_source: str | None = None,
         source_last_id: int | None = None,
     ) -> str:
-        """Insert one complete session with its messages in one transaction."""
+        """Insert one complete session with its messages in one transaction (text as given,
+        never masked)."""
         ...
 
     def import_more(

@@ -8,6 +8,10 @@ The database is ``sessions.db_path`` from ``config.yaml`` (``~`` expanded; a rel
 is taken relative to the home directory), default ``<home>/hermes-memory/sessions.db``
 (resolved by `hermes_memory_core.config.sessions_db_path`). Hermes' own ``state.db`` is never
 used as the archive. Nothing is opened before the first write or tool call.
+
+The archive the provider opens does not mask credentials itself (``scrub_secrets=False``):
+the `MemoryManager` masks everything it hands to providers, turns included, and its own
+``scrub_secrets`` option keeps deciding for this path (no second pass over every turn).
 """
 
 from __future__ import annotations
@@ -109,8 +113,10 @@ def _already_recorded(recorded: list[str], prints: list[str]) -> int:
 class SessionArchiveProvider(MemoryProvider):
     """Record every message in the SQLite session archive and serve ``session_search``.
 
-    :param store: an open `SessionStore` to use (not closed by `shutdown`); by default the
-        provider opens ``sessions.db_path`` itself on first use.
+    :param store: an open `SessionStore` to use (not closed by `shutdown`; it masks what it
+        records as its own ``scrub_secrets`` says); by default the provider opens
+        ``sessions.db_path`` itself on first use, with ``scrub_secrets=False`` (the manager
+        masks what it hands over).
     :param hermes_home: the home directory (default: ``initialize(hermes_home=…)``,
         ``$HERMES_HOME`` or ``~/.hermes``).
     :param config: the parsed ``config.yaml`` (only the ``sessions:`` section is read).
@@ -154,7 +160,8 @@ class SessionArchiveProvider(MemoryProvider):
     @property
     def store(self) -> SessionArchive:
         """The archive, opened on first use (``sessions.backend: postgres`` opens the
-        PostgreSQL archive of ``postgres.owner``; package hermes-memory-postgres)."""
+        PostgreSQL archive of ``postgres.owner``; package hermes-memory-postgres), with
+        ``scrub_secrets=False``: what the manager hands over is masked already."""
         with self._lock:
             if self._store is None:
                 section = self._config.get("sessions")
@@ -162,9 +169,9 @@ class SessionArchiveProvider(MemoryProvider):
                 if str(backend or "sqlite").strip().lower() == "postgres":
                     from hermes_memory_postgres.factory import session_archive
 
-                    self._store = session_archive(self._config, self._home)
+                    self._store = session_archive(self._config, self._home, scrub_secrets=False)
                 else:
-                    self._store = SessionStore(self.db_path)
+                    self._store = SessionStore(self.db_path, scrub_secrets=False)
                     # sessions.embedder: loaded off this thread; lexical until it is ready.
                     attach_configured_embedder(self._store, self._config)
             return self._store

@@ -3,14 +3,14 @@
 Public API (stable; importers and the CLI build on it)::
 
     store = SessionStore(path, *, busy_timeout_ms=5000, write_budget_s=60.0, read_budget_s=5.0,
-                         journal_mode="wal", read_only=None)
+                         journal_mode="wal", read_only=None, scrub_secrets=True)
         # HermesDatabaseError (a sqlite3.DatabaseError) when path is Hermes' own state.db
 
     # sessions
     store.create_session(session_id, *, source="cli", model=None, parent_session_id=None,
                          title=None, started_at=None) -> str   # idempotent (existing id: no-op)
     store.end_session(session_id, end_reason) -> bool          # first writer wins
-    store.set_title(session_id, title) -> str | None           # sanitised; None clears
+    store.set_title(session_id, title) -> str | None           # sanitised, masked; None clears
     store.get_session(session_id) -> dict | None               # every stored column
     store.resolve_session_id(id_or_unique_prefix) -> str | None
     store.list_sessions(*, source=None, exclude_sources=None, limit=None, offset=0,
@@ -29,6 +29,7 @@ Public API (stable; importers and the CLI build on it)::
                          tool_call_id=None, timestamp=None) -> int
     store.append_messages(session_id, messages: Iterable[Mapping]) -> list[int]
         # one transaction; keys role, content, tool_name, tool_calls, tool_call_id, timestamp
+        # credentials in the text masked (scrub_secrets); imports below keep text as given
     store.import_session(session: Mapping, messages: Iterable[Mapping], *,
                          keep_ids=False, import_source=None, source_last_id=None) -> str
         # one transaction: the session row with all given columns (id, source, model, title,
@@ -60,6 +61,15 @@ tool_calls, tool_name, timestamp, token_count, finish_reason, reasoning, active,
 compacted``. `get_messages` returns ``tool_calls`` as stored (JSON text); the anchored views
 return it decoded to a list. ``tool_calls`` may be given as a list/dict (stored as JSON) or
 as already-encoded JSON text.
+
+With ``scrub_secrets`` on (the default) the recording API — ``append_message(s)``,
+``create_session(title=…)``, ``set_title`` — masks credentials (API keys, passwords,
+tokens: `hermes_memory_core.scrub_secrets`) in message text and titles before they are
+stored, so a host that records through the store directly keeps no secret in the archive.
+Imports (``import_session``, ``import_more``) store text as given: the Hermes importer
+masks what it reads itself, and a JSONL export must round-trip exactly. The ``sessions``
+provider opens its store with ``scrub_secrets=False``: the `MemoryManager` has masked
+everything it hands over (its own ``scrub_secrets`` decides).
 
 Every writer runs in ``BEGIN IMMEDIATE`` with a bounded retry (jittered backoff within
 ``write_budget_s``), so several processes can append at once without losing rows or
@@ -159,6 +169,14 @@ class SessionStore(
         (default): lexical search only.
     :param embed_in_background: with an embedder, start the background embedding thread
         (``False``: only ``embed_pending`` embeds).
+    :param scrub_secrets: mask credentials (`hermes_memory_core.scrub_secrets`) in what the
+        recording API stores: each message's free text in ``append_message`` /
+        ``append_messages`` (``content``, ``tool_calls``, ``reasoning``,
+        ``reasoning_content``, ``api_content``; never role, ids, timestamps or
+        ``tool_name``) and the title of ``create_session`` / ``set_title``. Default on;
+        ``False`` stores text as given (for a caller that masked it already, such as the
+        ``sessions`` provider behind a `MemoryManager`). Imports never mask. The setting is
+        `scrub_secrets` on the instance.
 
     :raises hermesdb.HermesDatabaseError: ``path`` is Hermes Agent's own ``state.db`` (the
         archive is a file of its own; import Hermes' sessions with ``import_hermes_db``).
@@ -176,8 +194,10 @@ class SessionStore(
         read_only: bool | None = None,
         embedder: Any = None,
         embed_in_background: bool = True,
+        scrub_secrets: bool = True,
     ) -> None:
         self.path = Path(path).expanduser()
+        self.scrub_secrets = scrub_secrets
         self._db = ArchiveConnection(
             self.path,
             busy_timeout_ms=busy_timeout_ms,

@@ -37,8 +37,11 @@ class ArchiveCore:
         spool_dir: str | Path | None = None,
         write_budget_s: float = 5.0,
         read_budget_s: float = 5.0,
+        scrub_secrets: bool = True,
     ) -> None:
         self.owner = check_owner(owner)
+        #: Whether the turn writes (``append_message(s)``, titles) mask credentials.
+        self.scrub_secrets = scrub_secrets
         self.db = database if database is not None else Database(dsn or "")
         self._owns_db = database is None
         self._write_budget = write_budget_s

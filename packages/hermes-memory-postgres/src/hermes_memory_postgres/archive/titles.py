@@ -13,8 +13,9 @@ from typing import Any
 import psycopg
 
 from hermes_memory_postgres.archive.core import ArchiveCore
+from hermes_memory_sessions.archive_titles import clean_title
 from hermes_memory_sessions.shaping import escape_like, next_numbered_title, title_base
-from hermes_memory_sessions.store import TITLE_SOURCES, sanitize_title
+from hermes_memory_sessions.store import TITLE_SOURCES
 
 __all__ = ["TitleOps"]
 
@@ -87,12 +88,13 @@ class TitleOps(ArchiveCore):
 
         ``source`` is the provenance: ``"user"`` always wins, an automatic title lands only
         on an untitled session or over one of lower rank. A title held by a compression
-        ancestor moves here. ValueError for an unknown session or provenance, or a title
-        in use by another conversation.
+        ancestor moves here. With ``scrub_secrets`` on credentials in the title are masked.
+        ValueError for an unknown session or provenance, or a title in use by another
+        conversation.
         """
         if source not in TITLE_SOURCES:
             raise ValueError(f"title source must be one of {sorted(TITLE_SOURCES)}")
-        clean = sanitize_title(title)
+        clean = clean_title(title, scrub=self.scrub_secrets)
 
         def run(conn: psycopg.Connection[Any]) -> str | None:
             row = conn.execute(

@@ -3,7 +3,10 @@
 ``create_session``, ``append_messages`` and ``end_session`` go through the spool
 (`ArchiveCore._durable`), so an acknowledged turn survives an unreachable server; deletes
 and pruning are plain transactions. Messages are written with ``COPY`` and their
-``tsvector`` columns are made in Python (`hermes_memory_postgres.text`).
+``tsvector`` columns are made in Python (`hermes_memory_postgres.text`). With
+``scrub_secrets`` on, credentials in message text and titles are masked before anything is
+written or spooled (`hermes_memory_sessions.message_rows.scrub_messages`, as the SQLite
+archive does).
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ import psycopg
 from hermes_memory_postgres.archive.rows import COPY_COLUMNS, copy_row, normal_message
 from hermes_memory_postgres.archive.termstats import add_frequencies, subtract_deleted
 from hermes_memory_postgres.archive.titles import TitleOps
-from hermes_memory_sessions.message_rows import check_id, count_tool_calls
+from hermes_memory_sessions.archive_titles import clean_title
+from hermes_memory_sessions.message_rows import check_id, count_tool_calls, scrub_messages
 from hermes_memory_sessions.shaping import single_message
-from hermes_memory_sessions.store import STALE_END_REASON, sanitize_title
+from hermes_memory_sessions.store import STALE_END_REASON
 
 __all__ = ["TurnWrites"]
 
@@ -50,14 +54,15 @@ class TurnWrites(TitleOps):
         title: str | None = None,
         started_at: float | None = None,
     ) -> str:
-        """Create a session row (no-op if it exists); returns the id. See `SessionStore`."""
+        """Create a session row (no-op if it exists); returns the id. See `SessionStore`
+        (the title is sanitised, and masked of credentials with ``scrub_secrets`` on)."""
         session_id = check_id(session_id)
         payload = {
             "session_id": session_id,
             "source": source or "cli",
             "model": model,
             "parent_session_id": parent_session_id or None,
-            "title": sanitize_title(title),
+            "title": clean_title(title, scrub=self.scrub_secrets),
             "started_at": float(started_at) if started_at is not None else time.time(),
         }
         known = {k: v for k, v in payload.items() if k != "session_id"}
@@ -194,7 +199,8 @@ class TurnWrites(TitleOps):
         tool_call_id: str | None = None,
         timestamp: float | None = None,
     ) -> int:
-        """Append one message; returns its id (0 when it was spooled for later)."""
+        """Append one message; returns its id (0 when it was spooled for later). Credentials
+        in the text are masked as in `append_messages`."""
         message = single_message(
             role,
             content,
@@ -210,8 +216,14 @@ class TurnWrites(TitleOps):
         """Append messages to one session in one transaction; returns their ids.
 
         The messages are normalised first (timestamps fixed now), so a spooled write stores
-        them exactly as given. Returns [] when the write was spooled.
+        them exactly as given. With ``scrub_secrets`` on (the default) credentials in each
+        message's free text (``content``, ``tool_calls``, ``reasoning``,
+        ``reasoning_content``, ``api_content``) are masked first, so the spool holds none
+        either; role, ids, timestamps and ``tool_name`` are kept. Returns [] when the write
+        was spooled.
         """
+        if self.scrub_secrets:
+            messages = scrub_messages(messages)
         rows = [normal_message(m) for m in messages]
         if not rows:
             return []
