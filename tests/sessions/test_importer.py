@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import shutil
 import sqlite3
@@ -432,3 +433,33 @@ def test_credentials_in_hermes_history_are_masked_on_import(
     assert any("[redacted]" in t for t in texts)
     assert report.messages_masked == 1
     assert "credentials masked in 1 messages" in report.summary()
+
+
+def test_a_password_in_tool_call_arguments_is_masked_on_import(
+    tmp_path: Path, store: SessionStore
+) -> None:
+    """Tool calls are stored as JSON text whose arguments are JSON text again: the quotes
+    around ``"password"`` are escaped twice, and the password must still be recognised."""
+    path, _ = make_source(tmp_path, v23=False, wal=False)
+    secret = "Tr0ub4dor&3xyz"
+    calls = json.dumps(
+        [{"id": "c1", "type": "function", "function": {
+            "name": "login", "arguments": json.dumps({"user": "ops", "password": secret}),
+        }}]
+    )  # fmt: skip
+    conn = sqlite3.connect(path)
+    sid = conn.execute("SELECT id FROM sessions ORDER BY started_at LIMIT 1").fetchone()[0]
+    conn.execute(
+        "INSERT INTO messages(session_id, role, content, tool_calls, timestamp)"
+        " VALUES (?, 'assistant', '', ?, ?)",
+        (sid, calls, 1764500000.0),
+    )
+    conn.commit()
+    conn.close()
+
+    report = import_hermes_db(path, store)
+
+    stored = [m for m in store.get_messages(sid) if m["role"] == "assistant" and m["tool_calls"]]
+    assert stored
+    assert not any(secret in json.dumps(m["tool_calls"]) for m in stored)
+    assert report.messages_masked == 1

@@ -649,7 +649,7 @@ class _Plan(NamedTuple):
     lines: bool = False
     #: Every match starts at the start of the text or after a character that is not
     #: ``[a-z0-9]`` (a ``(?<![a-z0-9])`` or stricter look-behind leads each branch): heads
-    #: glued to a letter or digit are no candidates (see :func:`_literal_finder`).
+    #: glued to a letter or digit are no candidates (see :meth:`LiteralIndex.starts`).
     boundary: bool = False
     #: With ``spaced`` and ``near``: at most this many characters of a match can be a
     #: space (whitespace runs are single spaces there), so a head with more spaces before its

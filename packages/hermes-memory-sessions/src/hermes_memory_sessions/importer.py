@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_memory_core import scrub_secrets
 from hermes_memory_sessions.hermesdb import TimeBudget, file_stamp
+from hermes_memory_sessions.message_rows import scrub_messages
 from hermes_memory_sessions.store import MESSAGE_DATA_FIELDS
 
 if TYPE_CHECKING:
@@ -641,25 +641,18 @@ class _SessionMessages:
         self._src.check_unchanged()
 
 
-#: Message fields that hold free text, masked of credentials on the way in.
-_TEXT_FIELDS = ("content", "tool_calls", "reasoning", "reasoning_content", "api_content")
-
-
 def _mask_secrets(msg: dict[str, Any]) -> bool:
     """Mask credentials in a message's text fields in place; True when something changed.
 
     Another program's history enters the archive here, and the archive feeds prompts
-    (``session_search``), so it gets the same scrubbing as live turns.
+    (``session_search``), so it gets the same scrubbing as live turns: the archives' own
+    (`message_rows.scrub_messages`, which also reads tool calls stored as JSON text).
     """
-    changed = False
-    for name in _TEXT_FIELDS:
-        value = msg.get(name)
-        if isinstance(value, str) and value:
-            masked = scrub_secrets(value)
-            if masked != value:
-                msg[name] = masked
-                changed = True
-    return changed
+    masked = scrub_messages([msg])[0]
+    if masked is msg:
+        return False
+    msg.update(masked)
+    return True
 
 
 def _session_order(conn: sqlite3.Connection) -> list[tuple[Any, Any]]:
