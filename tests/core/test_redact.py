@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import time
 
@@ -259,3 +260,26 @@ def test_assignment_windows_keep_finditer_chaining() -> None:
     assert windowed == _spans(redact._ASSIGNMENT_RE.finditer(text))
     # The gitleaks generic rule does read it: both values are masked in the end.
     assert {"Zx9Yw8Vu7Ts6", "Qq11Ww22Ee33"} <= find_secrets(text)
+
+
+def test_secrets_inside_json_text_inside_json_text_are_masked() -> None:
+    # Hosts store tool calls as JSON text whose arguments are JSON text again: the quotes
+    # around "password" arrive escaped twice, so only the decoded text shows the assignment.
+    arguments = json.dumps({"user": "ops", "password": "Tr0ub4dor&3xyz"})
+    calls = json.dumps(
+        [{"type": "function", "function": {"name": "login", "arguments": arguments}}]
+    )
+    masked = scrub_secrets({"role": "assistant", "tool_calls": calls})
+    assert "Tr0ub4dor&3xyz" not in json.dumps(masked)
+    decoded = json.loads(json.loads(masked["tool_calls"])[0]["function"]["arguments"])
+    assert decoded == {"user": "ops", "password": REDACTED}
+    # Non-ASCII escaped as \uXXXX by the encoder is masked in that spelling too.
+    ascii_json = json.dumps({"a": json.dumps({"password": "密码X9y8z7abc"})}, ensure_ascii=True)
+    assert "X9y8z7abc" not in scrub_secrets(ascii_json)
+
+
+def test_json_text_without_secrets_is_returned_as_given() -> None:
+    text = json.dumps({"id": "3f2c9a1e-8b7d-4c6e-9f0a-1b2c3d4e5f60", "sha": "a" * 40, "n": 5})
+    assert scrub_secrets(text) is text
+    nested = "[" * 100_000 + "]" * 100_000  # too deep for the decoder: read as plain text
+    assert scrub_secrets(nested) is nested

@@ -23,6 +23,7 @@ through untouched (a base64 image must not be mangled), and dict keys are never 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Final, TypeVar
@@ -397,15 +398,50 @@ def find_secrets(text: str) -> set[str]:
     return found
 
 
-def _collect(value: object, found: set[str]) -> None:
+#: How many levels of JSON text inside JSON text are looked into (tool calls stored as JSON
+#: text hold their arguments as JSON text again).
+_JSON_DEPTH: Final = 3
+
+
+def _collect(value: object, found: set[str], depth: int = 0) -> None:
     if isinstance(value, str):
-        found.update(find_secrets(value))
+        secrets = find_secrets(value)
+        for secret in secrets:
+            found.update(_escaped(secret, depth))
+        decoded = _json_container(value) if depth < _JSON_DEPTH else None
+        if decoded is not None:
+            _collect(decoded, found, depth + 1)
     elif isinstance(value, dict):
         for item in value.values():
-            _collect(item, found)
+            _collect(item, found, depth)
     elif isinstance(value, list | tuple):
         for item in value:
-            _collect(item, found)
+            _collect(item, found, depth)
+
+
+def _json_container(text: str) -> object | None:
+    """``text`` decoded when it is a JSON object or array (``None`` otherwise)."""
+    stripped = text.strip()
+    if stripped[:1] not in ("{", "[") or stripped[-1:] not in ("}", "]"):
+        return None
+    try:
+        decoded: object = json.loads(stripped)
+    except (ValueError, RecursionError):
+        return None
+    return decoded if isinstance(decoded, dict | list) else None
+
+
+def _escaped(secret: str, depth: int) -> set[str]:
+    """``secret`` as it reads inside ``depth`` levels of JSON text (with and without
+    ``\\uXXXX`` escapes for non-ASCII), so every spelling of it is masked in the outer text."""
+    spellings = {secret}
+    for _ in range(depth):
+        spellings |= {
+            json.dumps(s, ensure_ascii=ascii_only)[1:-1]
+            for s in spellings
+            for ascii_only in (False, True)
+        }
+    return spellings
 
 
 class _Masker:
