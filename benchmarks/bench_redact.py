@@ -107,6 +107,10 @@ def main() -> None:
         "eyJ + a x 500k": "eyJ" + "a" * 500_000,
         "sk_live_ x 60k": "sk_live_" * 60_000,
         "hooks.slack.com/ x 30k": "hooks.slack.com/" * 30_000,
+        "login x 100k": "login " * 100_000,
+        "--password x 40k": "--password " * 40_000,
+        "api_key=a&a& x 250k": "api_key=" + "a&" * 250_000,
+        "sk- + line break x 25k": "sk-abcdefgh1234\nAb1 " * 25_000,
     }
     print("adversarial ~500 KB inputs (one run each):")
     for name, text in adversarial.items():

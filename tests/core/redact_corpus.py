@@ -127,6 +127,36 @@ def secret_cases(seed: int = 1) -> list[SecretCase]:
         add("curl", "curl -u admin:{s} https://api.example.com", _rand(rng, 14))
         add("assignment", 'config = {{"client_secret": "{s}"}}', _rand(rng, 32))
         add("assignment", "heroku_api_key: {s}", str(uuid.UUID(int=rng.getrandbits(128))))
+        # Generic values must look generated (a digit, or 20+ characters): keep one in.
+        add("assignment", "api_key: {s}", _rand(rng, 2) + "&" + _rand(rng, 10) + "9")
+        add("assignment", "pgpassword: {s}", "Tr0ub4dor&" + _rand(rng, 3))
+        add("fullwidth-assignment", "DB_PASSWORD＝{s}", _rand(rng, 9) + "&" + _rand(rng, 3))
+        add("fullwidth-assignment", "api_key＝{s}，然后重启", _rand(rng, 13) + "7")
+        add("cjk-key", "API密钥：{s}", _rand(rng, 16))
+        add("cjk-key", "访问令牌：{s}", _rand(rng, 12) + "&" + _rand(rng, 3))
+        add("cjk-key", "密钥是 {s}", _rand(rng, 20))
+        add("prose-password", "新密码 {s}", "Tr0ub4dor&" + _rand(rng, 3))
+        add("prose-password", "**Password:** {s}", "Pw" + _rand(rng, 8))
+        add("markup-token", "**{s}**", _p("sk", "_live_") + _rand(rng, 28))
+        add("markup-token", "_{s}_", _p("sk", "_live_") + _rand(rng, 28))
+        add("markup-token", "~~{s}~~", _p("np", "m_") + _rand(rng, 36))
+        add(
+            "markup-token",
+            "<code>{s}</code>",
+            _p("h", "f_") + _rand(rng, 34, string.ascii_letters),
+        )
+        add("command-line", "mysql -u root -p{s} app", _rand(rng, 9) + "&" + _rand(rng, 3))
+        add("command-line", "docker login -u bob -p {s} registry.example", _rand(rng, 14))
+        add("command-line", "sshpass -p '{s}' ssh ops@db", _rand(rng, 10) + "&" + _rand(rng, 3))
+        add("command-line", "curl -u admin:{s} https://x.example", "Tr0ub4dor&" + _rand(rng, 3))
+        add("command-line", "pg_dump --password {s} app", _rand(rng, 12))
+        # A token wrapped by a terminal: the second half must go too.
+        ghp = _p("gh", "p_") + _rand(rng, 36)
+        add("split-token", ghp[:20] + "\n{s} is my token", ghp[20:])
+        live = _p("sk", "_live_") + _rand(rng, 28)
+        add("split-token", "key " + live[:20] + "\n{s}\nthanks", live[20:])
+        proj = _p("sk", "-proj-") + _rand(rng, 48, ALNUM + "_-")
+        add("split-token", proj[:30] + "\r\n{s}", proj[30:])
     return cases
 
 
@@ -172,5 +202,23 @@ def benign_texts(seed: int = 2) -> list[str]:
         "The function returns {'status': 'ok', 'count': 3, 'next_cursor': None}",
         "| name | version |\n|---|---|\n| hermes | 0.1.0 |\n| pluggy | 1.5.0 |",
         f"Build {rng.randrange(10**6)} finished in 4m12s; artifact id {rng.getrandbits(64):x}",
+        # Identifiers named like keys, public keys, and the same words elsewhere.
+        f"public_key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI{_rand(rng, 43)} alice@laptop",
+        "How do I generate an ssh-ed25519 key? And an ed25519 key id?",
+        "primary_key = user_id2 and the user_id2 column is indexed",
+        "idempotency_key: order-2024-0042 (retry of order-2024-0042)",
+        f"sort_key: created_at2; partition_key: tenant_{rng.randrange(100)}x; cache_key: v2",
+        # Command lines whose -p / -u are not credentials.
+        "docker run -p 8080:80 -u 1000:1000 app; ssh -p 2222 alice@host; mkdir -p build/out2",
+        "psql -h db -p 5432 -U app; mysql -u root -p appdb2024; pytest -p no:cacheprovider",
+        "docker login registry.example.com && docker run -p 8080:80 web2024x",
+        "sort --key 2 data.tsv; gpg --recv-key ABCD1234EF; cli --password --verbose",
+        # Markup, query strings, CJK and full-width punctuation.
+        "**Note:** use _snake_case_ names like `token_count`; ~~old~~ <code>new</code>.",
+        "https://example.com/search?q=tokens&page=2&sort=asc&lang=zh",
+        "密钥是 AES-256 加密的；令牌：Bearer 方式；新密码 必须包含数字；访问令牌已过期。",
+        "比例＝3：1，时间：10：30，会话 ID：8f3c2a91。",
+        # A long word at a line end, then more text.
+        "The deployment finished successfully\nafterwards the monitoring dashboards updated",
     ]
     return texts

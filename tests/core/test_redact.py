@@ -68,7 +68,7 @@ def test_shape_constants() -> None:
         ("DATABASE_URL=postgres://admin:s3cretPW9@db.example:5432/app", "s3cretPW9"),
         ("redis://:pa55word@cache:6379", "pa55word"),
         ("password: hunter22x", "hunter22x"),
-        ("db_password='Tr0ub4dor&3x'", "Tr0ub4dor"),
+        ("db_password='Tr0ub4dor&3x'", "Tr0ub4dor&3x"),
         ('{"apiKey": "AbC123dEf456"}', "AbC123dEf456"),
         ("client.secret = 9f8e7d6c5b4a", "9f8e7d6c5b4a"),
         ("https://api.example/v1?api_key=Q9w8E7r6T5y4&x=1", "Q9w8E7r6T5y4"),
@@ -236,6 +236,7 @@ _PARTS = [
     "aws_secret_access_key", "'", '"', "://", "u:pw12345678@h", "Ab12Cd34Ef56", AWS_SECRET,
     OPENAI_PROJ, "data:image/png;base64,AAAA", "x", "foo", "abc/secret_key", ",", "\n", " ",
     "\u0130", "\u017f", "Ab1" * 5, "==", "key", "-", "lorem ipsum " * 30, "z" * 70, "pass", "pw",
+    "&", "&x=", "&&", "＝", "：", "，", "K9&xP2",
 ]  # fmt: skip
 
 

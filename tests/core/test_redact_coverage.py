@@ -22,7 +22,8 @@ def test_every_category_is_covered() -> None:
     categories = {c.category for c in CASES}
     assert {
         "pgp-private-key", "stripe", "huggingface", "gitlab", "npm", "slack-webhook",
-        "sendgrid", "env-password", "prose-password", "url-password",
+        "sendgrid", "env-password", "prose-password", "url-password", "fullwidth-assignment",
+        "cjk-key", "markup-token", "command-line", "split-token",
     } <= categories  # fmt: skip
 
 
@@ -95,6 +96,11 @@ def test_adversarial_rule_inputs_finish() -> None:
         "password is " * 10_000,
         "密码是" * 20_000,
         "postgres://u:" + "@" * 50_000,
+        "login " * 10_000,
+        "--password " * 5_000,
+        "api_key=" + "a&" * 20_000,
+        "sk-abcdefgh1234\nAb1 " * 2_000,
+        "密钥是 " * 10_000,
     ]
     for text in inputs:
         assert isinstance(scrub_secrets(text), str)

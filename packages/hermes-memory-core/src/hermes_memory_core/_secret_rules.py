@@ -24,6 +24,11 @@ result:
   start is taken back over at most 50 preceding ``[\\w.-]`` characters per such prefix.
 * Keywords are found with one alternation regex built as a trie (one pass over the text).
 
+Chat is not a source file, so two boundaries are wider than upstream's: a token may also
+end before sentence punctuation, CJK text or markup (``**…**``, ``<code>…</code>``, ``~~…~~``,
+a closing ``_``), and a rule that starts with ``\\b`` is also tried right after an opening
+``_``/``__`` (Markdown emphasis, "_sk_live_…_").
+
 Everything is built on first use (:func:`load_rules`): importing this module reads nothing.
 """
 
@@ -47,6 +52,7 @@ __all__ = [
     "convert_regex",
     "load_rules",
     "shannon_entropy",
+    "trie_regex",
 ]
 
 #: Package-relative path of the rule file.
@@ -386,7 +392,7 @@ class _Allowlist:
 @cache
 def _stopword_regex(stopwords: tuple[str, ...]) -> re.Pattern[str]:
     """One trie regex for a stop-word list (generic-api-key has about 1,500 words)."""
-    return re.compile(_trie_regex(stopwords))
+    return re.compile(trie_regex(stopwords))
 
 
 def _strings(value: object) -> list[object]:
@@ -394,16 +400,39 @@ def _strings(value: object) -> list[object]:
 
 
 #: How 150-odd gitleaks rules end a token: a quote, whitespace, ``;``, an escaped newline or
-#: the end. In chat a token is as often followed by sentence punctuation or CJK text
-#: ("key npm_… ." / "令牌npm_…已泄露"), so those may follow too (looked at, not consumed).
+#: the end. In chat a token is as often followed by sentence punctuation, CJK text or
+#: markup ("key npm_… ." / "令牌npm_…已泄露" / "**sk_live_…**" / "<code>hf_…</code>" /
+#: "?t=npm_…&x=1"), so those may follow too (looked at, not consumed); so may a closing
+#: ``_``/``__`` emphasis, but not an underscore that goes on into a snake_case identifier.
 _TOKEN_END: Final = r"""(?:[\x60'"\s;]|\\[nr]|\Z)"""  # noqa: S105 (a regex, as converted)
-_CHAT_TOKEN_END: Final = r"""(?:[\x60'"\s;]|\\[nr]|\Z|(?=[.,!?:)\]}>]|[^\x00-\x7f]))"""  # noqa: S105
+_CHAT_TOKEN_END: Final = (
+    r"""(?:[\x60'"\s;]|\\[nr]|\Z"""  # noqa: S105 (a regex)
+    r"|(?=[.,!?:)\]}>*~<&|]|_{1,2}(?![A-Za-z0-9_])|[^\x00-\x7f]))"
+)
+#: RE2's ``\b`` at the start of a rule: "_sk_live_…_" (Markdown emphasis) has none before
+#: the token, so such rules are also tried, without it, right after an opening ``_``/``__``
+#: (:data:`_EMPHASIS_OPENER_RE`). Done apart because a wider start in the regex itself
+#: (look-behinds) doubles the cost of the rules that scan every text ("ey", "s.").
+_WORD_BOUNDARY: Final = r"\b"
+_CASELESS: Final = "(?i:"
+#: An opening ``_``/``__`` (not inside a word) before a letter or digit; matches end where
+#: the emphasised token starts. The literal ``_`` first lets ``re`` skip to underscores.
+_EMPHASIS_OPENER_RE: Final = re.compile(r"_(?<![A-Za-z0-9_]_)_?(?=[A-Za-z0-9])")
 
 
-def _compile_rule(source: str) -> re.Pattern[str]:
-    """Convert and compile a rule's regex, with the chat token end (:data:`_TOKEN_END`)."""
+def _chat_regex(converted: str) -> str:
+    """A converted rule regex with the chat token end (:data:`_CHAT_TOKEN_END`)."""
+    return converted.replace(_TOKEN_END, _CHAT_TOKEN_END)
+
+
+def _compile_rule(source: str, *, after_boundary: bool = False) -> re.Pattern[str]:
+    """Convert and compile a rule's regex for chat text (see :func:`_chat_regex`);
+    ``after_boundary``: without its leading ``\\b`` (:data:`_WORD_BOUNDARY`)."""
     try:
-        converted = convert_regex(source).replace(_TOKEN_END, _CHAT_TOKEN_END)
+        converted = _chat_regex(convert_regex(source))
+        if after_boundary:
+            head = _CASELESS if converted.startswith(_CASELESS) else ""
+            converted = head + converted[len(head) + len(_WORD_BOUNDARY) :]
         return re.compile(converted, FLAGS)
     except re.error as exc:
         raise RuleConversionError(f"{source!r} does not compile: {exc}") from exc
@@ -433,6 +462,7 @@ class SecretRule:
     __slots__ = (
         "_after_curl",
         "_anchors",
+        "_opened",
         "_pattern",
         "_rest",
         "_rest_source",
@@ -464,6 +494,8 @@ class SecretRule:
         self.allowlists = tuple(allowlists)
         self._pattern: re.Pattern[str] | None = None
         self._rest: re.Pattern[str] | None = None
+        #: Rules starting with ``\b``: the regex without it, tried after emphasis openers.
+        self._opened: re.Pattern[str] | None = None
         # Assignment-template rules: anchored at the keyword group (see the module docstring).
         self._rest_source: str | None = None
         self._anchors: tuple[str, ...] = ()
@@ -499,6 +531,15 @@ class SecretRule:
             self._pattern = _compile_rule(self.source)
         return self._pattern
 
+    @property
+    def starts_at_word(self) -> bool:
+        """Whether the rule's regex starts with ``\\b`` (and is searched as a whole)."""
+        return (
+            self._rest_source is None
+            and self._after_curl is None
+            and self.source.startswith((_WORD_BOUNDARY, "(?i)" + _WORD_BOUNDARY))
+        )
+
     def compile(self) -> None:
         """Compile every regex of the rule now (raises :class:`RuleConversionError`)."""
         _ = self.pattern
@@ -506,14 +547,24 @@ class SecretRule:
             self._rest = _compile_rule(self._rest_source)
         if self._after_curl is not None:
             self._rest = _compile_rule(self._after_curl)
+        if self.starts_at_word:
+            self._opened = _compile_rule(self.source, after_boundary=True)
 
-    def matches(self, text: str, lowered: str) -> Iterator[re.Match[str]]:
-        """The rule's regex matches in ``text`` (``lowered`` is ``text`` lower-cased)."""
+    def matches(
+        self, text: str, lowered: str, openers: Iterable[int] = ()
+    ) -> Iterator[re.Match[str]]:
+        """The rule's regex matches in ``text`` (``lowered`` is ``text`` lower-cased).
+
+        :param openers: where tokens opened by ``_``/``__`` emphasis start
+            (:data:`_EMPHASIS_OPENER_RE`); a rule starting with ``\\b`` is matched there too.
+        """
         if self._after_curl is not None:
             yield from self._curl_matches(text)
             return
         if self._rest_source is None:
             yield from self.pattern.finditer(text)
+            if openers and self.starts_at_word:
+                yield from self._opened_matches(text, openers)
             return
         if self._rest is None:
             self._rest = _compile_rule(self._rest_source)
@@ -528,6 +579,14 @@ class SecretRule:
                     if match is not None:
                         yield match
                 index = lowered.find(anchor, index + 1)
+
+    def _opened_matches(self, text: str, openers: Iterable[int]) -> Iterator[re.Match[str]]:
+        if self._opened is None:
+            self._opened = _compile_rule(self.source, after_boundary=True)
+        for start in openers:
+            match = self._opened.match(text, start)
+            if match is not None:
+                yield match
 
     def _curl_matches(self, text: str) -> Iterator[re.Match[str]]:
         if self._rest is None:
@@ -617,7 +676,7 @@ class RuleSet:
             for keyword in rule.keywords:
                 by_keyword.setdefault(keyword, []).append(rule)
         self._by_keyword = by_keyword
-        self._keyword_re = re.compile(_trie_regex(by_keyword)) if by_keyword else None
+        self._keyword_re = re.compile(trie_regex(by_keyword)) if by_keyword else None
         self._order = {id(rule): index for index, rule in enumerate(self.rules)}
         # findall yields the longest keyword at each position it tries and then skips to its
         # end: keywords inside it are certainly present; keywords that start inside it and run
@@ -651,6 +710,17 @@ class RuleSet:
                     selected.update((id(r), r) for r in self._by_keyword[keyword])
         return sorted(selected.values(), key=lambda rule: self._order[id(rule)])
 
+    def token_keywords(self, *, min_length: int = 1) -> frozenset[str]:
+        """Keywords of the rules that find a token by its own shape (a vendor prefix such as
+        ``ghp_`` or ``npm_``), not by an assignment around it or a ``curl`` command."""
+        return frozenset(
+            keyword
+            for rule in self.rules
+            if not rule.anchored and not rule.after_curl
+            for keyword in rule.keywords
+            if len(keyword) >= min_length
+        )
+
     def find_secrets(self, text: str) -> set[str]:
         """The secrets every rule finds in ``text``."""
         return {secret for _, secret in self.find(text)}
@@ -664,8 +734,9 @@ class RuleSet:
         lowered = text.lower()
         if len(lowered) != len(text):  # a few characters lower-case to two; keep offsets
             lowered = text.translate(_ASCII_LOWER)
+        openers = [m.end() for m in _EMPHASIS_OPENER_RE.finditer(text)] if "_" in text else []
         for rule in self.candidates(lowered):
-            for match in rule.matches(text, lowered):
+            for match in rule.matches(text, lowered, openers):
                 start, end = rule.secret_span(match)
                 secret = text[start:end]
                 if not secret:
@@ -677,7 +748,8 @@ class RuleSet:
                 if end < len(text) and text[end] in _TOKEN_CHARS and secret[-1] in _TOKEN_CHARS:
                     tail = _TOKEN_TAIL_RE.match(text, end)
                     if tail is not None:
-                        secret += tail.group()
+                        # not a closing "_" emphasis ("_sk_live_…_")
+                        secret += tail.group().rstrip("_")
                 yield rule.rule_id, secret
 
     def _allowed(self, rule: SecretRule, text: str, match: re.Match[str], secret: str) -> bool:
@@ -694,7 +766,7 @@ class RuleSet:
 _Trie = dict[str, "_Trie"]
 
 
-def _trie_regex(words: Iterable[str]) -> str:
+def trie_regex(words: Iterable[str]) -> str:
     """One regex matching the longest of ``words`` at each position (a trie of alternations)."""
     trie: _Trie = {}
     for word in words:
