@@ -36,18 +36,26 @@ def _forms_whole_text(text: str) -> list[str]:
         return [text.lower()]
     if _normalize._TAG_CHAR_RE.search(text) is not None:
         text = _normalize._TAG_RUN_RE.sub(_normalize._decode_tags, text)
-    text = unicodedata.normalize("NFKC", text).replace("\u2800", " ")
+    text = unicodedata.normalize("NFKC", _normalize._before_nfkc(text)).replace("\u2800", " ")
     skeleton = _normalize._skeleton()
     ignorable = _normalize._IGNORABLE_RE
     bases = [text]
+    kind_bases = []
     if ignorable.search(text) is not None:
         bases = [ignorable.sub("", text)]
         if _normalize._BETWEEN_WORDS_RE.search(text) is not None:
             bases.append(ignorable.sub(" ", text))
-        fillers = re.compile("[\u115f\u1160\u3164\uffa0]")
-        if fillers.search(text) is not None and ignorable.search(fillers.sub("", text)):
-            bases.append(ignorable.sub("", fillers.sub(" ", text)))
-    return [form for base in bases for form in _normalize._finish_whole(base, skeleton)]
+        present = frozenset("".join(ignorable.findall(text)))
+        # Mixed kinds: each kind read as spaces, every other ignorable character removed.
+        for kind in _normalize._kinds(text, present):
+            cls = "[" + "".join(map(re.escape, sorted(kind))) + "]"
+            alone = re.sub(f"(?!{cls}){_normalize._IGNORABLE_CLASS}", "", text)
+            if re.search(rf"(?<=\S){cls}+(?=\S)", alone) is not None:
+                kind_bases.append(re.sub(f"{cls}+", " ", alone))
+    forms = [form for base in bases for form in _normalize._finish_whole(base, skeleton)]
+    for base in kind_bases:
+        forms += [f for f in _normalize._finish_whole(base, skeleton) if f not in forms]
+    return forms
 
 
 # Characters that exercise every step: marks (Latin, Hebrew, kana voicing), Hangul jamo that
@@ -63,6 +71,8 @@ _ALPHABET = (
     "\u00ad\u200b\u200d\u2061\u034f\ufe0f\u3164\u115f\uffa0\u2800\u3000\u00a0"
     "\U000e0041\U000e0020\U000e007f\U0001d41a\U0001d7ce\U0001f600"
     "\u5ffd\u7565\u6307\u4ee4\u3053\ufdd0"
+    # read before NFKC (lunate sigma, spacing accent, parenthesized), named letters, more marks
+    "\u03f2\u03f9\u00b4\u24a4\u026a\u1d00\U0001f178\U0001f1ee\u064b\u094d\u20dd"
 )
 
 

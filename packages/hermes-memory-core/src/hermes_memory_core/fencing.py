@@ -19,12 +19,16 @@ All of them recognise tags with ONE grammar (see :func:`find_memory_tags`): an o
 angle bracket (``<``, full-width ``＜`` and other look-alikes, the HTML entities ``&lt;``,
 ``&#60;``, ``&#x3c;``, the escapes ``\\u003c`` / ``\\x3c``), optional spaces, an optional
 ``/``, then the name *memory context* in any case, written with Latin letters, NFKC variants
-(``ｍｅｍｏｒｙ``), accented letters or Cyrillic/Greek look-alikes (``mеmory`` with a
-Cyrillic ``е``), with up to 32 invisible characters (soft hyphen, zero-width characters, tag
-characters, variation selectors, combining marks) between letters and ``-``, ``_``, ``.``,
-``:``, spaces (or nothing) between the two words; then optional attributes and a closing
-bracket (``>``, ``＞``, ``&gt;``…). Every quantifier is bounded, so one match never looks at
-more than :data:`MAX_TAG_CHARS` characters and scanning is linear in the text length.
+(``ｍｅｍｏｒｙ``), accented letters, Cyrillic/Greek look-alikes (``mеmory`` with a
+Cyrillic ``е``), any character that Unicode's confusable data reads as the letter (Greek
+lunate sigma ``ϲ`` for ``c``, Cherokee, Coptic, Lisu letters…) or whose Unicode name spells
+it (small capitals ``ᴍᴇᴍᴏʀʏ``, ``🅼``, ``🇲``, ``⒨``), with up to 32 invisible characters
+(soft hyphen, zero-width characters, tag characters, variation selectors) or nonspacing and
+enclosing marks of any script (``mém``, Hebrew points) between letters and ``-``, ``_``,
+``.``, ``:``, spaces (or nothing) between the two words; then optional attributes and a
+closing bracket (``>``, ``＞``, ``&gt;``…). Every quantifier is bounded, so one match never
+looks at more than :data:`MAX_TAG_CHARS` characters and scanning is linear in the text
+length.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from typing import Final, NamedTuple
 
+from hermes_memory_core._normalize import load_lookalikes
 from hermes_memory_core.threats import scan_for_threats
 
 __all__ = [
@@ -278,7 +283,8 @@ def _opt(item: _Node) -> _Rep:
 
 #: Default-ignorable code points (Unicode's Default_Ignorable_Code_Point, incl. soft hyphen,
 #: zero-width characters, bidi controls, variation selectors, tag characters) plus the
-#: combining-mark blocks: invisible (or merely decorating) inside a word.
+#: combining-mark blocks: invisible (or merely decorating) inside a word. The grammar adds
+#: every other nonspacing and enclosing mark (:func:`_invisible`).
 _IGNORABLE: Final[tuple[_Range, ...]] = (
     (0x00AD, 0x00AD),
     (0x0300, 0x036F),
@@ -325,7 +331,10 @@ _SEPARATORS: Final = (
 _NAME: Final = ("memory", "context")
 
 #: Look-alikes of the name's letters that no normalisation maps to them (keys case-folded):
-#: Cyrillic, Greek, Armenian and small-capital letters, and the digit zero for "o".
+#: Cyrillic, Greek, Armenian and small-capital letters, and the digit zero for "o". Looked up
+#: on the character itself and on its NFKD base; the generated table
+#: (:func:`~hermes_memory_core._normalize.load_lookalikes`) adds the confusable data's and
+#: the named letters.
 _HOMOGLYPHS: Final[dict[str, str]] = {
     "м": "m",
     "μ": "m",
@@ -357,7 +366,7 @@ _HOMOGLYPHS: Final[dict[str, str]] = {
     "×": "x",
 }
 #: Blocks searched for letters that fold to a letter of the name (NFKD, marks removed,
-#: case-folded, then :data:`_HOMOGLYPHS`): Latin, IPA, Greek, Cyrillic, Armenian, phonetic
+#: case-folded, then the look-alike tables): Latin, IPA, Greek, Cyrillic, Armenian, phonetic
 #: extensions, Latin/Greek extended, super/subscripts, letter-like symbols, enclosed
 #: letters, full-width forms, mathematical alphanumerics, squared letters.
 _LETTER_BLOCKS: Final[tuple[_Range, ...]] = (
@@ -375,17 +384,32 @@ _LETTER_BLOCKS: Final[tuple[_Range, ...]] = (
 
 
 def _letter_classes() -> dict[str, list[str]]:
-    wanted = set("".join(_NAME))
-    classes: dict[str, list[str]] = {letter: [] for letter in sorted(wanted)}
+    """The characters that read as each letter of the name."""
+    lookalikes = load_lookalikes()
+    # The tables are consulted on the character itself before NFKD, which may turn a
+    # look-alike into another letter (lunate sigma ϲ, drawn like c, decomposes to ς).
+    known = {**lookalikes.confusable_letters, **lookalikes.named_letters, **_HOMOGLYPHS}
+    classes: dict[str, set[str]] = {letter: set() for letter in "".join(_NAME)}
+    for char, letter in known.items():
+        if letter in classes:
+            classes[letter].add(char)
     for lo, hi in _LETTER_BLOCKS:
         for code in range(lo, hi + 1):
             char = chr(code)
-            base = unicodedata.normalize("NFKD", char)
-            key = "".join(c for c in base if not unicodedata.combining(c)).casefold()
-            key = _HOMOGLYPHS.get(key, key)
-            if key in wanted:
-                classes[key].append(char)
-    return classes
+            key = known.get(char.casefold())
+            if key is None:
+                base = unicodedata.normalize("NFKD", char)
+                key = "".join(c for c in base if not unicodedata.combining(c)).casefold()
+                key = known.get(key, key)
+            if key in classes:
+                classes[key].add(char)
+    return {letter: sorted(chars) for letter, chars in classes.items()}
+
+
+@functools.cache
+def _invisible() -> tuple[_Range, ...]:
+    """:data:`_IGNORABLE` plus every nonspacing and enclosing mark but the kana voicing marks."""
+    return (*_IGNORABLE, *load_lookalikes().marks)
 
 
 def _entity(name: str | None, *codes: int, amp: bool = False) -> _Node:
@@ -421,7 +445,7 @@ class _Grammar(NamedTuple):
 @functools.cache
 def _grammar() -> _Grammar:
     """Compile the tag grammar (once, on first use: keeps ``import`` cheap)."""
-    ignorable = _class_body(_IGNORABLE)
+    ignorable = _class_body(_invisible())
     hspace = _class_body(_HSPACE)
     blank = _Chars(hspace + ignorable, 0, _GAP)
     between_letters = _Chars(ignorable, 0, _GAP)
@@ -475,7 +499,40 @@ _BLANK_RE: Final = re.compile(
 _OPEN_TAIL_RE: Final = re.compile(
     "[" + _class_body(_HSPACE) + _class_body(_IGNORABLE) + f"]{{0,{2 * _GAP}}}+"
 )
-_LONG_IGNORABLE_RUN_RE: Final = re.compile(f"[{_class_body(_IGNORABLE)}]{{{_GAP + 1},}}")
+_ASTRAL_RE: Final = re.compile("[\U00010000-\U0010ffff]")
+
+
+class _LongRuns(NamedTuple):
+    """Runs of more than :data:`_GAP` characters of :func:`_invisible`."""
+
+    #: For text whose astral characters are none of them: a BMP class is a bitmap, while
+    #: the engine walks a class's astral ranges one by one at every position.
+    bmp: re.Pattern[str]
+    #: For any text.
+    full: re.Pattern[str]
+    #: One of the astral characters among them.
+    astral: re.Pattern[str]
+
+
+@functools.cache
+def _long_runs() -> _LongRuns:
+    spans = _invisible()
+    bmp = _class_body(span for span in spans if span[1] <= 0xFFFF)
+    astral = _class_body(span for span in spans if span[1] > 0xFFFF)
+    limit = f"{{{_GAP + 1},}}"
+    return _LongRuns(
+        re.compile(f"[{bmp}]{limit}"),
+        re.compile(f"[{bmp}{astral}]{limit}"),
+        re.compile(f"[{astral}]"),
+    )
+
+
+def _shorten_long_runs(text: str) -> str:
+    """``text`` with every run of more than :data:`_GAP` invisible characters or marks cut."""
+    runs = _long_runs()
+    astral = _ASTRAL_RE.findall(text)  # rare, and a one-range class is quick to scan
+    regex = runs.full if astral and runs.astral.search("".join(astral)) else runs.bmp
+    return regex.sub(lambda m: m.group()[:_GAP], text)
 
 
 class MemoryTag(NamedTuple):
@@ -650,7 +707,8 @@ def build_memory_context_block(raw: str) -> str:
     Returns ``""`` for blank input (or input that is nothing but fencing). Otherwise:
 
     1. runs of more than 32 invisible characters (soft hyphens, zero-width and tag
-       characters, variation selectors, combining marks) are shortened to 32;
+       characters, variation selectors) and nonspacing or enclosing marks are shortened
+       to 32;
     2. the text is sanitised (:func:`sanitize_context`; a WARNING is logged when a provider
        handed back pre-wrapped context);
     3. every remaining tag-like mention of the fence — incomplete ones such as
@@ -673,7 +731,7 @@ def build_memory_context_block(raw: str) -> str:
     _check_str(raw, "recall")
     if not raw or not raw.strip():
         return ""
-    text = _LONG_IGNORABLE_RUN_RE.sub(lambda m: m.group()[:_GAP], raw)
+    text = _shorten_long_runs(raw)
     clean = sanitize_context(text)
     if clean != text:
         logger.warning("memory provider returned pre-wrapped context; stripped")
