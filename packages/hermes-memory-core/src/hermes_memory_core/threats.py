@@ -139,12 +139,42 @@ _VERB_EDIT = r"update|modify|edit|write|change|append|add\s+to"
 #: An HTML comment body up to 4096 chars that never runs over into the next comment opener or
 #: past a comment closer — so successive "<!--" starts scan disjoint stretches (linear time).
 _COMMENT_BODY = r"(?:[^<-]|<(?!!--)|-(?!->)){0,4096}?"
-_SENSITIVE_VAR = r"\$\{?\w{0,64}?(?:key|token|secret|password|credentials?)(?![a-z0-9])"
+#: What makes a hidden comment an instruction to the agent: ignore / override, or words
+#: for a prompt or a secret instruction. A bare "system" ("update the system diagram"), or a
+#: tool directive (``prettier-ignore``), is not one.
+_COMMENT_INSTRUCTION = (
+    r"(?:(?<![\w-])(?:ignore|override)(?![a-z])"
+    r"|(?<![a-z])(?:system|developer)[\s_-]{1,4}(?:prompt|message|instruction|note|override)"
+    r"|(?<![a-z])(?:secret|hidden)[\s_-]{1,4}(?:instruction|prompt|message|task|command|goal"
+    r"|rule|directive|order))"
+)
+#: A variable holding a secret (``$API_KEY``, ``${GH_PAT}``, ``$DB_PASS``, ``$DATABASE_URL``;
+#: the short names only at the end of the name: ``$AUTH_URL``, ``$PWD`` and ``$PATH`` hold
+#: none), or the whole environment (``$(env)``, a backquoted ``printenv``).
+_SENSITIVE_VAR = (
+    r"(?:\$\{?\w{0,64}?(?:(?:key|token|secret|password|credentials?)(?![a-z0-9])"
+    r"|(?:pat|pass|passwd|dsn|database_url|auth|_pwd)(?![a-z0-9_]))"
+    r"|\$\(\s{0,4}(?:env|printenv)(?![\w-])|`(?:env|printenv)(?![\w-]))"
+)
 #: Up to 3 words between ``cat`` and the file, none of which starts another clause ("cat
 #: .env.example and copy it to .env.local" reads a template, not the secrets).
 _CAT_ARGS = r"(?:(?!(?:and|then|or|to|into|&&|\|\|?|;)\s)\S{1,64}+\s++){0,3}?[^\w\s]{0,3}"
 #: Template copies of secret files (``.env.example``) hold no secrets.
 _NOT_TEMPLATE = r"(?!\.(?:example|sample|template|dist|defaults?|tmpl|tpl|schema)(?![a-z0-9]))"
+#: Options of a file reader before its file: ``-n 20``, ``--lines=5``, ``-Path``.
+_READER_FLAGS = r"(?:-{1,2}\w[\w=-]{0,15}\s+(?:\d{1,9}\s+)?){0,3}"
+#: A secret file as the argument of a reader other than ``cat``: ``.env`` or a path to one,
+#: and ``credentials`` only after a path separator ("head of credentials management" and
+#: "type your credentials" name no file).
+_SECRET_PATH = (
+    r"(?:(?:\S{0,128}?[/\\])?\.(?:env|netrc|pgpass|npmrc|pypirc)|\S{0,128}?[/\\]credentials)"
+    + _E
+    + _NOT_TEMPLATE
+)
+#: After the file of ``less``/``more``/``type`` (also English words): the command ends ("type
+#: .env", "less .env | …", "more .env and paste it"); "less .env files", "files of type .env
+#: are ignored" go on as prose.
+_COMMAND_END = r"(?=\s*(?:$|[^\w\s]|(?:and|then|to|into|or)(?![a-z0-9])))"
 #: Whom a C2 implant talks to. A heartbeat to "the monitoring service" is ordinary ops.
 _C2_PEER = (
     r"(?:(?:the|your|our|its|an?)\s+)?(?:c2|c&c|operator|handler|listener|mothership|"
@@ -179,6 +209,15 @@ _SENSITIVE_DATA = (
     r"system\s+prompt|(?:full|entire|whole)\s+context|everything|personal\s+(?:data|info|"
     r"information)|user\s+data|id_rsa|id_ed25519|\.ssh)"
 )
+#: Where ``send_to_url`` sends: "to https://", "via https://", "to the URL https://".
+_TO_URL_WORDS: Final = (
+    ("to", "at", "via", "into", "through", "using"),
+    ("the", "this", "that", "a", "an", "our", "my", "your", "following", "below"),
+    ("url", "link", "endpoint", "address", "server", "webhook", "site", "page", "form", "api"),
+)
+_TO_URL = r"\s+(?:{})\s+(?:(?:{})\s+)?(?:(?:{})\s+)?(?:https?|ftps?)://".format(
+    *("|".join(words) for words in _TO_URL_WORDS)
+)
 #: A home directory however it is spelled: ``~``, ``$HOME``, ``%USERPROFILE%``, ``/home/x``.
 _HOME_PREFIX = (
     r"(?:\$\{?home\}?|~|%userprofile%|/home/[^/\s]{1,64}|/root|/users/[^/\s]{1,64}|"
@@ -212,68 +251,148 @@ _FILLERS = "\u115f\u1160\u3164\uffa0"
 _NON_HANGUL_LETTER = r"[^\W\d_\u1100-\u11ff\u3130-\u318f\uac00-\ud7af\uffa0-\uffdc]"
 _FILLER_GLUE = f"{_NON_HANGUL_LETTER}[{_FILLERS}]|[{_FILLERS}]{_NON_HANGUL_LETTER}"
 _ROLE = r"(?:system|user|assistant|developer|tool|model)(?![a-z0-9])"
-#: Chat-template control markup: ChatML, Llama 2/3, Gemma, Harmony, Zephyr. ``[|l]``: the
-#: skeleton reads look-alikes of ``|`` (``ǀ``, ``∣``) as ``l``.
+#: The start of an HTML element (``<div``, ``<span``, ``<p``, a custom element).
+_HTML_TAG = r"<[a-z][a-z0-9-]{0,31}(?![a-z0-9-])"
+#: Inline styles that hide an element's text from the reader but not from the model.
+_HIDING_STYLE = (
+    r"(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?![\d.])"
+    r"|opacity\s*:\s*0(?![\d.]))"
+)
+#: A ``|`` of chat-template markup: the skeleton reads some look-alikes (``ǀ``, ``∣``) as
+#: ``l`` (and ``‖`` as ``ll``) and leaves others as they are: broken bar, box-drawing and
+#: dingbat bars, ``⏐``, ``丨``, Hebrew paseq.
+_BAR = (
+    "[|l\u00a6\u05c0\u23d0\u2502\u2503\u2506\u2507\u250a\u250b\u254e\u254f\u2551"
+    "\u2758\u2759\u275a\u4e28]{1,2}"
+)
+#: Chat-template control markup: ChatML, Llama 2/3, Gemma, Harmony, Zephyr.
 _ROLE_MARKUP = (
-    r"<\s{0,3}[|l]\s{0,3}(?:im_start|start_header_id|start)\s{0,3}[|l]\s{0,3}>\s{0,3}"
+    rf"<\s{{0,3}}{_BAR}\s{{0,3}}(?:im_start|start_header_id|start)\s{{0,3}}{_BAR}\s{{0,3}}>"
+    + r"\s{0,3}"
     + _ROLE
-    + r"|<\s{0,3}[|l]\s{0,3}(?:system|user|assistant|developer)\s{0,3}[|l]\s{0,3}>"
+    + rf"|<\s{{0,3}}{_BAR}\s{{0,3}}(?:system|user|assistant|developer)\s{{0,3}}{_BAR}"
+    + r"\s{0,3}>"
     + r"|\[\s{0,2}/?\s{0,2}inst\s{0,2}\]|<<\s{0,2}/?\s{0,2}sys\s{0,2}>>"
     + r"|<\s{0,2}(?:start|end)_of_turn\s{0,2}>"
-)
-_PLACEHOLDER = (
-    r"(?:\{\{?\s{0,2}[a-z_][\w.\s-]{0,40}\}|%7b|\$\{?[a-z_]|<[a-z_][\w\s-]{0,40}>"
-    r"|\[[a-z_][\w\s-]{0,40}\])"
 )
 _LEAK_WORDS = (
     r"(?:conversation|chat|history|messages|context|memory|memories|system_prompt|prompt|"
     r"transcript|secrets?)"
 )
-#: A URL the agent is meant to fill in with private data: any template in an image URL (an
-#: image loads without a click), or a template naming the conversation in any URL.
-_URL_TEMPLATE = (
-    r"!\[[^\]\n]{0,256}\]\(\s{0,4}<?(?:https?:)?//[^\s)]{0,1024}?"
-    + _PLACEHOLDER
-    + r"|<img(?![a-z0-9])[^>]{0,512}?src\s{0,2}=\s{0,2}[\"']?(?:https?:)?//[^\s\"'>]{0,1024}?"
-    + _PLACEHOLDER
-    + r"|https?://\S{0,1024}?[?&#/=](?:\{\{?|%7b|\$\{?|<|\[)\s{0,2}[\w.-]{0,24}?"
+#: ``%CONVERSATION%``: a ``%`` that starts no percent-escape (``%E2%80``), a leak word, ``%``.
+_PERCENT_SLOT = r"%(?![0-9a-f]{2})[\w.-]{0,24}?" + _LEAK_WORDS + r"[\w.-]{0,24}?%"
+#: ``INSERT_CONVERSATION_HERE``, ``chat_history_here``: a slot named in words.
+_NAMED_SLOT = (
+    r"(?:insert|paste)[_-][\w.-]{0,24}?"
     + _LEAK_WORDS
+    + r"|"
+    + _LEAK_WORDS
+    + r"[\w.-]{0,24}?[_-]here(?![a-z0-9])"
+)
+#: Any template slot (``\{x\}`` too: markdown escapes braces). The slots spelled without
+#: brackets start a path segment or a query value: they are tried after its delimiter (at
+#: every character of an image URL a one-class test fails fast; the leak words would not).
+_PLACEHOLDER = (
+    r"(?:\{\{?\s{0,2}[a-z_][\w.\s-]{0,40}\\?\}|%7b|\$\{?[a-z_]|<[a-z_][\w\s-]{0,40}>"
+    r"|\[[a-z_][\w\s-]{0,40}\]|[/?&#=](?=[%ipchmst])(?:" + _PERCENT_SLOT + "|" + _NAMED_SLOT + "))"
+)
+#: A slot naming the conversation by an identifier (``{conversation_id}``, ``{chat_uuid}``
+#: of a REST path) leaks nothing: what may follow the leak word up to the slot's end.
+_NOT_AN_ID = r"(?![\w.-]{0,24}?[_.-]?(?:ids?|uuid|guid|num|no|idx|index|count)(?![\w.-]))"
+#: What follows the ``!`` of a markdown image, up to the ``//`` of its URL.
+_IMAGE_HEAD = r"\[[^\]\n]{0,256}\]\(\s{0,4}<?(?:https?:)?//"
+#: What follows the ``<`` of an ``<img>`` tag, up to the ``//`` of its URL.
+_IMG_TAG_HEAD = (
+    r"img(?![a-z0-9])(?:[^<>]|<(?!img(?![a-z0-9]))){0,512}?src\s{0,2}=\s{0,2}[\"']?"
+    r"(?:https?:)?//"
+)
+#: A URL the agent is meant to fill in with private data: any template in an image URL (an
+#: image loads without a click), or a template naming the conversation in any URL
+#: (``[?&#/=]`` before it, or right after ``://``: a host to resolve leaks too).
+#:
+#: Each URL (and each tag's attributes) is read up to the start of the next URL of its kind,
+#: not past it: that one reaches everything after it this one would (and further), so
+#: stopping costs no match (but a placeholder look-alike in the next image's own alt text)
+#: and keeps the work linear — without it each start read up to 1024 characters of the
+#: ones after it: 200 KB of "http://{{" took 3 s, of "<img/src=//{{" over 20 s.
+_URL_TEMPLATE = (
+    r"!"
+    + _IMAGE_HEAD
+    + rf"(?:[^\s)!]|!(?!{_IMAGE_HEAD})){{0,1024}}?"
+    + _PLACEHOLDER
+    + r"|<"
+    + _IMG_TAG_HEAD
+    + rf"(?:[^\s\"'><]|<(?!{_IMG_TAG_HEAD})){{0,1024}}?"
+    + _PLACEHOLDER
+    # Most URLs hold no slot opener at all: a possessive scan for one rejects them at once.
+    + r"|https?://(?=[^\s{%$<\[\\]{0,1026}+[{%$<\[\\])"
+    + r"(?:(?:[^\sh]|h(?!ttps?://)){0,1024}?[?&#/=])?"
+    + r"(?:\\?(?:\{\{?|%7b|\$\{?|<|\[)\s{0,2}[\w.-]{0,24}?"
+    + _LEAK_WORDS
+    + _NOT_AN_ID
+    + "|"
+    + _PERCENT_SLOT
+    + ")"
 )
 _FAKE_TOOL_RESULT = (
-    r"<\s{0,2}/?\s{0,2}(?:tool_result|tool_response|tool_output|tool_call_result|"
-    r"function_results?|function_response|function_output|function_calls?|tool_calls?|"
-    r"tool_use)(?![a-z0-9_])[^<>\n]{0,256}>"
+    r"<\s{0,2}/?\s{0,2}(?:tool|function)[_-](?:(?:call[_-])?(?:results?|responses?|outputs?)"
+    r"|calls?|use)(?![a-z0-9_])[^<>\n]{0,256}>"
     r"|\[\s{0,2}(?:tool|function)[\s_-]{0,2}(?:call[\s_-]{0,2})?(?:result|output|response)s?"
     r"\s{0,2}[\]:]"
     r"|[\"']role[\"']\s{0,4}:\s{0,4}[\"'](?:tool|function|ipython)[\"']"
     r"|[\"']type[\"']\s{0,4}:\s{0,4}[\"']tool_result[\"']"
 )
+#: What may stand before "SYSTEM MESSAGE:" on its line: indentation, markdown heading,
+#: quote and list markers (up to three: "> - "), emphasis and a bracket ("**[").
+_HEADER_PREFIX = r"[ \t]{0,8}(?:(?:#{1,6}|>|[-+*]|\d{1,3}[.)])[ \t]{0,4}){0,3}[*_\[]{0,4}[ \t]{0,2}"
 #: The snapshot's block headers and rules, the recall fence and its system note, and generic
 #: "SYSTEM MESSAGE:" headers: text inside an entry must not pose as the frame around it.
-_FAKE_MEMORY_HEADER = (
+_HEADER_FRAMES = (
     r"memory\s{0,4}\(\s{0,4}your\s{1,4}personal\s{1,4}notes\s{0,4}\)"
     r"|user\s{1,4}profile\s{0,4}\(\s{0,4}who\s{1,4}the\s{1,4}user\s{1,4}is\s{0,4}\)"
     r"|═{10}"
     r"|<\s{0,2}/?\s{0,2}memory[-_\s]context\s{0,2}>"
     r"|\[\s{0,2}system\s{1,4}note\s{0,2}:"
-    r"|(?m:^)[ \t]{0,8}(?:#{1,6}[ \t]{0,4})?\[?[ \t]{0,2}(?:system|developer)[ \t]{1,4}"
-    r"(?:message|instructions?|override|notice|prompt)[ \t]{0,2}\]?[ \t]{0,2}:"
 )
-#: Sending a local file somewhere: curl form/data/upload flags, wget's post/body file,
-#: netcat fed from a file or a pipe, PowerShell -InFile.
-_UPLOAD = (
-    # Each branch starts at a line start and takes the *first* command word of the line
-    # atomically, so a line with many "curl" words is scanned once, not once per word.
-    r"(?m:^)(?>[^\n]*?(?<![a-z0-9])curl(?![a-z0-9]))[^\n]*?"
-    r"(?:\s(?:-f|--form(?:-string)?)\s{0,4}[\"']?[^\s=\"']{0,64}=[\"']?[@<]"
+#: A "SYSTEM MESSAGE:" line header after its :data:`_HEADER_PREFIX`.
+_HEADER_LINE = (
+    r"(?:system|developer)(?:[ \t]{1,4}|[ \t]{0,2}-[ \t]{0,2})"
+    r"(?:message|instructions?|override|notice|prompt)[ \t]{0,2}[*_\]]{0,4}[ \t]{0,2}:"
+)
+_FAKE_MEMORY_HEADER = _HEADER_FRAMES + r"|(?m:^)" + _HEADER_PREFIX + _HEADER_LINE
+#: How many backslash-newline continuations a command line of ``exfil_upload`` may run over.
+_CONTINUATIONS: Final = 8
+#: The rest of a shell command line, lazily: a backslash right before the newline continues
+#: it ("curl https://x \\" then "-F f=@key" on the next line), at most _CONTINUATIONS times
+#: (so a start scans a bounded number of lines however many continuations follow). Whole
+#: continued lines are skipped before the lazy scan of the last one: the lazy scan of the
+#: first line alone stays a one-class loop.
+_COMMAND_REST = rf"(?:[^\n]*+(?<=\\)\n){{0,{_CONTINUATIONS}}}?[^\n]*?"
+#: curl's upload flags, from the whitespace before the flag: form fields with ``@``/``<``,
+#: data from a file, upload of a file.
+_CURL_UPLOAD_FLAG = (
+    r"\s(?:-f|--form(?:-string)?)\s{0,4}[\"']?[^\s=\"']{0,64}=[\"']?[@<]"
     r"|\s(?:-d|--data(?:-binary|-raw|-urlencode|-ascii)?|--json)[\s=]{0,4}[\"']?@\S"
-    r"|\s(?:-t|--upload-file)[\s=]{1,4}[\"']?[^\s\"'-])"
-    r"|(?m:^)(?>[^\n]*?(?<![a-z0-9])wget(?![a-z0-9]))[^\n]*?--(?:post-file|body-file)"
-    r"|(?m:^)(?>[^\n]*?(?<![a-z0-9])(?:nc|ncat|netcat|socat)(?![a-z0-9]))[^\n<|]{1,256}<"
-    r"\s{0,4}[^\s<]"
-    r"|(?m:^)(?>[^\n]*?\|\s{0,4}(?:nc|ncat|netcat)\s)"
-    r"|(?m:^)(?>[^\n]*?(?<![a-z0-9])(?:invoke-webrequest|invoke-restmethod|iwr|irm)"
-    r"(?![a-z0-9]))[^\n]*?-infile(?![a-z0-9])"
+    r"|\s(?:-t|--upload-file)[\s=]{1,4}[\"']?[^\s\"'-]"
+)
+#: What follows the ``|`` of "… | nc host port".
+_PIPE_TO_NETCAT = r"\s{0,4}(?:nc|ncat|netcat)\s"
+#: Sending a local file somewhere: curl form/data/upload flags, wget's post/body file,
+#: netcat fed from a file or a pipe, PowerShell -InFile. Each branch starts at a line start
+#: and takes the *first* command word of the line atomically, so a line with many "curl"
+#: words is scanned once, not once per word.
+_UPLOAD = (
+    r"(?m:^)(?>[^\n]*?(?<![a-z0-9])curl(?![a-z0-9]))"
+    + _COMMAND_REST
+    + f"(?:{_CURL_UPLOAD_FLAG})"
+    + r"|(?m:^)(?>[^\n]*?(?<![a-z0-9])wget(?![a-z0-9]))"
+    + _COMMAND_REST
+    + r"--(?:post-file|body-file)"
+    + r"|(?m:^)(?>[^\n]*?(?<![a-z0-9])(?:nc|ncat|netcat|socat)(?![a-z0-9]))[^\n<|]{1,256}<"
+    + r"\s{0,4}[^\s<]"
+    + f"|(?m:^)(?>[^\\n]*?\\|{_PIPE_TO_NETCAT})"
+    + r"|(?m:^)(?>[^\n]*?(?<![a-z0-9])(?:invoke-webrequest|invoke-restmethod|iwr|irm)"
+    + r"(?![a-z0-9]))[^\n]*?-infile(?![a-z0-9])"
 )
 
 _PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
@@ -302,14 +421,17 @@ _PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
     (
         "html_comment_injection",
         "all",
-        r"<!--" + _COMMENT_BODY + r"(?<![a-z])(?:ignore|override|system|secret|hidden)(?![a-z])",
+        r"<!--" + _COMMENT_BODY + _COMMENT_INSTRUCTION,
     ),
     (
         "hidden_div",
         "all",
         # The first style attribute wins (atomic group), as it does in browsers.
-        r"<div(?![a-z0-9])(?>[^<>]{0,1024}?(?<![a-z-])style\s*=)\s*[\"']?"
-        r"[^\"'<>]{0,1024}?display\s*:\s*none",
+        _HTML_TAG
+        + r"(?:(?>[^<>]{0,1024}?(?<![a-z-])style\s*=)\s*[\"']?[^\"'<>]{0,1024}?"
+        + _HIDING_STYLE
+        + r"|(?>\s+[^\s<>\"'=/]{1,64}(?:\s*=\s*(?:\"[^\"<>]{0,1024}\"|'[^'<>]{0,1024}'"
+        + r"|[^\s<>\"'=]{1,1024}))?){0,32}?\s+hidden(?=[\s/>=]))",
     ),
     (
         "translate_execute",
@@ -324,11 +446,19 @@ _PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
         "read_secrets",
         "all",
         _B
-        + r"cat\s+"
+        + r"(?:cat\s+"
         + _CAT_ARGS
         + r"\S{0,128}?(?=[.c])(?:\.env|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc)"
         + _E
-        + _NOT_TEMPLATE,
+        + _NOT_TEMPLATE
+        + r"|(?:head|tail|get-content|gc|bat)\s+"
+        + _READER_FLAGS
+        + _SECRET_PATH
+        + r"|(?:less|more|type)\s+"
+        + _READER_FLAGS
+        + _SECRET_PATH
+        + _COMMAND_END
+        + ")",
     ),
     ("role_markup", "all", _ROLE_MARKUP),
     ("exfil_url_template", "all", _URL_TEMPLATE),
@@ -405,7 +535,8 @@ _PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
         + _SENSITIVE_DATA
         + r")"
         + _E
-        + r"[^\w\s]{0,3}(?:\s+\S{1,64}){0,8}?\s+(?:to|at)\s+(?:https?|ftps?)://",
+        + r"[^\w\s]{0,3}(?:\s+\S{1,64}){0,8}?"
+        + _TO_URL,
     ),
     (
         "context_exfil",
@@ -463,6 +594,12 @@ _CJK_NOUNS = (
     "限制", "约束", "約束", "要求", "内容", "內容", "ルール", "制約", "プロンプト", "지시",
     "지침", "명령", "규칙", "프롬프트", "설정", "제약", "내용",
 )  # fmt: skip
+#: Nouns of ordinary notes too (command, note / explanation, content, requirement, setting):
+#: at most _EVERYDAY_NOUN_GAP characters after their qualifier ("之前的所有说明").
+_CJK_EVERYDAY_NOUNS = (
+    "说明", "說明", "命令", "内容", "內容", "要求", "设定", "設定", "명령", "설정", "내용",
+)  # fmt: skip
+_EVERYDAY_NOUN_GAP: Final = 5
 _RU_VERBS = (
     "игнорир", "проигнорир", "забуд", "забыть", "отброс", "отмен", "пренебре",
     "не обращай", "не слушай", "не следуй",
@@ -503,29 +640,38 @@ def _alt(words: tuple[str, ...]) -> str:
     return "(?:" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in folded) + ")"
 
 
-def _gap_to(words: tuple[str, ...]) -> str:
-    """Up to 16 characters of one CJK sentence, ending where the first of ``words`` starts.
+def _gap_to(words: tuple[str, ...], limit: int = 16, clause: bool = False) -> str:
+    """Up to ``limit`` characters of one CJK sentence, ending where the first of ``words`` starts.
 
-    A whitespace run counts as one character.
+    A whitespace run counts as one character. ``clause``: the gap also ends at a comma,
+    semicolon or colon (the words after one belong to another clause).
 
     Possessive, and a character is only examined as a possible start when it is the first
-    letter of one of ``words``, so each start position costs at most 16 steps (the lazy
-    ``.{0,16}?`` followed by a 30-way alternation cost hundreds).
+    letter of one of ``words``, so each start position costs at most ``limit`` steps (the
+    lazy ``.{0,16}?`` followed by a 30-way alternation cost hundreds).
     """
     folded = {fold_keyword(w) for w in words}
     firsts = "".join(sorted({re.escape(w[0]) for w in folded}))
+    stops = "。!?,;:" if clause else "。!?"  # NFKC turned ！？，；： into ASCII
     # A whitespace run counts as one step, so the answer does not change when the scanner
     # collapses whitespace (the plan below runs on collapsed text).
-    return f"(?:[^\\s。!?{firsts}]|(?!{_alt(words)})[{firsts}]|\\s+){{0,16}}+"
+    return f"(?:[^\\s{stops}{firsts}]|(?!{_alt(words)})[{firsts}]|\\s+){{0,{limit}}}+"
 
 
 def _multilingual_source() -> str:
     """The regex of ``prompt_injection_multilingual`` (zh, ja, ko, ru, es, fr, de, it, pt)."""
     # CJK has no spaces between words; NFKC turned ！ into !. Each gap runs to the first
-    # occurrence of the next keyword, as _words() does for the English patterns.
-    v, q, n = _alt(_CJK_VERBS), _alt(_CJK_QUALIFIERS), _alt(_CJK_NOUNS)
-    to_v, to_q, to_n = _gap_to(_CJK_VERBS), _gap_to(_CJK_QUALIFIERS), _gap_to(_CJK_NOUNS)
-    cjk = f"{v}{to_q}{q}{to_n}{n}|{q}{to_n}{n}{to_v}{v}"
+    # occurrence of the next keyword, as _words() does for the English patterns. The nouns
+    # of everyday notes ("命令" command, "说明" note, "内容" content) must follow their
+    # qualifier closely: "跳过之前失败的测试用例的命令是 pytest --lf" names a command, not
+    # the agent's instructions. A qualifier and its noun are in one clause.
+    v, q = _alt(_CJK_VERBS), _alt(_CJK_QUALIFIERS)
+    strong = _alt(tuple(n for n in _CJK_NOUNS if n not in _CJK_EVERYDAY_NOUNS))
+    everyday = _alt(_CJK_EVERYDAY_NOUNS)
+    to_v, to_q = _gap_to(_CJK_VERBS), _gap_to(_CJK_QUALIFIERS)
+    near_n = _gap_to(_CJK_NOUNS, _EVERYDAY_NOUN_GAP, clause=True)
+    n = f"(?:{near_n}{everyday}|{_gap_to(_CJK_NOUNS, clause=True)}{strong})"
+    cjk = f"{v}{to_q}{q}{n}|{q}{n}{to_v}{v}"
     w = r"(?<!\w)"
     words = r"(?:\s+\S{1,40}){0,4}?\s+"
     rv, rq, rn = _alt(_RU_VERBS), _alt(_RU_QUALIFIERS), _alt(_RU_NOUNS)
@@ -568,6 +714,13 @@ _RAW_GATES: Final[dict[str, Callable[[str], bool]]] = {
 _RAW_IDS: Final = frozenset(_RAW_GATES)
 
 
+#: One of these is in every ``hidden_div`` match (a ``hidden`` attribute or a hiding style).
+_HIDING_WORDS: Final = ("display", "visibility", "font-size", "opacity", "hidden")
+#: The file readers of ``read_secrets``.
+_SECRET_READERS: Final = (
+    *("cat", "head", "tail", "get-content", "gc", "bat", "less", "more", "type"),
+)
+
 #: Literals that every match of a pattern necessarily contains (lower case): each inner tuple
 #: is an any-of group and all groups must be present. A pattern whose literals are absent
 #: from the lower-cased text cannot match, so its regex is skipped — a plain substring test
@@ -578,14 +731,17 @@ _REQUIRED: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
     "disregard_rules": (("disregard",),),
     "bypass_restrictions": (("act",), ("restrictions", "limits", "rules")),
     "html_comment_injection": (("<!--",),),
-    "hidden_div": (("<div",), ("display",)),
+    "hidden_div": (("<",), _HIDING_WORDS),
     "translate_execute": (("translate",),),
     "deception_hide": (("tell",),),
-    "exfil_curl": (("curl",), ("$",)),
-    "exfil_wget": (("wget",), ("$",)),
-    "read_secrets": (("cat",), (".env", "credentials", ".netrc", ".pgpass", ".npmrc", ".pypirc")),
+    "exfil_curl": (("curl",), ("$", "`env", "`printenv")),
+    "exfil_wget": (("wget",), ("$", "`env", "`printenv")),
+    "read_secrets": (
+        _SECRET_READERS,
+        (".env", "credentials", ".netrc", ".pgpass", ".npmrc", ".pypirc"),
+    ),
     "role_markup": (("<", "["),),
-    "exfil_url_template": (("//",), ("{", "%7b", "$", "<", "[")),
+    "exfil_url_template": (("//",), ("{", "%", "$", "<", "[", "insert", "paste", "_here", "-here")),
     "invisible_tag_text": (),
     "hangul_filler_in_text": (),
     # Every match contains a verb (the reverse word orders end with it).
@@ -622,7 +778,7 @@ _REQUIRED: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
     "agent_config_mod": (("agents.md", "claude.md", ".cursorrules", ".clinerules"),),
     "hermes_config_mod": ((".hermes/",),),
     "hardcoded_secret": (("key", "token", "secret", "password"),),
-    "exfil_upload": (("curl", "wget", "nc", "socat", "invoke-", "iwr", "irm"),),
+    "exfil_upload": (("curl", "wget", "nc", "netcat", "socat", "invoke-", "iwr", "irm"),),
 }
 
 #: Characters that ``re.IGNORECASE`` equates with an ASCII letter but ``str.lower`` does not
@@ -671,14 +827,15 @@ _PLANS: Final[dict[str, _Plan]] = {
     "disregard_rules": _Plan(("disregard",), ("instructions", "rules", "guidelines"), 1079, True),
     "bypass_restrictions": _Plan(("act",), ("restrictions", "limits", "rules"), 1620, True),
     "html_comment_injection": _Plan(
-        ("<!--",), ("ignore", "override", "system", "secret", "hidden"), 4108
+        ("<!--",), ("ignore", "override", "system", "developer", "secret", "hidden"), 4124
     ),
-    "hidden_div": _Plan(("<div",), ("display",)),
+    "hidden_div": _Plan(("<",), _HIDING_WORDS),
     "translate_execute": _Plan(("translate",), ("into",), 617, spaced=True),
     "deception_hide": _Plan(("do",), ("tell",), 1072, spaced=True),
     "exfil_curl": _Plan(("curl",), lines=True),
     "exfil_wget": _Plan(("wget",), lines=True),
-    "read_secrets": _Plan(("cat",), _SECRET_FILES, 400, spaced=True),
+    # Readers are also parts of words ("locate", "detail", "unless"): _B refuses those.
+    "read_secrets": _Plan(_SECRET_READERS, _SECRET_FILES, 400, spaced=True, boundary=True),
     "role_hijack": _Plan(("you",), ("now",), 541, spaced=True),
     "role_pretend": _Plan(("pretend",), ("are", "be"), 541, spaced=True),
     "leak_system_prompt": _Plan(("output",), ("prompt",), 547, spaced=True),
@@ -735,17 +892,19 @@ _PLANS: Final[dict[str, _Plan]] = {
     "forced_action": _Plan(("you",), ("must",), 566, spaced=True),
     # Not spaced: "[^.\n]{0,80}" counts newlines and other whitespace.
     "anti_forensic_oneliner": _Plan(("you", "only"), ("liner",)),
-    "fake_tool_result": _Plan(("<", "[", '"', "'"), ("tool", "function", "ipython"), 280),
-    "exfil_url_template": _Plan(("![", "<img", "http"), ("//",), 1603),
-    # The near literals end every match; they hold a space, so they are only looked up
-    # in the collapsed text (spaced plan), where a whitespace run is one space.
+    "fake_tool_result": _Plan(("<", "[", '"', "'"), ("tool", "function", "ipython"), 286),
+    "exfil_url_template": _Plan(("![", "<img", "http"), ("//",), 1621),
+    # Every match ends with a whitespace run and the scheme: a "post" in postgres:// is no
+    # candidate unless such a URL follows within 22 spaces. The near literals hold a space,
+    # so they are only looked up in the collapsed text (spaced plan), where a whitespace run
+    # is one space. (A literal led by a space also keeps the automaton fast on spaces.)
     "send_to_url": _Plan(
         (
             *("send", "post", "upload", "transmit", "forward", "exfiltrate", "leak", "e-mail"),
             *("email", "submit"),
         ),
-        (" to http", " at http", " to ftp", " at ftp"),
-        1093,
+        (" http", " ftp"),
+        1117,
         spaced=True,
     ),
 }
@@ -761,7 +920,7 @@ _GAPS: Final[dict[str, int]] = {
     "bypass_restrictions": 31,
     "translate_execute": 12,
     "deception_hide": 20,
-    "read_secrets": 4,
+    "read_secrets": 7,
     "role_hijack": 11,
     "role_pretend": 10,
     "leak_system_prompt": 10,
@@ -778,7 +937,7 @@ _GAPS: Final[dict[str, int]] = {
     "ssh_access": 10,
     "hardcoded_secret": 2,
     "forced_action": 14,
-    "send_to_url": 20,
+    "send_to_url": 22,
 }
 
 #: Longest match of ``prompt_injection_multilingual`` (checked by the tests).
@@ -1108,12 +1267,17 @@ def _connect_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
     return False
 
 
-#: ``fake_memory_header``: every match contains one of these at most 21 characters after its
-#: start (``[ \t]{0,8}`` + ``#{1,6}`` + ``[ \t]{0,4}`` + ``[`` + ``[ \t]{0,2}`` before "system").
+#: ``fake_memory_header``: every match contains one of these at most 8 characters after its
+#: start ("user" and 4 spaces before "profile") — but the line header, which starts at the
+#: start of the keyword's line, at most 44 characters before it (the width of
+#: :data:`_HEADER_PREFIX`, checked by the tests).
 _HEADER_NEAR: Final = ("memory", "profile", "═", "system", "developer")
-_HEADER_BEFORE: Final = 21
-#: The longest ``fake_memory_header`` match (checked against the regex parser by the tests).
-_HEADER_WIDTH: Final = 53
+_HEADER_NEAR_BEFORE: Final = 8
+_HEADER_BEFORE: Final = 44
+#: How far a ``fake_memory_header`` match reads from the start of a keyword it holds: at
+#: most the width of :data:`_HEADER_FRAMES` or of :data:`_HEADER_LINE` (checked against the
+#: regex parser by the tests).
+_HEADER_AFTER: Final = 53
 
 
 def _header_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
@@ -1121,7 +1285,8 @@ def _header_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
 
     Each stretch is searched with ``endpos`` a little past the longest possible match, and a
     hit is confirmed by an anchored match on the whole text (the cut-off end could satisfy
-    an assertion the whole text does not).
+    an assertion the whole text does not). The line header further back is tried at the
+    start of the keyword's line only.
     """
     text, probe = texts.folded, texts.probe
     if len(probe) != len(text):
@@ -1131,9 +1296,16 @@ def _header_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
         return pattern.regex.search(text) is not None
     search, match = pattern.regex.search, pattern.regex.match
     done = 0
+    tried = -1
     for anchor in anchors:
-        position = max(done, anchor - _HEADER_BEFORE)
-        end = min(len(text), anchor + _HEADER_WIDTH + 16)
+        low = anchor - _HEADER_NEAR_BEFORE
+        line_start = text.rfind("\n", 0, anchor) + 1
+        if anchor - _HEADER_BEFORE <= line_start < low and line_start != tried:
+            if match(text, line_start) is not None:
+                return True
+            tried = line_start
+        position = max(done, low)
+        end = min(len(text), anchor + _HEADER_AFTER + 16)
         while position <= anchor:
             found = search(text, position, end)
             if found is None or found.start() > anchor:
@@ -1153,10 +1325,13 @@ def _upload_matches(
     In every branch the command word follows a character that is not ``[a-z0-9]`` (or the
     line start) and is followed by one (or the end): only lines holding such an occurrence
     are tried. (Letters of other scripts may touch the word, as for the regex: "中curl".)
+    The pipe branch starts on the line of the ``|``, which its ``\\s{0,4}`` may separate
+    from the netcat word by a newline: the line of a ``|`` in the 5 characters before a
+    netcat word is tried too.
 
     ``inserted`` (a form whose parent has no match, see :class:`_Form`): a match from a line
-    start reads the newline before it, its line and at most :data:`_UPLOAD_PAST_LINE`
-    characters after it (netcat's ``<\\s{0,4}[^\\s<]``), so only lines with an insertion
+    start reads the newline before it, its command line (see :func:`_command_end`) and at
+    most :data:`_UPLOAD_PAST_LINE` characters after it, so only lines with an insertion
     there can match.
     """
     text, probe = texts.folded, texts.probe
@@ -1169,6 +1344,10 @@ def _upload_matches(
             end = start + len(word)
             if end == len(probe) or probe[end] not in _ALNUM:
                 line_starts.add(text.rfind("\n", 0, start) + 1)
+                if word in _PIPED_WORDS:
+                    pipe = probe.rfind("|", max(0, start - 5), start)
+                    if pipe >= 0:
+                        line_starts.add(text.rfind("\n", 0, pipe) + 1)
     if inserted is not None:
         line_starts = {start for start in line_starts if _reads_insertion(text, start, inserted)}
     # One try per line, however many command words it holds.
@@ -1176,17 +1355,37 @@ def _upload_matches(
     return any(match(text, start) is not None for start in sorted(line_starts))
 
 
-#: How far past the end of its line an ``exfil_upload`` match can read.
-_UPLOAD_PAST_LINE: Final = 5
+#: The netcat words the pipe branch of ``exfil_upload`` reads after a ``|``.
+_PIPED_WORDS: Final = frozenset(("nc", "ncat", "netcat"))
+#: How far past the newline that ends its command line an ``exfil_upload`` match can read.
+#: The curl flag (:data:`_CURL_UPLOAD_FLAG`) starts with a ``\\s`` that may be that newline
+#: and reads at most its width (86) from there: 85 past it. The pipe branch's ``|`` is on
+#: the line, so what follows it (:data:`_PIPE_TO_NETCAT`, 11 characters) ends at most 10
+#: past; netcat's ``<\\s{0,4}[^\\s<]`` at most 4; the other branches stop at the newline.
+#: tests/core/test_threats_fast_paths.py computes the widths from the regex parser.
+_UPLOAD_PAST_LINE: Final = 85
+
+
+def _command_end(text: str, line_start: int) -> int:
+    """Where the command line from ``line_start`` ends: the newline the regex cannot cross.
+
+    That is the first newline not preceded by a backslash, or the one after
+    :data:`_CONTINUATIONS` continuations (``len(text)`` if there is none).
+    """
+    end = text.find("\n", line_start)
+    for _ in range(_CONTINUATIONS):
+        if end <= 0 or text[end - 1] != "\\":
+            break
+        end = text.find("\n", end + 1)
+    return len(text) if end < 0 else end
 
 
 def _reads_insertion(text: str, line_start: int, inserted: tuple[int, ...]) -> bool:
     """Whether an insertion lies where a match from ``line_start`` can read (see above)."""
-    line_end = text.find("\n", line_start)
-    if line_end < 0:
-        line_end = len(text)
     first = bisect.bisect_left(inserted, line_start - 1)
-    return first < len(inserted) and inserted[first] <= line_end + _UPLOAD_PAST_LINE
+    if first == len(inserted):
+        return False
+    return inserted[first] <= _command_end(text, line_start) + _UPLOAD_PAST_LINE
 
 
 @functools.cache
@@ -1306,22 +1505,24 @@ def _pattern_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
 
 #: How far the regex engine can read around a start position, for the patterns whose reads
 #: are bounded: ``(right, left)`` — from a start ``s`` it reads no character outside
-#: ``[s - left, s + right]`` (look-aheads counted as if they consumed, look-behinds and
-#: ``^``/``\b`` reading back ``left``), on the text the pattern runs on (whitespace-collapsed
-#: for spaced plans, where a whitespace run is one character). The other patterns (a ``\s+``
-#: on uncollapsed text, ``[^\n]*``) can read arbitrarily far and are scanned whole.
-#: tests/core/test_threats.py computes these from the regex parser and checks every entry.
+#: ``[s - left, s + right]`` (a look-ahead reading as far as it can from the position it
+#: tests, look-behinds and ``^``/``\b`` reading back ``left``), on the text the pattern runs
+#: on (whitespace-collapsed for spaced plans, where a whitespace run is one character). The
+#: other patterns (a ``\s+`` on uncollapsed text, ``[^\n]*``) can read arbitrarily far and
+#: are scanned whole — as is ``fake_memory_header``, whose matcher visits its few keywords
+#: (cheaper than a window around every insertion). tests/core/test_threats_fast_paths.py
+#: computes these from the regex parser and checks every entry.
 _EXTENTS: Final[dict[str, tuple[int, int]]] = {
     "prompt_injection": (1083, 1),
     "sys_prompt_override": (23, 1),
     "disregard_rules": (1082, 1),
     "bypass_restrictions": (1624, 1),
-    "html_comment_injection": (16397, 1),
+    "html_comment_injection": (4124, 1),
     "translate_execute": (619, 1),
     "deception_hide": (1075, 1),
     "read_secrets": (368, 1),
-    "role_markup": (44, 0),
-    "exfil_url_template": (1604, 0),
+    "role_markup": (46, 0),
+    "exfil_url_template": (2089, 1),
     "prompt_injection_multilingual": (380, 1),
     "role_hijack": (543, 1),
     "role_pretend": (543, 1),
@@ -1336,8 +1537,7 @@ _EXTENTS: Final[dict[str, tuple[int, int]]] = {
     "known_c2_framework": (18, 1),
     "anti_forensic_disk": (1607, 1),
     "env_var_unset_agent": (603, 1),
-    "fake_tool_result": (281, 0),
-    "fake_memory_header": (53, 1),
+    "fake_tool_result": (286, 0),
     "context_exfil": (553, 1),
     "ssh_backdoor": (15, 0),
     "ssh_access": (681, 1),
@@ -1345,7 +1545,7 @@ _EXTENTS: Final[dict[str, tuple[int, int]]] = {
     "agent_config_mod": (675, 1),
     "hermes_config_mod": (681, 1),
     "hardcoded_secret": (32, 0),
-    "send_to_url": (1095, 1),
+    "send_to_url": (1117, 1),
 }
 #: For the patterns run on whitespace-collapsed text: the most spaces the regex engine can
 #: read from a start before it reads a given character (each is consumed by a node that can
@@ -1359,7 +1559,7 @@ _READ_SPACES: Final[dict[str, int]] = {
     "bypass_restrictions": 31,
     "translate_execute": 12,
     "deception_hide": 20,
-    "read_secrets": 7,
+    "read_secrets": 8,
     "prompt_injection_multilingual": 32,
     "role_hijack": 11,
     "role_pretend": 10,
@@ -1379,7 +1579,7 @@ _READ_SPACES: Final[dict[str, int]] = {
     "agent_config_mod": 10,
     "hermes_config_mod": 10,
     "hardcoded_secret": 2,
-    "send_to_url": 20,
+    "send_to_url": 22,
 }
 #: Added to both sides of an extent: reading the character just past the last one consumed,
 #: and ``\b``/``$`` testing the position after it.
