@@ -620,6 +620,17 @@ def test_an_index_with_spaces_equals_a_fresh_one(parent: str, cuts: list[int]) -
         assert _index(parent).with_spaces(probe.replace(" ", "_"), tuple(inserted)) is None
 
 
+def test_many_insertions_take_a_fresh_index() -> None:
+    parent = "ignore " * 100
+    cuts = tuple(range(0, 2 * 100, 2))  # 100 insertions: mapping would cost more
+    probe = parent
+    for k, cut in enumerate(cuts):
+        probe = probe[: cut + k] + " " + probe[cut + k :]
+    inserted = tuple(cut + k for k, cut in enumerate(cuts))
+    assert _index(parent).with_spaces(probe, inserted) is None
+    assert _index(parent).with_spaces(probe[:6], ()) is None  # not that relation either
+
+
 def test_an_inserted_space_completes_a_literal_with_a_space() -> None:
     mapped = _index("heo6 x heo6").with_spaces("he o6 x he o6", (2, 10))
     assert mapped is not None

@@ -18,6 +18,9 @@ from typing import Final, Protocol
 
 __all__ = ["Keywords", "LiteralIndex"]
 
+#: Above this many inserted spaces, an index is built afresh rather than mapped.
+_FEW_INSERTIONS: Final = 64
+
 #: What ``[a-z0-9]`` matches (in a lower-case probe).
 _ALNUM: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
@@ -81,8 +84,12 @@ class LiteralIndex:
         of the inserted spaces is an occurrence here, shifted by the insertions before it;
         an occurrence here that an insertion falls inside is gone; a new one must hold an
         inserted space, so only literals with a space can gain one, and each is checked
-        where it would lie. ``None`` when ``probe`` is not this probe with those spaces.
+        where it would lie. ``None`` when ``probe`` is not this probe with those spaces, or
+        when the insertions are so many (more than :data:`_FEW_INSERTIONS`) that mapping from
+        Python would cost more than a fresh automaton pass.
         """
+        if len(inserted) > _FEW_INSERTIONS:
+            return None
         cuts = [position - k for k, position in enumerate(inserted)]  # offsets here
         old = self.probe
         pieces: list[str] = []
