@@ -37,6 +37,11 @@ def _forms_whole_text(text: str) -> list[str]:
     if _normalize._TAG_CHAR_RE.search(text) is not None:
         text = _normalize._TAG_RUN_RE.sub(_normalize._decode_tags, text)
     text = unicodedata.normalize("NFKC", _normalize._before_nfkc(text)).replace("\u2800", " ")
+    text = re.sub(
+        "(?<![\u3041-\u3096\u309d\u309e\u30a1-\u30fa\u30fd\u30fe\uff66-\uff9d])[\u3099\u309a]",
+        "",
+        text,
+    )
     skeleton = _normalize._skeleton()
     ignorable = _normalize._IGNORABLE_RE
     bases = [text]

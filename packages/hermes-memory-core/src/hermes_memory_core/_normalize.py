@@ -384,6 +384,18 @@ def _decode_tags(match: re.Match[str]) -> str:
     return " " + "".join(chars) + " " if chars else ""
 
 
+#: A kana voicing mark that follows no kana (``ig\u3099nore``): kept by step 5 only because
+#: it changes the meaning of the kana before it, so without one it is removed.
+_STRAY_VOICING_RE: Final = re.compile(
+    "(?<![\u3041-\u3096\u309d\u309e\u30a1-\u30fa\u30fd\u30fe\uff66-\uff9d])[\u3099\u309a]"
+)
+
+
+def _without_stray_voicing(text: str) -> str:
+    """``text`` without the kana voicing marks that follow no kana (after NFKC)."""
+    return _STRAY_VOICING_RE.sub("", text)
+
+
 def _strip_marks(text: str) -> str:
     """Step 5: remove nonspacing and enclosing marks (NFD, drop them, NFC)."""
     decomposed = unicodedata.normalize("NFD", text)
@@ -681,6 +693,9 @@ def matching_readings(text: str) -> list[Reading]:
     if "\u2800" in chars:
         text = text.replace("\u2800", " ")
         chars.discard("\u2800")
+    if not _KANA_VOICING.isdisjoint(chars):
+        text = _without_stray_voicing(text)
+        chars = _distinct(text)
     skeleton = _skeleton()
     present = _ignorable_set().intersection(chars)
     if not present:

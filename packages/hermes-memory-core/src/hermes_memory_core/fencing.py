@@ -408,8 +408,12 @@ def _letter_classes() -> dict[str, list[str]]:
 
 @functools.cache
 def _invisible() -> tuple[_Range, ...]:
-    """:data:`_IGNORABLE` plus every nonspacing and enclosing mark but the kana voicing marks."""
-    return (*_IGNORABLE, *load_lookalikes().marks)
+    """:data:`_IGNORABLE` plus every nonspacing and enclosing mark.
+
+    The kana voicing marks too: the tag's letters are Latin, so next to them a voicing mark
+    is only decoration (the scanner keeps it after kana only).
+    """
+    return (*_IGNORABLE, *load_lookalikes().marks, (0x3099, 0x309A))
 
 
 def _entity(name: str | None, *codes: int, amp: bool = False) -> _Node:
