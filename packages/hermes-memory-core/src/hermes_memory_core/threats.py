@@ -258,6 +258,14 @@ _HIDING_STYLE = (
     r"(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?![\d.])"
     r"|opacity\s*:\s*0(?![\d.]))"
 )
+#: Words that make hidden text an instruction (what a hidden element, other than the
+#: reference's ``display:none`` div, must be followed by within 512 characters).
+_HIDDEN_TEXT_WORDS = (
+    r"(?:ignore|disregard|forget|override|instructions?|prompt|system|assistant|developer|"
+    r"obey|reveal|tell|execute|exfiltrate|send|upload|secrets?|passwords?|tokens?|"
+    r"credentials?|api[\s_-]?keys?|rules?|restrictions?|answer|respond|reply|act|pretend|"
+    r"behave|you\s+(?:must|should|are|will|now)|do\s+not|don['’]?t|always|never)"
+)
 #: A ``|`` of chat-template markup: the skeleton reads some look-alikes (``ǀ``, ``∣``) as
 #: ``l`` (and ``‖`` as ``ll``) and leaves others as they are: broken bar, box-drawing and
 #: dingbat bars, ``⏐``, ``丨``, Hebrew paseq.
@@ -426,12 +434,20 @@ _PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
     (
         "hidden_div",
         "all",
-        # The first style attribute wins (atomic group), as it does in browsers.
-        _HTML_TAG
+        # The reference's shape, whatever it hides: a div styled display:none. Any other
+        # element hidden by a style or the hidden attribute ("<details hidden>", a "Loading…"
+        # placeholder) only when an instruction-like word follows it. The first style
+        # attribute wins (atomic group), as it does in browsers.
+        r"<div(?![a-z0-9])(?>[^<>]{0,1024}?(?<![a-z-])style\s*=)\s*[\"']?[^\"'<>]{0,1024}?"
+        + r"display\s*:\s*none|"
+        + _HTML_TAG
         + r"(?:(?>[^<>]{0,1024}?(?<![a-z-])style\s*=)\s*[\"']?[^\"'<>]{0,1024}?"
         + _HIDING_STYLE
         + r"|(?>\s+[^\s<>\"'=/]{1,64}(?:\s*=\s*(?:\"[^\"<>]{0,1024}\"|'[^'<>]{0,1024}'"
-        + r"|[^\s<>\"'=]{1,1024}))?){0,32}?\s+hidden(?=[\s/>=]))",
+        + r"|[^\s<>\"'=]{1,1024}))?){0,32}?\s+hidden(?=[\s/>=]))"
+        + r"[^<>]{0,1024}>(?=[\s\S]{0,512}?(?<![a-z])"
+        + _HIDDEN_TEXT_WORDS
+        + r"(?![a-z]))",
     ),
     (
         "translate_execute",
