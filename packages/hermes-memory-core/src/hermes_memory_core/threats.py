@@ -375,7 +375,17 @@ _CONTINUATIONS: Final = 8
 #: (so a start scans a bounded number of lines however many continuations follow). Whole
 #: continued lines are skipped before the lazy scan of the last one: the lazy scan of the
 #: first line alone stays a one-class loop.
-_COMMAND_REST = rf"(?:[^\n]*+(?<=\\)\n){{0,{_CONTINUATIONS}}}?[^\n]*?"
+#: A newline continued by the backslash before it (``\\\r\n`` too: a note written on
+#: Windows reads the same to a model).
+_CONTINUED_NEWLINE = r"(?:(?<=\\)|(?<=\\\r))\n"
+_COMMAND_REST = rf"(?:[^\n]*+{_CONTINUED_NEWLINE}){{0,{_CONTINUATIONS}}}?[^\n]*?"
+
+
+def _command_with(word: str) -> str:
+    """A line start whose command line holds ``word``, then the rest of that command line."""
+    return rf"(?m)^(?={_COMMAND_REST}(?<![a-z0-9]){word}(?![a-z0-9])){_COMMAND_REST}"
+
+
 #: curl's upload flags, from the whitespace before the flag: form fields with ``@``/``<``,
 #: data from a file, upload of a file.
 _CURL_UPLOAD_FLAG = (
@@ -455,9 +465,10 @@ _PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
         _B + r"translate" + _E + _S + _F + r"into\s+\S{1,64}\s+and\s+(?:execute|run|eval)" + _E,
     ),
     ("deception_hide", "all", _words(r"do\s+not|don['’]?t", "tell", r"the\s+user")),
-    # curl / wget anywhere on a line that also expands $..KEY / ${..TOKEN} etc.
-    ("exfil_curl", "all", r"(?m)^(?=[^\n]*(?<![a-z0-9])curl(?![a-z0-9]))[^\n]*" + _SENSITIVE_VAR),
-    ("exfil_wget", "all", r"(?m)^(?=[^\n]*(?<![a-z0-9])wget(?![a-z0-9]))[^\n]*" + _SENSITIVE_VAR),
+    # curl / wget anywhere on a command line (continued lines included) that also expands
+    # $..KEY / ${..TOKEN} etc.
+    ("exfil_curl", "all", _command_with("curl") + _SENSITIVE_VAR),
+    ("exfil_wget", "all", _command_with("wget") + _SENSITIVE_VAR),
     (
         "read_secrets",
         "all",
@@ -1109,11 +1120,13 @@ def _candidates(plan: _Plan, index: LiteralIndex, heads: list[int]) -> list[int]
 
 
 def _matches_lines(word: str, folded: str, probe: str) -> bool:
-    r"""``exfil_curl``/``exfil_wget``: a line holding the bare word and a sensitive ``$VAR``.
+    r"""``exfil_curl``/``exfil_wget``: a command line holding the bare word and a ``$VAR``.
 
     The pattern's regex is ``^`` (multi-line) + a look-ahead for the word anywhere on the
-    line + ``[^\n]*`` + the variable, which can never contain a newline: so it matches exactly
-    when one line contains both, in either order.
+    command line from there (the line and up to :data:`_CONTINUATIONS` continued lines) +
+    the rest of it + the variable, which can never contain a newline: so it matches exactly
+    when, from one of the line starts that can reach a word (:func:`_command_starts`), the
+    command line holds the variable.
     """
     word_re, variable_re = _line_regexes(word)
     index = probe.find(word)
@@ -1121,12 +1134,18 @@ def _matches_lines(word: str, folded: str, probe: str) -> bool:
         if word_re.match(folded, index) is None:
             index = probe.find(word, index + 1)
             continue
-        line_start = folded.rfind("\n", 0, index) + 1
+        # The command lines from the starts that reach the word overlap one another (each
+        # starts a line earlier and ends no later): one search covers them all.
+        starts = [
+            start for start in _command_starts(folded, index) if index < _command_end(folded, start)
+        ]
+        end = _command_end(folded, starts[0])  # its own line's start always reaches it
+        if variable_re.search(folded, starts[-1], end) is not None:
+            return True
+        # Every other word on this line has the same line starts.
         line_end = folded.find("\n", index)
         if line_end < 0:
-            line_end = len(folded)
-        if variable_re.search(folded, line_start, line_end) is not None:
-            return True
+            return False
         index = probe.find(word, line_end)
     return False
 
@@ -1390,10 +1409,28 @@ def _command_end(text: str, line_start: int) -> int:
     """
     end = text.find("\n", line_start)
     for _ in range(_CONTINUATIONS):
-        if end <= 0 or text[end - 1] != "\\":
+        if end < 0 or not _continues(text, end):
             break
         end = text.find("\n", end + 1)
     return len(text) if end < 0 else end
+
+
+def _continues(text: str, newline: int) -> bool:
+    """Whether the newline at ``newline`` is continued (``\\`` or ``\\\r`` before it)."""
+    return text.endswith("\\", 0, newline) or text.endswith("\\\r", 0, newline)
+
+
+def _command_starts(text: str, index: int) -> list[int]:
+    """The line starts whose command line (see :func:`_command_end`) can reach ``index``:
+    its own line's, and those of up to :data:`_CONTINUATIONS` continued lines before it."""
+    start = text.rfind("\n", 0, index) + 1
+    starts = [start]
+    for _ in range(_CONTINUATIONS):
+        if start == 0 or not _continues(text, start - 1):
+            break
+        start = text.rfind("\n", 0, start - 1) + 1
+        starts.append(start)
+    return starts
 
 
 def _reads_insertion(text: str, line_start: int, inserted: tuple[int, ...]) -> bool:
