@@ -234,3 +234,22 @@ def test_identifier_names_do_not_make_a_secret(name: str) -> None:
 @pytest.mark.parametrize("name", ["api_key", "secret_key", "private_key", "access_token"])
 def test_credential_names_still_do(name: str) -> None:
     assert scrub_secrets(f"{name}: order-2024-0042") == f"{name}: {REDACTED}"
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("`password`: S3cretPass1", "S3cretPass1"),
+        ("`API_KEY`=`S3cretPass1xyz`", "S3cretPass1xyz"),
+        ("Set `db_password` = `Tr0ub4dor&3xQ` in staging", "Tr0ub4dor&3xQ"),
+    ],
+)
+def test_a_name_in_backticks_still_names_a_secret(text: str, secret: str) -> None:
+    masked = scrub_secrets(text)
+    assert secret not in masked
+    assert REDACTED in masked
+
+
+def test_backticked_names_of_ordinary_settings_stay() -> None:
+    for text in ("set `timeout`: 30s", "`max_tokens`: 1024", "`token_count` = 5"):
+        assert scrub_secrets(text) == text

@@ -113,7 +113,7 @@ _NEXT_QUERY_PARAMETER_RE: Final = re.compile("&" + _QUERY_PARAMETER)
 _MIN_VALUE = 4
 #: ``name = value`` / ``"name": "value"`` / ``name: value``; the name is checked in Python.
 _ASSIGNMENT_RE: Final = re.compile(
-    rf"(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{{1,64}})[\"']?\s{{0,8}}{_SEPARATOR}\s{{0,8}}[\"']?"
+    rf"(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{{1,64}})[\"'`]?\s{{0,8}}{_SEPARATOR}\s{{0,8}}[\"'`]?"
     rf"(?!//)({_VALUE}={{0,3}})"
 )
 #: ``name = "value"`` / ``'name': 'value'``: a quoted value is taken whole (symbols, spaces).
@@ -122,7 +122,7 @@ _QUOTED_VALUE_RE: Final = re.compile(
 )
 #: The name in front of such a value (searched in the 73 characters before the separator:
 #: scanning for the separator first keeps the cost linear).
-_QUOTED_NAME_RE: Final = re.compile(r"(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,64})[\"']?[ \t]{0,8}\Z")
+_QUOTED_NAME_RE: Final = re.compile(r"(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,64})[\"'`]?[ \t]{0,8}\Z")
 #: Shell / dotenv ``NAME=value`` (line start, after whitespace, ``;`` or ``export``): the value
 #: runs to the next whitespace, whatever symbols it holds.
 _ENV_VALUE_RE: Final = re.compile(r"=([^\s\"'`]{4,512})")
