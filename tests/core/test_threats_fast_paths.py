@@ -750,3 +750,15 @@ def test_dense_insertions_take_the_whole_text_path(dense: str) -> None:
     found = scan_for_threats(text, "strict")
     assert "prompt_injection" in found
     assert found == _expected(text)
+
+
+def test_every_literal_the_scanner_looks_up_is_indexed() -> None:
+    # The index reports a literal it was not built with as absent, which would silently
+    # rule a pattern out: every gate, plan and matcher literal must be a keyword.
+    keywords = threats._keywords()
+    looked_up = {lit for groups in threats._required().values() for g in groups for lit in g}
+    for plan in threats._plans().values():
+        looked_up.update(plan.heads, plan.near)
+    looked_up.update(threats._HEADER_NEAR, threats._UPLOAD_WORDS, ("connect",))
+    for literal in looked_up:
+        assert keywords.index(literal).has(literal), literal
