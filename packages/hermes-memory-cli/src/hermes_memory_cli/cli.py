@@ -528,7 +528,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail(str(exc))
         return exc.code
     except KeyboardInterrupt:
-        _fail("interrupted")
+        from hermes_memory_cli._i18n import cli_gettext as _
+
+        _fail(_("interrupted"))
         return 130
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): it has what it wanted. Stop quietly, exit 0,
@@ -550,8 +552,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _fail(message: str) -> None:
+    from hermes_memory_cli._i18n import cli_gettext as _
+
     text = " ".join(message.split())
-    sys.stderr.write(f"{PROG}: error: {text}\n")
+    label = _("error")
+    sys.stderr.write(f"{PROG}: {label}: {text}\n")
     sys.stderr.flush()
 
 
