@@ -168,3 +168,23 @@ def test_broken_oss_config_is_reported(make_provider, home):
     status = read_provider_status(home, "mem0")
     assert status["state"] == "degraded"
     assert "no-such-llm" in status["detail"]
+
+
+def test_offline_keyword_model_never_stalls_a_call(make_provider, home: Path, monkeypatch, caplog):
+    """fastembed installed, its BM25 model not cached, no network: mem0 would download it
+    inside the first call and sleep 3 + 9 + 27 s between retries. The adapter loads the
+    model from the cache only, so no retry sleep happens and one warning says why."""
+    pytest.importorskip("fastembed")
+    from fastembed.common import model_management
+
+    def no_retry_sleep(seconds: float) -> None:
+        raise AssertionError(f"fastembed slept {seconds} s before retrying a download")
+
+    monkeypatch.setattr(model_management.time, "sleep", no_retry_sleep)
+    monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(home / "empty-fastembed-cache"))
+    provider = _oss(make_provider)
+    stored = json.loads(provider.handle_tool_call("mem0_add", {"content": "User likes rye"}))
+    assert stored["result"] == "Fact stored."
+    found = json.loads(provider.handle_tool_call("mem0_search", {"query": "rye"}))
+    assert found["results"][0]["memory"] == "User likes rye"
+    assert "keyword (BM25) search is off" in caplog.text

@@ -293,6 +293,39 @@ def build_oss_config(settings: Mem0Settings, home: Path) -> dict[str, Any]:
     return config
 
 
+def _keyword_search_from_cache_only(memory: Any) -> None:
+    """Give mem0's qdrant store its BM25 encoder from fastembed's local cache, never the network.
+
+    mem0 (2.x) loads fastembed's ``Qdrant/bm25`` model lazily inside the first ``add`` or
+    ``search``; when the model is not cached, fastembed downloads it and, offline, retries
+    with sleeps of 3, 9 and 27 s: every memory call of an offline process stalls ~40 s. We
+    load it from the cache only; without it keyword search stays off (dense search works)
+    and one warning says how to fetch the model once.
+    """
+    store = getattr(memory, "vector_store", None)
+    if store is None or getattr(store, "_bm25_encoder", False) is not None:
+        return  # another store, or mem0 changed how it loads the encoder: leave it alone
+    try:
+        from fastembed import SparseTextEmbedding  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        return  # mem0 says itself that keyword search needs fastembed
+    try:
+        encoder: Any = SparseTextEmbedding(model_name=_BM25_MODEL, local_files_only=True)
+    except Exception:
+        logger.warning(
+            "mem0 keyword (BM25) search is off: fastembed's %s model is not in its local "
+            "cache (fetch it once, online: python -c \"from fastembed import "
+            "SparseTextEmbedding; SparseTextEmbedding('%s')\")",
+            _BM25_MODEL,
+            _BM25_MODEL,
+        )
+        encoder = False  # mem0's own "tried and failed" value
+    store._bm25_encoder = encoder
+
+
+_BM25_MODEL = "Qdrant/bm25"
+
+
 class OSSBackend:
     """The in-process ``mem0.Memory`` (open-source library mode)."""
 
@@ -309,7 +342,9 @@ class OSSBackend:
         if store_path:
             Path(store_path).mkdir(parents=True, exist_ok=True)
         Path(config["history_db_path"]).parent.mkdir(parents=True, exist_ok=True)
-        return cls(mem0.Memory.from_config(config))
+        memory = mem0.Memory.from_config(config)
+        _keyword_search_from_cache_only(memory)
+        return cls(memory)
 
     def search(self, query: str, *, user_id: str, top_k: int, rerank: bool) -> list[dict[str, Any]]:
         """``Memory.search(query, filters={"user_id": ...}, top_k=...)``."""
