@@ -244,9 +244,11 @@ def test_the_local_tiers_do_not_wait_for_an_external_sync(hermes_home, release, 
 def test_a_full_queue_drops_the_oldest_call_with_a_warning(hermes_home, release, caplog):
     provider = HungProvider("never", release)
     gate = threading.Event()
+    running = threading.Event()
     original = provider.sync_turn
 
     def slow_sync(user_content, assistant_content, **kwargs):
+        running.set()
         gate.wait()
         original(user_content, assistant_content, **kwargs)
 
@@ -254,7 +256,11 @@ def test_a_full_queue_drops_the_oldest_call_with_a_warning(hermes_home, release,
     manager = build(hermes_home, registry_with(lambda: provider), max_queued=3)
     manager.initialize_all("20261201_130000_dddddd")
     with caplog.at_level(logging.WARNING):
-        for i in range(10):
+        manager.sync_all("turn 0", "ok")
+        # the worker holds turn 0 before the queue fills (on a loaded machine it may not
+        # have dequeued it yet, and turn 0 would be the oldest queued call, dropped first)
+        assert running.wait(10)
+        for i in range(1, 10):
             manager.sync_all(f"turn {i}", "ok")  # never blocks, even with the queue full
     assert "dropped the oldest queued task hung.sync_turn" in caplog.text
     gate.set()
