@@ -314,7 +314,7 @@ def _keyword_search_from_cache_only(memory: Any) -> None:
     except Exception:
         logger.warning(
             "mem0 keyword (BM25) search is off: fastembed's %s model is not in its local "
-            "cache (fetch it once, online: python -c \"from fastembed import "
+            'cache (fetch it once, online: python -c "from fastembed import '
             "SparseTextEmbedding; SparseTextEmbedding('%s')\")",
             _BM25_MODEL,
             _BM25_MODEL,
