@@ -80,7 +80,7 @@ def _load_tiktoken() -> TokenCounter | None:
     """tiktoken's ``o200k_base`` counter, or None (not installed, or the vocabulary did not
     load within `_TIKTOKEN_LOAD_TIMEOUT` seconds)."""
     try:
-        import tiktoken
+        import tiktoken  # type: ignore[import-not-found, unused-ignore]  # optional
     except ImportError:
         return None
     box: dict[str, Any] = {}
