@@ -255,3 +255,28 @@ def test_undo_after_compression_works_on_the_tip_and_keeps_the_summary(archive, 
     assert undone.session_id == result.session_id
     conv = load_conversation(archive, result.session_id)
     assert len(conv) == 1 and is_summary_message(conv[0])
+
+
+def test_the_sessions_package_recognises_our_summaries() -> None:
+    from hermes_memory_context import SUMMARY_PREFIX
+    from hermes_memory_sessions._conversation import SUMMARY_PREFIXES
+
+    assert SUMMARY_PREFIX.startswith(SUMMARY_PREFIXES)
+
+
+def test_a_closed_manager_still_compresses_without_touching_the_archive(archive) -> None:
+    manager = MemoryManager()
+    manager.add_provider(SessionArchiveProvider(archive))
+    manager.initialize_all("20261201_090000_aaaaaa")
+    manager.shutdown_all()
+    messages = [SYSTEM, *(m for i in range(12) for m in exchange(i))]
+    compressor = ContextCompressor(
+        context_window=2000,
+        protect_last_n=4,
+        summarize=lambda m, t: {"content": "short"},
+        count_tokens=estimate_tokens,
+    )
+    result = compressor.compress(messages, manager=manager)
+    assert result.compressed > 0 and result.session_id is None
+    assert "archive was not updated" in result.error
+    assert archive.list_sessions() == []

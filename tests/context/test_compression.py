@@ -18,7 +18,6 @@ from hermes_memory_context import (
     is_summary_message,
 )
 from hermes_memory_core import ConfigError, MemoryManager, MemoryProvider, ModelReply
-from hermes_memory_sessions._conversation import SUMMARY_PREFIXES
 
 
 class Summariser:
@@ -265,10 +264,6 @@ def test_a_hermes_summary_counts_as_the_previous_summary() -> None:
     assert "earlier: the plan" in summarise.request
 
 
-def test_the_sessions_package_recognises_our_summaries() -> None:
-    assert SUMMARY_PREFIX.startswith(SUMMARY_PREFIXES)
-
-
 # ---------------------------------------------------------------------- the summariser
 @pytest.mark.parametrize(
     "reply",
@@ -357,22 +352,6 @@ def test_on_pre_compress_runs_first_and_its_notes_reach_the_summariser() -> None
     assert dropped[0]["content"].startswith("question 0:")
     assert len(dropped) == result.compressed
     assert "The user prefers tabs over spaces." in summarise.request
-
-
-def test_a_closed_manager_does_not_stop_the_compression(tmp_path: Path) -> None:
-    from hermes_memory_sessions import SessionArchiveProvider, SessionStore
-
-    store = SessionStore(tmp_path / "sessions.db")
-    manager = MemoryManager()
-    manager.add_provider(SessionArchiveProvider(store))
-    manager.initialize_all("20261201_090000_aaaaaa")
-    manager.shutdown_all()
-    try:
-        result = compressor().compress(conversation(30), manager=manager)
-    finally:
-        store.close()
-    assert result.compressed > 0 and result.session_id is None
-    assert "archive was not updated" in result.error
 
 
 # ---------------------------------------------------------------------- configuration
