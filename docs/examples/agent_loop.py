@@ -99,6 +99,7 @@ class Agent:
             # The conversation's compression tip: summary first, then what followed it.
             self.session_id = conversation.session_id
             earlier = list(conversation)
+            self.store.reopen_session(self.session_id)  # in use again (ended at the last exit)
         else:
             self.session_id = new_session_id()
         self.turns = sum(1 for m in earlier if m["role"] == "user")

@@ -280,3 +280,33 @@ def test_a_closed_manager_still_compresses_without_touching_the_archive(archive)
     assert result.compressed > 0 and result.session_id is None
     assert "archive was not updated" in result.error
     assert archive.list_sessions() == []
+
+
+def test_a_resumed_session_ended_at_exit_still_compresses_into_the_lineage(archive) -> None:
+    first = Chat(archive, "20261201_090000_aaaaaa")
+    first.talk(10)
+    first.manager.on_session_end(first.messages)  # the host exits: end_reason session_end
+    first.close()
+    assert archive.get_session("20261201_090000_aaaaaa")["end_reason"] == "session_end"
+
+    conv = load_conversation(archive, latest=True)
+    assert archive.reopen_session(conv.session_id) is True
+    assert archive.get_session(conv.session_id)["ended_at"] is None
+    assert archive.reopen_session(conv.session_id) is False
+    archive.end_session(conv.session_id, "session_end")  # even without the host's reopen:
+    again = Chat(archive, conv.session_id)
+    try:
+        again.messages = [SYSTEM, *conv]
+        again.talk(4)
+        compressor = ContextCompressor(
+            context_window=2000,
+            protect_last_n=4,
+            summarize=again.summarize,
+            count_tokens=estimate_tokens,
+        )
+        result = compressor.compress(again.messages, manager=again.manager)
+    finally:
+        again.close()
+    assert result.session_id
+    assert archive.get_session(conv.session_id)["end_reason"] == "compression"
+    assert archive.compression_tip(conv.session_id) == result.session_id

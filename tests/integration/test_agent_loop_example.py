@@ -237,17 +237,25 @@ def test_two_hundred_turns_compress_in_the_window_and_resume_at_the_tip(
 
     # second run: --continue resumes the conversation at its tip
     fake.requests.clear()
-    out = run_example(home, fake, ["What did we decide? #999", "/quit"], "--continue")
+    more = [line(i) for i in range(200, 215)]
+    out = run_example(home, fake, ["What did we decide? #999", *more, "/quit"], "--continue")
     assert f"session {tip} " in out
     first = fake.requests[0]["messages"]
     assert first[0]["role"] == "system"
     assert is_summary_message(first[1])
     assert shape(first[1:-1]) == shape(tip_messages)
     assert first[-1]["content"].endswith("What did we decide? #999")
+    assert any(r["messages"][0]["content"] == SUMMARIZER_PROMPT for r in fake.requests)
     store = SessionStore(sessions_db_path(home))
     try:
-        assert store.compression_tip(chain[0]["id"]) == tip
-        assert store.live_messages(tip)[-1]["content"].startswith("Answer 999")
+        # the resumed session was compressed again: the lineage goes on from the old tip
+        assert store.get_session(tip)["end_reason"] == "compression"
+        new_tip = store.compression_tip(chain[0]["id"])
+        assert new_tip != tip and store.lineage_root(new_tip) == chain[0]["id"]
+        resumed = [m["content"] for m in store.live_messages(tip)]
+        assert any(str(c).startswith("Answer 999") for c in resumed)
+        users = [m["content"] for m in store.live_messages(new_tip) if m["role"] == "user"]
+        assert users[-1] == line(214)
     finally:
         store.close()
 

@@ -40,6 +40,18 @@ def continue_in_archive(
     old = session_id or getattr(manager, "session_id", "") or ""
     if not old:
         return None
+    store = getattr(provider, "store", None)
+    reopen = getattr(store, "reopen_session", None)
+    row = store.get_session(old) if store is not None else None
+    if (
+        reopen is not None
+        and row
+        and row.get("ended_at")
+        and row.get("end_reason") != "compression"
+    ):
+        # A resumed session that was ended (``session_end`` at the last exit): the first end
+        # written wins, so clear it for the compression's end to land and the lineage to hold.
+        reopen(old)
     new = new_session_id()
     manager.on_session_switch(new, parent_session_id=old)
     rows: list[dict[str, Any]] = [dict(m) for m in messages if m.get("role") != "system"]

@@ -1,9 +1,14 @@
-"""`SessionStore.rewind_messages`: take messages back out of the live conversation (``/undo``).
+"""`SessionStore.rewind_messages` (``/undo``) and `SessionStore.reopen_session` (resume).
 
+``rewind_messages`` takes messages back out of the live conversation.
 Undone messages stay in the file, marked as Hermes marks rewound rows (``active = 0``,
 ``compacted = 0``): search, browse and resume leave them out, exactly as for rewound rows
 imported from Hermes. The session's live counters (``message_count``, ``tool_call_count``)
 follow and ``rewind_count`` grows by one.
+
+``reopen_session`` clears the end of a session a host resumes, so that it is open while in use
+and a later compression can end it with ``end_reason = "compression"`` (the first end
+written wins, so a stale ``session_end`` would otherwise cut the lineage).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ __all__ = ["ArchiveRewind"]
 
 
 class ArchiveRewind(SqliteArchiveBase):
-    """`SessionStore`'s undo write."""
+    """`SessionStore`'s undo and reopen writes."""
 
     def rewind_messages(self, session_id: str, message_ids: Sequence[int]) -> int:
         """Mark live messages of ``session_id`` as undone; returns how many were live.
@@ -50,3 +55,13 @@ class ArchiveRewind(SqliteArchiveBase):
                 (len(live), calls, session_id),
             )
         return len(live)
+
+    def reopen_session(self, session_id: str) -> bool:
+        """Clear ``ended_at`` and ``end_reason`` of an ended session; True if it was ended."""
+        with self._write() as conn:
+            cur = conn.execute(
+                "UPDATE sessions SET ended_at = NULL, end_reason = NULL"
+                " WHERE id = ? AND ended_at IS NOT NULL",
+                (session_id,),
+            )
+            return cur.rowcount > 0

@@ -195,6 +195,11 @@ class SessionArchive(Protocol):
         counters follow and ``rewind_count`` grows. Returns how many were live."""
         ...
 
+    def reopen_session(self, session_id: str) -> bool:
+        """Clear the end (``ended_at``, ``end_reason``) of a session a host resumes; True if
+        it was ended."""
+        ...
+
     def message_session(self, message_id: int) -> str | None:
         """The session a message belongs to, or None."""
         ...

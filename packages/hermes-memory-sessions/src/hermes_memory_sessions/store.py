@@ -46,6 +46,7 @@ Public API (stable; importers and the CLI build on it)::
     store.get_anchored_view(session_id, anchor_id, window=5, bookend=3,
                             keep_roles=("user", "assistant")) -> dict
     store.rewind_messages(session_id, message_ids) -> int   # /undo: rows marked not live
+    store.reopen_session(session_id) -> bool                # resume: the end is cleared
 
     # search / maintenance
     store.search_messages(query, *, role_filter=None, source_filter=None,

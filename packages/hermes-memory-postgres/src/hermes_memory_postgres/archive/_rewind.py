@@ -1,6 +1,7 @@
-"""`PostgresSessionArchive.rewind_messages`: ``/undo`` on PostgreSQL, as the SQLite archive
-does it (`hermes_memory_sessions._archive_rewind`): undone rows stay, marked ``active = 0,
-compacted = 0``, so search, browse and resume leave them out; the live counters follow."""
+"""`PostgresSessionArchive.rewind_messages` (``/undo``) and ``reopen_session`` (resume) on
+PostgreSQL, as the SQLite archive does them (`hermes_memory_sessions._archive_rewind`): undone
+rows stay, marked ``active = 0, compacted = 0``, so search, browse and resume leave them
+out; the live counters follow. A reopened session has no end again."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ __all__ = ["ArchiveRewind"]
 
 
 class ArchiveRewind(ArchiveCore):
-    """The undo write of one owner's sessions."""
+    """The undo and reopen writes of one owner's sessions."""
 
     def rewind_messages(self, session_id: str, message_ids: Sequence[int]) -> int:
         """Mark live messages of ``session_id`` as undone; returns how many were live."""
@@ -44,3 +45,19 @@ class ArchiveRewind(ArchiveCore):
             return len(rows)
 
         return int(self._write(run))
+
+    def reopen_session(self, session_id: str) -> bool:
+        """Clear ``ended_at`` and ``end_reason`` of an ended session; True if it was ended."""
+        known = self._known.get(session_id)
+        if known is not None:
+            known["ended_at"] = None
+        cur_count = self._write(
+            lambda conn: (
+                conn.execute(
+                    "UPDATE hm_sessions SET ended_at = NULL, end_reason = NULL"
+                    " WHERE owner = %s AND id = %s AND ended_at IS NOT NULL",
+                    (self.owner, session_id),
+                ).rowcount
+            )
+        )
+        return bool(cur_count)
