@@ -27,12 +27,14 @@ def continue_in_archive(
 
     Returns the continuation's id (the manager's `session_id` from now on), or None when
     the manager has no session archive or no current session. Raises what the manager
-    raises (`ManagerClosedError`). An archive that records nothing for this agent (a
+    raises, or `RuntimeError` for a manager already shut down. An archive that records nothing for this agent (a
     subagent's) still moves on to the new id.
     """
     from hermes_memory_core import scrub_secrets
     from hermes_memory_core.ids import new_session_id
 
+    if getattr(manager, "closed", False):  # before the provider reopens its store for nothing
+        raise RuntimeError("the memory manager was shut down (shutdown_all)")
     provider = manager.get_provider(ARCHIVE_PROVIDER)
     record = getattr(provider, "sync_turn", None)
     if provider is None or record is None:
