@@ -28,10 +28,15 @@ from typing import Any
 
 import httpx
 
-from hermes_memory_context import ContextCompressor
+from hermes_memory_context import CompressionResult, ContextCompressor
 from hermes_memory_core import MemoryManager, to_openai_tools
 from hermes_memory_core.ids import new_session_id
-from hermes_memory_sessions import SessionNotFoundError, load_conversation, undo
+from hermes_memory_sessions import (
+    SessionArchiveProvider,
+    SessionNotFoundError,
+    load_conversation,
+    undo,
+)
 
 Model = Callable[..., dict[str, Any]]
 #: Model calls one turn may make (a tool call, its results, the next call, ...).
@@ -84,7 +89,7 @@ class Agent:
         self.memory = memory
         self.llm = llm
         archive = memory.get_provider("sessions")
-        if archive is None:
+        if not isinstance(archive, SessionArchiveProvider):
             raise SystemExit("the session archive (hermes-memory-sessions) is not installed")
         self.store = archive.store
         earlier: list[dict[str, Any]] = []
@@ -156,16 +161,15 @@ class Agent:
         """Compress the history when the next request would reach the threshold (tried
         once per turn: a failing summariser is not asked again at every tool round)."""
         if not self.compress_failed and self.compressor.should_compress([*self.messages, *turn]):
-            self.compress_failed = self.compress().startswith("not")
+            self.compress_failed = not self.compress().compressed
 
-    def compress(self) -> str:
+    def compress(self) -> CompressionResult:
         """Summarise the middle of the history; the archive continues in a new session."""
         result = self.compressor.compress(self.messages, manager=self.memory)
-        if result.compressed:
+        if result.compressed:  # else result.error says why; nothing was changed
             self.messages = result.messages
             self.session_id = result.session_id or self.session_id
-            return f"compressed {result.compressed} messages"
-        return f"not compressed: {result.error}"
+        return result
 
     def undo(self, n: int) -> str:
         """Take back the last ``n`` exchanges (in the archive and in the model's view)."""
@@ -203,12 +207,17 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             if text == "/quit":
                 break
-            if text == "/compress":
-                print(agent.compress())
-            elif text.startswith("/undo"):
-                print(agent.undo(int(text.split()[1]) if len(text.split()) > 1 else 1))
-            else:
-                print(agent.turn(text), flush=True)
+            try:
+                if text == "/compress":
+                    result = agent.compress()
+                    print(f"compressed {result.compressed} messages" if result.compressed
+                          else f"not compressed: {result.error}")  # fmt: skip
+                elif text.startswith("/undo"):
+                    print(agent.undo(int(text.split()[1]) if len(text.split()) > 1 else 1))
+                else:
+                    print(agent.turn(text), flush=True)
+            except (httpx.HTTPError, ValueError, KeyError) as exc:  # the turn is not recorded
+                print(f"error: {exc}", file=sys.stderr)
         memory.on_session_end(agent.messages[1:])
     return 0
 

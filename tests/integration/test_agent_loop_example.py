@@ -238,7 +238,10 @@ def test_two_hundred_turns_compress_in_the_window_and_resume_at_the_tip(
     # second run: --continue resumes the conversation at its tip
     fake.requests.clear()
     more = [line(i) for i in range(200, 215)]
-    out = run_example(home, fake, ["What did we decide? #999", *more, "/quit"], "--continue")
+    lines = ["What did we decide? #999", *more, "/compress", "/undo 1", "/quit", "ignored"]
+    out = run_example(home, fake, lines, "--continue")
+    assert "compressed " in out  # "/compress": compressed N messages, or why not
+    assert "undid 1 exchange(s)" in out
     assert f"session {tip} " in out
     first = fake.requests[0]["messages"]
     assert first[0]["role"] == "system"
@@ -255,7 +258,8 @@ def test_two_hundred_turns_compress_in_the_window_and_resume_at_the_tip(
         resumed = [m["content"] for m in store.live_messages(tip)]
         assert any(str(c).startswith("Answer 999") for c in resumed)
         users = [m["content"] for m in store.live_messages(new_tip) if m["role"] == "user"]
-        assert users[-1] == line(214)
+        assert users[-1] == line(213)  # the last exchange was undone
+        assert "ignored" not in json.dumps(fake.requests)
     finally:
         store.close()
 
