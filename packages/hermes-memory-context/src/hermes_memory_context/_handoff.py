@@ -27,8 +27,8 @@ def continue_in_archive(
 
     Returns the continuation's id (the manager's `session_id` from now on), or None when
     the manager has no session archive or no current session. Raises what the manager
-    raises, or `RuntimeError` for a manager already shut down. An archive that records nothing for this agent (a
-    subagent's) still moves on to the new id.
+    raises, or `RuntimeError` for a manager already shut down. An archive that records
+    nothing for this agent (a subagent's) still moves on to the new id.
     """
     from hermes_memory_core import scrub_secrets
     from hermes_memory_core.ids import new_session_id
