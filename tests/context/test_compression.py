@@ -313,6 +313,21 @@ def test_a_slow_summariser_is_abandoned_at_the_timeout() -> None:
     assert "did not answer within 0.2 s" in result.error
 
 
+def test_a_summariser_taking_cancel_is_told_at_the_timeout() -> None:
+    told = threading.Event()
+
+    def slow(
+        messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, cancel: threading.Event
+    ) -> dict[str, str]:
+        if cancel.wait(30):
+            told.set()
+        return {"content": "aborted"}
+
+    result = compressor(slow, timeout=0.2).compress(conversation(30))
+    assert result.compressed == 0 and "did not answer" in result.error
+    assert told.wait(30)
+
+
 # ---------------------------------------------------------------------- with a manager
 class Notes(MemoryProvider):
     """An external provider that extracts a note before compression."""

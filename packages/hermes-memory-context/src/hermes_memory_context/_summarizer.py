@@ -5,11 +5,13 @@ The model is called as the background review calls it (`hermes_memory_core.revie
 `hermes_memory_core.ModelReply`, an assistant message dict or a chat-completion dict (read
 by `hermes_memory_core.review.parse_reply`). The call runs on a daemon thread and is
 abandoned after ``timeout`` seconds: a hung model costs the turn one bound, never the
-conversation.
+conversation. A callable that accepts a ``cancel`` keyword gets a `threading.Event`, set at
+the timeout, so it can abort its request (as the review's model may).
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -100,6 +102,15 @@ def summary_request(
     ]
 
 
+def _accepts_cancel(model: Callable[..., Any]) -> bool:
+    """Whether ``model`` takes a ``cancel`` keyword (as the review's model may)."""
+    try:
+        parameters = inspect.signature(model).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "cancel" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
 def ask_for_summary(
     summarize: Callable[..., Any], request: list[dict[str, Any]], timeout: float
 ) -> str:
@@ -112,10 +123,12 @@ def ask_for_summary(
 
     box: dict[str, Any] = {}
     done = threading.Event()
+    cancel = threading.Event()
+    extra = {"cancel": cancel} if _accepts_cancel(summarize) else {}
 
     def call() -> None:
         try:
-            box["reply"] = summarize([dict(m) for m in request], [])
+            box["reply"] = summarize([dict(m) for m in request], [], **extra)
         except BaseException as exc:  # a daemon thread: report, never propagate
             box["error"] = exc
         finally:
@@ -124,6 +137,7 @@ def ask_for_summary(
     thread = threading.Thread(target=call, name="hermes-memory-summarize", daemon=True)
     thread.start()
     if not done.wait(timeout):
+        cancel.set()  # a model callable that takes ``cancel`` can abort its request
         raise SummaryError(f"the summariser did not answer within {timeout:g} s")
     if "error" in box:
         error = box["error"]
