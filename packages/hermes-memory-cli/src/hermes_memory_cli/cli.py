@@ -324,6 +324,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _handler(p, "sessions:embed")
 
+    _add_resume_undo(add, ssub)
+
     # ---------------------------------------------------------------- plugins / provider
     p = add(sub, "plugins", "installed memory providers and plugins that failed to load")
     p.add_argument("action", nargs="?", choices=["list"], help="'list' is the same as no action")
@@ -350,6 +352,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     _register_contributed(sub, common)
     return parser
+
+
+def _add_resume_undo(add: Any, ssub: Any) -> None:
+    """``sessions resume`` and ``sessions undo`` (the conversation loop's commands)."""
+    p = add(ssub, "resume", "print a conversation to resume it, at its compression tip")
+    p.add_argument(
+        "target", nargs="?", metavar="ID|TITLE", help="session id, unique prefix, or title"
+    )
+    p.add_argument(
+        "--latest", action="store_true", help="the most recently active session with messages"
+    )
+    p.add_argument("--source", help="with --latest: only sessions from this source (cli, ...)")
+    _handler(p, "sessions:resume")
+
+    p = add(ssub, "undo", "take back the last N exchanges of a conversation (default 1)")
+    p.add_argument("session_id", metavar="ID", help="session id or a unique prefix of it")
+    p.add_argument("n", nargs="?", type=_positive_int, default=1, metavar="N", help="exchanges")
+    _handler(p, "sessions:undo")
 
 
 #: Entry-point group through which other distributions add command groups.

@@ -9,8 +9,19 @@ before reading, non-UTF-8 bytes replaced and noted), threat-scanned (a hit shows
 
 ``ContextTracker(cwd).discover_for_path(path)`` returns the context files of directories a tool
 touches later in the session, once each, for the host to append to the tool's result.
+
+``ContextCompressor(context_window=…, summarize=…)`` keeps a conversation inside the model's
+context window: at ``compression.threshold`` it summarises the middle of the conversation
+with the host's model and, with a `MemoryManager`, continues the session archive's lineage.
 """
 
+from hermes_memory_context._compression import (
+    SUMMARY_PREFIX,
+    CompressionResult,
+    ContextCompressor,
+    is_summary_message,
+)
+from hermes_memory_context._tokens import default_token_counter, estimate_tokens
 from hermes_memory_context.discovery import (
     CONTEXT_KINDS,
     ContextError,
@@ -44,7 +55,10 @@ __all__ = [
     "DISCOVERY_MAX_CHARS",
     "DISCOVERY_MAX_PARENTS",
     "MAX_FILE_BYTES",
+    "SUMMARY_PREFIX",
     "TRUNCATION_MARKER",
+    "CompressionResult",
+    "ContextCompressor",
     "ContextError",
     "ContextKind",
     "ContextTracker",
@@ -52,7 +66,10 @@ __all__ = [
     "blocked_placeholder",
     "build_context_section",
     "collect_project_files",
+    "default_token_counter",
+    "estimate_tokens",
     "find_git_root",
+    "is_summary_message",
     "load_context_file",
     "load_soul",
     "project_directories",

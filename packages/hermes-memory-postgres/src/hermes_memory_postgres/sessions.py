@@ -24,6 +24,7 @@ turn writes and titles, imports, reads and discovery.
 
 from __future__ import annotations
 
+from hermes_memory_postgres.archive._rewind import ArchiveRewind
 from hermes_memory_postgres.archive.ingest import BulkIngest
 from hermes_memory_postgres.archive.reads import ArchiveReads
 from hermes_memory_postgres.archive.search import ArchiveSearch
@@ -31,7 +32,7 @@ from hermes_memory_postgres.archive.search import ArchiveSearch
 __all__ = ["PostgresSessionArchive"]
 
 
-class PostgresSessionArchive(BulkIngest, ArchiveReads, ArchiveSearch):
+class PostgresSessionArchive(BulkIngest, ArchiveReads, ArchiveSearch, ArchiveRewind):
     """The session archive of one owner in a PostgreSQL database.
 
     :param dsn: libpq connection string or URL (or pass ``database``).

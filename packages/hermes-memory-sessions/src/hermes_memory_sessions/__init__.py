@@ -4,10 +4,29 @@
   and a CJK index (``hermes_memory_sessions.store``).
 * `session_search` / `SESSION_SEARCH_SCHEMA` — the agent tool (discovery, scroll, browse).
 * `SessionArchiveProvider` — the ``"sessions"`` memory provider for `MemoryManager`.
+* `load_conversation` / `undo` — resume a conversation at its compression tip, take back
+  the last exchanges (``hermes_memory_sessions._conversation``).
 """
 
+from hermes_memory_sessions._conversation import (
+    Conversation,
+    SessionNotFoundError,
+    UndoResult,
+    load_conversation,
+    undo,
+)
 from hermes_memory_sessions.provider import SessionArchiveProvider
 from hermes_memory_sessions.store import SessionStore
 from hermes_memory_sessions.tool import SESSION_SEARCH_SCHEMA, session_search
 
-__all__ = ["SESSION_SEARCH_SCHEMA", "SessionArchiveProvider", "SessionStore", "session_search"]
+__all__ = [
+    "SESSION_SEARCH_SCHEMA",
+    "Conversation",
+    "SessionArchiveProvider",
+    "SessionNotFoundError",
+    "SessionStore",
+    "UndoResult",
+    "load_conversation",
+    "session_search",
+    "undo",
+]

@@ -189,6 +189,17 @@ class SessionArchive(Protocol):
         """The live conversation (``active = 1``), ascending, ``tool_calls`` decoded."""
         ...
 
+    def rewind_messages(self, session_id: str, message_ids: Sequence[int]) -> int:
+        """Mark live messages of a session as undone (``active = 0, compacted = 0``, as
+        Hermes marks rewound rows: search, browse and resume skip them); the session's live
+        counters follow and ``rewind_count`` grows. Returns how many were live."""
+        ...
+
+    def reopen_session(self, session_id: str) -> bool:
+        """Clear the end (``ended_at``, ``end_reason``) of a session a host resumes; True if
+        it was ended."""
+        ...
+
     def message_session(self, message_id: int) -> str | None:
         """The session a message belongs to, or None."""
         ...

@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from hermes_memory_sessions._conversation import PREVIEW_ELIGIBLE
 from hermes_memory_sessions.search import Hits
 from hermes_memory_sessions.shaping import escape_like
 
@@ -62,12 +63,14 @@ class SqliteArchiveReads:
         return self.read_with(run)
 
     def first_user_message(self, session_id: str) -> str | None:
-        """The content of the first non-empty user message of a session, or None."""
+        """The content of the first non-empty user message of a session, or None (undone
+        messages and compression summaries are not eligible)."""
 
         def run(conn: sqlite3.Connection) -> str | None:
             row = conn.execute(
-                "SELECT content FROM messages WHERE session_id = ? AND role = 'user'"
-                " AND content IS NOT NULL AND content != '' ORDER BY id LIMIT 1",
+                "SELECT content FROM messages WHERE session_id = ? AND role = 'user'"  # noqa: S608
+                " AND content IS NOT NULL AND content != ''"
+                f" AND {PREVIEW_ELIGIBLE} ORDER BY id LIMIT 1",
                 (session_id,),
             ).fetchone()
             return str(row[0]) if row else None

@@ -45,6 +45,8 @@ Public API (stable; importers and the CLI build on it)::
     store.get_messages_around(session_id, anchor_id, window) -> dict
     store.get_anchored_view(session_id, anchor_id, window=5, bookend=3,
                             keep_roles=("user", "assistant")) -> dict
+    store.rewind_messages(session_id, message_ids) -> int   # /undo: rows marked not live
+    store.reopen_session(session_id) -> bool                # resume: the end is cleared
 
     # search / maintenance
     store.search_messages(query, *, role_filter=None, source_filter=None,
@@ -89,6 +91,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from hermes_memory_sessions._archive_rewind import ArchiveRewind
 from hermes_memory_sessions.archive_browse import ArchiveBrowse
 from hermes_memory_sessions.archive_connection import (
     ArchiveConnection,
@@ -141,6 +144,7 @@ _encode_json = encode_json
 
 class SessionStore(
     ArchiveWrites,
+    ArchiveRewind,
     ArchiveImports,
     ArchiveBrowse,
     ArchiveTitles,

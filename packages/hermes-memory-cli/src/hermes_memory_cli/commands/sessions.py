@@ -740,3 +740,109 @@ def migrate_out(ctx: Context) -> int:
     else:
         ctx.say(report.summary()[:1].upper() + report.summary()[1:] + ".")
     return 0
+
+
+# ---------------------------------------------------------------------- resume / undo
+def _conversation_target(store: SessionArchive, target: str) -> dict[str, Any]:
+    """``load_conversation`` keywords for ``resume TARGET``: an id or unique prefix first,
+    then a title; an ambiguous prefix that is no title lists the candidates."""
+    try:
+        found = store.resolve_session_id(target)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    if found is not None:
+        return {"session_id": found}
+    if store.session_by_title(target) is not None:
+        return {"title": target}
+    return {"session_id": resolve(store, target)}  # raises: ambiguous prefix, or unknown
+
+
+def resume(ctx: Context) -> int:
+    """``sessions resume ID|PREFIX|TITLE`` / ``--latest [--source S]``: the messages to
+    continue the conversation with (OpenAI chat format with ``--json``)."""
+    from hermes_memory_sessions import SessionNotFoundError, load_conversation
+
+    target = ctx.args.target
+    if bool(target) == bool(ctx.args.latest):
+        raise CLIError("give a session id, prefix or title, or --latest", code=2)
+    if ctx.args.source and not ctx.args.latest:
+        raise CLIError("--source goes with --latest", code=2)
+    with ctx.session_store(create=False) as store:
+        if store is None:
+            raise CLIError(f"no session archive yet ({ctx.db_path} does not exist)")
+        try:
+            if ctx.args.latest:
+                conversation = load_conversation(store, latest=True, source=ctx.args.source)
+            else:
+                conversation = load_conversation(store, **_conversation_target(store, target))
+        except SessionNotFoundError as exc:
+            raise CLIError(str(exc)) from None
+    if ctx.json:
+        ctx.emit_json(
+            {
+                "session_id": conversation.session_id,
+                "title": conversation.title,
+                "root_session_id": conversation.root_session_id,
+                "messages": list(conversation),
+            }
+        )
+        return 0
+    title = f" — {conversation.title}" if conversation.title else ""
+    ctx.say(f"{conversation.session_id}{title}", style="bold")
+    chain = (
+        f", continuing {conversation.root_session_id}"
+        if conversation.root_session_id != conversation.session_id
+        else ""
+    )
+    count = len(conversation)
+    ctx.say(f"{count} message{'s' if count != 1 else ''} to resume with{chain}")
+    ctx.say()
+    for message in conversation:
+        _print_chat_message(ctx, message)
+    return 0
+
+
+def _print_chat_message(ctx: Context, message: Mapping[str, Any]) -> None:
+    """One OpenAI chat message: the role (and tool), its text indented, its tool calls."""
+    from rich.text import Text
+
+    head = Text("  ")
+    head.append(str(message.get("role")), style="bold")
+    if message.get("name"):
+        head.append(f" ({message['name']})")
+    ctx.console.print(head)
+    for line in str(message.get("content") or "").splitlines():
+        ctx.say(f"     {line}")
+    if message.get("tool_calls"):
+        ctx.say(f"     [tool calls] {_one_line(message['tool_calls'], 200)}")
+
+
+def undo(ctx: Context) -> int:
+    """``sessions undo ID [N]``: mark the last N exchanges inactive."""
+    from dataclasses import asdict
+
+    from hermes_memory_sessions import SessionNotFoundError
+    from hermes_memory_sessions import undo as undo_exchanges
+
+    with ctx.session_store(create=False) as store:
+        if store is None:
+            raise CLIError(f"no session archive yet ({ctx.db_path} does not exist)")
+        if getattr(store, "read_only", False):
+            raise CLIError(f"the archive {ctx.db_path} is read-only: nothing can be undone")
+        try:
+            result = undo_exchanges(store, ctx.args.session_id, ctx.args.n)
+        except SessionNotFoundError as exc:
+            raise CLIError(str(exc)) from None
+    if ctx.json:
+        ctx.emit_json(asdict(result))
+    elif not result.exchanges:
+        ctx.say(f"Nothing to undo in {result.session_id}.")
+    else:
+        plural = "s" if result.exchanges != 1 else ""
+        ctx.say(
+            f"Undid {result.exchanges} exchange{plural} ({result.messages} messages) in "
+            f"{result.session_id}; search, browse and resume skip them."
+        )
+        if result.user_messages:
+            ctx.say(f"Last undone message: {_one_line(result.user_messages[-1], 120)}")
+    return 0

@@ -13,6 +13,7 @@ import psycopg
 from hermes_memory_postgres.archive.core import ArchiveCore
 from hermes_memory_postgres.archive.rows import SELECT_MSG, VIEW_COLS, restore_nul, session_dict
 from hermes_memory_postgres.connection import ArchiveUnavailable
+from hermes_memory_sessions._conversation import PREVIEW_ELIGIBLE
 from hermes_memory_sessions.message_rows import check_id
 from hermes_memory_sessions.shaping import anchored_result, decode_row, escape_like
 
@@ -170,12 +171,13 @@ class ArchiveReads(ArchiveCore):
         return str(row["session_id"]) if row else None
 
     def first_user_message(self, session_id: str) -> str | None:
-        """The content of the first non-empty user message of a session, or None."""
+        """The content of the first non-empty user message of a session, or None (undone
+        messages and compression summaries are not eligible)."""
         row = self._read(
             lambda conn: conn.execute(
-                "SELECT content FROM hm_messages WHERE owner = %s AND session_id = %s"
+                "SELECT content FROM hm_messages WHERE owner = %s AND session_id = %s"  # noqa: S608
                 " AND role = 'user' AND content IS NOT NULL AND content <> ''"
-                " ORDER BY id LIMIT 1",
+                f" AND {PREVIEW_ELIGIBLE} ORDER BY id LIMIT 1",
                 (self.owner, session_id),
             ).fetchone()
         )
