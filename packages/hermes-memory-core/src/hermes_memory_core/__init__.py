@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from hermes_memory_core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
+    from hermes_memory_core._backends import BACKEND_GROUPS, BackendNotInstalled, load_backend
     from hermes_memory_core.config import (
         ConfigError,
         HermesConfig,
@@ -69,6 +70,8 @@ if TYPE_CHECKING:
 #: Public name -> the module that defines it (imported on first attribute access). Text
 #: safety lives in hermes-memory-guard and is re-exported from its public API.
 _EXPORTS: dict[str, str] = {
+    "BACKEND_GROUPS": "_backends",
+    "BackendNotInstalled": "_backends",
     "BUILTIN_TIER_NAMES": "provider",
     "INVISIBLE_CHARS": "hermes_memory_guard",
     "MAX_SCAN_CHARS": "hermes_memory_guard",
@@ -102,6 +105,7 @@ _EXPORTS: dict[str, str] = {
     "hookspec": "hookspecs",
     "is_trivial_prompt": "trivial",
     "list_providers": "plugins",
+    "load_backend": "_backends",
     "load_config": "config",
     "new_session_id": "ids",
     "resolve_home": "config",
@@ -115,12 +119,14 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "BACKEND_GROUPS",
     "BUILTIN_TIER_NAMES",
     "INVISIBLE_CHARS",
     "MAX_SCAN_CHARS",
     "MEMORY_CONTEXT_NOTE",
     "REDACTED",
     "REVIEW_PROMPT",
+    "BackendNotInstalled",
     "ConfigError",
     "HermesConfig",
     "ManagerClosedError",
@@ -148,6 +154,7 @@ __all__ = [
     "hookspec",
     "is_trivial_prompt",
     "list_providers",
+    "load_backend",
     "load_config",
     "new_session_id",
     "resolve_home",
