@@ -90,7 +90,7 @@ def _local_deps(package: str) -> list[str]:
 
 # Workspace packages a package depends on (installed from the tree, not from PyPI).
 LOCAL_DEPS = {package: _local_deps(package) for package in PACKAGES}
-TEST_DEPS = ["pytest>=8", "pytest-timeout>=2.3"]
+TEST_DEPS = ["pytest>=8", "pytest-timeout>=2.3", "hypothesis>=6.100"]
 
 
 @nox.session
