@@ -103,6 +103,7 @@ def test_wheels_install_into_a_fresh_venv_and_run(tmp_path: Path) -> None:
         pytest.skip("needs uv (run the suite through `uv run`, which sets UV)")
     dist = tmp_path / "dist"
     wanted = [
+        "hermes-memory-guard",
         "hermes-memory-core",
         "hermes-memory-builtin",
         "hermes-memory-sessions",
