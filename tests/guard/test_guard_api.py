@@ -42,7 +42,7 @@ def test_core_reexports_the_same_objects() -> None:
 
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'scan'"):
-        hermes_memory_guard.scan  # noqa: B018
+        hermes_memory_guard.scan
 
 
 def test_the_modules_are_internal_and_load_on_first_use() -> None:
