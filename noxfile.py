@@ -7,50 +7,90 @@ workspace venv happens to have cannot hide there).
 
 from __future__ import annotations
 
+import re
+import tomllib
+from pathlib import Path
+
 import nox
 
 nox.options.default_venv_backend = "uv"
 nox.options.sessions = ["lint", "typecheck", "tests", "docs"]
 
-# package directory -> test folder(s) that exercise it
+ROOT = Path(__file__).resolve().parent
+
+# Every distribution of the workspace -> the test folder(s) that exercise it
+# (tests/packaging checks that this covers every pyproject under packages/ and plugins/).
 PACKAGES = {
     "packages/hermes-memory-core": ["tests/core"],
+    "packages/hermes-memory-guard": ["tests/guard"],
     "packages/hermes-memory-builtin": ["tests/builtin"],
     "packages/hermes-memory-sessions": ["tests/sessions"],
-    "packages/hermes-memory-cli": ["tests/cli"],
+    "packages/hermes-memory-cli": ["tests/cli", "tests/integration"],
     "packages/hermes-memory-mcp-server": ["tests/mcp"],
     "packages/hermes-memory-context": ["tests/context"],
     "packages/hermes-memory-vectors": ["tests/vectors"],
+    # needs a server: HERMES_MEMORY_TEST_PG_DSN, else these tests skip
+    "packages/hermes-memory-postgres": ["tests/postgres", "tests/backends"],
     "plugins/hermes-memory-example": ["tests/example"],
     "plugins/hermes-memory-mem0": ["tests/mem0"],
     "plugins/hermes-memory-honcho": ["tests/honcho"],
+    "plugins/hermes-memory-facts": ["tests/facts"],
+    "plugins/hermes-memory-byterover": ["tests/byterover"],
+    "plugins/hermes-memory-retaindb": ["tests/retaindb"],
+    "plugins/hermes-memory-openviking": ["tests/openviking"],
+    "plugins/hermes-memory-hindsight": ["tests/hindsight"],
+    "plugins/hermes-memory-supermemory": ["tests/supermemory"],
 }
-# Workspace packages a package depends on (installed from the tree, not from PyPI).
-LOCAL_DEPS = {
-    "packages/hermes-memory-builtin": ["packages/hermes-memory-core"],
-    "packages/hermes-memory-sessions": ["packages/hermes-memory-core"],
-    "packages/hermes-memory-context": ["packages/hermes-memory-core"],
-    "packages/hermes-memory-vectors": ["packages/hermes-memory-core"],
-    "packages/hermes-memory-cli": [
-        "packages/hermes-memory-core",
+# Workspace packages a package's tests need beyond what the package itself declares.
+TEST_ONLY_DEPS = {
+    # the review and isolation tests drive the real builtin and sessions tiers
+    "packages/hermes-memory-core": [
         "packages/hermes-memory-builtin",
         "packages/hermes-memory-sessions",
+    ],
+    # test_archive_scrubbing runs the same checks on the PostgreSQL archive
+    "packages/hermes-memory-sessions": [
+        "packages/hermes-memory-postgres",
+        "packages/hermes-memory-vectors",
     ],
     "packages/hermes-memory-mcp-server": [
-        "packages/hermes-memory-core",
-        "packages/hermes-memory-builtin",
-        "packages/hermes-memory-sessions",
         "packages/hermes-memory-cli",
-        "plugins/hermes-memory-example",  # test-only: an external provider to route to
+        "plugins/hermes-memory-example",  # an external provider to route to
     ],
-    "plugins/hermes-memory-example": ["packages/hermes-memory-core"],
-    "plugins/hermes-memory-mem0": ["packages/hermes-memory-core", "packages/hermes-memory-builtin"],
-    "plugins/hermes-memory-honcho": [
-        "packages/hermes-memory-core",
-        "packages/hermes-memory-builtin",
-    ],
+    "plugins/hermes-memory-mem0": ["packages/hermes-memory-builtin"],
+    "plugins/hermes-memory-honcho": ["packages/hermes-memory-builtin"],
 }
-TEST_DEPS = ["pytest>=8", "pytest-timeout>=2.3"]
+
+
+def _declared(package: str) -> list[str]:
+    """Workspace packages ``package`` declares in its pyproject (not extras)."""
+    project = tomllib.loads((ROOT / package / "pyproject.toml").read_text("utf-8"))["project"]
+    by_name = {Path(p).name: p for p in PACKAGES}
+    names = (re.split(r"[<>=!~;\[ ]", dep, maxsplit=1)[0] for dep in project["dependencies"])
+    return [by_name[name] for name in names if name in by_name]
+
+
+def _local_deps(package: str) -> list[str]:
+    """Workspace packages to install from the tree (not from PyPI), dependencies first."""
+    order: list[str] = []
+
+    def visit(pkg: str) -> None:
+        for dep in _declared(pkg):
+            if dep not in order:
+                visit(dep)
+                order.append(dep)
+
+    visit(package)
+    for extra in TEST_ONLY_DEPS.get(package, []):
+        visit(extra)
+        if extra not in order:
+            order.append(extra)
+    return [dep for dep in order if dep != package]
+
+
+# Workspace packages a package depends on (installed from the tree, not from PyPI).
+LOCAL_DEPS = {package: _local_deps(package) for package in PACKAGES}
+TEST_DEPS = ["pytest>=8", "pytest-timeout>=2.3", "hypothesis>=6.100"]
 
 
 @nox.session
@@ -72,15 +112,20 @@ def typecheck(session: nox.Session) -> None:
 @nox.parametrize("package", list(PACKAGES))
 def tests(session: nox.Session, package: str) -> None:
     """The tests of one package, in a venv holding only that package and what it declares."""
-    local = [arg for dep in LOCAL_DEPS.get(package, []) for arg in ("-e", dep)]
+    local = [arg for dep in LOCAL_DEPS[package] for arg in ("-e", dep)]
     session.install(*TEST_DEPS, *local, "-e", package)
-    session.run("pytest", *PACKAGES[package], *session.posargs)
+    # the root pytest config names an ini option of core's pytest plugin (absent here when
+    # the package does not need core, e.g. the guard)
+    session.run(
+        "pytest", "-W", "ignore::pytest.PytestConfigWarning", *PACKAGES[package], *session.posargs
+    )
 
 
 @nox.session
 def docs(session: nox.Session) -> None:
     """Check the docs: every hook documented, every link to a local file resolves."""
-    session.install(*TEST_DEPS, "-e", "packages/hermes-memory-core")
+    core = "packages/hermes-memory-core"
+    session.install(*TEST_DEPS, *[a for d in LOCAL_DEPS[core] for a in ("-e", d)], "-e", core)
     session.run("pytest", "tests/core/test_core_docs.py", *session.posargs)
 
 

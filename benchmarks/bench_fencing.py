@@ -19,8 +19,7 @@ import random
 import time
 from collections.abc import Callable
 
-from hermes_memory_core import fencing
-from hermes_memory_core.fencing import (
+from hermes_memory_guard import (
     DEFAULT_RECALL_MAX_CHARS,
     DEFAULT_RECALL_MAX_LINES,
     StreamingContextScrubber,
@@ -29,6 +28,7 @@ from hermes_memory_core.fencing import (
     filter_recall_threats,
     sanitize_context,
 )
+from hermes_memory_guard import _fencing as fencing
 
 
 def best_of(fn: Callable[[], object], repeat: int) -> float:

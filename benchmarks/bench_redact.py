@@ -2,7 +2,7 @@
 
 Run: uv run --all-packages python benchmarks/bench_redact.py
 Prints:
-  * secrets masked %   (synthetic fake secrets, tests/core/redact_corpus.py, by category)
+  * secrets masked %   (synthetic fake secrets, tests/guard/redact_corpus.py, by category)
   * benign altered %   (ordinary chat, code, logs, ids, hashes, data: images, CJK)
   * cost per KB        (benign turns, turns with secrets, a 500 KB text)
   * first-scrub cost   (parsing the gitleaks rule file; compiling regexes on first use)
@@ -18,12 +18,11 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "core"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "guard"))
 
 from redact_corpus import benign_texts, secret_cases
 
-from hermes_memory_core import _secret_rules
-from hermes_memory_core.redact import scrub_secrets
+from hermes_memory_guard import _secret_rules, scrub_secrets
 
 
 def best_of(fn: Callable[[], object], repeat: int) -> float:
@@ -44,7 +43,7 @@ def first_scrub_cost() -> tuple[float, float]:
     code = (
         "import time; import hermes_memory_core as h;"
         "t=time.perf_counter(); h.scrub_secrets('hello world, key=abc'); a=time.perf_counter()-t;"
-        "from hermes_memory_core import _secret_rules as s; t=time.perf_counter();"
+        "from hermes_memory_guard import _secret_rules as s; t=time.perf_counter();"
         "[r.compile() for r in s.load_rules().rules]; print(a, time.perf_counter()-t)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -32,8 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from hermes_memory_core.redact import scrub_secrets
-from hermes_memory_core.threats import scan_for_threats
+from hermes_memory_guard import scan_for_threats, scrub_secrets
 
 SIZE = 500_000
 CORPUS = Path(__file__).resolve().parent / "threat_corpus"
@@ -222,15 +221,23 @@ def load_baseline(rev: str) -> ModuleType:
     root = Path(__file__).resolve().parents[1]
     folder = Path(tempfile.mkdtemp(prefix="threats-baseline-"))
     for name in ("_normalize", "_literals", "threats"):
-        path = f"{rev}:packages/hermes-memory-core/src/hermes_memory_core/{name}.py"
-        shown = subprocess.run(["git", "show", path], cwd=root, capture_output=True, text=True)
-        if shown.returncode != 0:
+        # hermes-memory-guard since 0.2.0 (as _threats.py); hermes-memory-core before
+        paths = (
+            f"{rev}:packages/hermes-memory-guard/src/hermes_memory_guard/_{name.lstrip('_')}.py",
+            f"{rev}:packages/hermes-memory-core/src/hermes_memory_core/{name}.py",
+        )
+        for path in paths:
+            shown = subprocess.run(["git", "show", path], cwd=root, capture_output=True, text=True)
+            if shown.returncode == 0:
+                break
+        else:
             continue  # a module that revision did not have
         source = shown.stdout
         for module in ("_normalize", "_literals"):
-            source = source.replace(
-                f"from hermes_memory_core.{module} import", f"from baseline{module} import"
-            )
+            for package in ("hermes_memory_core", "hermes_memory_guard"):
+                source = source.replace(
+                    f"from {package}.{module} import", f"from baseline{module} import"
+                )
         target = f"baseline{name}.py" if name.startswith("_") else f"baseline_{name}.py"
         (folder / target).write_text(source, encoding="utf-8")
     sys.path.insert(0, str(folder))

@@ -1,7 +1,7 @@
-"""Generate ``hermes_memory_core/rules/lookalikes.json`` (look-alike letters and combining marks).
+"""Generate ``hermes_memory_guard/rules/lookalikes.json`` (look-alike letters and combining marks).
 
-The threat scanner (``hermes_memory_core._normalize``) and the recall fence
-(``hermes_memory_core.fencing``) read this table; computing it at run time would mean walking
+The threat scanner (``hermes_memory_guard._normalize``) and the recall fence
+(``hermes_memory_guard._fencing``) read this table; computing it at run time would mean walking
 every code point (about half a second) or parsing the whole confusable data file (a tenth of a
 second) in the fence. It holds, all from this Python's ``unicodedata`` and the installed
 ``confusable-homoglyphs`` data:
@@ -18,7 +18,7 @@ Run from the repository root after upgrading Python's Unicode version or confusa
 
     uv run --all-packages --locked python tools/generate_lookalikes.py
 
-``tests/core/test_threats_lookalikes.py`` regenerates the table and compares, so it cannot
+``tests/guard/test_threats_lookalikes.py`` regenerates the table and compares, so it cannot
 drift silently. ``--check`` exits with status 1 when the file is out of date.
 """
 
@@ -34,10 +34,12 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from hermes_memory_core._normalize import LOOKALIKES_RESOURCE, _load_confusables
+from hermes_memory_guard._normalize import LOOKALIKES_RESOURCE, _load_confusables
 
 #: The checked-in table.
-PACKAGE = Path(__file__).resolve().parents[1] / "packages/hermes-memory-core/src/hermes_memory_core"
+PACKAGE = (
+    Path(__file__).resolve().parents[1] / "packages/hermes-memory-guard/src/hermes_memory_guard"
+)
 OUTPUT = PACKAGE / LOOKALIKES_RESOURCE
 
 #: A name that spells one Latin letter, after an optional decoration ("NEGATIVE SQUARED",

@@ -58,3 +58,10 @@ def test_a_working_directory_that_is_not_one_is_reported_not_raised(
         assert "project context files" in caplog.text
     finally:
         manager.shutdown_all()
+
+
+def test_the_tracker_is_found_through_its_entry_point() -> None:
+    from hermes_memory_context import ContextTracker
+    from hermes_memory_core._project_context import installed_tracker
+
+    assert installed_tracker() is ContextTracker

@@ -86,7 +86,7 @@ def test_home_resolution(tmp_path, monkeypatch):
 
 def test_time_bounds_and_recall_caps(tmp_path):
     from hermes_memory_core import MemoryManager
-    from hermes_memory_core.fencing import DEFAULT_RECALL_MAX_CHARS, DEFAULT_RECALL_MAX_LINES
+    from hermes_memory_guard import DEFAULT_RECALL_MAX_CHARS, DEFAULT_RECALL_MAX_LINES
 
     defaults = load_config(tmp_path).memory
     assert (defaults.hook_timeout, defaults.tool_timeout, defaults.shutdown_timeout) == (

@@ -565,7 +565,7 @@ def test_a_payload_split_over_two_recall_lines_is_dropped(caplog):
 
 
 def test_external_recall_is_capped_before_it_is_scanned(monkeypatch):
-    from hermes_memory_core import fencing
+    import hermes_memory_guard as fencing
 
     seen: list[int] = []
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,16 +24,17 @@ from hermes_memory_core.kit import (
     Guard,
     PendingWrites,
     RecallCache,
+    Settings,
+    SettingsError,
     Spool,
     Unavailable,
     bullet_block,
     check_tool_call,
     classify_common,
-    config_schema,
     fact_key,
     int_arg,
-    load_section,
     required_text,
+    setting,
     truncate_text,
 )
 
@@ -227,20 +229,21 @@ def test_without_a_home_unsent_writes_are_reported_lost(caplog: pytest.LogCaptur
 
 
 # ------------------------------------------------------------------- settings
-FIELDS = (
-    Field("timeout", float, 8.0, "Seconds per request.", env="SVC_TIMEOUT", minimum=0.1),
-    Field("api_key", str, "", "The key.", env="SVC_API_KEY", secret=True),
-    Field("mode", str, "cloud", "Where.", choices=("cloud", "local")),
-    Field("retries", int, 1, "Retries."),
-    Field("enabled", bool, True, "On or off."),
-)
+@dataclass(frozen=True)
+class SvcSettings(Settings):
+    section = "svc"
+    timeout: float = setting(8.0, "Seconds per request.", env="SVC_TIMEOUT", minimum=0.1)
+    api_key: str = setting("", "The key.", env="SVC_API_KEY", secret=True)
+    mode: str = setting("cloud", "Where.", choices=("cloud", "local"))
+    retries: int = setting(1, "Retries.")
+    enabled: bool = setting(True, "On or off.")
 
 
 def test_settings_precedence_file_env_default() -> None:
-    loaded = load_section(FIELDS, {"timeout": "2.5", "extra": 1}, where="svc",
-                          environ={"SVC_TIMEOUT": "9", "SVC_API_KEY": " k "})  # fmt: skip
-    assert loaded.values["timeout"] == 2.5 and loaded.values["api_key"] == "k"
-    assert loaded.values["retries"] == 1 and loaded.values["enabled"] is True
+    loaded = SvcSettings.load({"timeout": "2.5", "extra": 1},
+                              environ={"SVC_TIMEOUT": "9", "SVC_API_KEY": " k "})  # fmt: skip
+    assert loaded.timeout == 2.5 and loaded.api_key == "k"
+    assert loaded.retries == 1 and loaded.enabled is True
     assert loaded.explicit == {"timeout", "api_key"} and loaded.unknown == ("extra",)
 
 
@@ -256,17 +259,22 @@ def test_settings_precedence_file_env_default() -> None:
     ],
 )
 def test_settings_errors_name_the_key(section: dict[str, Any], message: str) -> None:
-    class MyError(ValueError):
-        pass
-
-    with pytest.raises(MyError, match=message.replace(".", r"\.")):
-        load_section(FIELDS, section, where="svc", environ={}, error=MyError)
+    with pytest.raises(SettingsError, match=message.replace(".", r"\.")):
+        SvcSettings.load(section, environ={})
 
 
 def test_config_schema_marks_secrets_and_env_vars() -> None:
-    schema = {f["key"]: f for f in config_schema(FIELDS)}
+    schema = {f["key"]: f for f in SvcSettings.schema()}
     assert schema["api_key"]["secret"] is True and schema["api_key"]["env_var"] == "SVC_API_KEY"
     assert schema["mode"]["choices"] == ["cloud", "local"] and schema["timeout"]["type"] == "number"
+    assert all(isinstance(f, Field) for f in SvcSettings.fields())
+
+
+def test_the_older_settings_path_is_gone() -> None:
+    from hermes_memory_core import kit
+
+    for name in ("load_section", "LoadedSection", "config_schema"):
+        assert not hasattr(kit, name) and name not in kit.__all__
 
 
 # ------------------------------------------------------------------- recall and tool args

@@ -27,7 +27,7 @@ def test_importing_core_loads_no_scanner_and_no_pluggy() -> None:
         """
         import sys
         import hermes_memory_core
-        heavy = [m for m in ("hermes_memory_core.threats", "pluggy", "yaml") if m in sys.modules]
+        heavy = [m for m in ("hermes_memory_guard._threats", "pluggy", "yaml") if m in sys.modules]
         print(heavy)
         hermes_memory_core.MemoryProvider  # first access imports the module
         print("hermes_memory_core.provider" in sys.modules)
@@ -151,8 +151,8 @@ def test_building_a_manager_loads_neither_the_scanner_nor_the_review() -> None:
         import sys
         from hermes_memory_core import MemoryManager
         MemoryManager().shutdown_all()
-        print([m for m in ("hermes_memory_core.threats", "hermes_memory_core.review",
-                           "hermes_memory_core.redact") if m in sys.modules])
+        print([m for m in ("hermes_memory_guard._threats", "hermes_memory_core.review",
+                           "hermes_memory_guard._redact") if m in sys.modules])
         """
     )
     assert out.strip() == "[]"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-import hermes_memory_core.fencing as fencing
+import hermes_memory_guard as fencing
 from hermes_memory_core import MemoryManager, MemoryProvider
 
 BOUND = 0.5

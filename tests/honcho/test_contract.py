@@ -411,7 +411,7 @@ def test_registered_through_the_entry_point():
 def test_injected_recall_is_not_stored_back(fake, make_provider):
     """Real SDK + MockTransport fake: a fenced recall block in the user message (as the
     manager injects it) is stripped before the turn is sent to Honcho."""
-    from hermes_memory_core.fencing import build_memory_context_block
+    from hermes_memory_guard import build_memory_context_block
 
     provider = make_provider()
     block = build_memory_context_block("## Honcho: about alice\n- Likes tea")

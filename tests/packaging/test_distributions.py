@@ -103,6 +103,7 @@ def test_wheels_install_into_a_fresh_venv_and_run(tmp_path: Path) -> None:
         pytest.skip("needs uv (run the suite through `uv run`, which sets UV)")
     dist = tmp_path / "dist"
     wanted = [
+        "hermes-memory-guard",
         "hermes-memory-core",
         "hermes-memory-builtin",
         "hermes-memory-sessions",
@@ -178,3 +179,21 @@ def test_wheels_install_into_a_fresh_venv_and_run(tmp_path: Path) -> None:
     assert demo.returncode == 0, demo.stderr
     assert "Demo finished" in demo.stdout
     assert not home.exists()  # the demo runs on a temporary home of its own
+
+
+def test_noxfile_gives_every_distribution_a_test_session() -> None:
+    """noxfile.PACKAGES (read with ast: nox need not be installed) names every pyproject under
+    packages/ and plugins/, and each with test folders that exist."""
+    import ast
+
+    tree = ast.parse((ROOT / "noxfile.py").read_text(encoding="utf-8"))
+    packages: dict[str, list[str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "PACKAGES" for t in node.targets
+        ):
+            packages = ast.literal_eval(node.value)
+    expected = {str(p.parent.relative_to(ROOT)) for p in PROJECTS}
+    assert set(packages) == expected
+    missing = [f for folders in packages.values() for f in folders if not (ROOT / f).is_dir()]
+    assert not missing

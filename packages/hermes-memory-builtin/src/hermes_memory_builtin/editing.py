@@ -24,7 +24,7 @@ from hermes_memory_builtin.scan import write_threat
 from hermes_memory_builtin.sidecar import EntryMeta, entry_key, now_iso
 from hermes_memory_builtin.similarity import find_near_duplicate
 from hermes_memory_builtin.writes import Mutation, Outcome
-from hermes_memory_core.redact import scrub_secrets
+from hermes_memory_guard import scrub_secrets
 
 __all__ = [
     "ScreenedContent",

@@ -111,10 +111,11 @@ class BuiltinMemoryProvider(MemoryProvider):
         }
         if str(memory_section.get("backend") or "files").strip().lower() == "postgres":
             # memory.backend: postgres -- the same store rules on PostgreSQL rows (optional
-            # package hermes-memory-postgres; postgres.dsn / postgres.owner in config.yaml).
-            from hermes_memory_postgres.factory import memory_store
+            # package hermes-memory-postgres, found by entry point: it depends on this one).
+            from hermes_memory_core import load_backend
 
-            return memory_store(self._config, **options)
+            store: MemoryStore = load_backend("memory", "postgres")(self._config, **options)
+            return store
         return MemoryStore(home / "memories" if home is not None else None, **options)
 
     @property

@@ -1,6 +1,6 @@
 """Threat scanning of memory content, at write time and for the system-prompt snapshot.
 
-Both use the ``strict`` scope of `hermes_memory_core.threats`. Every entry is scanned, also
+Both use the ``strict`` scope of `hermes_memory_guard`. Every entry is scanned, also
 one that already starts with ``[BLOCKED:`` (the reference let such entries through
 unscanned, which was an injection bypass). Entries longer than the scanner's window are
 blocked whole rather than scanned in part, so a payload cannot hide beyond the window.
@@ -20,7 +20,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from hermes_memory_builtin.format import TARGET_FILES, serialise
-from hermes_memory_core.threats import first_threat_message, scan_for_threats
+from hermes_memory_guard import first_threat_message, scan_for_threats
 
 __all__ = [
     "MAX_SCAN_CHARS",

@@ -22,8 +22,8 @@ from hermes_memory_builtin.pending import (
 )
 from hermes_memory_builtin.scan import scan_entries
 from hermes_memory_builtin.store import MemoryStore
-from hermes_memory_core.redact import scrub_secrets
 from hermes_memory_core.toolresult import tool_result
+from hermes_memory_guard import scrub_secrets
 
 __all__ = ["MEMORY_SCHEMA", "list_pending", "memory_schema", "memory_tool"]
 

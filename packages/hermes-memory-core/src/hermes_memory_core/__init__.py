@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from hermes_memory_core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
+    from hermes_memory_core._backends import BACKEND_GROUPS, BackendNotInstalled, load_backend
     from hermes_memory_core.config import (
         ConfigError,
         HermesConfig,
@@ -25,13 +26,6 @@ if TYPE_CHECKING:
         resolve_home,
     )
     from hermes_memory_core.events import MemoryWrite
-    from hermes_memory_core.fencing import (
-        MEMORY_CONTEXT_NOTE,
-        StreamingContextScrubber,
-        build_memory_context_block,
-        cap_recall,
-        sanitize_context,
-    )
     from hermes_memory_core.hookspecs import hookimpl, hookspec
     from hermes_memory_core.ids import new_session_id
     from hermes_memory_core.manager import ManagerClosedError, MemoryManager
@@ -47,7 +41,6 @@ if TYPE_CHECKING:
         RecallStatus,
         ToolSchema,
     )
-    from hermes_memory_core.redact import REDACTED, find_secrets, scrub_secrets
     from hermes_memory_core.review import (
         REVIEW_PROMPT,
         ModelReply,
@@ -56,23 +49,34 @@ if TYPE_CHECKING:
         ReviewResult,
         ToolCall,
     )
-    from hermes_memory_core.threats import (
-        INVISIBLE_CHARS,
-        MAX_SCAN_CHARS,
-        first_threat_message,
-        scan_for_threats,
-    )
     from hermes_memory_core.toolformats import to_anthropic_tools, to_openai_tools
     from hermes_memory_core.toolresult import tool_error, tool_result
     from hermes_memory_core.trivial import is_trivial_prompt
+    from hermes_memory_guard import (
+        INVISIBLE_CHARS,
+        MAX_SCAN_CHARS,
+        MEMORY_CONTEXT_NOTE,
+        REDACTED,
+        StreamingContextScrubber,
+        build_memory_context_block,
+        cap_recall,
+        find_secrets,
+        first_threat_message,
+        sanitize_context,
+        scan_for_threats,
+        scrub_secrets,
+    )
 
-#: Public name -> the module that defines it (imported on first attribute access).
+#: Public name -> the module that defines it (imported on first attribute access). Text
+#: safety lives in hermes-memory-guard and is re-exported from its public API.
 _EXPORTS: dict[str, str] = {
+    "BACKEND_GROUPS": "_backends",
+    "BackendNotInstalled": "_backends",
     "BUILTIN_TIER_NAMES": "provider",
-    "INVISIBLE_CHARS": "threats",
-    "MAX_SCAN_CHARS": "threats",
-    "MEMORY_CONTEXT_NOTE": "fencing",
-    "REDACTED": "redact",
+    "INVISIBLE_CHARS": "hermes_memory_guard",
+    "MAX_SCAN_CHARS": "hermes_memory_guard",
+    "MEMORY_CONTEXT_NOTE": "hermes_memory_guard",
+    "REDACTED": "hermes_memory_guard",
     "REVIEW_PROMPT": "review",
     "ConfigError": "config",
     "HermesConfig": "config",
@@ -89,24 +93,25 @@ _EXPORTS: dict[str, str] = {
     "ReviewModel": "review",
     "ReviewResult": "review",
     "SessionsConfig": "config",
-    "StreamingContextScrubber": "fencing",
+    "StreamingContextScrubber": "hermes_memory_guard",
     "ToolCall": "review",
     "ToolSchema": "provider",
-    "build_memory_context_block": "fencing",
-    "cap_recall": "fencing",
-    "find_secrets": "redact",
-    "first_threat_message": "threats",
+    "build_memory_context_block": "hermes_memory_guard",
+    "cap_recall": "hermes_memory_guard",
+    "find_secrets": "hermes_memory_guard",
+    "first_threat_message": "hermes_memory_guard",
     "get_registry": "plugins",
     "hookimpl": "hookspecs",
     "hookspec": "hookspecs",
     "is_trivial_prompt": "trivial",
     "list_providers": "plugins",
+    "load_backend": "_backends",
     "load_config": "config",
     "new_session_id": "ids",
     "resolve_home": "config",
-    "sanitize_context": "fencing",
-    "scan_for_threats": "threats",
-    "scrub_secrets": "redact",
+    "sanitize_context": "hermes_memory_guard",
+    "scan_for_threats": "hermes_memory_guard",
+    "scrub_secrets": "hermes_memory_guard",
     "to_anthropic_tools": "toolformats",
     "to_openai_tools": "toolformats",
     "tool_error": "toolresult",
@@ -114,12 +119,14 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "BACKEND_GROUPS",
     "BUILTIN_TIER_NAMES",
     "INVISIBLE_CHARS",
     "MAX_SCAN_CHARS",
     "MEMORY_CONTEXT_NOTE",
     "REDACTED",
     "REVIEW_PROMPT",
+    "BackendNotInstalled",
     "ConfigError",
     "HermesConfig",
     "ManagerClosedError",
@@ -147,6 +154,7 @@ __all__ = [
     "hookspec",
     "is_trivial_prompt",
     "list_providers",
+    "load_backend",
     "load_config",
     "new_session_id",
     "resolve_home",
@@ -160,7 +168,10 @@ __all__ = [
 ]
 
 
-__getattr__ = lazy_getattr(__name__, {n: f"hermes_memory_core.{m}" for n, m in _EXPORTS.items()})
+__getattr__ = lazy_getattr(
+    __name__,
+    {n: m if m.startswith("hermes_") else f"hermes_memory_core.{m}" for n, m in _EXPORTS.items()},
+)
 
 
 def __dir__() -> list[str]:

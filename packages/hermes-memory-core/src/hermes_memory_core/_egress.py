@@ -111,7 +111,7 @@ class EgressPolicy:
         return result[0]
 
     def _filter(self, text: str, provider_name: str) -> str:
-        from hermes_memory_core.fencing import cap_recall, filter_recall_threats
+        from hermes_memory_guard import cap_recall, filter_recall_threats
 
         capped = cap_recall(text, max_chars=self.max_chars, max_lines=self.max_lines)
         kept, threats = filter_recall_threats(capped)
@@ -126,14 +126,14 @@ class EgressPolicy:
 
 
 def _scrub_secrets(value: Any) -> Any:
-    from hermes_memory_core.redact import scrub_secrets  # the rule set loads on first use
+    from hermes_memory_guard import scrub_secrets  # the rule set loads on first use
 
     return scrub_secrets(value)
 
 
 def fence(text: str) -> str:
     """Recalled text in a ``<memory-context>`` block (``""`` for nothing)."""
-    from hermes_memory_core.fencing import build_memory_context_block
+    from hermes_memory_guard import build_memory_context_block
 
     return build_memory_context_block(text)
 
@@ -142,7 +142,7 @@ def strip_recall(text: str) -> str:
     """``text`` without recall blocks a host may have left in a user message."""
     if "<memory-context" not in text.lower():
         return text
-    from hermes_memory_core.fencing import sanitize_context
+    from hermes_memory_guard import sanitize_context
 
     return sanitize_context(text)
 

@@ -35,7 +35,7 @@ DEFAULT_HOOK_TIMEOUT = 5.0
 DEFAULT_TOOL_TIMEOUT = 30.0
 DEFAULT_SHUTDOWN_TIMEOUT = 5.0
 DEFAULT_MAX_QUEUED = 256
-#: Same values as `hermes_memory_core.fencing` (not imported: it loads the threat scanner).
+#: Same values as `hermes_memory_guard` (not imported: it loads the threat scanner).
 DEFAULT_RECALL_MAX_CHARS = 8000
 DEFAULT_RECALL_MAX_LINES = 200
 #: Same values as `hermes_memory_core.review`, which loads when a review is first needed.

@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING
 
 import pluggy
 
-from hermes_memory_core.provider import PROVIDER_HOOK_NAMES as _PROVIDER_HOOK_NAMES
-
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -56,7 +54,3 @@ class RegistrationSpec:
             def register_memory_providers(register):
                 register("my_memory.provider:NotesProvider", name="notes")
         """
-
-
-#: Kept for importers of the old location; the contract lives in `MemoryProvider`.
-PROVIDER_HOOK_NAMES: tuple[str, ...] = _PROVIDER_HOOK_NAMES

@@ -44,31 +44,16 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_memory_core import _assembly, _lifetime
 from hermes_memory_core._egress import fence, strip_recall, strip_recall_message
-from hermes_memory_core._manager_base import (
-    DEFAULT_HOOK_TIMEOUT,
-    DEFAULT_MAX_QUEUED,
-    DEFAULT_PREFETCH_TIMEOUT,
-    DEFAULT_RECALL_MAX_CHARS,
-    DEFAULT_RECALL_MAX_LINES,
-    DEFAULT_SHUTDOWN_TIMEOUT,
-    DEFAULT_TOOL_TIMEOUT,
-    ManagerClosedError,
-)
+from hermes_memory_core._manager_base import ManagerClosedError
 from hermes_memory_core._manager_tools import MEMORY_TOOL_NAME, ManagerTools
 from hermes_memory_core.config import load_config, resolve_home
 
 if TYPE_CHECKING:
     from hermes_memory_core.plugins import PluginRegistry
 
-__all__ = ["LOCAL_TIER_PACKAGES", "ManagerClosedError", "MemoryManager"]
+__all__ = ["ManagerClosedError", "MemoryManager"]
 
 logger = logging.getLogger(__name__)
-
-LOCAL_TIER_PACKAGES = _assembly.LOCAL_TIER_PACKAGES
-_DEFAULTS = (
-    DEFAULT_HOOK_TIMEOUT, DEFAULT_MAX_QUEUED, DEFAULT_PREFETCH_TIMEOUT, DEFAULT_RECALL_MAX_CHARS,
-    DEFAULT_RECALL_MAX_LINES, DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_TOOL_TIMEOUT, MEMORY_TOOL_NAME,
-)  # fmt: skip
 
 
 class MemoryManager(ManagerTools):

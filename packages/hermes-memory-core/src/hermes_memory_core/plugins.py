@@ -39,8 +39,8 @@ from typing import Any, cast
 
 import pluggy
 
-from hermes_memory_core.hookspecs import PROJECT_NAME, PROVIDER_HOOK_NAMES, RegistrationSpec
-from hermes_memory_core.provider import BUILTIN_TIER_NAMES, MemoryProvider
+from hermes_memory_core.hookspecs import PROJECT_NAME, RegistrationSpec
+from hermes_memory_core.provider import BUILTIN_TIER_NAMES, PROVIDER_HOOK_NAMES, MemoryProvider
 from hermes_memory_core.worker import call_bounded
 
 __all__ = [

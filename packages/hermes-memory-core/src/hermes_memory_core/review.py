@@ -336,7 +336,7 @@ def review_messages(
         copy = dict(message)
         content = copy.get("content")
         if isinstance(content, str) and "<memory-context" in content.lower():
-            from hermes_memory_core.fencing import sanitize_context  # loads the scanner
+            from hermes_memory_guard import sanitize_context  # loads the scanner
 
             copy["content"] = sanitize_context(content)
         replay.append(copy)

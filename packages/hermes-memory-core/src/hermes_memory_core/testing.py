@@ -41,10 +41,9 @@ from typing import Any
 
 import pytest
 
-from hermes_memory_core.hookspecs import PROVIDER_HOOK_NAMES
 from hermes_memory_core.manager import MemoryManager
 from hermes_memory_core.plugins import overridden_hooks
-from hermes_memory_core.provider import MemoryProvider
+from hermes_memory_core.provider import PROVIDER_HOOK_NAMES, MemoryProvider
 
 __all__ = [
     "ProviderConformance",

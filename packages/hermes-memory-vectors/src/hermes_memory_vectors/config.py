@@ -26,14 +26,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from hermes_memory_core.coerce import as_positive_float, as_positive_int
-from hermes_memory_vectors.base import Embedder, EmbedderConfigError
+from hermes_memory_vectors.base import EmbedderConfigError
 
 __all__ = [
     "BUILTIN_EMBEDDERS",
     "DEFAULT_API_KEY_ENV",
     "EMBEDDER_KEYS",
     "EmbedderSettings",
-    "embedder_from_config",
 ]
 
 logger = logging.getLogger(__name__)
@@ -182,36 +181,3 @@ def _seconds(value: Any) -> float:
     if seconds > 600:
         raise ValueError("must be at most 600")
     return seconds
-
-
-def embedder_from_config(
-    section: Mapping[str, Any] | None,
-    *,
-    section_name: str = "sessions",
-    environ: Mapping[str, str] | None = None,
-) -> Embedder | None:
-    """The embedder a configuration section asks for, or ``None`` when ``embedder`` is unset.
-
-    ``section`` is the ``sessions:`` mapping of ``config.yaml`` (other keys in it are
-    ignored). Built-in names are built directly; any other name is looked up among the
-    ``hermes_memory.embedders`` entry points.
-
-    :raises EmbedderConfigError: a bad value, a missing required key, or an unknown
-        embedder name (the message names the key and lists what is installed).
-    :raises EmbedderUnavailable: the embedder is configured right but cannot run here
-        (library or model missing, third-party factory failed).
-    """
-    settings = EmbedderSettings.from_section(section, section_name=section_name)
-    if settings.embedder is None:
-        for field in ("model", "url", "batch_size", "threads", "timeout"):
-            if getattr(settings, field) is not None:
-                logger.warning(
-                    "%s is set but %s is not: no embedder is used",
-                    settings.key(field),
-                    settings.key("embedder"),
-                )
-                break
-        return None
-    from hermes_memory_vectors.registry import create_embedder
-
-    return create_embedder(settings.embedder, settings, config=dict(section or {}), environ=environ)

@@ -48,6 +48,7 @@ __all__ = [
     "EmbedderRegistration",
     "EmbedderRegistry",
     "create_embedder",
+    "embedder_from_config",
     "get_embedder_registry",
 ]
 
@@ -269,3 +270,34 @@ def create_embedder(
 def _describe(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def embedder_from_config(
+    section: Mapping[str, Any] | None,
+    *,
+    section_name: str = "sessions",
+    environ: Mapping[str, str] | None = None,
+) -> Embedder | None:
+    """The embedder a configuration section asks for, or ``None`` when ``embedder`` is unset.
+
+    ``section`` is the ``sessions:`` mapping of ``config.yaml`` (other keys in it are
+    ignored). Built-in names are built directly; any other name is looked up among the
+    ``hermes_memory.embedders`` entry points.
+
+    :raises EmbedderConfigError: a bad value, a missing required key, or an unknown
+        embedder name (the message names the key and lists what is installed).
+    :raises EmbedderUnavailable: the embedder is configured right but cannot run here
+        (library or model missing, third-party factory failed).
+    """
+    settings = EmbedderSettings.from_section(section, section_name=section_name)
+    if settings.embedder is None:
+        for name in ("model", "url", "batch_size", "threads", "timeout"):
+            if getattr(settings, name) is not None:
+                logger.warning(
+                    "%s is set but %s is not: no embedder is used",
+                    settings.key(name),
+                    settings.key("embedder"),
+                )
+                break
+        return None
+    return create_embedder(settings.embedder, settings, config=dict(section or {}), environ=environ)

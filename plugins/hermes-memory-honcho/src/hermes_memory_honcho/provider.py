@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
+from contextlib import suppress
 from functools import partial
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
@@ -41,6 +42,8 @@ from hermes_memory_honcho.schemas import PROMPT_CONTEXT, PROMPT_HYBRID, TOOL_NAM
 from hermes_memory_honcho.tools import HonchoTools
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from hermes_memory_honcho.client import HonchoClient
 
 __all__ = ["HonchoProvider"]
@@ -158,8 +161,9 @@ class HonchoProvider(RemoteProvider):
         self._tools = HonchoTools(client, lambda: self._session_key, lambda: self._writes_enabled)
         self._init_error = ""
         send = partial(writes.send, client, ConclusionIndex(self._home))
+        _adopt_earlier_spool(self._home)
         pending = self._start_writes(send, max_pending=cfg.max_pending_turns,
-                                     accept=writes.accept, legacy=PENDING_FILE)  # fmt: skip
+                                     accept=writes.accept)  # fmt: skip
         if cfg.recall_mode != "tools" or len(pending):
             pending.worker.submit(partial(client.warm, self._session_key))
 
@@ -292,3 +296,11 @@ class HonchoProvider(RemoteProvider):
                 return tool_error(f"Honcho is not available: {reason}")
             return tool_error(f"Unknown tool: {tool_name}")
         return self._tools.handle(tool_name, args)
+
+
+def _adopt_earlier_spool(home: Path | None) -> None:
+    """Honcho 0.1 kept unsent writes in one ``honcho_pending.json``: give it the kit's spool
+    name (stamp 1, so it is replayed first) for `PendingWrites.restore` to send and remove."""
+    if home is not None:
+        with suppress(OSError):  # absent (the usual case), or another process took it
+            os.replace(home / PENDING_FILE, home / f"honcho_pending.{os.getpid()}.1.json")

@@ -57,7 +57,7 @@ def turn(client: HonchoClient, session: str, user: str, assistant: str) -> Write
     A recall block a host left in the user's text is never stored back.
     """
     if "<memory-context" in user.lower():
-        from hermes_memory_core.fencing import sanitize_context  # loads the scanner
+        from hermes_memory_guard import sanitize_context  # loads the scanner
 
         user = sanitize_context(user)
     limit = client.cfg.message_max_chars

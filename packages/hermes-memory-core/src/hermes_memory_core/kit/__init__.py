@@ -11,7 +11,7 @@
   formatting;
 * `Settings`, `setting` — settings declared once as a typed class (``config.yaml``,
   environment, defaults, validation messages), validated by core and handed to the provider
-  as ``self.settings``; `Field`, `load_section`, `config_schema` are the pieces beneath;
+  as ``self.settings``; `Field` describes one setting (`Settings.fields()`);
 * `check_tool_call`, `required_text`, `visible_text`, `optional_text`, `int_arg`,
   `choice_arg`, `blank` — tool arguments;
 * `ToolTable`, `Tool`, `tool_schema`, `call_or_queue`, `Queued` — tools declared as a table
@@ -53,14 +53,11 @@ from hermes_memory_core.kit.recall import (
 )
 from hermes_memory_core.kit.settings import (
     Field,
-    LoadedSection,
     RemoteRecallSettings,
     RemoteSettings,
     RemoteWriteSettings,
     Settings,
     SettingsError,
-    config_schema,
-    load_section,
     resolve_settings,
     setting,
 )
@@ -86,7 +83,6 @@ __all__ = [
     "Field",
     "Guard",
     "JsonClient",
-    "LoadedSection",
     "PendingWrites",
     "Queued",
     "Recall",
@@ -114,11 +110,9 @@ __all__ = [
     "classify_common",
     "classify_http",
     "close_when_idle",
-    "config_schema",
     "fact_key",
     "int_arg",
     "kind_for_status",
-    "load_section",
     "one_line",
     "optional_text",
     "overlay",

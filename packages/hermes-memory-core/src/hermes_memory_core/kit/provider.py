@@ -115,14 +115,12 @@ class RemoteProvider(MemoryProvider):
         *,
         max_pending: int = 256,
         accept: Callable[[Write], bool] = lambda write: True,
-        legacy: str | None = None,
     ) -> PendingWrites:
         """Create the `PendingWrites` and replay what earlier shutdowns spooled."""
         assert self._guard is not None, "call _make_guard first"
         self._pending = PendingWrites(
-            self._guard, send, home=self._home, max_pending=max_pending, accept=accept,
-            legacy=legacy,
-        )  # fmt: skip
+            self._guard, send, home=self._home, max_pending=max_pending, accept=accept
+        )
         if self._writes_enabled:
             self._pending.restore()
         return self._pending

@@ -19,8 +19,7 @@ with that class and hands the provider the typed, immutable result as
 Precedence, per key: the ``config.yaml`` section > the environment variable > the default.
 A value of the wrong type is refused with a message naming the key
 (``notes.timeout must be a number, got 'soon'``); unknown keys are logged once and kept in
-`Settings.unknown`. The lower-level `Field` / `load_section` / `config_schema` remain for
-adapters that have not moved to a `Settings` class.
+`Settings.unknown`. `Settings.fields()` describes each setting as a `Field`.
 """
 
 from __future__ import annotations
@@ -38,14 +37,11 @@ from hermes_memory_core.coerce import as_bool, as_float, as_int
 
 __all__ = [
     "Field",
-    "LoadedSection",
     "RemoteRecallSettings",
     "RemoteSettings",
     "RemoteWriteSettings",
     "Settings",
     "SettingsError",
-    "config_schema",
-    "load_section",
     "resolve_settings",
     "setting",
 ]
@@ -143,15 +139,15 @@ class Field:
 
 
 @dataclass(frozen=True)
-class LoadedSection:
-    """What `load_section` found: typed values, which were set explicitly, unknown keys."""
+class _LoadedSection:
+    """What `_load_section` found: typed values, which were set explicitly, unknown keys."""
 
     values: dict[str, Any]
     explicit: frozenset[str]
     unknown: tuple[str, ...]
 
 
-def load_section(
+def _load_section(
     fields: Sequence[Field],
     section: Mapping[str, Any] | None,
     *,
@@ -159,7 +155,7 @@ def load_section(
     environ: Mapping[str, str] | None = None,
     error: type[ValueError] = SettingsError,
     adjust: Callable[[str, Any], Any] | None = None,
-) -> LoadedSection:
+) -> _LoadedSection:
     """Resolve every field from ``section`` (the provider's part of ``config.yaml``), then
     the environment, then the default.
 
@@ -189,10 +185,10 @@ def load_section(
             raise error(str(exc)) from None
         explicit.add(field.key)
     unknown = tuple(sorted(str(k) for k in raw if k not in known))
-    return LoadedSection(values, frozenset(explicit), unknown)
+    return _LoadedSection(values, frozenset(explicit), unknown)
 
 
-def config_schema(fields: Sequence[Field]) -> list[dict[str, Any]]:
+def _config_schema(fields: Sequence[Field]) -> list[dict[str, Any]]:
     """Every field in the ``get_config_schema`` vocabulary."""
     return [f.schema() for f in fields]
 
@@ -310,7 +306,7 @@ class Settings:
     @classmethod
     def schema(cls) -> list[dict[str, Any]]:
         """Every setting in the ``get_config_schema`` vocabulary."""
-        return config_schema(cls.fields())
+        return _config_schema(cls.fields())
 
     # ----------------------------------------------------------------- loading
     @classmethod
@@ -326,7 +322,7 @@ class Settings:
             `check`; the message names the key.
         """
         where = cls.section or cls.__name__
-        loaded = load_section(
+        loaded = _load_section(
             cls.fields(), section, where=where, environ=environ, adjust=cls.adjust
         )
         values = cls.prepare(dict(loaded.values), loaded.explicit)

@@ -25,15 +25,11 @@ __all__ = ["Spool"]
 
 
 class Spool:
-    """The saved-writes files of provider ``name`` in ``home``.
+    """The saved-writes files of provider ``name`` in ``home``."""
 
-    :param legacy: an older single-file name still read once (then removed).
-    """
-
-    def __init__(self, home: Path, name: str, *, legacy: str | None = None) -> None:
+    def __init__(self, home: Path, name: str) -> None:
         self.home = home
         self.prefix = f"{name}_pending."
-        self.legacy = legacy
 
     def save(self, writes: list[dict[str, Any]]) -> Path:
         """Write ``writes`` (JSON-able) to a new file of this process, atomically."""
@@ -47,9 +43,6 @@ class Spool:
         candidates: list[tuple[int, str, Path]] = []
         for path in self.home.glob(f"{self.prefix}*"):
             parts = path.name[len(self.prefix) :].split(".")
-            if path.name == self.legacy:
-                candidates.append((0, path.name, path))
-                continue
             if len(parts) != 3 or not (parts[0].isdigit() and parts[1].isdigit()):
                 continue
             pid, stamp, suffix = int(parts[0]), int(parts[1]), parts[2]

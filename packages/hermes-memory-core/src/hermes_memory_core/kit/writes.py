@@ -39,7 +39,6 @@ class PendingWrites:
     :param home: where unsent writes are spooled (None: they are reported as lost).
     :param max_pending: writes kept while the service is unreachable.
     :param accept: validates a replayed write (a corrupt spool row is skipped).
-    :param legacy: an older spool file name still read once.
     """
 
     def __init__(
@@ -50,14 +49,12 @@ class PendingWrites:
         home: Path | None,
         max_pending: int = 256,
         accept: Callable[[Write], bool] = lambda write: True,
-        legacy: str | None = None,
     ) -> None:
         self.guard = guard
         self.send = send
         self.home = home
         self.max_pending = max(1, max_pending)
         self.accept = accept
-        self.legacy = legacy
         self.worker = SerialWorker(f"{guard.name}-write")
         self.dropped = 0
         self._pending: deque[tuple[Write, Path | None]] = deque()
@@ -183,7 +180,7 @@ class PendingWrites:
         """
         if self.home is None:
             return 0
-        spool = Spool(self.home, self.guard.name, legacy=self.legacy)
+        spool = Spool(self.home, self.guard.name)
         try:
             paths = spool.claim()
         except OSError as exc:

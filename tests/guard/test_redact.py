@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from hermes_memory_core import redact
-from hermes_memory_core.redact import REDACTED, find_secrets, scrub_secrets
+from hermes_memory_guard import _redact as redact
+from hermes_memory_guard._redact import REDACTED, find_secrets, scrub_secrets
 
 # Synthetic credentials in the real shapes (none of them is a live key).
 OPENAI = "sk-" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2Yz3Ab4Cd5E"

@@ -77,7 +77,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 #: Default_Ignorable_Code_Point (Unicode DerivedCoreProperties) plus the other format (Cf)
-#: characters, as regex class ranges. tests/core/test_threats_obfuscation.py checks that every
+#: characters, as regex class ranges. tests/guard/test_threats_obfuscation.py checks that every
 #: Cf code point of this Python's Unicode database is covered.
 _IGNORABLE_RANGES: Final[tuple[tuple[int, int], ...]] = (
     (0x00AD, 0x00AD),  # soft hyphen
@@ -202,7 +202,7 @@ class Lookalikes(NamedTuple):
 @functools.cache
 def load_lookalikes() -> Lookalikes:
     """Read ``rules/lookalikes.json`` (once; the file ships with the package)."""
-    resource = importlib.resources.files("hermes_memory_core").joinpath(LOOKALIKES_RESOURCE)
+    resource = importlib.resources.files("hermes_memory_guard").joinpath(LOOKALIKES_RESOURCE)
     data = json.loads(resource.read_text(encoding="utf-8"))
 
     def letters(key: str) -> dict[str, str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from redact_corpus import SecretCase, benign_texts, secret_cases
 
-from hermes_memory_core import REDACTED, find_secrets, scrub_secrets
+from hermes_memory_guard import REDACTED, find_secrets, scrub_secrets
 
 CASES = secret_cases()
 

@@ -7,14 +7,14 @@ import unicodedata
 
 import pytest
 
-from hermes_memory_core.fencing import (
+from hermes_memory_guard._fencing import (
     DEFAULT_RECALL_MAX_CHARS,
     DEFAULT_RECALL_MAX_LINES,
     build_memory_context_block,
     cap_recall,
     filter_recall_threats,
 )
-from hermes_memory_core.threats import scan_for_threats
+from hermes_memory_guard._threats import scan_for_threats
 
 # --- cap_recall -------------------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 Every credential is assembled at run time from a seeded generator, so no literal in this
 repository looks like a live key (GitHub push protection and scanners stay quiet) and the
-values have the entropy real keys have. Used by tests/core/test_redact_*.py and by
+values have the entropy real keys have. Used by tests/guard/test_redact_*.py and by
 benchmarks/bench_redact.py.
 """
 

@@ -1,4 +1,4 @@
-"""The gitleaks rule set, run with Python's ``re`` (used by :mod:`hermes_memory_core.redact`).
+"""The gitleaks rule set, run with Python's ``re`` (used by :mod:`hermes_memory_guard._redact`).
 
 ``rules/gitleaks.toml`` is gitleaks' published default configuration (MIT, see its header),
 shipped unmodified. Its rules are written for Go's RE2 engine; :func:`convert_regex` rewrites
@@ -791,7 +791,7 @@ def load_rules() -> RuleSet:
     import tomllib
     from importlib import resources
 
-    package = __package__ or "hermes_memory_core"
+    package = __package__ or "hermes_memory_guard"
     text = resources.files(package).joinpath(RULES_RESOURCE).read_text("utf-8")
     return build_rule_set(tomllib.loads(text))
 

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from hermes_memory_core.fencing import (
+from hermes_memory_guard._fencing import (
     MEMORY_CONTEXT_NOTE,
     StreamingContextScrubber,
     build_memory_context_block,
@@ -51,14 +51,14 @@ def test_block_layout() -> None:
 
 
 def test_clean_input_logs_nothing(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="hermes_memory_core.fencing"):
+    with caplog.at_level(logging.WARNING, logger="hermes_memory_guard._fencing"):
         build_memory_context_block("plain recall")
     assert caplog.records == []
 
 
 def test_prewrapped_input_is_stripped_and_logged(caplog: pytest.LogCaptureFixture) -> None:
     raw = f"<memory-context>\n{AUTHORITATIVE}\n\nold stuff\n</memory-context>\nfresh fact"
-    with caplog.at_level(logging.WARNING, logger="hermes_memory_core.fencing"):
+    with caplog.at_level(logging.WARNING, logger="hermes_memory_guard._fencing"):
         block = build_memory_context_block(raw)
     assert [r.getMessage() for r in caplog.records] == [
         "memory provider returned pre-wrapped context; stripped"

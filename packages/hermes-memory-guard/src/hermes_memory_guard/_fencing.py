@@ -40,8 +40,8 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from typing import Final, NamedTuple
 
-from hermes_memory_core._normalize import load_lookalikes
-from hermes_memory_core.threats import scan_for_threats
+from hermes_memory_guard._normalize import load_lookalikes
+from hermes_memory_guard._threats import scan_for_threats
 
 __all__ = [
     "DEFAULT_RECALL_MAX_CHARS",
@@ -333,7 +333,7 @@ _NAME: Final = ("memory", "context")
 #: Look-alikes of the name's letters that no normalisation maps to them (keys case-folded):
 #: Cyrillic, Greek, Armenian and small-capital letters, and the digit zero for "o". Looked up
 #: on the character itself and on its NFKD base; the generated table
-#: (:func:`~hermes_memory_core._normalize.load_lookalikes`) adds the confusable data's and
+#: (:func:`~hermes_memory_guard._normalize.load_lookalikes`) adds the confusable data's and
 #: the named letters.
 _HOMOGLYPHS: Final[dict[str, str]] = {
     "м": "m",

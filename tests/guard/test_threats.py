@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from hermes_memory_core import threats
-from hermes_memory_core._normalize import matching_forms
-from hermes_memory_core.threats import (
+from hermes_memory_guard import _threats as threats
+from hermes_memory_guard._normalize import matching_forms
+from hermes_memory_guard._threats import (
     INVISIBLE_CHARS,
     MAX_SCAN_CHARS,
     SCOPES,
@@ -433,7 +433,7 @@ def test_collapsed_whitespace_keeps_positions_meaningful() -> None:
 
 def test_compilation_is_lazy() -> None:
     code = (
-        "import sys, hermes_memory_core.threats as t\n"
+        "import sys, hermes_memory_guard._threats as t\n"
         "assert t._compiled.cache_info().currsize == 0\n"
         "t.scan_for_threats('hello')\n"
         "assert t._compiled.cache_info().currsize == 1\n"

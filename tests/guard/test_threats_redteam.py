@@ -14,8 +14,8 @@ import re
 import pytest
 from test_threats_fast_paths import _expected
 
-from hermes_memory_core import threats
-from hermes_memory_core.threats import scan_for_threats
+from hermes_memory_guard import _threats as threats
+from hermes_memory_guard._threats import scan_for_threats
 
 ATTACKS: list[tuple[str, str]] = [
     # A pipe into netcat on the next line; netcat spelled out; a continued curl command.

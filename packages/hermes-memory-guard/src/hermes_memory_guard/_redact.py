@@ -15,7 +15,7 @@ key / token / secret / password / passwd / pwd / credential(s) (``API_KEY=…``,
 "…"``, ``password: …``, ``api_key＝…`` with a full-width separator — only the value is
 masked; an unquoted value keeps an inner ``&`` but stops at ``&next=`` of a URL query), except
 names of identifiers (``public_key``, ``primary_key``, ``idempotency_key``, ``page_token``…).
-Also: the gitleaks rule set (:mod:`hermes_memory_core._secret_rules`), passwords stated in
+Also: the gitleaks rule set (:mod:`hermes_memory_guard._secret_rules`), passwords stated in
 prose (English, and "密码是 …", "API密钥：…", "新密码 …"), command-line credentials
 (``mysql -pX``, ``sshpass -p X``, ``docker login -p X``, ``curl -u user:X``, ``--password X``)
 and known-prefix tokens that a line break cut in two.
@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Final, TypeVar
 
-from hermes_memory_core import _secret_rules
+from hermes_memory_guard import _secret_rules
 
 __all__ = ["REDACTED", "find_secrets", "scrub_secrets"]
 

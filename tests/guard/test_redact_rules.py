@@ -12,7 +12,7 @@ from importlib import resources
 
 import pytest
 
-from hermes_memory_core import _secret_rules as sr
+from hermes_memory_guard import _secret_rules as sr
 
 # Counted from the upstream file (gitleaks v8.30.0): if an update changes them, read the
 # new rules and update these numbers on purpose.
@@ -29,12 +29,12 @@ def rules() -> sr.RuleSet:
 
 
 def _raw() -> dict[str, object]:
-    text = resources.files("hermes_memory_core").joinpath(sr.RULES_RESOURCE).read_text("utf-8")
+    text = resources.files("hermes_memory_guard").joinpath(sr.RULES_RESOURCE).read_text("utf-8")
     return tomllib.loads(text)
 
 
 def test_rule_file_records_provenance() -> None:
-    text = resources.files("hermes_memory_core").joinpath(sr.RULES_RESOURCE).read_text("utf-8")
+    text = resources.files("hermes_memory_guard").joinpath(sr.RULES_RESOURCE).read_text("utf-8")
     head = text[:3000]
     assert "gitleaks v8.30.0" in head
     assert "6eaad039603a4de39fddd1cf5f727391efe9974e" in head

@@ -30,8 +30,8 @@ import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Final, Literal, NamedTuple, cast
 
-from hermes_memory_core._literals import Keywords, LiteralIndex
-from hermes_memory_core._normalize import (
+from hermes_memory_guard._literals import Keywords, LiteralIndex
+from hermes_memory_guard._normalize import (
     PRINTABLE_TAG_RE,
     TAG_PAYLOAD_RE,
     Reading,
@@ -99,7 +99,7 @@ class ThreatPattern(NamedTuple):
 # --- building blocks -------------------------------------------------------------------------
 # Every quantifier below is either bounded or ranges over a character class that is disjoint
 # from what follows it, so no pattern can backtrack more than a constant amount per start
-# position (see tests/core/test_threats.py::test_adversarial_inputs_finish).
+# position (see tests/guard/test_threats.py::test_adversarial_inputs_finish).
 
 #: Keyword starts: not glued to a preceding ASCII letter/digit (CJK text may touch it).
 _B = r"(?<![a-z0-9])"
@@ -846,7 +846,7 @@ _SECRET_FILES = (".env", "credentials", ".netrc", ".pgpass", ".npmrc", ".pypirc"
 #: Plans for the patterns whose keywords are common words; the other patterns are gated by
 #: their :data:`_REQUIRED` literals and then searched once. ``reach`` is at least the
 #: pattern's longest possible match on the whitespace-collapsed (or folded) text;
-#: tests/core/test_threats.py checks it against the regex parser and compares every plan with
+#: tests/guard/test_threats.py checks it against the regex parser and compares every plan with
 #: a plain whole-text ``search`` on generated text.
 _PLANS: Final[dict[str, _Plan]] = {
     "prompt_injection": _Plan(("ignore", "forget"), ("instruction",), 1080, spaced=True),
@@ -938,7 +938,7 @@ _PLANS: Final[dict[str, _Plan]] = {
 
 
 #: ``_Plan.gaps`` of the spaced plans with near literals: the most characters of a match
-#: (on collapsed text) that can be a space. tests/core/test_threats_fast_paths.py computes
+#: (on collapsed text) that can be a space. tests/guard/test_threats_fast_paths.py computes
 #: them from the regex parser.
 _GAPS: Final[dict[str, int]] = {
     "prompt_injection": 18,
@@ -1397,7 +1397,7 @@ _PIPED_WORDS: Final = frozenset(("nc", "ncat", "netcat"))
 #: and reads at most its width (86) from there: 85 past it. The pipe branch's ``|`` is on
 #: the line, so what follows it (:data:`_PIPE_TO_NETCAT`, 11 characters) ends at most 10
 #: past; netcat's ``<\\s{0,4}[^\\s<]`` at most 4; the other branches stop at the newline.
-#: tests/core/test_threats_fast_paths.py computes the widths from the regex parser.
+#: tests/guard/test_threats_fast_paths.py computes the widths from the regex parser.
 _UPLOAD_PAST_LINE: Final = 85
 
 
@@ -1563,7 +1563,7 @@ def _pattern_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
 #: on (whitespace-collapsed for spaced plans, where a whitespace run is one character). The
 #: other patterns (a ``\s+`` on uncollapsed text, ``[^\n]*``) can read arbitrarily far and
 #: are scanned whole — as is ``fake_memory_header``, whose matcher visits its few keywords
-#: (cheaper than a window around every insertion). tests/core/test_threats_fast_paths.py
+#: (cheaper than a window around every insertion). tests/guard/test_threats_fast_paths.py
 #: computes these from the regex parser and checks every entry.
 _EXTENTS: Final[dict[str, tuple[int, int]]] = {
     "prompt_injection": (1083, 1),
@@ -1602,7 +1602,7 @@ _EXTENTS: Final[dict[str, tuple[int, int]]] = {
 }
 #: For the patterns run on whitespace-collapsed text: the most spaces the regex engine can
 #: read from a start before it reads a given character (each is consumed by a node that can
-#: match a space, or read by a look-ahead; tests/core/test_threats_fast_paths.py counts them
+#: match a space, or read by a look-ahead; tests/guard/test_threats_fast_paths.py counts them
 #: on the regex parser, look-aheads as if they consumed). A start with more spaces before an
 #: insertion cannot read it: in prose this narrows a window from ~1000 to ~100 characters.
 _READ_SPACES: Final[dict[str, int]] = {

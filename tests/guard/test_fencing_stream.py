@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from hermes_memory_core.fencing import (
+from hermes_memory_guard._fencing import (
     MAX_TAG_CHARS,
     MEMORY_CONTEXT_NOTE,
     StreamingContextScrubber,

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from hermes_memory_core.fencing import (
+from hermes_memory_guard._fencing import (
     MEMORY_CONTEXT_NOTE,
     StreamingContextScrubber,
     build_memory_context_block,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_memory_core import REDACTED, find_secrets, scrub_secrets
+from hermes_memory_guard import REDACTED, find_secrets, scrub_secrets
 
 # Prefixes are split so no literal here looks like a live key.
 STRIPE = "sk" + "_live_" + "4eC39HqLyjWDarjtT1zdp7dcX9Qz"

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_memory_core import first_threat_message, scan_for_threats
-from hermes_memory_core._normalize import _IGNORABLE_RANGES, _skeleton, matching_forms
-from hermes_memory_core.threats import INVISIBLE_CHARS
+from hermes_memory_guard import first_threat_message, scan_for_threats
+from hermes_memory_guard._normalize import _IGNORABLE_RANGES, _skeleton, matching_forms
+from hermes_memory_guard._threats import INVISIBLE_CHARS
 
 CORPUS = Path(__file__).resolve().parents[2] / "benchmarks" / "threat_corpus"
 
@@ -261,7 +261,7 @@ def test_intent_still_trips_where_the_noun_no_longer_does() -> None:
 
 def test_blocked_placeholders_do_not_trip_the_scan() -> None:
     # The builtin rescans its own placeholders when it joins entries.
-    from hermes_memory_core.threats import THREAT_PATTERNS
+    from hermes_memory_guard._threats import THREAT_PATTERNS
 
     ids = ", ".join(p.id for p in THREAT_PATTERNS)
     text = (

@@ -22,10 +22,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_memory_core import _normalize, threats
-from hermes_memory_core._literals import Keywords, LiteralIndex
-from hermes_memory_core._normalize import matching_forms, matching_readings
-from hermes_memory_core.threats import scan_for_threats
+from hermes_memory_guard import _normalize
+from hermes_memory_guard import _threats as threats
+from hermes_memory_guard._literals import Keywords, LiteralIndex
+from hermes_memory_guard._normalize import matching_forms, matching_readings
+from hermes_memory_guard._threats import scan_for_threats
 
 # --- matching forms ------------------------------------------------------------------------------
 
