@@ -117,3 +117,22 @@ def test_json_is_the_same_in_every_language(cli: Any) -> None:
         assert en.code == zh.code == 0, (args, en.err, zh.err)
         assert en.out == zh.out, args
         assert en.json() == zh.json()
+
+
+def _columns(line: str) -> int:
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+
+
+def test_chinese_help_is_wrapped_to_the_terminal(cli: Any) -> None:
+    """argparse counts a CJK character as one column; a terminal draws it in two."""
+    helped = cli("memory", "add", "--help", env={**CHINESE, "COLUMNS": "60"})
+    assert helped.code == 0
+    body = helped.out.split("\n\n", 1)[1]  # after the usage lines
+    assert "即使被威胁扫描标记也写入" in body
+    too_wide = [line for line in body.splitlines() if _columns(line) > 60 + 2]
+    assert not too_wide, too_wide
+    assert not any(line.rstrip().endswith("（") for line in body.splitlines())
+    english = cli("memory", "add", "--help", env={**ENGLISH, "COLUMNS": "60"})
+    assert "--allow-flagged       write it even though the threat" in english.out

@@ -57,6 +57,45 @@ class _Formatter(argparse.HelpFormatter):
     def _get_help_string(self, action: argparse.Action) -> str | None:
         return _(action.help) if action.help and action.help != _SUPPRESS else action.help
 
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        if not _WIDE.search(text):
+            return super()._split_lines(text, width)
+        return _wrap_wide(" ".join(text.split()), width)
+
+
+#: Characters a terminal draws two columns wide (CJK), which argparse's wrapping counts as one.
+_WIDE = re.compile(
+    r"[\u1100-\u115f\u2e80-\u303e\u3040-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]"
+)
+_NO_LINE_START = set("，。、；：！？）」』】》”’")
+_NO_LINE_END = set("（「『【《“‘")
+_TOKENS = re.compile(rf"{_WIDE.pattern}|[^\s{_WIDE.pattern[1:-1]}]+|\s+")
+
+
+def _wrap_wide(text: str, width: int) -> list[str]:
+    """Wrap text mixing CJK and Latin to ``width`` terminal columns.
+
+    A CJK character may end a line anywhere and takes two columns; a Latin word (an option
+    name, a path) is kept whole. As Chinese typesetting does, closing punctuation never
+    starts a line and an opening bracket never ends one.
+    """
+    lines: list[str] = []
+    line, used = "", 0
+    for token in _TOKENS.findall(text):
+        if token.isspace():
+            if line:
+                line, used = line + " ", used + 1
+            continue
+        size = 2 * len(token) if _WIDE.match(token) else len(token)
+        if line and used + size > width and token not in _NO_LINE_START:
+            carried = line[-1] if line[-1] in _NO_LINE_END else ""
+            lines.append(line[: len(line) - len(carried)].rstrip())
+            line, used = carried, 2 * len(carried)
+        line, used = line + token, used + size
+    if line.strip():
+        lines.append(line.rstrip())
+    return lines or [""]
+
 
 class _Parser(argparse.ArgumentParser):
     """An argparse parser whose errors are one line on stderr.
