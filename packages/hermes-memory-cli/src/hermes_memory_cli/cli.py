@@ -130,8 +130,10 @@ class _Parser(argparse.ArgumentParser):
             word = "COMMAND" if message.endswith("COMMAND") else "ACTION"
             choose = _("choose a {word} from the list above").format(word=word)
             self.exit(2, f"{PROG}: {label}: {choose}\n")
-        see = _("(see '{prog} --help')").format(prog=self.prog)
-        self.exit(2, f"{self.prog}: {label}: {_argparse_message(message)} {see}\n")
+        text = _("{message} (see '{prog} --help')").format(
+            message=_argparse_message(message), prog=self.prog
+        )
+        self.exit(2, f"{self.prog}: {label}: {text}\n")
 
 
 #: argparse's own error sentences (English in the standard library) -> our catalogue.
