@@ -12,9 +12,11 @@ translation or a .mo file is older than its .po.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 from babel.messages.frontend import CommandLineInterface
 
@@ -29,6 +31,62 @@ DOMAINS: dict[str, tuple[list[Path], list[str], list[str]]] = {
 # domain -> extra Babel method maps and options (e.g. templates), beside "**.py": "python"
 EXTRA_METHODS: dict[str, list[tuple[str, str]]] = {}
 EXTRA_OPTIONS: dict[str, dict[str, dict[str, str]]] = {}
+
+
+def parser_messages() -> list[str]:
+    """Every description and help text of the ``hermes-memory`` parser (domain ``cli``).
+
+    They stay plain English where the parsers are built (no ``_()`` around each one, so that
+    adding a command stays a one-line change) and are translated when help is shown; this
+    collects them from the parser itself. Command groups other distributions contribute are
+    left out: their text belongs to them.
+    """
+    from hermes_memory_cli import cli
+
+    with mock.patch.object(cli, "_register_contributed", return_value=None):
+        parser = cli.build_parser()
+    found: dict[str, None] = {}
+    seen: set[int] = set()
+
+    def walk(node: argparse.ArgumentParser) -> None:
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        if node.description:
+            found[node.description] = None
+        for action in node._actions:
+            if action.help and action.help != argparse.SUPPRESS:
+                found[action.help] = None
+            if isinstance(action, argparse._SubParsersAction):
+                for choice in action._choices_actions:
+                    if choice.help:
+                        found[choice.help] = None
+                for child in action.choices.values():
+                    walk(child)
+
+    walk(parser)
+    return sorted(found)
+
+
+# domain -> messages that are not marked in the source but looked up at run time
+UNMARKED = {"cli": parser_messages}
+
+
+def _add_unmarked(domain: str) -> None:
+    """Put the domain's unmarked run-time messages into its freshly extracted template."""
+    from babel.messages.pofile import read_po, write_po
+
+    collect = UNMARKED.get(domain)
+    if collect is None:
+        return
+    path = template_path(domain)
+    with path.open("rb") as handle:
+        catalog = read_po(handle)
+    for message in collect():
+        if message not in catalog:
+            catalog.add(message, auto_comments=["argparse help (collected by tools/i18n.py)"])
+    with path.open("wb") as handle:
+        write_po(handle, catalog, omit_header=True, sort_output=True, no_location=True)
 
 
 def _pybabel(*args: str) -> None:
@@ -62,6 +120,7 @@ def extract(domain: str) -> None:
         _pybabel(*args)
     finally:
         Path(mapping.name).unlink()
+    _add_unmarked(domain)
 
 
 def update(domain: str) -> None:

@@ -59,7 +59,7 @@ def test_provider_base_class_offers_every_lifecycle_hook(name):
 
 def test_local_links_in_docs_resolve():
     broken = []
-    for page in [*ROOT.glob("docs/**/*.md"), ROOT / "README.md", ROOT / "CONTRIBUTING.md"]:
+    for page in [*ROOT.glob("docs/**/*.md"), *ROOT.glob("README*.md"), ROOT / "CONTRIBUTING.md"]:
         if not page.exists():
             continue
         for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):

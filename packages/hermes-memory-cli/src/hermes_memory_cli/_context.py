@@ -17,6 +17,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes_memory_cli._i18n import cli_gettext as _
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -66,10 +68,10 @@ class Context:
 
     def _home_origin(self) -> str:
         if getattr(self.args, "home", None) is not None:
-            return "from --home"
+            return _("from --home")
         if os.environ.get("HERMES_HOME"):
-            return "from $HERMES_HOME"
-        return "the default; choose another with --home or $HERMES_HOME"
+            return _("from $HERMES_HOME")
+        return _("the default; choose another with --home or $HERMES_HOME")
 
     def require_home(self) -> Path:
         """The home, which must exist: read commands call this and never create anything.
@@ -81,9 +83,7 @@ class Context:
         if home.is_dir():
             return home
         if home.exists() or home.is_symlink():
-            raise CLIError(
-                f"{home} is not a directory, so it cannot be a Hermes home ({self._home_origin()})"
-            )
+            raise CLIError(self._not_a_directory(home))
         profile = getattr(self.args, "profile", None)
         if profile:
             root = home.parent.parent
@@ -91,14 +91,27 @@ class Context:
                 names = sorted(p.name for p in (root / "profiles").iterdir() if p.is_dir())
             except OSError:
                 names = []
-            known = f"existing profiles: {', '.join(names)}" if names else "no profiles exist yet"
+            known = (
+                _("existing profiles: {names}").format(names=", ".join(names))
+                if names
+                else _("no profiles exist yet")
+            )
             raise CLIError(
-                f"profile {profile!r} does not exist: no directory {home} ({known}); "
-                "nothing was created"
+                _(
+                    "profile {profile!r} does not exist: no directory {home} ({known}); "
+                    "nothing was created"
+                ).format(profile=profile, home=home, known=known)
             )
         raise CLIError(
-            f"the Hermes home {home} does not exist ({self._home_origin()}); nothing was "
-            "created — a write such as 'hermes-memory memory add TEXT' creates it"
+            _(
+                "the Hermes home {home} does not exist ({origin}); nothing was "
+                "created — a write such as 'hermes-memory memory add TEXT' creates it"
+            ).format(home=home, origin=self._home_origin())
+        )
+
+    def _not_a_directory(self, home: Path) -> str:
+        return _("{home} is not a directory, so it cannot be a Hermes home ({origin})").format(
+            home=home, origin=self._home_origin()
         )
 
     def ensure_home(self) -> Path:
@@ -107,14 +120,20 @@ class Context:
         if home.is_dir():
             return home
         if home.exists() or home.is_symlink():
-            raise CLIError(
-                f"{home} is not a directory, so it cannot be a Hermes home ({self._home_origin()})"
-            )
+            raise CLIError(self._not_a_directory(home))
         try:
             home.mkdir(parents=True, mode=0o700)
         except OSError as exc:
-            raise CLIError(f"cannot create the Hermes home {home}: {exc.strerror or exc}") from None
-        self.note(f"Created the Hermes home {home} ({self._home_origin()}).")
+            raise CLIError(
+                _("cannot create the Hermes home {home}: {reason}").format(
+                    home=home, reason=exc.strerror or exc
+                )
+            ) from None
+        self.note(
+            _("Created the Hermes home {home} ({origin}).").format(
+                home=home, origin=self._home_origin()
+            )
+        )
         return home
 
     @cached_property
@@ -125,7 +144,9 @@ class Context:
         try:
             return load_config(self.home)
         except ConfigError as exc:
-            raise CLIError(f"{exc} (fix the file, or run 'hermes-memory doctor')") from None
+            raise CLIError(
+                _("{error} (fix the file, or run 'hermes-memory doctor')").format(error=exc)
+            ) from None
 
     def memory_store(self, *, create: bool = False) -> Any:
         """A `MemoryStore` for ``<home>/memories`` with the configured limits, loaded.
@@ -178,7 +199,9 @@ class Context:
             )
             store.load_from_disk(strict=True)
         except (ArchiveUnavailable, ValueError, RuntimeError) as exc:
-            raise CLIError(f"cannot open the curated memory in PostgreSQL: {exc}") from None
+            raise CLIError(
+                _("cannot open the curated memory in PostgreSQL: {error}").format(error=exc)
+            ) from None
         return store
 
     @property
@@ -216,9 +239,15 @@ class Context:
             blocker = blocking_ancestor(path)
             if blocker is not None:
                 raise CLIError(
-                    f"cannot open the session archive {path}: {blocker} is a file where a "
-                    f"folder should be: move it away (mv {shlex.quote(str(blocker))} "
-                    f"{shlex.quote(str(blocker) + '.old')})"
+                    _(
+                        "cannot open the session archive {path}: {blocker} is a file where a "
+                        "folder should be: move it away (mv {source} {destination})"
+                    ).format(
+                        path=path,
+                        blocker=blocker,
+                        source=shlex.quote(str(blocker)),
+                        destination=shlex.quote(str(blocker) + ".old"),
+                    )
                 )
         if not create and not path.exists():
             yield None
@@ -226,7 +255,9 @@ class Context:
         try:
             store = SessionStore(path)
         except (sqlite3.Error, OSError) as exc:
-            raise CLIError(f"cannot open the session archive {path}: {exc}") from None
+            raise CLIError(
+                _("cannot open the session archive {path}: {error}").format(path=path, error=exc)
+            ) from None
         try:
             yield store
         finally:
@@ -241,7 +272,9 @@ class Context:
             archive = session_archive(self.config.raw, self.home)
             archive.count_open_sessions()  # connects (and migrates) now: errors are one line
         except (ArchiveUnavailable, ValueError, RuntimeError) as exc:
-            raise CLIError(f"cannot open the session archive in PostgreSQL: {exc}") from None
+            raise CLIError(
+                _("cannot open the session archive in PostgreSQL: {error}").format(error=exc)
+            ) from None
         try:
             yield archive
         finally:
@@ -307,16 +340,20 @@ class Context:
         if self.assume_yes:
             return
         if not sys.stdin.isatty():
-            raise CLIError(f"{question} — refusing without confirmation: re-run with --yes")
-        self.err_console.print(f"{question} [y/N] ", end="")
+            raise CLIError(
+                _("{question} — refusing without confirmation: re-run with --yes").format(
+                    question=question
+                )
+            )
+        self.err_console.print(_("{question} [y/N] ").format(question=question), end="")
         try:
             answer = input()
         except EOFError:
             answer = ""
         if not sys.stderr.isatty():  # the typed answer was echoed elsewhere: end the line
             sys.stderr.write("\n")
-        if answer.strip().lower() not in {"y", "yes"}:
-            raise CLIError("cancelled; nothing was changed")
+        if answer.strip().lower() not in {"y", "yes", _("y"), _("yes")}:
+            raise CLIError(_("cancelled; nothing was changed"))
 
     @contextmanager
     def progress(self, description: str) -> Iterator[Callable[[int, int], None]]:

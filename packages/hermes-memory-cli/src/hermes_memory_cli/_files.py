@@ -13,6 +13,8 @@ import os
 import shlex
 from pathlib import Path
 
+from hermes_memory_cli._i18n import cli_gettext as _
+
 __all__ = [
     "blocking_ancestor",
     "diagnose",
@@ -50,16 +52,32 @@ def symlinked_paths(memories: Path) -> list[tuple[Path, str]]:
     return found
 
 
+def _symlink_parts(path: Path, target: str) -> tuple[str, str]:
+    """``(problem, fix)`` for a symlinked memory path."""
+    folder = path.name == "memories"
+    real = Path(target) if os.path.isabs(target) else path.parent / target
+    copy = "cp -R" if folder else "cp"
+    problem = (
+        _(
+            "{path} is a symbolic link (to {target}); memory is only read and written through "
+            "a real folder, so that no link can redirect a write"
+        )
+        if folder
+        else _(
+            "{path} is a symbolic link (to {target}); memory is only read and written through "
+            "a real file, so that no link can redirect a write"
+        )
+    ).format(path=path, target=target)
+    fix = _("replace the link by a copy ({command}), or point --home at the real location").format(
+        command=f"rm {_q(path)} && {copy} {_q(real)} {_q(path)}"
+    )
+    return problem, fix
+
+
 def symlink_reason(path: Path, target: str) -> str:
     """Why a symlinked memory path is refused, with the commands that replace it."""
-    kind = "folder" if path.name == "memories" else "file"
-    real = Path(target) if os.path.isabs(target) else path.parent / target
-    copy = "cp -R" if kind == "folder" else "cp"
-    return (
-        f"{path} is a symbolic link (to {target}); memory is only read and written through a "
-        f"real {kind}, so that no link can redirect a write: replace the link by a copy "
-        f"(rm {_q(path)} && {copy} {_q(real)} {_q(path)}), or point --home at the real location"
-    )
+    problem, fix = _symlink_parts(path, target)
+    return f"{problem}: {fix}"
 
 
 def diagnose(path: Path, error: str | None = None) -> tuple[str, str]:
@@ -71,48 +89,79 @@ def diagnose(path: Path, error: str | None = None) -> tuple[str, str]:
     blocker = blocking_ancestor(path)
     if blocker is not None:
         if blocker.is_symlink():
-            return f"cannot read {path}: {blocker} is a dangling symbolic link", "remove it"
+            return (
+                _("cannot read {path}: {blocker} is a dangling symbolic link").format(
+                    path=path, blocker=blocker
+                ),
+                _("remove it"),
+            )
         old = _q(blocker.with_name(blocker.name + ".old"))
         return (
-            f"cannot read {path}: {blocker} is a file where a folder should be",
-            f"move it away (mv {_q(blocker)} {old})",
+            _("cannot read {path}: {blocker} is a file where a folder should be").format(
+                path=path, blocker=blocker
+            ),
+            _("move it away ({command})").format(command=f"mv {_q(blocker)} {old}"),
         )
     for link, target in symlinked_paths(path.parent):
         if link == path or link == path.parent:
-            reason = symlink_reason(link, target)
-            problem, _, fix = reason.partition(": replace")
-            return f"cannot use {path}: {problem}", "replace" + fix
+            problem, fix = _symlink_parts(link, target)
+            return _("cannot use {path}: {problem}").format(path=path, problem=problem), fix
     if path.is_dir():
         return (
-            f"cannot read {path}: it is a folder where a file should be",
-            f"move it away (mv {_q(path)} {_q(path.with_name(path.name + '.old'))})",
+            _("cannot read {path}: it is a folder where a file should be").format(path=path),
+            _("move it away ({command})").format(
+                command=f"mv {_q(path)} {_q(path.with_name(path.name + '.old'))}"
+            ),
         )
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        return f"cannot read {path}: {error or 'it disappeared while reading'}", "try again"
+        return _cannot_read(path, error or _disappeared()), _("try again")
     except PermissionError:
         folder = path.parent
         if not os.access(folder, os.X_OK | os.R_OK):
             return (
-                f"cannot read {path}: permission denied on the folder {folder}",
+                _("cannot read {path}: permission denied on the folder {folder}").format(
+                    path=path, folder=folder
+                ),
                 f"chmod u+rwx {_q(folder)}",
             )
-        return f"cannot read {path}: permission denied", f"chmod u+rw {_q(path)}"
+        return _("cannot read {path}: permission denied").format(path=path), (
+            f"chmod u+rw {_q(path)}"
+        )
     except OSError as exc:
         if exc.errno == errno.EISDIR:
-            return f"cannot read {path}: it is a folder where a file should be", "move it away"
-        return f"cannot read {path}: {exc.strerror or exc}", "check the disk and the file"
+            return (
+                _("cannot read {path}: it is a folder where a file should be").format(path=path),
+                _("move it away"),
+            )
+        return _cannot_read(path, exc.strerror or exc), _("check the disk and the file")
     try:
         data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         bad = data[exc.start]
         tmp = _q(path.with_name(path.name + ".utf8"))
         return (
-            f"cannot read {path}: it is not UTF-8 text (byte 0x{bad:02x} at offset {exc.start})",
-            f"convert it, e.g. iconv -f latin1 -t utf-8 {_q(path)} > {tmp} && mv {tmp} {_q(path)}",
+            _(
+                "cannot read {path}: it is not UTF-8 text (byte 0x{byte:02x} at offset {offset})"
+            ).format(path=path, byte=bad, offset=exc.start),
+            _("convert it, e.g. {command}").format(
+                command=f"iconv -f latin1 -t utf-8 {_q(path)} > {tmp} && mv {tmp} {_q(path)}"
+            ),
         )
-    return f"cannot read {path}: {error or 'unknown reason'}", "check the file"
+    return _cannot_read(path, error or _unknown()), _("check the file")
+
+
+def _disappeared() -> str:  # a message: looked up in the language of the run
+    return _("it disappeared while reading")
+
+
+def _unknown() -> str:
+    return _("unknown reason")
+
+
+def _cannot_read(path: Path, reason: object) -> str:
+    return _("cannot read {path}: {reason}").format(path=path, reason=reason)
 
 
 def explain_unreadable(path: Path, error: str | None = None) -> str:
@@ -137,14 +186,20 @@ def explain_memory_error(exc: BaseException, memories: Path) -> str:
         links = symlinked_paths(memories)
         if links:
             link, target = links[0]
-            return f"refusing to use {link}: {symlink_reason(link, target)}"
-        return f"refusing to use {memories}: {' '.join(str(exc).split())}"
+            return _("refusing to use {path}: {reason}").format(
+                path=link, reason=symlink_reason(link, target)
+            )
+        return _("refusing to use {path}: {reason}").format(
+            path=memories, reason=" ".join(str(exc).split())
+        )
     if path is not None:
         return explain_unreadable(path, str(exc))
     for candidate in (memories / "MEMORY.md", memories / "USER.md"):
         if candidate.exists() or candidate.is_symlink() or blocking_ancestor(candidate):
             text = explain_unreadable(candidate, str(exc))
-            if "unknown reason" not in text and "disappeared" not in text:
+            if _unknown() not in text and _disappeared() not in text:
                 return text
     detail = " ".join(str(exc).split())
-    return f"cannot load the memory files in {memories}: {name}: {detail}"
+    return _("cannot load the memory files in {folder}: {error}").format(
+        folder=memories, error=f"{name}: {detail}"
+    )

@@ -27,14 +27,74 @@ import importlib
 import inspect
 import logging
 import os
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
+
+from hermes_memory_cli._i18n import cli_gettext as _
 
 __all__ = ["build_parser", "main"]
 
 PROG = "hermes-memory"
 _SUPPRESS = argparse.SUPPRESS
+
+
+class _Formatter(argparse.HelpFormatter):
+    """Help in the user's language: texts are looked up in the ``cli`` catalogue when shown.
+
+    The English help strings stay where the parsers are built; ``tools/i18n.py`` collects
+    them from the parser itself. argparse's own words ("usage:", "options") come from the
+    standard library's gettext domain, which no one installs, so they are ours here too.
+    """
+
+    def add_usage(self, usage: Any, actions: Any, groups: Any, prefix: str | None = None) -> None:
+        super().add_usage(usage, actions, groups, _("usage: ") if prefix is None else prefix)
+
+    def add_text(self, text: str | None) -> None:
+        super().add_text(_(text) if text and text != _SUPPRESS else text)
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        return _(action.help) if action.help and action.help != _SUPPRESS else action.help
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        if not _WIDE.search(text):
+            return super()._split_lines(text, width)
+        return _wrap_wide(" ".join(text.split()), width)
+
+
+#: Characters a terminal draws two columns wide (CJK), which argparse's wrapping counts as one.
+_WIDE = re.compile(
+    r"[\u1100-\u115f\u2e80-\u303e\u3040-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]"
+)
+_NO_LINE_START = set("，。、；：！？）」』】》”’")
+_NO_LINE_END = set("（「『【《“‘")
+_TOKENS = re.compile(rf"{_WIDE.pattern}|[^\s{_WIDE.pattern[1:-1]}]+|\s+")
+
+
+def _wrap_wide(text: str, width: int) -> list[str]:
+    """Wrap text mixing CJK and Latin to ``width`` terminal columns.
+
+    A CJK character may end a line anywhere and takes two columns; a Latin word (an option
+    name, a path) is kept whole. As Chinese typesetting does, closing punctuation never
+    starts a line and an opening bracket never ends one.
+    """
+    lines: list[str] = []
+    line, used = "", 0
+    for token in _TOKENS.findall(text):
+        if token.isspace():
+            if line:
+                line, used = line + " ", used + 1
+            continue
+        size = 2 * len(token) if _WIDE.match(token) else len(token)
+        if line and used + size > width and token not in _NO_LINE_START:
+            carried = line[-1] if line[-1] in _NO_LINE_END else ""
+            lines.append(line[: len(line) - len(carried)].rstrip())
+            line, used = carried, 2 * len(carried)
+        line, used = line + token, used + size
+    if line.strip():
+        lines.append(line.rstrip())
+    return lines or [""]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -44,15 +104,84 @@ class _Parser(argparse.ArgumentParser):
     error, exit status 2, as argparse does for every usage error).
     """
 
+    def __init__(
+        self, *args: Any, parents: Sequence[argparse.ArgumentParser] = (), **kw: Any
+    ) -> None:
+        kw.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kw)
+        self._positionals.title = _("positional arguments")
+        self._optionals.title = _("options")
+        for action in self._actions:
+            if isinstance(action, argparse._HelpAction):
+                action.help = "show this help message and exit"  # translated when shown
+        # Parents are added once the titles are translated, as argparse would add them, so
+        # that their options join this parser's groups instead of a second "options" group.
+        for parent in parents:
+            self._add_container_actions(parent)
+            self._defaults.update(parent._defaults)
+
     def error(self, message: str) -> NoReturn:
+        label = _("error")
         if message.startswith("the following arguments are required: ") and (
             message.endswith(("COMMAND", "ACTION"))
         ):
             self.print_help(sys.stderr)
             sys.stderr.write("\n")
             word = "COMMAND" if message.endswith("COMMAND") else "ACTION"
-            self.exit(2, f"{PROG}: error: choose a {word} from the list above\n")
-        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+            choose = _("choose a {word} from the list above").format(word=word)
+            self.exit(2, f"{PROG}: {label}: {choose}\n")
+        text = _("{message} (see '{prog} --help')").format(
+            message=_argparse_message(message), prog=self.prog
+        )
+        self.exit(2, f"{self.prog}: {label}: {text}\n")
+
+
+#: argparse's own error sentences (English in the standard library) -> our catalogue.
+_ARGPARSE_MESSAGES: list[tuple[re.Pattern[str], Callable[[], str]]] = [
+    (
+        re.compile(r"the following arguments are required: (?P<args>.+)", re.S),
+        lambda: _("the following arguments are required: {args}"),
+    ),
+    (
+        re.compile(r"unrecognized arguments: (?P<args>.+)", re.S),
+        lambda: _("unrecognized arguments: {args}"),
+    ),
+    (
+        re.compile(r"one of the arguments (?P<args>.+) is required", re.S),
+        lambda: _("one of the arguments {args} is required"),
+    ),
+    (
+        re.compile(r"argument (?P<argument>[^:]+): (?P<detail>.+)", re.S),
+        lambda: _("argument {argument}: {detail}"),
+    ),
+    (
+        re.compile(r"invalid choice: (?P<value>.+?) \(choose from (?P<choices>.+)\)", re.S),
+        lambda: _("invalid choice: {value} (choose from {choices})"),
+    ),
+    (
+        re.compile(r"not allowed with argument (?P<other>.+)", re.S),
+        lambda: _("not allowed with argument {other}"),
+    ),
+    (re.compile(r"expected one argument"), lambda: _("expected one argument")),
+    (re.compile(r"expected at least one argument"), lambda: _("expected at least one argument")),
+    (
+        re.compile(r"ambiguous option: (?P<option>\S+) could match (?P<matches>.+)", re.S),
+        lambda: _("ambiguous option: {option} could match {matches}"),
+    ),
+]
+
+
+def _argparse_message(message: str) -> str:
+    """An argparse error sentence in the user's language (unknown sentences stay as they are)."""
+    for pattern, template in _ARGPARSE_MESSAGES:
+        match = pattern.fullmatch(message)
+        if match:
+            parts = {
+                k: _argparse_message(v) if k == "detail" else v
+                for k, v in match.groupdict().items()
+            }
+            return template().format(**parts)
+    return message
 
 
 class _Version(argparse.Action):
@@ -398,25 +527,25 @@ def _register_contributed(sub: Any, common: list[argparse.ArgumentParser]) -> No
         except ModuleNotFoundError as exc:  # the metadata is there, the package is not
             missing = exc.name is not None and ep.module.startswith(exc.name)
             problems[ep.name] = (
-                f"install {dist}: {install_command(dist)}"
+                _("install {dist}: {command}").format(dist=dist, command=install_command(dist))
                 if missing
-                else f"{dist} failed to load: {exc}"
+                else _("{dist} failed to load: {error}").format(dist=dist, error=exc)
             )
             continue
         except Exception as exc:
-            problems[ep.name] = (
-                f"{dist} failed to register its commands: {type(exc).__name__}: {exc}"
+            problems[ep.name] = _("{dist} failed to register its commands: {error}").format(
+                dist=dist, error=f"{type(exc).__name__}: {exc}"
             )
             continue
         registered.add(ep.name)
     if "mcp" not in registered and "mcp" not in problems:
-        problems["mcp"] = (
-            f"install hermes-memory-mcp-server: {install_command('hermes-memory-mcp-server')}"
+        problems["mcp"] = _("install {dist}: {command}").format(
+            dist="hermes-memory-mcp-server", command=install_command("hermes-memory-mcp-server")
         )
     for name, problem in problems.items():
         if name in registered:
             continue
-        stub = sub.add_parser(name, help=f"unavailable: {problem}")
+        stub = sub.add_parser(name, help=_("unavailable: {problem}").format(problem=problem))
         ssub = stub.add_subparsers(dest=f"{name}_command", metavar="ACTION", parser_class=_Parser)
         ssub.required = True
         serve = ssub.add_parser("serve", help="serve over stdio", parents=common)
@@ -442,7 +571,9 @@ def _bounded(low: int, high: int) -> Any:
         value = _int(text)
         if not low <= value <= high:
             raise argparse.ArgumentTypeError(
-                f"expected a number from {low} to {high:,}, got {text!r}"
+                _("expected a number from {low} to {high:,}, got {text!r}").format(
+                    low=low, high=high, text=text
+                )
             )
         return value
 
@@ -454,7 +585,9 @@ def _role(text: str) -> list[str]:
     bad = [r for r in roles if r not in ROLES]
     if bad or not roles:
         raise argparse.ArgumentTypeError(
-            f"unknown role {', '.join(bad) or repr(text)}; choose from {', '.join(ROLES)}"
+            _("unknown role {role}; choose from {roles}").format(
+                role=", ".join(bad) or repr(text), roles=", ".join(ROLES)
+            )
         )
     return roles
 
@@ -463,20 +596,26 @@ def _int(text: str) -> int:
     try:
         return int(text.strip().replace("_", ""))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            _("expected a whole number, got {text!r}").format(text=text)
+        ) from None
 
 
 def _positive_int(text: str) -> int:
     value = _int(text)
     if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a number greater than 0, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            _("expected a number greater than 0, got {text!r}").format(text=text)
+        )
     return value
 
 
 def _non_negative_int(text: str) -> int:
     value = _int(text)
     if value < 0:
-        raise argparse.ArgumentTypeError(f"expected 0 or a positive number, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            _("expected 0 or a positive number, got {text!r}").format(text=text)
+        )
     return value
 
 
@@ -484,9 +623,13 @@ def _days(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of days, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            _("expected a number of days, got {text!r}").format(text=text)
+        ) from None
     if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected 0 or more days, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            _("expected 0 or more days, got {text!r}").format(text=text)
+        )
     return value
 
 
@@ -523,7 +666,7 @@ def _run(args: argparse.Namespace) -> int:
     if target is None:
         func = getattr(args, "func", None)
         if func is None:
-            raise CLIError("no command given (see 'hermes-memory --help')", code=2)
+            raise CLIError(_("no command given (see 'hermes-memory --help')"), code=2)
         return int(func(args) or 0)
     module_name, func_name = target.split(":")
     module = importlib.import_module(f"hermes_memory_cli.commands.{module_name}")
@@ -548,8 +691,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail(str(exc))
         return exc.code
     except KeyboardInterrupt:
-        from hermes_memory_cli._i18n import cli_gettext as _
-
         _fail(_("interrupted"))
         return 130
     except BrokenPipeError:
@@ -566,14 +707,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         detail = " ".join(str(exc).split())
         _fail(
-            f"unexpected error: {type(exc).__name__}: {detail} (run with --debug for the traceback)"
+            _("unexpected error: {error} (run with --debug for the traceback)").format(
+                error=f"{type(exc).__name__}: {detail}"
+            )
         )
         return 1
 
 
 def _fail(message: str) -> None:
-    from hermes_memory_cli._i18n import cli_gettext as _
-
     text = " ".join(message.split())
     label = _("error")
     sys.stderr.write(f"{PROG}: {label}: {text}\n")

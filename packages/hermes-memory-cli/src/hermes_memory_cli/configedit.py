@@ -27,6 +27,7 @@ from typing import Any
 
 import yaml
 
+from hermes_memory_cli._i18n import cli_gettext as _
 from hermes_memory_core.fsutil import atomic_write_text
 
 __all__ = ["ConfigEditError", "set_memory_provider", "with_memory_provider"]
@@ -71,8 +72,10 @@ def with_memory_provider(text: str, provider: str) -> str:
     inline = rest.group("rest").split("#", 1)[0].strip()
     if inline:
         raise ConfigEditError(
-            f"the memory: section is written inline ({inline!r}); "
-            f"change it to a block and set 'provider: {value}' by hand"
+            _(
+                "the memory: section is written inline ({inline!r}); "
+                "change it to a block and set 'provider: {value}' by hand"
+            ).format(inline=inline, value=value)
         )
     end = start + 1
     block_indent: str | None = None
@@ -106,20 +109,24 @@ def _verify(before: str, after: str, provider: str) -> str:
         old = yaml.safe_load(before) or {}
         new = yaml.safe_load(after) or {}
     except yaml.YAMLError as exc:
-        raise ConfigEditError(f"the file is not valid YAML: {' '.join(str(exc).split())}") from None
+        raise ConfigEditError(
+            _("the file is not valid YAML: {error}").format(error=" ".join(str(exc).split()))
+        ) from None
     if not isinstance(new, dict) or not isinstance(new.get("memory"), dict):
-        raise ConfigEditError("set memory.provider by hand: the file layout is not understood")
+        raise ConfigEditError(_("set memory.provider by hand: the file layout is not understood"))
     expected: Any = copy.deepcopy(old) if isinstance(old, dict) else {}
     section = expected.get("memory")
     if section is None:
         section = expected["memory"] = {}
     if not isinstance(section, dict):
-        raise ConfigEditError("'memory' in config.yaml is not a mapping; fix it by hand")
+        raise ConfigEditError(_("'memory' in config.yaml is not a mapping; fix it by hand"))
     section["provider"] = provider
     if new != expected:
         raise ConfigEditError(
-            f"editing the file would change more than memory.provider; set 'provider: "
-            f"{_scalar(provider)}' under 'memory:' by hand"
+            _(
+                "editing the file would change more than memory.provider; set 'provider: "
+                "{value}' under 'memory:' by hand"
+            ).format(value=_scalar(provider))
         )
     return after
 
@@ -132,7 +139,9 @@ def set_memory_provider(path: Path, provider: str) -> None:
     try:
         text = path.read_text(encoding="utf-8-sig") if path.exists() else ""
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigEditError(f"cannot read {path}: {exc}") from None
+        raise ConfigEditError(
+            _("cannot read {path}: {reason}").format(path=path, reason=exc)
+        ) from None
     new_text = with_memory_provider(text, provider)
     mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o600
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -20,6 +20,7 @@ from pathlib import Path
 from hermes_memory_builtin.edit import ConcurrentChange, replace_entries
 from hermes_memory_builtin.format import char_count, parse_entries, preview, split_pieces
 from hermes_memory_builtin.scan import write_threat
+from hermes_memory_cli._i18n import cli_gettext as _
 from hermes_memory_core.fsutil import atomic_write_text
 
 __all__ = ["ConcurrentChange", "EditCheck", "apply_edit", "check_edit", "keep_rejected"]
@@ -63,16 +64,19 @@ def check_edit(
     keep: set[str] = set()
     already = approved or set()
     if "\x00" in text:
-        problems.append("the text contains NUL characters")
+        problems.append(_("the text contains NUL characters"))
     pieces = split_pieces(text)
     entries = parse_entries(text)
     if len(pieces) != len(entries):
-        notes.append(f"{len(pieces) - len(entries)} duplicate entr(y/ies) dropped")
+        notes.append(
+            _("{count} duplicate entr(y/ies) dropped").format(count=len(pieces) - len(entries))
+        )
     used = char_count(entries)
     if used > limit:
         problems.append(
-            f"{filename} would use {used:,} of {limit:,} chars; "
-            f"shorten or remove {used - limit:,} chars"
+            _(
+                "{name} would use {used:,} of {limit:,} chars; shorten or remove {over:,} chars"
+            ).format(name=filename, used=used, limit=limit, over=used - limit)
         )
     for number, entry in enumerate(entries, 1):
         threat = write_threat(entry)
@@ -81,9 +85,17 @@ def check_edit(
         flagged.append(entry)
         if entry in already or allow_flagged:
             keep.add(entry)
-            notes.append(f"entry {number} ('{preview(entry, 40)}') is flagged, kept as approved")
+            notes.append(
+                _("entry {number} ('{preview}') is flagged, kept as approved").format(
+                    number=number, preview=preview(entry, 40)
+                )
+            )
         else:
-            problems.append(f"entry {number} ('{preview(entry, 40)}'): {threat}")
+            problems.append(
+                _("entry {number} ('{preview}'): {threat}").format(
+                    number=number, preview=preview(entry, 40), threat=threat
+                )
+            )
     return EditCheck(
         entries=entries, problems=problems, notes=notes, flagged=flagged, approved=keep
     )

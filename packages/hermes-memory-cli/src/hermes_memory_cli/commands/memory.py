@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_memory_cli._context import CLIError, Context
+from hermes_memory_cli._i18n import cli_gettext as _
 
 TARGETS = ("memory", "user")
 _FILES = {"memory": "MEMORY.md", "user": "USER.md"}
@@ -79,25 +80,27 @@ def _target_report(store: Any, target: str) -> dict[str, Any]:
 
 def _print_target(ctx: Context, target: str, info: dict[str, Any]) -> None:
     name = Path(info["file"]).name
-    state = "" if info["enabled"] else "  (writes disabled in config)"
+    state = "" if info["enabled"] else "  " + _("(writes disabled in config)")
     ctx.say(f"{name}  {info['file']}{state}", style="bold")
     if info["load_error"]:
-        ctx.say("  cannot be read (see the error below)")
+        ctx.say("  " + _("cannot be read (see the error below)"))
     ctx.say(f"  {_usage_bar(info['chars'], info['limit'])} {info['usage']}")
     if not info["entries"]:
-        ctx.say("  (no entries)")
+        ctx.say("  " + _("(no entries)"))
     for number, meta in enumerate(info["entries"], 1):
         updated = str(meta.get("updated", ""))[:16].replace("T", " ")
         origin = meta.get("origin", "")
         ctx.say(f"  {number:>2}. {meta['entry']}")
-        approved = (
-            ", approved by a human despite the threat scan" if meta.get("human_approved") else ""
-        )
-        ctx.say(f"      updated {updated} by {origin}{approved}", style="dim")
-    ctx.say("  Snapshot for the next session's system prompt:")
+        line = (
+            _("updated {updated} by {origin}, approved by a human despite the threat scan")
+            if meta.get("human_approved")
+            else _("updated {updated} by {origin}")
+        ).format(updated=updated, origin=origin)
+        ctx.say(f"      {line}", style="dim")
+    ctx.say("  " + _("Snapshot for the next session's system prompt:"))
     snapshot = info["snapshot"]
     if snapshot is None:
-        ctx.say("    (empty: nothing is added to the prompt)")
+        ctx.say("    " + _("(empty: nothing is added to the prompt)"))
     else:
         for line in snapshot.splitlines():
             ctx.say(f"    {line}")
@@ -162,12 +165,18 @@ def _writable_store(ctx: Context, target: str, *, create: bool) -> Any:
     store = ctx.memory_store(create=create)
     error = store.load_errors.get(target)
     if error:
-        raise CLIError(f"{explain_unreadable(store.path(target), error)}; nothing was changed")
+        raise CLIError(
+            _("{reason}; nothing was changed").format(
+                reason=explain_unreadable(store.path(target), error)
+            )
+        )
     if not store.is_enabled(target):
         key = _CONFIG_KEYS[target]
         raise CLIError(
-            f"{_FILES[target]} writes are disabled in {ctx.config.path} (memory.{key}: false); "
-            f"set it to true to write {_FILES[target]}"
+            _(
+                "{name} writes are disabled in {config} (memory.{key}: false); "
+                "set it to true to write {name}"
+            ).format(name=_FILES[target], config=ctx.config.path, key=key)
         )
     return store
 
@@ -175,11 +184,13 @@ def _writable_store(ctx: Context, target: str, *, create: bool) -> Any:
 def _check_content(content: str) -> str:
     text = content.strip()
     if not text:
-        raise CLIError("the entry is empty; nothing was changed", code=2)
+        raise CLIError(_("the entry is empty; nothing was changed"), code=2)
     if _DELIMITER_LINE.search(text):
         raise CLIError(
-            "the text contains a line holding only '§', which separates entries in the file: "
-            "add each entry with its own command; nothing was changed",
+            _(
+                "the text contains a line holding only '§', which separates entries in the "
+                "file: add each entry with its own command; nothing was changed"
+            ),
             code=2,
         )
     return text
@@ -194,8 +205,10 @@ def _call(ctx: Context, method: Any, *args: str) -> dict[str, Any]:
     if getattr(ctx.args, "allow_flagged", False):
         if not _supports_approval(method):
             raise CLIError(
-                "this hermes-memory-builtin cannot record a human approval; upgrade it "
-                "to use --allow-flagged"
+                _(
+                    "this hermes-memory-builtin cannot record a human approval; upgrade it "
+                    "to use --allow-flagged"
+                )
             )
         result: dict[str, Any] = method(*args, approved_by_human=True)
     else:
@@ -215,7 +228,7 @@ def _list_entries(ctx: Context, title: str, entries: list[str]) -> None:
         return
     ctx.say(title)
     if not entries:
-        ctx.say("  (no entries)")
+        ctx.say("  " + _("(no entries)"))
     for number, entry in enumerate(entries, 1):
         ctx.say(f"  {number:>2}. {entry}")
 
@@ -225,10 +238,11 @@ def _room_hint(ctx: Context, target: str, result: dict[str, Any], entries: list[
     suggested = [e for e in result.get("suggested_removals") or [] if e in entries]
     if not suggested or ctx.json:
         return
-    ctx.say("Least recently updated entries; removing these would make room:")
+    ctx.say(_("Least recently updated entries; removing these would make room:"))
     for entry in suggested:
         ctx.say(f"  {_cmd(ctx, target, 'remove', handle_for(entry, entries))}")
-        ctx.say(f"      {len(entry):,} chars: {entry}", style="dim")
+        size = _("{count:,} chars: {entry}").format(count=len(entry), entry=entry)
+        ctx.say(f"      {size}", style="dim")
 
 
 def _refusal(
@@ -249,44 +263,68 @@ def _refusal(
     error = str(result.get("error") or "")
     if result.get("drift_backup"):
         return CLIError(
-            f"{name} was changed outside hermes-memory and is no longer a clean list of "
-            f"entries separated by '§' lines; nothing was changed. A copy is at "
-            f"{result['drift_backup']}. Tidy the file with `{_prog(ctx)} memory edit"
-            f"{' --target user' if target == 'user' else ''}`, then run this command again"
+            _(
+                "{name} was changed outside hermes-memory and is no longer a clean list of "
+                "entries separated by '§' lines; nothing was changed. A copy is at "
+                "{backup}. Tidy the file with `{command}`, then run this command again"
+            ).format(
+                name=name,
+                backup=result["drift_backup"],
+                command=f"{_prog(ctx)} memory edit{' --target user' if target == 'user' else ''}",
+            )
         )
     if result.get("similar_entry"):
         similar = str(result["similar_entry"])
-        _list_entries(ctx, f"Entries in {name}:", entries)
+        _list_entries(ctx, _("Entries in {name}:").format(name=name), entries)
         return CLIError(
-            f"not added: {name} already has a nearly identical entry: {similar!r}. To update "
-            f"it run: `{_cmd(ctx, target, 'replace', handle_for(similar, entries), content)}`"
+            _(
+                "not added: {name} already has a nearly identical entry: {similar!r}. To "
+                "update it run: `{command}`"
+            ).format(
+                name=name,
+                similar=similar,
+                command=_cmd(ctx, target, "replace", handle_for(similar, entries), content),
+            )
         )
     if "chars_to_free" in result:
         needed = int(result["chars_to_free"])
         if len(content) > limit:
             return CLIError(
-                f"the entry is {len(content):,} chars but {name} holds at most {limit:,}: "
-                "shorten it; nothing was changed"
+                _(
+                    "the entry is {size:,} chars but {name} holds at most {limit:,}: "
+                    "shorten it; nothing was changed"
+                ).format(size=len(content), name=name, limit=limit)
             )
         _room_hint(ctx, target, result, entries)
         return CLIError(
-            f"{name} is full ({used:,}/{limit:,} chars): free {needed:,} characters with "
-            f"`{_cmd(ctx, target, 'remove', 'old text')}` or "
-            f"`{_cmd(ctx, target, 'replace', 'old text', 'shorter text')}`, then add again "
-            "(or shorten the new entry)"
+            _(
+                "{name} is full ({used:,}/{limit:,} chars): free {needed:,} characters with "
+                "`{remove}` or `{replace}`, then add again (or shorten the new entry)"
+            ).format(
+                name=name,
+                used=used,
+                limit=limit,
+                needed=needed,
+                remove=_cmd(ctx, target, "remove", "old text"),
+                replace=_cmd(ctx, target, "replace", "old text", "shorter text"),
+            )
         )
     if error.startswith("Blocked"):
         reason = error.removeprefix("Blocked:").strip()
         return CLIError(
-            f"refused by the threat scan: {reason} If you wrote this yourself and trust it, "
-            "run the same command with --allow-flagged (your approval is recorded)"
+            _(
+                "refused by the threat scan: {reason} If you wrote this yourself and trust "
+                "it, run the same command with --allow-flagged (your approval is recorded)"
+            ).format(reason=reason)
         )
     if error.startswith("Could not lock"):
         return CLIError(
-            f"{name} is locked by another process (an agent writing memory?); nothing was "
-            f"changed: try again when it has finished, or see `{_prog(ctx)} doctor`"
+            _(
+                "{name} is locked by another process (an agent writing memory?); nothing was "
+                "changed: try again when it has finished, or see `{command}`"
+            ).format(name=name, command=f"{_prog(ctx)} doctor")
         )
-    return CLIError(" ".join(error.split()) or f"{name} was not changed")
+    return CLIError(" ".join(error.split()) or _("{name} was not changed").format(name=name))
 
 
 # ---------------------------------------------------------------------- writes
@@ -304,14 +342,21 @@ def add(ctx: Context) -> int:
     if not ctx.json:
         name = _FILES[target]
         if len(store.entries(target)) == len(entries):
-            ctx.say(f"{name} already has this entry; nothing was added ({result.get('usage')}).")
-        else:
-            approved = " (flagged by the threat scan; kept as approved by you)"
-            note = approved if getattr(ctx.args, "allow_flagged", False) else ""
-            ctx.say(f"Added to {name}{note}: {content}")
-            ctx.say(f"{name} now uses {result.get('usage')}.")
             ctx.say(
-                "The agent sees it from its next session on (the prompt is frozen per session)."
+                _("{name} already has this entry; nothing was added ({usage}).").format(
+                    name=name, usage=result.get("usage")
+                )
+            )
+        else:
+            added = (
+                _("Added to {name} (flagged by the threat scan; kept as approved by you): {entry}")
+                if getattr(ctx.args, "allow_flagged", False)
+                else _("Added to {name}: {entry}")
+            )
+            ctx.say(added.format(name=name, entry=content))
+            ctx.say(_("{name} now uses {usage}.").format(name=name, usage=result.get("usage")))
+            ctx.say(
+                _("The agent sees it from its next session on (the prompt is frozen per session).")
             )
     return 0
 
@@ -320,7 +365,7 @@ def _pick(ctx: Context, store: Any, target: str, old_text: str, verb: str) -> st
     """The one entry ``old_text`` names, or `CLIError`; ``None`` lets the store answer (JSON)."""
     old = old_text.strip()
     if not old:
-        raise CLIError(f"give part of the entry to {verb}", code=2)
+        raise CLIError(_("give part of the entry to {verb}").format(verb=verb), code=2)
     entries = store.entries(target)
     matches = _locate(entries, old)
     if len(matches) == 1:
@@ -329,15 +374,26 @@ def _pick(ctx: Context, store: Any, target: str, old_text: str, verb: str) -> st
         return None
     name = _FILES[target]
     if not matches:
-        _list_entries(ctx, f"Entries in {name}:", entries)
+        _list_entries(ctx, _("Entries in {name}:").format(name=name), entries)
         raise CLIError(
-            f"no entry of {name} contains {old!r} (its entries are listed above); nothing "
-            "was changed"
+            _(
+                "no entry of {name} contains {old!r} (its entries are listed above); nothing "
+                "was changed"
+            ).format(name=name, old=old)
         )
-    _list_entries(ctx, f"Entries of {name} containing {old!r}:", matches)
+    _list_entries(
+        ctx, _("Entries of {name} containing {old!r}:").format(name=name, old=old), matches
+    )
     raise CLIError(
-        f"{old!r} is part of {len(matches)} entries (listed above): give more of the one "
-        f"to {verb}, e.g. `{_cmd(ctx, target, verb, handle_for(matches[0], entries))}`"
+        _(
+            "{old!r} is part of {count} entries (listed above): give more of the one "
+            "to {verb}, e.g. `{command}`"
+        ).format(
+            old=old,
+            count=len(matches),
+            verb=verb,
+            command=_cmd(ctx, target, verb, handle_for(matches[0], entries)),
+        )
     )
 
 
@@ -375,15 +431,15 @@ def replace(ctx: Context) -> int:
         result = _call(ctx, store.replace, target, ctx.args.old_text, new)
     else:
         if not ctx.json:
-            ctx.say(f"Entry to replace in {_FILES[target]}:")
+            ctx.say(_("Entry to replace in {name}:").format(name=_FILES[target]))
             ctx.say(f"  - {entry}")
             ctx.say(f"  + {new}")
-        _confirm_change(ctx, ctx.args.old_text, entry, "Replace this entry?")
+        _confirm_change(ctx, ctx.args.old_text, entry, _("Replace this entry?"))
         before = _file_bytes(store.path(target))
         result = _call(ctx, store.replace, target, entry, new)
         if result.get("success"):
             result["backup"] = _backup(store.path(target), before)
-    return _finish(ctx, store, target, result, entries, new, "Replaced")
+    return _finish(ctx, store, target, result, entries, new, _("Replaced"))
 
 
 def remove(ctx: Context) -> int:
@@ -396,14 +452,14 @@ def remove(ctx: Context) -> int:
         result = store.remove(target, ctx.args.old_text)
     else:
         if not ctx.json:
-            ctx.say(f"Entry to remove from {_FILES[target]}:")
+            ctx.say(_("Entry to remove from {name}:").format(name=_FILES[target]))
             ctx.say(f"  - {entry}")
-        _confirm_change(ctx, ctx.args.old_text, entry, "Remove this entry?")
+        _confirm_change(ctx, ctx.args.old_text, entry, _("Remove this entry?"))
         before = _file_bytes(store.path(target))
         result = store.remove(target, entry)
         if result.get("success"):
             result["backup"] = _backup(store.path(target), before)
-    return _finish(ctx, store, target, result, entries, "", "Removed")
+    return _finish(ctx, store, target, result, entries, "", _("Removed"))
 
 
 def _finish(
@@ -421,11 +477,21 @@ def _finish(
         raise _refusal(ctx, store, target, result, content=content, entries=entries)
     if not ctx.json:
         name = _FILES[target]
-        ctx.say(f"{verb}; {name} now uses {result.get('usage')}.")
+        ctx.say(
+            _("{verb}; {name} now uses {usage}.").format(
+                verb=verb, name=name, usage=result.get("usage")
+            )
+        )
         if result.get("backup"):
-            ctx.say(f"The previous {name} is kept at {result['backup']}.")
-        ctx.say("The agent sees this from its next session on (the prompt is frozen per session).")
+            ctx.say(
+                _("The previous {name} is kept at {path}.").format(name=name, path=result["backup"])
+            )
+        ctx.say(_frozen())
     return 0
+
+
+def _frozen() -> str:
+    return _("The agent sees this from its next session on (the prompt is frozen per session).")
 
 
 # ---------------------------------------------------------------------- edit
@@ -440,8 +506,10 @@ def edit(ctx: Context) -> int:
 
     if not sys.stdin.isatty():
         raise CLIError(
-            "memory edit opens $EDITOR and needs a terminal; in a script use "
-            "`hermes-memory memory add|replace|remove` instead"
+            _(
+                "memory edit opens $EDITOR and needs a terminal; in a script use "
+                "`hermes-memory memory add|replace|remove` instead"
+            )
         )
     target: str = ctx.args.target
     store = _writable_store(ctx, target, create=True)
@@ -450,7 +518,9 @@ def edit(ctx: Context) -> int:
     if not raw.readable:
         from hermes_memory_cli._files import explain_unreadable
 
-        raise CLIError(f"{explain_unreadable(path, raw.error)}; nothing was changed")
+        raise CLIError(
+            _("{reason}; nothing was changed").format(reason=explain_unreadable(path, raw.error))
+        )
     original_text = raw.text or ""
     expected = raw.data if raw.exists else None
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -463,19 +533,31 @@ def edit(ctx: Context) -> int:
         try:
             status = subprocess.call([*shlex.split(editor), str(buffer)])
         except (OSError, ValueError) as exc:
-            raise CLIError(f"cannot start the editor {editor!r}: {exc}; set $EDITOR") from None
+            raise CLIError(
+                _("cannot start the editor {editor!r}: {error}; set $EDITOR").format(
+                    editor=editor, error=exc
+                )
+            ) from None
         try:
             edited = buffer.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise CLIError(f"cannot read the edited text back: {exc}; nothing changed") from None
+            raise CLIError(
+                _("cannot read the edited text back: {error}; nothing changed").format(error=exc)
+            ) from None
         changed = edited.replace("\r\n", "\n").rstrip("\n") != original_text.rstrip("\n")
 
         def kept_note() -> str:
-            return f" (your text is kept at {memedit.keep_rejected(path, edited)})"
+            kept = memedit.keep_rejected(path, edited)
+            return " " + _("(your text is kept at {path})").format(path=kept)
 
         if status != 0:
             note = kept_note() if changed else ""
-            raise CLIError(f"the editor exited with status {status}; nothing was changed{note}")
+            raise CLIError(
+                _("the editor exited with status {status}; nothing was changed").format(
+                    status=status
+                )
+                + note
+            )
         if not changed:
             _edit_report(ctx, path, "unchanged", [], [])
             return 0
@@ -489,21 +571,29 @@ def edit(ctx: Context) -> int:
         )
         if not check.ok:
             hint = (
-                "; if you wrote the flagged text yourself and trust it, run "
-                "`hermes-memory memory edit --allow-flagged`"
+                "; "
+                + _(
+                    "if you wrote the flagged text yourself and trust it, run "
+                    "`hermes-memory memory edit --allow-flagged`"
+                )
                 if check.flagged and not allow
                 else ""
             )
             raise CLIError(
-                f"edit rejected, {path.name} unchanged: {'; '.join(check.problems)}"
-                f"{hint}{kept_note()}"
+                _("edit rejected, {name} unchanged: {problems}").format(
+                    name=path.name, problems="; ".join(check.problems)
+                )
+                + hint
+                + kept_note()
             )
         try:
             memedit.apply_edit(path, check.entries, expected=expected, approved=check.approved)
         except memedit.ConcurrentChange as exc:
-            raise CLIError(f"edit not applied: {exc}{kept_note()}") from None
+            raise CLIError(_("edit not applied: {error}").format(error=exc) + kept_note()) from None
         except OSError as exc:
-            raise CLIError(f"cannot write {path}: {exc}{kept_note()}") from None
+            raise CLIError(
+                _("cannot write {path}: {error}").format(path=path, error=exc) + kept_note()
+            ) from None
         _edit_report(ctx, path, "saved", check.entries, check.notes)
         return 0
     finally:
@@ -528,12 +618,12 @@ def _edit_report(
         )
         return
     if status == "unchanged":
-        ctx.say(f"No changes; {path.name} left as it was.")
+        ctx.say(_("No changes; {name} left as it was.").format(name=path.name))
         return
-    ctx.say(f"Saved {path.name}: {len(entries)} entries.")
+    ctx.say(_("Saved {name}: {count} entries.").format(name=path.name, count=len(entries)))
     for note in notes:
-        ctx.say(f"note: {note}")
-    ctx.say("The agent sees this from its next session on.")
+        ctx.say(_("note: {note}").format(note=note))
+    ctx.say(_("The agent sees this from its next session on."))
 
 
 # ---------------------------------------------------------------------- pending
@@ -552,15 +642,21 @@ def pending(ctx: Context) -> int:
     pending_id: str | None = ctx.args.pending_id
     if action == "list":
         if pending_id is not None:
-            raise CLIError("'memory pending list' takes no id", code=2)
+            raise CLIError(_("'memory pending list' takes no id"), code=2)
         return _pending_list(ctx)
     if pending_id is None:
         raise CLIError(
-            f"give the id of the proposal to {action} (see `{_prog(ctx)} memory pending`)",
+            _("give the id of the proposal to {action} (see `{command}`)").format(
+                action=action, command=f"{_prog(ctx)} memory pending"
+            ),
             code=2,
         )
     if not _PENDING_ID.fullmatch(pending_id):
-        raise CLIError(f"{pending_id!r} is not a proposal id (see `{_prog(ctx)} memory pending`)")
+        raise CLIError(
+            _("{id!r} is not a proposal id (see `{command}`)").format(
+                id=pending_id, command=f"{_prog(ctx)} memory pending"
+            )
+        )
     if action == "apply":
         return _pending_apply(ctx, pending_id)
     return _pending_reject(ctx, pending_id)
@@ -590,37 +686,57 @@ def _pending_list(ctx: Context) -> int:
         ctx.emit_json({"file": str(pending_store.path), "count": len(records), "pending": records})
         return 0
     if not records:
-        ctx.say("No pending memory proposals.")
+        ctx.say(_("No pending memory proposals."))
         return 0
-    ctx.say(f"{len(records)} pending proposal(s) in {pending_store.path}:", style="bold")
+    ctx.say(
+        _("{count} pending proposal(s) in {path}:").format(
+            count=len(records), path=pending_store.path
+        ),
+        style="bold",
+    )
     for record in records:
         _print_proposal(ctx, record)
     return 0
 
 
+def N_(message: str) -> str:  # gettext's name for "mark now, translate when shown"
+    return message
+
+
 _REASONS = {
-    "background_review": "an unattended background review (it may not replace or remove)",
-    "write_approval": "the agent (memory.write_approval is on)",
+    "background_review": N_("an unattended background review (it may not replace or remove)"),
+    "write_approval": N_("the agent (memory.write_approval is on)"),
 }
 
 
 def _print_proposal(ctx: Context, record: dict[str, Any]) -> None:
     created = str(record.get("created", ""))[:16].replace("T", " ")
     name = _FILES.get(str(record.get("target")), "?")
-    reason = _REASONS.get(str(record.get("reason")), str(record.get("reason", "")))
+    known = _REASONS.get(str(record.get("reason")))
+    reason = _(known) if known else str(record.get("reason", ""))
     ctx.say()
-    ctx.say(f"[{record['id']}] {name}, {created}, from {reason}", style="bold")
+    ctx.say(
+        _("[{id}] {name}, {created}, from {reason}").format(
+            id=record["id"], name=name, created=created, reason=reason
+        ),
+        style="bold",
+    )
     for op in record["operations"]:
         action = op["action"]
         if action == "add":
-            ctx.say(f"  add:     {op.get('content', '')}")
+            ctx.say("  " + _("add:     {entry}").format(entry=op.get("content", "")))
         elif action == "remove":
-            ctx.say(f"  remove:  {op.get('matched_entry', op.get('old_text', ''))}")
+            old = op.get("matched_entry", op.get("old_text", ""))
+            ctx.say("  " + _("remove:  {entry}").format(entry=old))
         else:
-            ctx.say(f"  replace: {op.get('matched_entry', op.get('old_text', ''))}")
-            ctx.say(f"     with: {op.get('content', '')}")
-    ctx.say(f"  apply:  {_prog(ctx)} memory pending apply {record['id']}", style="dim")
-    ctx.say(f"  reject: {_prog(ctx)} memory pending reject {record['id']}", style="dim")
+            old = op.get("matched_entry", op.get("old_text", ""))
+            ctx.say("  " + _("replace: {entry}").format(entry=old))
+            ctx.say("  " + _("   with: {entry}").format(entry=op.get("content", "")))
+    command = f"{_prog(ctx)} memory pending"
+    apply_line = _("apply:  {command}").format(command=f"{command} apply {record['id']}")
+    reject_line = _("reject: {command}").format(command=f"{command} reject {record['id']}")
+    ctx.say(f"  {apply_line}", style="dim")
+    ctx.say(f"  {reject_line}", style="dim")
 
 
 def _pending_apply(ctx: Context, pending_id: str) -> int:
@@ -629,9 +745,7 @@ def _pending_apply(ctx: Context, pending_id: str) -> int:
     store, pending_store = _pending_store(ctx, create=False)
     record = next((r for r in _proposals(pending_store) if r.get("id") == pending_id), None)
     if record is None:
-        raise CLIError(
-            f"no pending proposal has the id {pending_id!r} (see `{_prog(ctx)} memory pending`)"
-        )
+        raise CLIError(_unknown_proposal(ctx, pending_id))
     target = str(record["target"])
     _writable_store(ctx, target, create=False)
     path = store.path(target)
@@ -649,20 +763,36 @@ def _pending_apply(ctx: Context, pending_id: str) -> int:
     if not result.get("success"):
         if result.get("stale_entry"):
             raise CLIError(
-                f"not applied: the entry {result['stale_entry']!r} changed in {name} since this "
-                f"change was proposed, so it was not applied; nothing was changed. Reject it "
-                f"with `{_prog(ctx)} memory pending reject {pending_id}`"
+                _(
+                    "not applied: the entry {entry!r} changed in {name} since this change was "
+                    "proposed, so it was not applied; nothing was changed. Reject it with "
+                    "`{command}`"
+                ).format(
+                    entry=result["stale_entry"],
+                    name=name,
+                    command=f"{_prog(ctx)} memory pending reject {pending_id}",
+                )
             )
         error = " ".join(str(result.get("error") or "").split())
         raise CLIError(
-            f"not applied: {error or 'refused'}; the proposal stays pending (reject it with "
-            f"`{_prog(ctx)} memory pending reject {pending_id}`)"
+            _(
+                "not applied: {error}; the proposal stays pending (reject it with `{command}`)"
+            ).format(
+                error=error or _("refused"),
+                command=f"{_prog(ctx)} memory pending reject {pending_id}",
+            )
         )
     if not ctx.json:
-        ctx.say(f"Applied proposal {pending_id}; {name} now uses {result.get('usage')}.")
+        ctx.say(
+            _("Applied proposal {id}; {name} now uses {usage}.").format(
+                id=pending_id, name=name, usage=result.get("usage")
+            )
+        )
         if result.get("backup"):
-            ctx.say(f"The previous {name} is kept at {result['backup']}.")
-        ctx.say("The agent sees this from its next session on (the prompt is frozen per session).")
+            ctx.say(
+                _("The previous {name} is kept at {path}.").format(name=name, path=result["backup"])
+            )
+        ctx.say(_frozen())
     return 0
 
 
@@ -676,11 +806,15 @@ def _pending_reject(ctx: Context, pending_id: str) -> int:
     except PendingError as exc:
         raise CLIError(str(exc)) from None
     if record is None:
-        raise CLIError(
-            f"no pending proposal has the id {pending_id!r} (see `{_prog(ctx)} memory pending`)"
-        )
+        raise CLIError(_unknown_proposal(ctx, pending_id))
     if ctx.json:
         ctx.emit_json({"success": True, "rejected": record})
     else:
-        ctx.say(f"Rejected proposal {pending_id}; memory is unchanged.")
+        ctx.say(_("Rejected proposal {id}; memory is unchanged.").format(id=pending_id))
     return 0
+
+
+def _unknown_proposal(ctx: Context, pending_id: str) -> str:
+    return _("no pending proposal has the id {id!r} (see `{command}`)").format(
+        id=pending_id, command=f"{_prog(ctx)} memory pending"
+    )

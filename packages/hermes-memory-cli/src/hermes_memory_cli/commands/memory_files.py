@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_memory_cli._context import CLIError, Context
+from hermes_memory_cli._i18n import cli_gettext as _
 
 _FILES = {"memory": "MEMORY.md", "user": "USER.md"}
 
@@ -38,18 +39,21 @@ def export_(ctx: Context) -> int:
     out = Path(ctx.args.directory).expanduser()
     backend = ctx.config.memory.backend
     if backend != "postgres" and _same_dir(out, ctx.home / "memories"):
-        raise CLIError(f"{out} is this home's memory folder itself; name another directory")
+        raise CLIError(
+            _("{path} is this home's memory folder itself; name another directory").format(path=out)
+        )
     if out.exists() and not out.is_dir():
-        raise CLIError(f"{out} exists and is not a directory")
+        raise CLIError(_("{path} exists and is not a directory").format(path=out))
     existing = [out / name for name in _FILES.values() if (out / name).exists()]
     if existing and not ctx.args.force:
         raise CLIError(
-            f"{', '.join(str(p) for p in existing)} already exist(s); nothing was written "
-            "(add --force to overwrite)"
+            _("{paths} already exist(s); nothing was written (add --force to overwrite)").format(
+                paths=", ".join(str(p) for p in existing)
+            )
         )
     for path in existing:
         if path.is_symlink() or not path.is_file():
-            raise CLIError(f"{path} is not a regular file; nothing was written")
+            raise CLIError(_("{path} is not a regular file; nothing was written").format(path=path))
     store = ctx.memory_store()
     try:
         if hasattr(store, "export"):  # PostgresMemoryStore
@@ -64,15 +68,17 @@ def export_(ctx: Context) -> int:
                 save_sidecar(dst, entries, reconcile(load_sidecar(src), entries, dst))
                 written.append(dst)
     except OSError as exc:
-        raise CLIError(f"cannot write into {out}: {exc}") from None
+        raise CLIError(_("cannot write into {path}: {error}").format(path=out, error=exc)) from None
     except Exception as exc:  # ArchiveUnavailable and the like: one line, no traceback
-        raise CLIError(f"export failed: {exc}") from None
+        raise CLIError(_("export failed: {error}").format(error=exc)) from None
     counts = {t: len(store.entries(t)) for t in _FILES}
     if ctx.json:
         ctx.emit_json({"exported": [str(p) for p in written], "entries": counts})
     else:
         ctx.say(
-            f"Wrote {counts['memory']} MEMORY.md and {counts['user']} USER.md entries to {out}."
+            _("Wrote {memory} MEMORY.md and {user} USER.md entries to {path}.").format(
+                memory=counts["memory"], user=counts["user"], path=out
+            )
         )
     return 0
 
@@ -87,25 +93,35 @@ def import_(ctx: Context) -> int:
     if ctx.config.memory.backend != "postgres":
         memories = ctx.home / "memories"
         raise CLIError(
-            "memory import loads files into memory.backend: postgres; with the file backend "
-            f"the memory is {memories}/MEMORY.md and USER.md: copy the files there "
-            f"(cp {src}/MEMORY.md {src}/USER.md {memories}/) or use 'memory edit'"
+            _(
+                "memory import loads files into memory.backend: postgres; with the file backend "
+                "the memory is {memories}/MEMORY.md and USER.md: copy the files there "
+                "({command}) or use 'memory edit'"
+            ).format(
+                memories=memories,
+                command=f"cp {src}/MEMORY.md {src}/USER.md {memories}/",
+            )
         )
     if not src.is_dir():
-        raise CLIError(f"{src} is not a directory holding MEMORY.md / USER.md")
+        raise CLIError(_("{path} is not a directory holding MEMORY.md / USER.md").format(path=src))
     store = ctx.memory_store(create=True)
     found: dict[str, list[str]] = {}
     problems: list[str] = []
     for target, name in _FILES.items():
         path = src / name
         if path.is_symlink():
-            problems.append(f"{path} is a symbolic link; import a real file")
+            problems.append(_("{path} is a symbolic link; import a real file").format(path=path))
             continue
         raw = read_raw(path)
         if not raw.exists:
             continue
         if not raw.readable or raw.text is None:
-            problems.append(str(raw.problem or f"cannot read {path}: {raw.error}"))
+            problems.append(
+                str(
+                    raw.problem
+                    or _("cannot read {path}: {reason}").format(path=path, reason=raw.error)
+                )
+            )
             continue
         approved = approved_entries(parse_entries(raw.text), load_sidecar(path))
         check = check_edit(raw.text, limit=store.limit(target), filename=name, approved=approved)
@@ -114,24 +130,35 @@ def import_(ctx: Context) -> int:
         else:
             found[target] = check.entries
     if problems:
-        raise CLIError("nothing was imported: " + "; ".join(problems))
+        raise CLIError(_("nothing was imported: {problems}").format(problems="; ".join(problems)))
     if not found:
-        raise CLIError(f"{src} holds neither MEMORY.md nor USER.md; nothing was imported")
+        raise CLIError(
+            _("{path} holds neither MEMORY.md nor USER.md; nothing was imported").format(path=src)
+        )
     current = {t: len(store.entries(t)) for t in found}
     ctx.confirm(
-        "Replace "
-        + " and ".join(f"{current[t]} {_FILES[t]} entries" for t in found)
-        + f" of owner {getattr(store, 'owner', '?')!r} by "
-        + " and ".join(f"{len(e)} from {src / _FILES[t]}" for t, e in found.items())
-        + "?"
+        _("Replace {current} of owner {owner!r} by {new}?").format(
+            current=_(" and ").join(
+                _("{count} {name} entries").format(count=current[t], name=_FILES[t]) for t in found
+            ),
+            owner=getattr(store, "owner", "?"),
+            new=_(" and ").join(
+                _("{count} from {path}").format(count=len(e), path=src / _FILES[t])
+                for t, e in found.items()
+            ),
+        )
     )
     try:
         counts: dict[str, Any] = store.import_files(src)
     except Exception as exc:  # ValueError, ArchiveUnavailable: one line, nothing changed
-        raise CLIError(f"nothing was imported: {exc}") from None
+        raise CLIError(_("nothing was imported: {problems}").format(problems=exc)) from None
     if ctx.json:
         ctx.emit_json({"imported": counts, "directory": str(src)})
     else:
-        parts = ", ".join(f"{n} {_FILES[t]} entries" for t, n in counts.items())
-        ctx.say(f"Imported {parts}. The agent sees them from its next session on.")
+        parts = ", ".join(
+            _("{count} {name} entries").format(count=n, name=_FILES[t]) for t, n in counts.items()
+        )
+        ctx.say(
+            _("Imported {parts}. The agent sees them from its next session on.").format(parts=parts)
+        )
     return 0

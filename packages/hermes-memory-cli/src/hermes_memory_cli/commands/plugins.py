@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hermes_memory_cli._context import CLIError, Context
+from hermes_memory_cli._i18n import cli_gettext as _
 from hermes_memory_cli._install import install_command
 
 
@@ -26,20 +27,21 @@ def plugins(ctx: Context) -> int:
         ctx.emit_json([info.as_dict() for info in infos])
         return 0
     if not infos:
-        ctx.say("No hermes-memory plugins are installed.")
+        ctx.say(_("No hermes-memory plugins are installed."))
         return 0
     width = max(len(info.name) for info in infos) + 2
     for info in infos:
         origin = f"{info.distribution or '?'} {info.version or ''}".strip()
         if info.load_error:
-            status = f"LOAD ERROR: {info.load_error}"
+            status = _("LOAD ERROR: {error}").format(error=info.load_error)
         elif info.available:
-            status = "available"
+            status = _("available")
         else:
-            status = f"not available: {info.unavailable_reason}"
+            status = _("not available: {reason}").format(reason=info.unavailable_reason)
         ctx.say(f"{info.name:<{width}}{origin}  {status}")
         if info.hooks:
-            ctx.say(f"{'':<{width}}hooks: {', '.join(info.hooks)}", style="dim")
+            hooks = _("hooks: {hooks}").format(hooks=", ".join(info.hooks))
+            ctx.say(f"{'':<{width}}{hooks}", style="dim")
     return 0
 
 
@@ -80,8 +82,9 @@ def provider_status(ctx: Context) -> int:
             unavailable_reason=(
                 (info.load_error or info.unavailable_reason)
                 if info
-                else f"no provider named {name!r} is installed; install it with: "
-                f"{install_command(f'hermes-memory-{name}')}"
+                else _(
+                    "no provider named {name!r} is installed; install it with: {command}"
+                ).format(name=name, command=install_command(f"hermes-memory-{name}"))
             ),
             distribution=info.distribution if info else None,
             version=info.version if info else None,
@@ -91,27 +94,39 @@ def provider_status(ctx: Context) -> int:
         ctx.emit_json(report)
         return 0
     for tier, state in tiers.items():
-        word = "on" if state["available"] else "missing" if not state["installed"] else "off"
+        word = (
+            _("on") if state["available"] else _("missing") if not state["installed"] else _("off")
+        )
         ctx.say(f"{tier:<9} {word}")
     if postgres is not None:
         ctx.say(f"postgres  {_postgres_line(postgres)}")
     if not name:
-        ctx.say("external  none (memory.provider is not set; 'hermes-memory provider use NAME')")
+        none = _("none (memory.provider is not set; 'hermes-memory provider use NAME')")
+        ctx.say(f"external  {none}")
         return 0
     if report["available"]:
-        ctx.say(f"external  {name} ({report['distribution']} {report['version']}): available")
+        state_line = _("{name} ({distribution} {version}): available").format(
+            name=name, distribution=report["distribution"], version=report["version"]
+        )
     else:
-        ctx.say(f"external  {name}: NOT available: {report['unavailable_reason']}")
+        state_line = _("{name}: NOT available: {reason}").format(
+            name=name, reason=report["unavailable_reason"]
+        )
+    ctx.say(f"external  {state_line}")
     health = report["health"]
     if health:
         detail = f" — {health.get('detail')}" if health.get("detail") else ""
         failures = health.get("failures") or 0
-        ctx.say(
-            f"health    {health.get('state')}{detail} (failures: {failures}, "
-            f"updated {_ago(health.get('updated_at'))})"
+        line = _("{state}{detail} (failures: {failures}, updated {ago})").format(
+            state=health.get("state"),
+            detail=detail,
+            failures=failures,
+            ago=_ago(health.get("updated_at")),
         )
+        ctx.say(f"health    {line}")
     else:
-        ctx.say("health    no record yet (written by a running agent when something goes wrong)")
+        none = _("no record yet (written by a running agent when something goes wrong)")
+        ctx.say(f"health    {none}")
     return 0
 
 
@@ -127,8 +142,9 @@ def _postgres_state(ctx: Context) -> dict[str, Any] | None:
         from hermes_memory_postgres.status import backend_status
     except ImportError:
         return {
-            "error": "hermes-memory-postgres is not installed; "
-            + install_command("hermes-memory-postgres")
+            "error": _("hermes-memory-postgres is not installed; {command}").format(
+                command=install_command("hermes-memory-postgres")
+            )
         }
     return backend_status(raw, ctx.home)
 
@@ -136,17 +152,22 @@ def _postgres_state(ctx: Context) -> dict[str, Any] | None:
 def _postgres_line(state: dict[str, Any]) -> str:
     """One line: tiers, masked DSN, owner, connection, schema version, spool backlog."""
     if "tiers" not in state:
-        return f"NOT available: {state['error']}"
-    tiers = ", ".join(state["tiers"])
-    where = f"{tiers} on {state['dsn'] or '(no DSN)'} (owner {state['owner']!r})"
+        return _("NOT available: {reason}").format(reason=state["error"])
+    where = _("{tiers} on {dsn} (owner {owner!r})").format(
+        tiers=", ".join(state["tiers"]),
+        dsn=state["dsn"] or _("(no DSN)"),
+        owner=state["owner"],
+    )
     if state["reachable"]:
         have, want = state["schema_version"], state["expected_schema_version"]
-        conn = f"connected, schema version {have}" + ("" if have == want else f" (release: {want})")
+        conn = _("connected, schema version {version}").format(version=have) + (
+            "" if have == want else " " + _("(release: {version})").format(version=want)
+        )
     else:
-        conn = f"UNREACHABLE: {state['error']}"
-    spool = f"spool: {state['spool_pending']:,} turn write(s) waiting"
+        conn = _("UNREACHABLE: {reason}").format(reason=state["error"])
+    spool = _("spool: {count:,} turn write(s) waiting").format(count=state["spool_pending"])
     if state["spool_other_owners"]:
-        spool += f", {state['spool_other_owners']:,} under another owner key"
+        spool += _(", {count:,} under another owner key").format(count=state["spool_other_owners"])
     return f"{where}: {conn}; {spool}"
 
 
@@ -156,24 +177,26 @@ def _ago(ts: Any) -> str:
     try:
         seconds = max(0.0, time.time() - float(ts))
     except (TypeError, ValueError):
-        return "at an unknown time"
+        return _("at an unknown time")
     for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
         if seconds >= size:
-            return f"{int(seconds // size)} {unit} ago"
-    return f"{int(seconds)} s ago"
+            return _("{count} {unit} ago").format(count=int(seconds // size), unit=unit)
+    return _("{count} {unit} ago").format(count=int(seconds), unit="s")
 
 
 def _write(ctx: Context, value: str) -> None:
     from hermes_memory_cli.configedit import ConfigEditError, set_memory_provider
 
     ctx.ensure_home()
-    _ = ctx.config  # a malformed file is reported before anything is written
+    config = ctx.config  # a malformed file is reported before anything is written
     try:
-        set_memory_provider(ctx.config.path, value)
+        set_memory_provider(config.path, value)
     except ConfigEditError as exc:
-        raise CLIError(f"{ctx.config.path}: {exc}") from None
+        raise CLIError(f"{config.path}: {exc}") from None
     except OSError as exc:
-        raise CLIError(f"cannot write {ctx.config.path}: {exc}") from None
+        raise CLIError(
+            _("cannot write {path}: {error}").format(path=config.path, error=exc)
+        ) from None
 
 
 def provider_use(ctx: Context) -> int:
@@ -184,7 +207,9 @@ def provider_use(ctx: Context) -> int:
     name: str = ctx.args.name.strip()
     if name in BUILTIN_TIER_NAMES:
         raise CLIError(
-            f"'{name}' is always on; choose an external provider, or 'provider off' for none"
+            _(
+                "'{name}' is always on; choose an external provider, or 'provider off' for none"
+            ).format(name=name)
         )
     registry = get_registry()
     infos = {info.name: info for info in _infos(ctx)}
@@ -192,14 +217,28 @@ def provider_use(ctx: Context) -> int:
         installed = [n for n in registry.names() if n not in BUILTIN_TIER_NAMES]
         broken = infos.get(name)
         if broken is not None and broken.load_error:
-            raise CLIError(f"provider {name!r} failed to load: {broken.load_error}")
+            raise CLIError(
+                _("provider {name!r} failed to load: {error}").format(
+                    name=name, error=broken.load_error
+                )
+            )
         raise CLIError(
-            f"no provider named {name!r} is installed (installed: {', '.join(installed) or 'none'}"
-            f"); install it with: {install_command(f'hermes-memory-{name}')}"
+            _(
+                "no provider named {name!r} is installed (installed: {installed}); "
+                "install it with: {command}"
+            ).format(
+                name=name,
+                installed=", ".join(installed) or _("none"),
+                command=install_command(f"hermes-memory-{name}"),
+            )
         )
     info = infos[name]
     if info.load_error:
-        raise CLIError(f"provider {name!r} cannot be created: {info.load_error}")
+        raise CLIError(
+            _("provider {name!r} cannot be created: {error}").format(
+                name=name, error=info.load_error
+            )
+        )
     _write(ctx, name)
     if ctx.json:
         ctx.emit_json(
@@ -211,12 +250,16 @@ def provider_use(ctx: Context) -> int:
             }
         )
         return 0
-    ctx.say(f"memory.provider set to {name!r} in {ctx.config.path}.")
+    ctx.say(_("memory.provider set to {name!r} in {path}.").format(name=name, path=ctx.config.path))
     if info.available:
-        ctx.say(f"{name} is available; new agent sessions will use it.")
+        ctx.say(_("{name} is available; new agent sessions will use it.").format(name=name))
     else:
-        ctx.say(f"{name} is not available yet: {info.unavailable_reason}")
-        ctx.say("Until that is fixed the agent runs with the builtin memory only.")
+        ctx.say(
+            _("{name} is not available yet: {reason}").format(
+                name=name, reason=info.unavailable_reason
+            )
+        )
+        ctx.say(_("Until that is fixed the agent runs with the builtin memory only."))
     return 0
 
 
@@ -229,7 +272,15 @@ def provider_off(ctx: Context) -> int:
             {"provider": None, "previous": previous or None, "config": str(ctx.config.path)}
         )
     elif previous:
-        ctx.say(f"External provider {previous!r} turned off in {ctx.config.path}.")
+        ctx.say(
+            _("External provider {name!r} turned off in {path}.").format(
+                name=previous, path=ctx.config.path
+            )
+        )
     else:
-        ctx.say(f"No external provider was set; {ctx.config.path} now says so explicitly.")
+        ctx.say(
+            _("No external provider was set; {path} now says so explicitly.").format(
+                path=ctx.config.path
+            )
+        )
     return 0
