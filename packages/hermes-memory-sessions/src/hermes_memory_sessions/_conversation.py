@@ -13,12 +13,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hermes_memory_sessions.message_rows import SUMMARY_PREFIXES
+
 if TYPE_CHECKING:
     from hermes_memory_sessions.protocol import SessionArchive
 
 __all__ = [
-    "PREVIEW_ELIGIBLE",
-    "SUMMARY_PREFIXES",
     "Conversation",
     "SessionNotFoundError",
     "UndoResult",
@@ -26,15 +26,6 @@ __all__ = [
     "undo",
 ]
 
-#: How compression summary messages start: ours (``hermes_memory_context.SUMMARY_PREFIX``)
-#: and Hermes Agent's. A summary is not an exchange of the user's (undo skips it) and not
-#: a session's preview.
-SUMMARY_PREFIXES = ("[CONTEXT SUMMARY]", "[CONTEXT COMPACTION")
-#: SQL condition (both backends; no ``%``, which psycopg reserves) on a ``messages`` row
-#: that may be a session's preview: live or compacted (not undone), and not a summary.
-PREVIEW_ELIGIBLE = "(active = 1 OR compacted = 1) AND " + " AND ".join(
-    f"substr(content, 1, {len(p)}) <> '{p}'" for p in SUMMARY_PREFIXES
-)
 #: Sessions looked at by ``latest=True`` before giving up on finding one with messages.
 _LATEST_SCAN = 500
 #: Sources never picked by ``latest=True`` unless asked for (as ``session_search`` hides them).

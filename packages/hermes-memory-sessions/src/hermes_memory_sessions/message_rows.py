@@ -18,6 +18,8 @@ __all__ = [
     "MESSAGE_DATA_FIELDS",
     "MESSAGE_FIELDS",
     "MESSAGE_TEXT_FIELDS",
+    "PREVIEW_ELIGIBLE",
+    "SUMMARY_PREFIXES",
     "check_id",
     "count_tool_calls",
     "encode_content",
@@ -27,6 +29,15 @@ __all__ = [
     "scrub_messages",
 ]
 
+#: How compression summary messages start: ours (``hermes_memory_context.SUMMARY_PREFIX``)
+#: and Hermes Agent's. A summary is not an exchange of the user's (undo skips it) and not
+#: a session's preview.
+SUMMARY_PREFIXES = ("[CONTEXT SUMMARY]", "[CONTEXT COMPACTION")
+#: SQL condition (both backends; no ``%``, which psycopg reserves) on a ``messages`` row
+#: that may be a session's preview: live or compacted (not undone), and not a summary.
+PREVIEW_ELIGIBLE = "(active = 1 OR compacted = 1) AND " + " AND ".join(
+    f"substr(content, 1, {len(p)}) <> '{p}'" for p in SUMMARY_PREFIXES
+)
 #: Every stored column of a message, in table order.
 MESSAGE_FIELDS = (
     "id",

@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from hermes_memory_sessions._conversation import PREVIEW_ELIGIBLE
+from hermes_memory_sessions.message_rows import PREVIEW_ELIGIBLE
 from hermes_memory_sessions.search import Hits
 from hermes_memory_sessions.shaping import escape_like
 
