@@ -21,6 +21,7 @@ from hermes_memory_cli.commands._browse_data import PICKER_ROWS, BrowseModel, Pr
 
 if TYPE_CHECKING:
     from prompt_toolkit.formatted_text import StyleAndTextTuples
+    from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 #: Longest part of one message shown in the preview (lines), and of one line (characters).
 _MESSAGE_LINES = 12
@@ -304,7 +305,6 @@ class _Picker:
         from prompt_toolkit.application import Application, get_app
         from prompt_toolkit.buffer import Buffer
         from prompt_toolkit.filters import Condition
-        from prompt_toolkit.key_binding import KeyBindings
         from prompt_toolkit.layout import (
             ConditionalContainer,
             DynamicContainer,
@@ -417,7 +417,7 @@ class _Picker:
         )
         app: Application[str | None] = Application(
             layout=Layout(root, focused_element=self.filter_window),
-            key_bindings=self._bindings(KeyBindings(), Condition),
+            key_bindings=self._bindings(),
             style=Style.from_dict(
                 {
                     "row.selected": "reverse bold",
@@ -441,94 +441,98 @@ class _Picker:
         app.timeoutlen = 0.3
         return app
 
-    def _bindings(self, kb: Any, condition: Any) -> Any:
-        browsing = condition(lambda: self.mode in ("filter", "list"))
-        in_list = condition(lambda: self.mode == "list")
-        in_rename = condition(lambda: self.mode == "rename")
-        in_confirm = condition(lambda: self.mode == "confirm")
+    def _bindings(self) -> KeyBindings:
+        from prompt_toolkit.filters import Condition
+        from prompt_toolkit.key_binding import KeyBindings
+
+        kb = KeyBindings()
+        browsing = Condition(lambda: self.mode in ("filter", "list"))
+        in_list = Condition(lambda: self.mode == "list")
+        in_rename = Condition(lambda: self.mode == "rename")
+        in_confirm = Condition(lambda: self.mode == "confirm")
 
         @kb.add("escape", filter=browsing, eager=True)
         @kb.add("c-c", filter=browsing, eager=True)
         @kb.add("q", filter=in_list)
-        def _quit(event: Any) -> None:
+        def _quit(event: KeyPressEvent) -> None:
             event.app.exit(result=None)
 
         @kb.add("up", filter=browsing, eager=True)
         @kb.add("k", filter=in_list)
-        def _up(event: Any) -> None:
+        def _up(event: KeyPressEvent) -> None:
             self.move(-1)
 
         @kb.add("down", filter=browsing, eager=True)
         @kb.add("j", filter=in_list)
-        def _down(event: Any) -> None:
+        def _down(event: KeyPressEvent) -> None:
             self.move(1)
 
         @kb.add("pageup", filter=browsing)
-        def _page_up(event: Any) -> None:
+        def _page_up(event: KeyPressEvent) -> None:
             self.move(-max(1, event.app.output.get_size().rows // 2))
 
         @kb.add("pagedown", filter=browsing)
-        def _page_down(event: Any) -> None:
+        def _page_down(event: KeyPressEvent) -> None:
             self.move(max(1, event.app.output.get_size().rows // 2))
 
         @kb.add("home", filter=in_list)
         @kb.add("g", filter=in_list)
-        def _first(event: Any) -> None:
+        def _first(event: KeyPressEvent) -> None:
             self.selected = 0
 
         @kb.add("end", filter=in_list)
         @kb.add("G", filter=in_list)
-        def _last(event: Any) -> None:
+        def _last(event: KeyPressEvent) -> None:
             self.move(len(self.model.rows))
 
         @kb.add("enter", filter=browsing, eager=True)
-        def _pick(event: Any) -> None:
+        def _pick(event: KeyPressEvent) -> None:
             row = self.current
             if row is not None:
                 event.app.exit(result=row.id)
 
         @kb.add("tab", filter=browsing)
-        def _toggle(event: Any) -> None:
+        def _toggle(event: KeyPressEvent) -> None:
             self.mode = "filter" if self.mode == "list" else "list"
             event.app.layout.focus(self.list_window if self.mode == "list" else self.filter_window)
 
         @kb.add("/", filter=in_list)
-        def _to_filter(event: Any) -> None:
+        def _to_filter(event: KeyPressEvent) -> None:
             self.mode = "filter"
             event.app.layout.focus(self.filter_window)
 
         @kb.add("r", filter=in_list)
         @kb.add("f2", filter=browsing)
-        def _rename(event: Any) -> None:
+        def _rename(event: KeyPressEvent) -> None:
             self.mode_before_dialog = self.mode
             self._start_rename()
 
         @kb.add("d", filter=in_list)
         @kb.add("delete", filter=in_list)
         @kb.add("f8", filter=browsing)
-        def _delete(event: Any) -> None:
+        def _delete(event: KeyPressEvent) -> None:
             if self.current is not None:
                 self.mode_before_dialog = self.mode
                 self.mode = "confirm"
 
         @kb.add("enter", filter=in_rename, eager=True)
-        def _save(event: Any) -> None:
+        def _save(event: KeyPressEvent) -> None:
             self._finish_rename()
 
         @kb.add("escape", filter=in_rename, eager=True)
         @kb.add("c-c", filter=in_rename, eager=True)
-        def _cancel_rename(event: Any) -> None:
+        def _cancel_rename(event: KeyPressEvent) -> None:
             self._leave_dialog()
             self.status = _("Rename cancelled.")
 
         @kb.add("y", filter=in_confirm)
         @kb.add("Y", filter=in_confirm)
-        def _confirm(event: Any) -> None:
+        def _confirm(event: KeyPressEvent) -> None:
             self._finish_delete()
 
         @kb.add("<any>", filter=in_confirm)
         @kb.add("escape", filter=in_confirm, eager=True)
-        def _cancel_delete(event: Any) -> None:
+        def _cancel_delete(event: KeyPressEvent) -> None:
             self._leave_dialog()
             self.status = _("Nothing was deleted.")
 
