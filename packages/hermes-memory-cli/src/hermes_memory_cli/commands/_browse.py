@@ -28,6 +28,8 @@ _MESSAGE_LINES = 12
 _LINE_CHARS = 400
 #: Below this width the preview goes under the list instead of beside it.
 _SIDE_BY_SIDE = 100
+#: The filter runs once typing pauses this long (seconds), not once per keystroke.
+_DEBOUNCE = 0.08
 
 
 def browse(ctx: Context) -> int:
@@ -91,6 +93,8 @@ class _Picker:
         self.selected = 0
         self.mode = "filter"  # filter | list | rename | confirm
         self.status = ""
+        self._pending = False
+        self._generation = 0
         self._preview_key: tuple[str, int | None, str] | None = None
         self._preview: StyleAndTextTuples = []
         self._preview_cursor = 0
@@ -107,8 +111,33 @@ class _Picker:
         return rows[self.selected] if rows and 0 <= self.selected < len(rows) else None
 
     def move(self, delta: int) -> None:
+        self._flush()  # move among the results of what is typed now
         if self.model.rows:
             self.selected = max(0, min(len(self.model.rows) - 1, self.selected + delta))
+
+    def _typed(self) -> None:
+        """The filter text changed: search once the person pauses (latest text wins)."""
+        from prompt_toolkit.application import get_app
+
+        self._pending = True
+        self._generation += 1
+        generation = self._generation
+
+        async def later() -> None:
+            import asyncio
+
+            await asyncio.sleep(_DEBOUNCE)
+            if generation == self._generation and self._pending:
+                self._flush()
+                get_app().invalidate()
+
+        get_app().create_background_task(later())
+
+    def _flush(self) -> None:
+        """Run the search for the current filter text now, if one is waiting."""
+        if self._pending:
+            self._pending = False
+            self._filter_changed(self.filter_buffer.text)
 
     def _filter_changed(self, text: str) -> None:
         try:
@@ -213,7 +242,9 @@ class _Picker:
 
     def _count_text(self) -> StyleAndTextTuples:
         n = len(self.model.rows)
-        if self.model.query.strip():
+        if self._pending:
+            text = _("searching…")
+        elif self.model.query.strip():
             text = _("{count} matching").format(count=f"{n:,}")
         elif self.model.truncated:
             text = _("{count} newest").format(count=f"{n:,}")
@@ -320,9 +351,7 @@ class _Picker:
         from prompt_toolkit.styles import Style
         from prompt_toolkit.widgets import Frame, TextArea
 
-        self.filter_buffer = Buffer(
-            multiline=False, on_text_changed=lambda buf: self._filter_changed(buf.text)
-        )
+        self.filter_buffer = Buffer(multiline=False, on_text_changed=lambda buf: self._typed())
         self.filter_window = Window(BufferControl(self.filter_buffer), height=1)
         self.list_window = Window(
             FormattedTextControl(
@@ -487,6 +516,7 @@ class _Picker:
 
         @kb.add("enter", filter=browsing, eager=True)
         def _pick(event: KeyPressEvent) -> None:
+            self._flush()
             row = self.current
             if row is not None:
                 event.app.exit(result=row.id)
@@ -504,6 +534,7 @@ class _Picker:
         @kb.add("r", filter=in_list)
         @kb.add("f2", filter=browsing)
         def _rename(event: KeyPressEvent) -> None:
+            self._flush()
             self.mode_before_dialog = self.mode
             self._start_rename()
 
@@ -511,6 +542,7 @@ class _Picker:
         @kb.add("delete", filter=in_list)
         @kb.add("f8", filter=browsing)
         def _delete(event: KeyPressEvent) -> None:
+            self._flush()
             if self.current is not None:
                 self.mode_before_dialog = self.mode
                 self.mode = "confirm"
