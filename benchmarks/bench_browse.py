@@ -62,6 +62,8 @@ def main() -> None:
                 model.preview(row)
                 previews.append((time.perf_counter() - t) * 1e3)
         shown = f"p50 {_pct(keystrokes, 0.5):6.1f}  p95 {_pct(keystrokes, 0.95):6.1f}  max {max(keystrokes):6.1f}"
+        worst = text[: keystrokes.index(max(keystrokes)) + 1]
+        shown += f" ({worst!r})"
         pv = f"preview p50 {_pct(previews, 0.5):5.1f} ms" if previews else "no preview"
         print(f"typing {text!r:22} keystroke ms {shown}   {len(model.rows):>4} sessions   {pv}")
     store.close()

@@ -193,8 +193,9 @@ def filtered(t: Terminal, query: str, n: int, *also: str) -> str:
 
 def test_filter_preview_move_and_select(term: Any, archive: Path) -> None:
     t = term()
-    ready(t)
+    screen = t.wait(lambda s: "4 sessions" in s and "“Write a haiku" in s, "the list")
     assert t.selected().startswith(LONG)  # newest first, the first row selected
+    assert "Postgres backups" in screen and "旅行计划" in screen  # titles
 
     # Arrows move the selection; the preview follows it.
     t.type(DOWN + DOWN)
@@ -365,6 +366,8 @@ def test_importing_the_cli_does_not_import_prompt_toolkit() -> None:
         ('"a phrase"', None),
         ("a OR b", None),
         ("pg_d", "pg_d*"),
+        ("k", None),  # one letter is not a prefix yet
+        ("kubernetes i", None),
         ("", None),
     ],
 )

@@ -28,6 +28,8 @@ _MESSAGE_LINES = 12
 _LINE_CHARS = 400
 #: Below this width the preview goes under the list instead of beside it.
 _SIDE_BY_SIDE = 100
+#: Untitled rows this close to the selection show their first user message.
+_LABELLED_NEAR = 120
 #: The filter runs once typing pauses this long (seconds), not once per keystroke.
 _DEBOUNCE = 0.08
 
@@ -156,12 +158,16 @@ class _Picker:
             s = row.session
             state = "" if s.get("ended_at") else "*"
             title = _one_line(s.get("title") or "", 200)
-            line = (
-                f" {row.id}  {when(s.get('started_at'))}  {_one_line(s.get('source'), 10):<10} "
-                f"{int(s.get('message_count') or 0):>5}{state:1} {title}"
-            )
+            # id, day, messages (* while open) and title; source and time are in the preview
+            day = when(s.get("started_at"))[:10]
+            line = f" {row.id}  {day:<10} {int(s.get('message_count') or 0):>5}{state:1} {title}"
             style = "class:row.selected" if i == self.selected else "class:row"
             out.append((style, line))
+            # An untitled session shows how it began; read only for rows near the screen.
+            if not title and abs(i - self.selected) <= _LABELLED_NEAR:
+                opening = _one_line(self.model.opening(row.id), 120)
+                if opening:
+                    out.append((f"{style} class:opening", f"“{opening}”"))
             out.append(("", "\n"))
         if not self.model.rows:
             out.append(("class:dim", " " + _("No session matches the filter.")))
@@ -379,9 +385,9 @@ class _Picker:
             if width >= _SIDE_BY_SIDE:
                 return VSplit(
                     [
-                        HSplit([self.list_window], width=Dimension(weight=55)),
+                        HSplit([self.list_window], width=Dimension(weight=60)),
                         Window(width=1, char="│", style="class:line"),
-                        HSplit([preview_window], width=Dimension(weight=45)),
+                        HSplit([preview_window], width=Dimension(weight=40)),
                     ]
                 )
             return HSplit(
@@ -450,6 +456,7 @@ class _Picker:
             style=Style.from_dict(
                 {
                     "row.selected": "reverse bold",
+                    "opening": "italic",
                     "match": "reverse",
                     "dim": "ansibrightblack",
                     "title": "bold",

@@ -60,14 +60,15 @@ def live_query(text: str) -> str | None:
     """The query to run while the person is typing, or None when it must run as typed.
 
     The last Latin word is still being typed, so it becomes a prefix (``rot`` ->
-    ``rot*``); CJK text is matched as a substring already and queries with syntax
-    (quotes, ``OR``, ``*``) are left alone.
+    ``rot*``) once it has two characters; CJK text is matched as a substring already and
+    queries with syntax (quotes, ``OR``, ``*``) are left alone.
     """
     stripped = text.rstrip()
     if not stripped or stripped != text or _SYNTAX.search(text):
         return None
     last = stripped.split()[-1]
-    if _CJK.search(last) or not re.fullmatch(r"\w+", last):
+    # one letter as a prefix matches most of an archive and costs the most: wait for two
+    if _CJK.search(last) or not re.fullmatch(r"\w{2,}", last):
         return None
     return f"{stripped}*"
 
@@ -92,6 +93,7 @@ class BrowseModel:
         self.sessions: list[dict[str, Any]] = []
         self.query = ""
         self.rows: list[Row] = []
+        self._openings: dict[str, str] = {}
         self.reload()
 
     # ------------------------------------------------------------------ the list
@@ -174,6 +176,15 @@ class BrowseModel:
                 any_terms=True,
             )
         return list(hits.rows) if hits is not None else []
+
+    def opening(self, sid: str) -> str:
+        """The first user message of a session (shown for an untitled one), read once."""
+        if sid not in self._openings:
+            try:
+                self._openings[sid] = self.store.first_user_message(sid) or ""
+            except Exception:  # only a label: a failed read must not break the list
+                self._openings[sid] = ""
+        return self._openings[sid]
 
     # ------------------------------------------------------------------ the preview
     def preview(self, row: Row) -> Preview:
