@@ -155,9 +155,10 @@ class BrowseModel:
     def _ranked(self, query: str) -> list[dict[str, Any]]:
         """Message rows ranked by ``session_search``'s discovery policy.
 
-        The SQLite archive has ``discover_messages`` (implicit AND, the natural-language
-        fallback, fused with vectors when an embedder is attached); every archive has
-        ``find_hits``, which runs the same lexical policy.
+        The SQLite archive has ``discover_messages`` (implicit AND, then the natural-language
+        fallback); every archive has ``find_hits``, which runs the same lexical policy. No
+        embedder is attached: dense similarity scores every session, so a filter would never
+        narrow the list.
         """
         discover = getattr(self.store, "discover_messages", None)
         if discover is not None:
