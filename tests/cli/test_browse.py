@@ -303,6 +303,7 @@ def test_the_picker_speaks_chinese(term: Any, archive: Path) -> None:
     t = term(env={"LANG": "zh_CN.UTF-8", "LC_ALL": ""})
     t.wait("筛选", "the Chinese label")
     t.wait("4 个会话", "the Chinese count")
+    t.wait(lambda s: " 用户" in s and " 助手" in s, "roles in Chinese in the preview")
     t.type(ENTER)
     code, after = t.finish()
     assert code == 0 and after.splitlines()[0] == LONG

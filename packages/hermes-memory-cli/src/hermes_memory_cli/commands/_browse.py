@@ -68,6 +68,17 @@ def _one_line(text: Any, width: int) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+def _role(role: str) -> str:
+    """A message role as a person reads it in their language."""
+    labels = {
+        "user": _("user"),
+        "assistant": _("assistant"),
+        "tool": _("tool"),
+        "system": _("system"),
+    }
+    return labels.get(role, role)
+
+
 def _highlighted(text: str, words: list[str], style: str) -> StyleAndTextTuples:
     """``text`` with every occurrence of ``words`` (case-insensitive) in the hit style."""
     if not words:
@@ -223,7 +234,7 @@ class _Picker:
             marker = "▶ " if is_hit else "  "
             role = str(msg.get("role") or "")
             tool = f" ({msg['tool_name']})" if msg.get("tool_name") else ""
-            head = f"{marker}#{msg.get('id')} {when(msg.get('timestamp'))} {role}{tool}"
+            head = f"{marker}#{msg.get('id')} {when(msg.get('timestamp'))} {_role(role)}{tool}"
             add("class:hit-head" if is_hit else "class:head", head)
             content = str(msg.get("content") or "")
             if role == "tool":  # tool output folded to one line
