@@ -410,3 +410,40 @@ def test_postgres_archive(cli: Any, term: Any, tmp_path: Path) -> None:
     assert t.finish() == (0, "")
     listed = cli.ok("--json", "sessions", "browse", env=env).json()
     assert [s["id"] for s in listed] == [LONG, HAIKU, ROTATE]
+
+
+def test_a_refused_title_keeps_the_picker_open(term: Any, archive: Path) -> None:
+    t = term()
+    ready(t)
+    t.type(F2)
+    t.wait(f"New title for {LONG}")
+    t.type(CTRL_U + "Postgres backups" + ENTER)  # the title of another session
+    screen = t.wait("not renamed:", "the archive's refusal")
+    assert "already in use" in screen
+    t.type(ENTER)  # still running: Enter picks
+    code, after = t.finish()
+    assert code == 0 and after.splitlines()[0] == LONG
+    store = SessionStore(archive)
+    try:
+        assert (store.get_session(LONG) or {})["title"] == "Cluster work"
+    finally:
+        store.close()
+
+
+def test_source_option_limits_the_picker(term: Any, archive: Path) -> None:
+    store = SessionStore(archive)
+    try:
+        store.create_session("20250605_090000_eeee05", source="telegram", title="From the phone")
+        store.append_message(
+            "20250605_090000_eeee05", "user", "remind me about the kubernetes bill"
+        )
+    finally:
+        store.close()
+    t = term("--source", "telegram")
+    screen = t.wait(lambda s: re.search(r" 1 session$", s, re.M) is not None, "one session")
+    assert "From the phone" in screen and LONG not in screen
+    t.type("kube")  # the cli session also mentions kubernetes: not listed
+    screen = filtered(t, "kube", 1, "remind me about the kubernetes bill")
+    assert LONG not in screen
+    t.type(ESC)
+    assert t.finish() == (0, "")

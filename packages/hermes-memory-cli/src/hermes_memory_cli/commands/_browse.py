@@ -222,7 +222,8 @@ class _Picker:
         add("class:title", _one_line(s.get("title") or _("(untitled)"), 300))
         add("class:dim", f"{s.get('id')}  {s.get('source') or '-'}  {when(s.get('started_at'))}")
         count = int(s.get("message_count") or 0)
-        add("class:dim", _("{count} messages").format(count=f"{count:,}"))
+        messages = _("{count} message") if count == 1 else _("{count} messages")
+        add("class:dim", messages.format(count=f"{count:,}"))
         add("", "")
         if view.more_before:
             add("class:dim", "  " + _("… earlier messages"))
@@ -249,7 +250,8 @@ class _Picker:
                 lines += 1
             if len(body) > _MESSAGE_LINES:
                 more = len(body) - _MESSAGE_LINES
-                add("class:dim", "    " + _("… {count} more lines").format(count=more))
+                lines_more = _("… {count} more line") if more == 1 else _("… {count} more lines")
+                add("class:dim", "    " + lines_more.format(count=more))
             if msg.get("tool_calls"):
                 add("class:dim", "    [tool calls] " + _one_line(msg["tool_calls"], 160))
         if view.more_after:
@@ -266,7 +268,9 @@ class _Picker:
         elif self.model.truncated:
             text = _("{count} newest").format(count=f"{n:,}")
         else:
-            text = _("{count} sessions").format(count=f"{n:,}")
+            text = (_("{count} session") if n == 1 else _("{count} sessions")).format(
+                count=f"{n:,}"
+            )
         return [("class:dim", text + " ")]
 
     def _status_text(self) -> StyleAndTextTuples:
@@ -289,9 +293,12 @@ class _Picker:
             return []
         title = row.session.get("title")
         named = f"{row.id} ({_one_line(title, 60)})" if title else row.id
-        question = _("Delete session {session} and its {count} messages?").format(
-            session=named, count=int(row.session.get("message_count") or 0)
-        )
+        count = int(row.session.get("message_count") or 0)
+        question = (
+            _("Delete session {session} and its {count} message?")
+            if count == 1
+            else _("Delete session {session} and its {count} messages?")
+        ).format(session=named, count=count)
         return [("", f"{question} "), ("class:dialog.keys", _("[y/N]"))]
 
     # ------------------------------------------------------------------ actions
