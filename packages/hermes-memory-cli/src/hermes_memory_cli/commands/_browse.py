@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any
 from hermes_memory_cli._context import Context, visible_controls
 from hermes_memory_cli._i18n import cli_gettext as _
 from hermes_memory_cli.commands import sessions
-from hermes_memory_cli.commands._browse_data import PICKER_ROWS, BrowseModel, Preview, needles
+from hermes_memory_cli.commands._browse_data import (
+    PICKER_ROWS,
+    BrowseModel,
+    Preview,
+    Row,
+    needles,
+)
 
 if TYPE_CHECKING:
     from prompt_toolkit.formatted_text import StyleAndTextTuples
@@ -55,7 +61,7 @@ def browse(ctx: Context) -> int:
         return 0
     if chosen is None:
         return 0
-    sys.stdout.write(chosen + "\n")
+    sys.stdout.write(visible_controls(chosen) + "\n")
     sys.stdout.flush()
     ctx.note(
         _("Resume it with: {command}").format(command=f"hermes-memory sessions resume {chosen}")
@@ -105,6 +111,7 @@ class _Picker:
         self.model = model
         self.selected = 0
         self.mode = "filter"  # filter | list | rename | confirm
+        self.mode_before_dialog = "filter"  # where a dialog returns to
         self.status = ""
         self._pending = False
         self._generation = 0
@@ -119,7 +126,7 @@ class _Picker:
         return result
 
     @property
-    def current(self) -> Any:
+    def current(self) -> Row | None:
         rows = self.model.rows
         return rows[self.selected] if rows and 0 <= self.selected < len(rows) else None
 
@@ -396,7 +403,6 @@ class _Picker:
             wrap_lines=True,
         )
         self.rename_area = TextArea(multiline=False)
-        self.mode_before_dialog = "filter"
 
         def body() -> Any:
             width = get_app().output.get_size().columns
