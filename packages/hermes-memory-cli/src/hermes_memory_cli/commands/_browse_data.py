@@ -91,6 +91,7 @@ class BrowseModel:
         self.limit = limit
         self.source = source
         self.sessions: list[dict[str, Any]] = []
+        self._by_id: dict[str, dict[str, Any]] = {}
         self.query = ""
         self.rows: list[Row] = []
         self._openings: dict[str, str] = {}
@@ -100,6 +101,7 @@ class BrowseModel:
     def reload(self) -> None:
         """Read the newest sessions again (after a rename or a delete) and re-filter."""
         self.sessions = self.store.list_sessions(source=self.source, limit=self.limit)
+        self._by_id = {str(s["id"]): s for s in self.sessions}
         self.set_query(self.query)
 
     @property
@@ -132,10 +134,13 @@ class BrowseModel:
         self.rows = rows
 
     def _session(self, sid: str) -> dict[str, Any] | None:
-        for s in self.sessions:
-            if s["id"] == sid:
-                return s
-        return self.store.get_session(sid)
+        """A loaded session, or one older than the loaded ones read from the archive."""
+        found = self._by_id.get(sid)
+        if found is None:
+            found = self.store.get_session(sid)
+            if found is not None:
+                self._by_id[sid] = found
+        return found
 
     def _discover(self, text: str) -> dict[str, int]:
         """Session id -> its best message id, in the discovery's order (best first)."""
