@@ -447,3 +447,13 @@ def test_source_option_limits_the_picker(term: Any, archive: Path) -> None:
     assert LONG not in screen
     t.type(ESC)
     assert t.finish() == (0, "")
+
+
+def test_an_older_session_is_found_by_its_title(term: Any, archive: Path) -> None:
+    t = term("--limit", "2")  # loads the two newest: the trip is older
+    t.wait(lambda s: re.search(r" 2 newest$", s, re.M) is not None, "two sessions loaded")
+    t.type("旅行计划")  # its title; no message contains it
+    filtered(t, "旅行计划", 1, f"{TRIP}  cli")
+    t.type(ENTER)
+    code, after = t.finish()
+    assert code == 0 and after.splitlines()[0] == TRIP

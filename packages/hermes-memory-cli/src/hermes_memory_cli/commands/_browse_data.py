@@ -124,6 +124,10 @@ class BrowseModel:
             if folded in str(s.get("title") or "").casefold() or str(s["id"]).startswith(query)
         ]
         seen = {r.id for r in rows}
+        named = self._titled(query)  # an older session, past the loaded ones, by its title
+        if named is not None and named["id"] not in seen:
+            rows.append(Row(named, hits.get(str(named["id"]))))
+            seen.add(str(named["id"]))
         for sid, message_id in hits.items():
             if sid in seen:
                 continue
@@ -132,6 +136,17 @@ class BrowseModel:
             if session is not None:
                 rows.append(Row(session, message_id))
         self.rows = rows
+
+    def _titled(self, title: str) -> dict[str, Any] | None:
+        """The session the archive resolves ``title`` to (``"x"`` -> its latest ``"x #N"``)."""
+        try:
+            sid = self.store.session_by_title(title)
+        except ValueError:  # a title the archive refuses to look up (control characters)
+            return None
+        session = None if sid is None else self._session(sid)
+        if session is None or (self.source and session.get("source") != self.source):
+            return None
+        return session
 
     def _session(self, sid: str) -> dict[str, Any] | None:
         """A loaded session, or one older than the loaded ones read from the archive."""
