@@ -438,6 +438,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = add(ssub, "stats", "counts and sizes of the archive")
     _handler(p, "sessions:stats")
 
+    # `sessions browse`: the interactive picker (prompt_toolkit, imported when it runs)
+    p = add(ssub, "browse", "pick a session interactively: filter, preview, rename, delete")
+    p.add_argument(
+        "--limit",
+        type=_bounded(1, MAX_LIST),
+        default=None,
+        help="at most N newest sessions (picker: 1,000; list output: 20)",
+    )
+    p.add_argument("--all", action="store_true", help="every session (overrides --limit)")
+    p.add_argument("--source", help="only sessions from this source (cli, telegram, ...)")
+    _handler(p, "_browse:browse")
+
     p = add(
         ssub,
         "embed",
