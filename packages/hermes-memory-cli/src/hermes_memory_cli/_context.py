@@ -194,9 +194,11 @@ class Context:
         """
         import sqlite3
 
+        from hermes_memory_cli._hermes_history import before_read
+
         if self.config.sessions.backend == "postgres":
             with self._postgres_archive() as archive:
-                yield archive
+                yield before_read(self, archive) or archive
             return
 
         from hermes_memory_sessions.hermesdb import legacy_archive_notice
@@ -220,17 +222,21 @@ class Context:
                     f"folder should be: move it away (mv {shlex.quote(str(blocker))} "
                     f"{shlex.quote(str(blocker) + '.old')})"
                 )
-        if not create and not path.exists():
-            yield None
-            return
+        opened: SessionArchive | None = None
         try:
-            store = SessionStore(path)
+            if create or path.exists():
+                opened = SessionStore(path)
+            # reading: Hermes' state.db in the home is noticed, or followed (may create)
+            opened = before_read(self, opened)
         except (sqlite3.Error, OSError) as exc:
+            if opened is not None:
+                opened.close()
             raise CLIError(f"cannot open the session archive {path}: {exc}") from None
         try:
-            yield store
+            yield opened
         finally:
-            store.close()
+            if opened is not None:
+                opened.close()
 
     @contextmanager
     def _postgres_archive(self) -> Iterator[SessionArchive]:

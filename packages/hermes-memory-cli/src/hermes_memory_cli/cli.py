@@ -270,7 +270,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = add(ssub, "import", "import a JSONL export, or a Hermes state.db with --from-hermes")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("file", nargs="?", metavar="FILE", help="a JSONL export ('-' = stdin)")
-    src.add_argument("--from-hermes", metavar="PATH", help="a Hermes Agent state.db")
+    src.add_argument(
+        "--from-hermes",
+        metavar="PATH",
+        nargs="?",
+        const="",
+        help="a Hermes Agent state.db (default: the home's own <home>/state.db)",
+    )
     _handler(p, "sessions:import_")
 
     p = add(ssub, "end", "end a session left open (a crashed host), or every one idle HOURS")

@@ -84,6 +84,11 @@ class SessionsConfig:
     #: ``embedder_api_key_env``); empty: lexical search only. Checked and turned into an
     #: embedder by ``hermes_memory_vectors.embedder_from_config`` when the archive opens.
     embedder: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    #: Keep the archive following ``<home>/state.db`` (Hermes Agent's own database): an
+    #: incremental, read-only import when the sessions provider starts and before CLI reads.
+    #: Off by default: the first import copies a whole history (disk, time), so it is a
+    #: choice the user makes; until then read commands and ``doctor`` say how to do it.
+    follow_hermes: bool = False
 
 
 #: Environment variable holding the PostgreSQL DSN when ``postgres.dsn`` is not set.
@@ -235,9 +240,17 @@ def _parse_sessions(section: Mapping[str, Any], path: Path, home: Path) -> Sessi
     db_path = sessions_db_path(home)
     backend = "sqlite"
     embedder: dict[str, Any] = {}
+    follow = False
     for key, value in section.items():
         if key in SESSIONS_EMBEDDER_KEYS:
             embedder[key] = value
+        elif key == "follow_hermes":
+            if value is None:
+                continue
+            try:
+                follow = as_bool(value)
+            except ValueError as exc:
+                raise ConfigError(f"{path}: sessions.follow_hermes {exc}, got {value!r}") from None
         elif key == "backend":
             if value is None:
                 continue
@@ -253,7 +266,9 @@ def _parse_sessions(section: Mapping[str, Any], path: Path, home: Path) -> Sessi
             db_path = sessions_db_path(home, value)
         else:
             logger.warning("%s: unknown key sessions.%s is ignored", path, key)
-    return SessionsConfig(db_path=db_path, backend=backend, embedder=embedder)
+    return SessionsConfig(
+        db_path=db_path, backend=backend, embedder=embedder, follow_hermes=follow
+    )
 
 
 #: ``sessions:`` keys read by the embedder (hermes-memory-vectors), handed over as written.

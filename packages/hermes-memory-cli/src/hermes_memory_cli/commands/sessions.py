@@ -567,7 +567,7 @@ def import_(ctx: Context) -> int:
     source: str | None = ctx.args.from_hermes
     file: str | None = ctx.args.file
     if source is not None:
-        src_path = Path(source).expanduser()
+        src_path = _hermes_source(ctx, source)
         if src_path.exists() and src_path.resolve() == ctx.db_path.expanduser().resolve():
             raise CLIError(f"{src_path} is this home's own archive; nothing to import")
     elif file is not None and file != "-":
@@ -740,3 +740,36 @@ def migrate_out(ctx: Context) -> int:
     else:
         ctx.say(report.summary()[:1].upper() + report.summary()[1:] + ".")
     return 0
+
+
+def _hermes_source(ctx: Context, source: str) -> Path:
+    """The ``--from-hermes`` file, checked before anything is created (a failing import
+    never creates the home). An empty ``source`` means the home's own ``state.db``."""
+    from hermes_memory_cli._i18n import cli_gettext as _
+
+    if source == "":
+        path = ctx.require_home() / "state.db"
+    else:
+        path = Path(source).expanduser()
+    if not path.exists():
+        raise CLIError(
+            _("import failed: {path}: no such file; nothing was created").format(path=path)
+        )
+    if not path.is_file():
+        raise CLIError(_("import failed: {path}: not a regular file").format(path=path))
+    try:
+        with path.open("rb") as fh:
+            header = fh.read(16)
+    except OSError as exc:
+        raise CLIError(
+            _("import failed: {path}: cannot read ({reason})").format(
+                path=path, reason=exc.strerror or exc
+            )
+        ) from None
+    if header != b"SQLite format 3\x00":
+        raise CLIError(
+            _("import failed: {path} is not a SQLite database, so not a Hermes state.db").format(
+                path=path
+            )
+        )
+    return path
