@@ -101,6 +101,24 @@ def check_config(ctx: Context) -> tuple[list[Check], Any]:
     return [Check("config", "ok", str(path))], config
 
 
+def check_config_keys(ctx: Context, config: Any) -> list[Check]:
+    """Keys in config.yaml that nothing reads (a typo), each with the closest known key."""
+    from hermes_memory_cli._config_keys import known_keys, unknown_keys
+    from hermes_memory_cli._i18n import cli_gettext as _
+
+    if config is None:
+        return []
+    checks = []
+    for item in unknown_keys(config.raw, known_keys()):
+        fix = (
+            _("rename it to {key}").format(key=item.suggestion)
+            if item.suggestion
+            else _("remove it (see 'hermes-memory config list')")
+        )
+        checks.append(Check("config:keys", "warn", item.describe(), fix))
+    return checks
+
+
 def check_memory(home: Path, config: Any) -> list[Check]:
     """MEMORY.md and USER.md are real files (no symlinks), readable, private, within budget
     and unflagged (entries a human approved are not reported)."""
@@ -605,6 +623,7 @@ def doctor(ctx: Context) -> int:
     checks = check_home(home)
     config_checks, config = check_config(ctx)
     checks += config_checks
+    checks += check_config_keys(ctx, config)
     checks += check_memory(home, config)
     db_path = config.sessions.db_path if config else sessions_db_path(home)
     checks += check_archive(db_path)

@@ -747,10 +747,7 @@ def _hermes_source(ctx: Context, source: str) -> Path:
     never creates the home). An empty ``source`` means the home's own ``state.db``."""
     from hermes_memory_cli._i18n import cli_gettext as _
 
-    if source == "":
-        path = ctx.require_home() / "state.db"
-    else:
-        path = Path(source).expanduser()
+    path = ctx.require_home() / "state.db" if source == "" else Path(source).expanduser()
     if not path.exists():
         raise CLIError(
             _("import failed: {path}: no such file; nothing was created").format(path=path)
