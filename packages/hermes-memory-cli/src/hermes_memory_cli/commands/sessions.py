@@ -650,9 +650,12 @@ def migrate(ctx: Context) -> int:
         from hermes_memory_postgres.migrate import copy_archive
         from hermes_memory_postgres.sessions import PostgresSessionArchive
     except ImportError:
+        from hermes_memory_cli._install import install_command
+
         raise CLIError(
-            "sessions migrate needs the hermes-memory-postgres package (pip install"
-            " hermes-memory-postgres)"
+            "sessions migrate needs the hermes-memory-postgres package ("
+            + install_command("hermes-memory-postgres")
+            + ")"
         ) from None
     from hermes_memory_sessions.store import SessionStore
 
