@@ -293,7 +293,7 @@ def install(ctx: Context) -> int:
         return 0
     ctx.note(_("Running: {command}").format(command=shlex.join(argv)))
     try:
-        done = subprocess.run(argv, check=False)  # noqa: S603 - a list, no shell
+        done = subprocess.run(argv, check=False)  # a list: no shell
     except FileNotFoundError:
         raise CLIError(
             _("{tool} is not on PATH; run it yourself: {command}").format(
