@@ -58,8 +58,16 @@ def _one_line(text: Any, width: int = 80) -> str:
 def list_(ctx: Context) -> int:
     """``sessions list``."""
     limit = None if getattr(ctx.args, "all", False) else ctx.args.limit
+    since, until = time_range(ctx)
+    roles = [r for group in getattr(ctx.args, "role", None) or [] for r in group] or None
     with ctx.session_store(create=False) as store:
-        rows = [] if store is None else store.list_sessions(source=ctx.args.source, limit=limit)
+        rows = (
+            []
+            if store is None
+            else store.list_sessions(
+                source=ctx.args.source, limit=limit, since=since, until=until, roles=roles
+            )
+        )
     if ctx.json:
         ctx.emit_json(rows)
         return 0
@@ -183,12 +191,15 @@ def search(ctx: Context) -> int:
     roles = [r for group in ctx.args.role or [] for r in group] or None
     limit: int = ctx.args.limit
     total = 0
+    filters = search_filters(ctx)
     with ctx.session_store(create=False) as store:
         hits: list[dict[str, Any]] = []
         titles: dict[str, str] = {}
         if store is not None:
-            hits = store.search_messages(query, limit=limit, role_filter=roles, with_context=False)
-            total = _count_matches(store, query, roles, len(hits), limit)
+            hits = store.search_messages(
+                query, limit=limit, role_filter=roles, with_context=False, **filters
+            )
+            total = _count_matches(store, query, roles, len(hits), limit, **filters)
             for hit in hits:
                 sid = hit["session_id"]
                 if sid not in titles:
@@ -221,12 +232,17 @@ COUNT_CAP = 10_000
 
 
 def _count_matches(
-    store: SessionArchive, query: str, roles: list[str] | None, shown: int, limit: int
+    store: SessionArchive,
+    query: str,
+    roles: list[str] | None,
+    shown: int,
+    limit: int,
+    **filters: Any,
 ) -> int:
     """How many messages match (at most `COUNT_CAP`; ``COUNT_CAP + 1`` means more)."""
     if shown < limit:
         return shown
-    found = store.find_hits(query, role_filter=roles, limit=COUNT_CAP + 1)
+    found = store.find_hits(query, role_filter=roles, limit=COUNT_CAP + 1, **filters)
     return max(shown, len(found.rows) if found is not None else 0)
 
 
@@ -773,3 +789,28 @@ def _hermes_source(ctx: Context, source: str) -> Path:
             )
         )
     return path
+
+
+def time_range(ctx: Context) -> tuple[float | None, float | None]:
+    """``--since`` / ``--until`` as epoch seconds; `CLIError` when they are the wrong way round."""
+    from hermes_memory_cli._i18n import cli_gettext as _
+
+    since = getattr(ctx.args, "since", None)
+    until = getattr(ctx.args, "until", None)
+    if since is not None and until is not None and since > until:
+        raise CLIError(_("--since is after --until: nothing can match"), code=2)
+    return since, until
+
+
+def search_filters(ctx: Context) -> dict[str, Any]:
+    """The ``sessions search`` filters besides ``--role`` (only those given)."""
+    since, until = time_range(ctx)
+    filters: dict[str, Any] = {}
+    source = getattr(ctx.args, "source", None)
+    if source:
+        filters["source_filter"] = [source]
+    if since is not None:
+        filters["since"] = since
+    if until is not None:
+        filters["until"] = until
+    return filters
