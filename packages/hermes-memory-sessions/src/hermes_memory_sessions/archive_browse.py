@@ -83,7 +83,7 @@ class ArchiveBrowse(SqliteArchiveBase):
         if roles:
             where.append(
                 "EXISTS (SELECT 1 FROM messages m WHERE m.session_id = sessions.id"
-                f" AND m.role IN ({','.join('?' * len(roles))}))"
+                f" AND m.role IN ({','.join('?' * len(roles))}))"  # noqa: S608 - placeholders
             )
             params.extend(roles)
         sql = "SELECT *, COALESCE(last_activity_at, started_at) AS last_active FROM sessions"
