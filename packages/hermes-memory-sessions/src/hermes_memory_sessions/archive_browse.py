@@ -81,9 +81,10 @@ class ArchiveBrowse(SqliteArchiveBase):
             where.append("started_at <= ?")
             params.append(float(until))
         if roles:
+            marks = ",".join("?" * len(roles))  # placeholders only
             where.append(
-                "EXISTS (SELECT 1 FROM messages m WHERE m.session_id = sessions.id"
-                f" AND m.role IN ({','.join('?' * len(roles))}))"  # noqa: S608 - placeholders
+                "EXISTS (SELECT 1 FROM messages m WHERE m.session_id = sessions.id"  # noqa: S608
+                f" AND m.role IN ({marks}))"
             )
             params.extend(roles)
         sql = "SELECT *, COALESCE(last_activity_at, started_at) AS last_active FROM sessions"
