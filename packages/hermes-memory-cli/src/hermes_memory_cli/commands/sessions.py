@@ -534,6 +534,8 @@ def export(ctx: Context) -> int:
     """``sessions export [ID ...] [--output FILE]`` (JSON Lines)."""
     from hermes_memory_sessions.jsonl import export_jsonl
 
+    if getattr(ctx.args, "format", "jsonl") == "markdown":
+        return export_markdown(ctx)
     output: str | None = ctx.args.output
     if output is not None:
         out_path = Path(output).expanduser()
@@ -814,3 +816,72 @@ def search_filters(ctx: Context) -> dict[str, Any]:
     if until is not None:
         filters["until"] = until
     return filters
+
+
+def export_markdown(ctx: Context) -> int:
+    """``sessions export --format markdown [ID ...] [-o FILE|DIR]``: for people to read.
+
+    Standard output gets every session, one after the other; ``-o FILE`` one session;
+    ``-o DIR`` (an existing directory, a path ending in ``/``, or any path when several
+    sessions are exported) one ``<id>.md`` per session.
+    """
+    from hermes_memory_cli._i18n import cli_gettext as _
+    from hermes_memory_cli._markdown import file_name, session_markdown
+    from hermes_memory_core.fsutil import atomic_write_text
+
+    output: str | None = ctx.args.output
+    with ctx.session_store(create=False) as store:
+        if store is None:
+            ids: list[str] = []
+        elif ctx.args.session_ids:
+            ids = [resolve(store, p) for p in ctx.args.session_ids]
+        else:
+            ids = [str(row["id"]) for row in store.iter_sessions()]
+        if output is None:
+            for n, sid in enumerate(ids):
+                session = store.get_session(sid) if store is not None else None
+                assert store is not None
+                assert session is not None
+                if n:
+                    sys.stdout.write("\n---\n\n")
+                sys.stdout.write(session_markdown(session, store.get_messages(sid)))
+            sys.stdout.flush()
+            return 0
+        target = Path(output).expanduser()
+        as_dir = target.is_dir() or output.endswith(("/", "\\")) or len(ids) != 1
+        if as_dir:
+            if not target.is_dir():
+                if not target.parent.is_dir():
+                    raise CLIError(_("directory {path} does not exist").format(path=target.parent))
+                target.mkdir(mode=0o700)
+            paths = [target / file_name({"id": sid}) for sid in ids]
+        else:
+            if not target.parent.is_dir():
+                raise CLIError(_("directory {path} does not exist").format(path=target.parent))
+            paths = [target]
+        existing = [p for p in paths if p.exists()]
+        if existing:
+            ctx.confirm(
+                _("{n} of the files exist already (first: {path}). Overwrite them?").format(
+                    n=len(existing), path=existing[0]
+                )
+            )
+        assert store is not None or not ids
+        for sid, path in zip(ids, paths, strict=True):
+            assert store is not None
+            session = store.get_session(sid)
+            assert session is not None
+            try:
+                atomic_write_text(path, session_markdown(session, store.get_messages(sid)))
+            except OSError as exc:
+                raise CLIError(
+                    _("cannot write {path}: {reason}").format(path=path, reason=exc.strerror or exc)
+                ) from None
+    where = target if as_dir else paths[0]
+    if ctx.json:
+        ctx.emit_json({"exported": len(ids), "output": str(where), "format": "markdown"})
+    else:
+        ctx.say(
+            _("Exported {n} sessions as Markdown to {path}.").format(n=f"{len(ids):,}", path=where)
+        )
+    return 0
