@@ -259,7 +259,14 @@ class Context:
         """Rich console on stdout (plain text when stdout is not a terminal)."""
         from rich.console import Console
 
-        return Console(highlight=False, markup=False, emoji=False, soft_wrap=True)
+        class _Console(Console):
+            def on_broken_pipe(self) -> None:
+                # rich would exit with status 1; a reader that stopped early (`| head -1`)
+                # is success: main() turns BrokenPipeError into a quiet exit 0.
+                self.quiet = True
+                raise BrokenPipeError
+
+        return _Console(highlight=False, markup=False, emoji=False, soft_wrap=True)
 
     @property
     def is_terminal(self) -> bool:
