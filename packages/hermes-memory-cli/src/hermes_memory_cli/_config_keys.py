@@ -216,8 +216,13 @@ class UnknownKey:
     suggestion: str | None
 
     def describe(self) -> str:
-        hint = f" (did you mean {self.suggestion}?)" if self.suggestion else ""
-        return f"unknown key {self.name}{hint}"
+        from hermes_memory_cli._i18n import cli_gettext as _
+
+        if self.suggestion:
+            return _("unknown key {key} (did you mean {other}?)").format(
+                key=self.name, other=self.suggestion
+            )
+        return _("unknown key {key}").format(key=self.name)
 
 
 def unknown_keys(raw: Mapping[str, Any], keys: Mapping[str, KeySpec]) -> list[UnknownKey]:
