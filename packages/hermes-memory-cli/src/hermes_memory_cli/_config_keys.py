@@ -165,7 +165,7 @@ def _provider_keys() -> list[KeySpec]:
                 continue
         settings = getattr(factory, "settings_class", None)
         section = getattr(settings, "section", "") if settings is not None else ""
-        if not section or section in seen or section in CORE_SECTIONS:
+        if settings is None or not section or section in seen or section in CORE_SECTIONS:
             continue
         seen.add(section)
         for field in settings.fields():

@@ -44,7 +44,8 @@ def _calls(raw: Any) -> list[tuple[str, str]]:
         if not isinstance(call, dict):
             out.append(("?", json.dumps(call, ensure_ascii=False)))
             continue
-        fn = call.get("function") if isinstance(call.get("function"), dict) else call
+        inner = call.get("function")
+        fn: dict[str, Any] = inner if isinstance(inner, dict) else call
         name = str(fn.get("name") or "?")
         args = fn.get("arguments")
         if isinstance(args, str):
