@@ -38,7 +38,9 @@ PAGES = sorted(
 )
 DOC_HOME = "/tmp/hermes-memory-demo-dxp4srwu"
 DOC_STAMP = "20261130_054739"
-_FENCE = re.compile(r"^(?P<fence>`{3,})(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)^(?P=fence)\s*$", re.M | re.S)
+_FENCE = re.compile(
+    r"^(?P<fence>`{3,})(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S
+)
 _NOT_RUN = re.compile(r"<!--\s*not-run\b[^>]*-->\s*$")
 
 
@@ -219,6 +221,8 @@ def test_shell_blocks_run(block: Block, tmp_path: Path, demo: Demo) -> None:
     steps = console_steps(block.body)
     assert steps, f"{block.where}: a console block without '$ ' lines (mark it not-run)"
     for command, expected in steps:
+        if command.strip().startswith("hermes-memory demo"):
+            continue  # the demo fixture ran it; its transcript has a test of its own
         proc = run(_strip_comment(command))
         fails = any(line.startswith("hermes-memory: error:") for line in expected)
         assert (proc.returncode != 0) == fails, (
@@ -243,13 +247,17 @@ def _transcripts() -> list[tuple[Block, list[str]]]:
 
 
 @pytest.mark.parametrize("found", _transcripts(), ids=[b.where for b, _ in _transcripts()])
-def test_demo_transcripts_are_what_the_demo_prints(found: tuple[Block, list[str]], demo: Demo) -> None:
+def test_demo_transcripts_are_what_the_demo_prints(
+    found: tuple[Block, list[str]], demo: Demo
+) -> None:
     """The doc's lines appear, in order, in the demo's output; ``...`` stands for lines left
     out. A transcript without ``...`` must be the whole output."""
     block, expected = found
     actual = normalize(demo.output, demo).splitlines()
     want = [line.rstrip() for line in expected]
     if "..." not in want:
+        if "(hybrid recall:" in "\n".join(want) and "(hybrid recall:" not in demo.output:
+            pytest.skip("hermes-memory-vectors is not installed: the demo has no hybrid step")
         assert want == actual, f"{block.where}: the transcript differs from the demo's output"
         return
     position = 0
