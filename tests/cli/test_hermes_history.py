@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -141,3 +142,37 @@ def test_a_time_budget_stops_between_sessions_and_the_next_run_continues(home, t
         assert first.incomplete and first.sessions_imported == 0
         second = import_hermes_db(state, store)
         assert not second.incomplete and second.sessions_imported == total
+
+
+def test_message_count_counts_live_messages_not_taken_back_ones(cli, home):
+    """docs/explanation/differences-from-hermes.md: Hermes' counter counts every message
+    appended (a rewind does not lower it); ours counts the live conversation. Side by side
+    with Hermes' browse: 10 there, 8 here, for a session with 2 taken-back messages."""
+    builders = _builders()
+    state = home / "state.db"
+    conn = builders.build_v23(state, wal=False)
+    exp = builders.Expected()
+    builders._add_session(
+        conn, exp, id="20250310_090000_abcdef", source="cli", started_at=1_741_597_200.0,
+        message_count=10,
+    )  # fmt: skip
+    for n in range(10):
+        rewound = n in (6, 7)  # /undo took back one exchange: active = 0, compacted = 0
+        builders._add_message(
+            conn, exp, session_id="20250310_090000_abcdef",
+            role="user" if n % 2 == 0 else "assistant", content=f"message {n}",
+            timestamp=1_741_597_200.0 + n, active=0 if rewound else 1, compacted=0,
+        )  # fmt: skip
+    conn.commit()
+    conn.close()
+    hermes_count = sqlite3.connect(state).execute("SELECT message_count FROM sessions").fetchone()
+    assert hermes_count == (10,)  # what Hermes' browse shows
+    cli.ok("sessions", "import", "--from-hermes")
+    listed = cli.ok("--json", "sessions", "list").json()
+    assert listed[0]["message_count"] == 8  # the live conversation
+    shown = cli.ok("--json", "sessions", "show", "20250310_090000_abcdef").json()
+    assert len(shown["messages"]) == 10  # every stored message is still there
+    assert sum(1 for m in shown["messages"] if m["active"] == 0) == 2
+    doc = Path(__file__).resolve().parents[2] / "docs/explanation/differences-from-hermes.md"
+    row = next(line for line in doc.read_text().splitlines() if "message counters" in line)
+    assert "taken back" in row and "| the same |" not in row
