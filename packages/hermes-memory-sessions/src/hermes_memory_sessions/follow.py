@@ -183,17 +183,24 @@ def follow_hermes(
 ) -> ImportReport | None:
     """Import what is new in ``<home>/state.db`` into ``store``, within ``time_budget_s``.
 
-    Returns the import report, or None when there is no Hermes database in the home or
+    Returns the import report, or None when there is no Hermes database in the home,
+    nothing is new in it (the quick `pending_hermes_import` comparison: no import runs), or
     another process is following it right now (its run covers this one). Import errors
     are logged, never raised: following is best effort and must not stop a command or a
     turn. ``lock_dir`` is where the lock file lives (default: the home's
     ``hermes-memory`` folder).
+
+    A session that Hermes ended without adding a message is brought up to date by the next
+    run that has something to copy (or by ``sessions import --from-hermes``).
     """
     from hermes_memory_sessions.importer import HermesImportError, import_hermes_db
 
     state = hermes_state_path(home)
     if inspect_database(state).kind != "hermes":
         return None
+    pending = pending_hermes_import(home, store)
+    if pending is not None and pending.complete and not pending.behind:
+        return None  # nothing new: skip the import's per-session pass
     where = Path(lock_dir) if lock_dir is not None else Path(home).expanduser() / "hermes-memory"
     with _exclusive(where) as mine:
         if not mine:
