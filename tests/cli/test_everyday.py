@@ -289,3 +289,19 @@ def test_a_reader_that_stops_early_is_success_under_pipefail(cli, archive, comma
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() and proc.stderr == ""
+
+
+def test_every_command_is_in_the_cli_reference():
+    """docs/reference/cli.md names every command the parser has (issue 23 found some missing)."""
+    from hermes_memory_cli.commands.completion import tree
+
+    text = (Path(__file__).resolve().parents[2] / "docs/reference/cli.md").read_text()
+    missing = [
+        path
+        for path, level in tree().items()
+        if path
+        and not level.subs
+        and f"`{path}" not in text
+        and f"hermes-memory {path}" not in text
+    ]
+    assert missing == []
