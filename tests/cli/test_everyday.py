@@ -305,3 +305,76 @@ def test_every_command_is_in_the_cli_reference():
         and f"hermes-memory {path}" not in text
     ]
     assert missing == []
+
+
+def _tiny_wheel(directory: Path, name: str) -> Path:
+    """A minimal, valid wheel of a one-module distribution (no build backend needed)."""
+    import base64
+    import hashlib
+    import zipfile
+
+    module = name.replace("-", "_")
+    files = {
+        f"{module}.py": "VALUE = 42\n",
+        f"{module}-0.1.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n",
+        f"{module}-0.1.dist-info/WHEEL": (
+            "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        ),
+    }
+    record = f"{module}-0.1.dist-info/RECORD"
+    lines = []
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+        lines.append(f"{path},sha256={digest.decode()},{len(text.encode())}")
+    files[record] = "\n".join([*lines, f"{record},,"]) + "\n"
+    wheel = directory / f"{module}-0.1-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        for path, text in files.items():
+            zf.writestr(path, text)
+    return wheel
+
+
+def test_plugins_install_really_installs_into_the_clis_environment(tmp_path):
+    """A real, offline install (pip with --find-links through PIP_* variables) into a fresh
+    venv that runs the CLI: the package lands in that venv, and nowhere else."""
+    import site
+    import sysconfig
+
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    _tiny_wheel(wheels, "hm-dummy-plugin")
+    venv = tmp_path / "venv"
+    subprocess.run(
+        [getattr(sys, "_base_executable", sys.executable), "-m", "venv", str(venv)],
+        check=True,
+        timeout=120,
+    )
+    python = venv / "bin" / "python"
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    ours = sysconfig.get_paths()["purelib"]
+    # the CLI (and pip) come from this test environment; installs go to the new venv
+    Path(purelib, "_hm_cli.pth").write_text(f"import site; site.addsitedir({ours!r})\n")
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "PIP_"))},
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(wheels),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "HOME": str(tmp_path),
+    }
+    cli_run = [str(python), "-m", "hermes_memory_cli.cli", "plugins", "install", "hm-dummy-plugin"]
+    dry = subprocess.run([*cli_run, "--dry-run"], capture_output=True, text=True, env=env)
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.split()[:3] == [str(python), "-m", "pip"], dry.stdout
+    done = subprocess.run(cli_run, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Installed hm-dummy-plugin" in done.stdout
+    check = subprocess.run(
+        [str(python), "-c", "import hm_dummy_plugin; print(hm_dummy_plugin.__file__)"],
+        capture_output=True, text=True, env=env, check=True,
+    )  # fmt: skip
+    assert check.stdout.strip().startswith(purelib)
+    assert not Path(ours, "hm_dummy_plugin.py").exists()
+    assert site  # the .pth above relies on the site module
