@@ -217,9 +217,11 @@ class Context:
         """
         import sqlite3
 
+        from hermes_memory_cli._hermes_history import before_read
+
         if self.config.sessions.backend == "postgres":
             with self._postgres_archive() as archive:
-                yield archive
+                yield before_read(self, archive) or archive
             return
 
         from hermes_memory_sessions.hermesdb import legacy_archive_notice
@@ -249,19 +251,23 @@ class Context:
                         destination=shlex.quote(str(blocker) + ".old"),
                     )
                 )
-        if not create and not path.exists():
-            yield None
-            return
+        opened: SessionArchive | None = None
         try:
-            store = SessionStore(path)
+            if create or path.exists():
+                opened = SessionStore(path)
+            # reading: Hermes' state.db in the home is noticed, or followed (may create)
+            opened = before_read(self, opened)
         except (sqlite3.Error, OSError) as exc:
+            if opened is not None:
+                opened.close()
             raise CLIError(
                 _("cannot open the session archive {path}: {error}").format(path=path, error=exc)
             ) from None
         try:
-            yield store
+            yield opened
         finally:
-            store.close()
+            if opened is not None:
+                opened.close()
 
     @contextmanager
     def _postgres_archive(self) -> Iterator[SessionArchive]:
@@ -286,7 +292,14 @@ class Context:
         """Rich console on stdout (plain text when stdout is not a terminal)."""
         from rich.console import Console
 
-        return Console(highlight=False, markup=False, emoji=False, soft_wrap=True)
+        class _Console(Console):
+            def on_broken_pipe(self) -> None:
+                # rich would exit with status 1; a reader that stopped early (`| head -1`)
+                # is success: main() turns BrokenPipeError into a quiet exit 0.
+                self.quiet = True
+                raise BrokenPipeError
+
+        return _Console(highlight=False, markup=False, emoji=False, soft_wrap=True)
 
     @property
     def is_terminal(self) -> bool:

@@ -339,6 +339,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--all", action="store_true", help="every session (overrides --limit)")
     p.add_argument("--source", help="only sessions from this source (cli, telegram, ...)")
+    _time_filters(p, "sessions")
+    p.add_argument(
+        "--role",
+        action="append",
+        type=_role,
+        metavar="ROLE",
+        help="only sessions with messages of this role (repeatable, or comma-separated)",
+    )
     _handler(p, "sessions:list_")
 
     p = add(ssub, "show", "a session and its messages")
@@ -371,6 +379,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ROLE",
         help=f"only messages of this role: {', '.join(ROLES)} (repeatable, or comma-separated)",
     )
+    p.add_argument("--source", help="only sessions from this source (cli, telegram, ...)")
+    _time_filters(p, "messages")
     _handler(p, "sessions:search")
 
     p = add(ssub, "rename", "set a session's title")
@@ -392,14 +402,32 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add(ssub, "export", "write sessions as JSON Lines (all, or the given ids)")
     p.add_argument("session_ids", nargs="*", metavar="ID", help="session ids or unique prefixes")
-    p.add_argument("-o", "--output", metavar="FILE", help="write here (default: standard output)")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write here (default: standard output); with --format markdown and several"
+        " sessions, a directory that gets one FILE per session",
+    )
+    p.add_argument(
+        "--format",
+        choices=["jsonl", "markdown"],
+        default="jsonl",
+        help="jsonl (default: the re-importable export) or markdown (to read)",
+    )
     _yes(p)
     _handler(p, "sessions:export")
 
     p = add(ssub, "import", "import a JSONL export, or a Hermes state.db with --from-hermes")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("file", nargs="?", metavar="FILE", help="a JSONL export ('-' = stdin)")
-    src.add_argument("--from-hermes", metavar="PATH", help="a Hermes Agent state.db")
+    src.add_argument(
+        "--from-hermes",
+        metavar="PATH",
+        nargs="?",
+        const="",
+        help="a Hermes Agent state.db (default: the home's own <home>/state.db)",
+    )
     _handler(p, "sessions:import_")
 
     p = add(ssub, "end", "end a session left open (a crashed host), or every one idle HOURS")
@@ -469,7 +497,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     # ---------------------------------------------------------------- plugins / provider
     p = add(sub, "plugins", "installed memory providers and plugins that failed to load")
-    p.add_argument("action", nargs="?", choices=["list"], help="'list' is the same as no action")
+    p.add_argument(
+        "action",
+        nargs="?",
+        choices=["list", "install"],
+        help="'list' is the same as no action; 'install NAME' adds a plugin",
+    )
+    p.add_argument(
+        "name",
+        nargs="?",
+        metavar="NAME",
+        help="install: a provider (mem0, honcho, ...) or a distribution name",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="install: print the command that would run, and run nothing",
+    )
     _handler(p, "plugins:plugins")
 
     provider = add(sub, "provider", "the external memory provider (memory.provider)")
@@ -491,6 +535,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep", action="store_true", help="keep the temporary home and print it")
     _handler(p, "demo:demo")
 
+    _add_everyday(sub, add)
     _register_contributed(sub, common)
     return parser
 
@@ -511,6 +556,68 @@ def _add_resume_undo(add: Any, ssub: Any) -> None:
     p.add_argument("session_id", metavar="ID", help="session id or a unique prefix of it")
     p.add_argument("n", nargs="?", type=_positive_int, default=1, metavar="N", help="exchanges")
     _handler(p, "sessions:undo")
+
+
+def _add_everyday(sub: Any, add: Any) -> None:
+    """``config`` and ``completion``."""
+    config = add(sub, "config", "read and change config.yaml (typed, comments kept)")
+    csub = config.add_subparsers(dest="config_command", metavar="ACTION", parser_class=_Parser)
+    csub.required = True
+    p = add(csub, "get", "the value in effect of KEY (from the file, else the default)")
+    p.add_argument("key", metavar="KEY", help="section.key, e.g. memory.nudge_interval")
+    _handler(p, "config:get")
+    p = add(csub, "set", "set KEY to VALUE (checked; only that line of the file changes)")
+    p.add_argument("key", metavar="KEY", help="section.key, e.g. sessions.follow_hermes")
+    p.add_argument("value", metavar="VALUE", help="true/false, a number or text, as the key takes")
+    _handler(p, "config:set_")
+    p = add(csub, "unset", "remove KEY from the file (its default applies again)")
+    p.add_argument("key", metavar="KEY", help="section.key")
+    _handler(p, "config:unset")
+    p = add(csub, "list", "every key with its value; unknown keys in the file are reported")
+    p.add_argument("prefix", nargs="?", metavar="SECTION", help="only this section (or key)")
+    _handler(p, "config:list_")
+
+    p = add(sub, "completion", "print a shell completion script (bash, zsh or fish)")
+    p.add_argument("shell", choices=["bash", "zsh", "fish"], help="the shell to complete in")
+    _handler(p, "completion:completion")
+
+
+def _time_filters(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--since`` / ``--until`` (YYYY-MM-DD or ISO 8601, local time unless it says)."""
+    parser.add_argument(
+        "--since",
+        type=_moment(end=False),
+        metavar="DATE",
+        help=f"only {what} from DATE on (YYYY-MM-DD or ISO 8601, e.g. 2026-03-05T09:00)",
+    )
+    parser.add_argument(
+        "--until",
+        type=_moment(end=True),
+        metavar="DATE",
+        help=f"only {what} up to DATE, inclusive (a bare date means its whole day)",
+    )
+
+
+def _moment(*, end: bool) -> Any:
+    """An argparse type: a date or date-time as epoch seconds (a bare date at the end
+    of its day when ``end``)."""
+
+    def parse(text: str) -> float:
+        from datetime import datetime, timedelta
+
+        value = text.strip()
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected a date as YYYY-MM-DD or ISO 8601 (2026-03-05T09:00), got {text!r}"
+            ) from None
+        if end and len(value) == 10:  # YYYY-MM-DD: the whole day
+            moment += timedelta(days=1)
+            return moment.timestamp() - 1e-6
+        return moment.timestamp()
+
+    return parse
 
 
 #: Entry-point group through which other distributions add command groups.

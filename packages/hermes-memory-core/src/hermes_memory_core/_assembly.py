@@ -58,12 +58,13 @@ def populate(manager: MemoryManager, registry: PluginRegistry, config: HermesCon
         return
     if external not in registry.providers:
         installed = ", ".join(n for n in registry.names() if n not in BUILTIN_TIER_NAMES)
+        from hermes_memory_core.installer import install_command
+
         logger.warning(
-            "memory.provider is %r but no such provider is installed (installed: %s); "
-            "try: pip install hermes-memory-%s",
+            "memory.provider is %r but no such provider is installed (installed: %s); try: %s",
             external,
             installed or "none",
-            external,
+            install_command(f"hermes-memory-{external}"),
         )
         return
     add_from_registry(manager, registry, external, config)

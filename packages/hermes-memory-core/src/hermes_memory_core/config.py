@@ -28,6 +28,7 @@ __all__ = [
     "PostgresConfig",
     "SessionsConfig",
     "load_config",
+    "parse_config",
     "resolve_home",
     "sessions_db_path",
 ]
@@ -84,6 +85,11 @@ class SessionsConfig:
     #: ``embedder_api_key_env``); empty: lexical search only. Checked and turned into an
     #: embedder by ``hermes_memory_vectors.embedder_from_config`` when the archive opens.
     embedder: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    #: Keep the archive following ``<home>/state.db`` (Hermes Agent's own database): an
+    #: incremental, read-only import when the sessions provider starts and before CLI reads.
+    #: Off by default: the first import copies a whole history (disk, time), so it is a
+    #: choice the user makes; until then read commands and ``doctor`` say how to do it.
+    follow_hermes: bool = False
 
 
 #: Environment variable holding the PostgreSQL DSN when ``postgres.dsn`` is not set.
@@ -154,6 +160,17 @@ def load_config(home: str | os.PathLike[str] | None = None) -> HermesConfig:
             raw = yaml.safe_load(text) or {}
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path} is not valid YAML: {_one_line(exc)}") from exc
+    return parse_config(raw, home_path)
+
+
+def parse_config(raw: Any, home: str | os.PathLike[str]) -> HermesConfig:
+    """Check an already-parsed ``config.yaml`` mapping as `load_config` does (used to
+    validate a change before it is written).
+
+    :raises ConfigError: a known key of the wrong type, or a top level that is no mapping.
+    """
+    home_path = Path(home).expanduser()
+    path = home_path / "config.yaml"
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: the top level must be a mapping, got {type(raw).__name__}")
     memory = _parse_memory(_section(raw, "memory", path), path)
@@ -177,28 +194,29 @@ def _section(raw: Mapping[str, Any], name: str, path: Path) -> Mapping[str, Any]
     return value
 
 
+def _choice(*allowed: str) -> Any:
+    def parse(value: Any) -> str:
+        if not isinstance(value, str) or value.strip().lower() not in allowed:
+            raise ValueError("must be one of " + ", ".join(repr(a) for a in allowed))
+        return value.strip().lower()
+
+    return parse
+
+
+def _as_seconds(value: Any) -> float:
+    return as_positive_float(value, unit="seconds")
+
+
+def _as_name(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("must be a provider name (a string)")
+    return value.strip()
+
+
 def _parse_memory(section: Mapping[str, Any], path: Path) -> MemoryConfig:
     defaults = MemoryConfig()
-    known = {
-        "memory_enabled": as_bool,
-        "user_profile_enabled": as_bool,
-        "memory_char_limit": as_positive_int,
-        "user_char_limit": as_positive_int,
-        "nudge_interval": as_non_negative_int,
-        "provider": _as_name,
-        "prefetch_timeout": _as_seconds,
-        "hook_timeout": _as_seconds,
-        "tool_timeout": _as_seconds,
-        "shutdown_timeout": _as_seconds,
-        "recall_max_chars": as_positive_int,
-        "recall_max_lines": as_positive_int,
-        "write_approval": as_bool,
-        "review_timeout": _as_seconds,
-        "review_max_turns": as_positive_int,
-        "backend": _choice("files", "postgres"),
-    }
-    # Keys Hermes itself uses in this section that we accept and ignore.
-    tolerated = {"flush_min_turns", "memory_mode"}
+    known = MEMORY_KEY_PARSERS
+    tolerated = MEMORY_TOLERATED_KEYS
     values: dict[str, Any] = {}
     for key, value in section.items():
         if key in known:
@@ -209,8 +227,33 @@ def _parse_memory(section: Mapping[str, Any], path: Path) -> MemoryConfig:
             except ValueError as exc:
                 raise ConfigError(f"{path}: memory.{key} {exc}, got {value!r}") from None
         elif key not in tolerated:
-            logger.warning("%s: unknown key memory.%s is ignored", path, key)
+            logger.warning(
+                "%s: unknown key memory.%s is ignored%s", path, key, _did_you_mean(key, known)
+            )
     return MemoryConfig(**{**vars(defaults), **values})
+
+
+#: ``memory:`` keys and the check each value passes (what `load_config` applies).
+MEMORY_KEY_PARSERS: dict[str, Any] = {
+    "memory_enabled": as_bool,
+    "user_profile_enabled": as_bool,
+    "memory_char_limit": as_positive_int,
+    "user_char_limit": as_positive_int,
+    "nudge_interval": as_non_negative_int,
+    "provider": _as_name,
+    "prefetch_timeout": _as_seconds,
+    "hook_timeout": _as_seconds,
+    "tool_timeout": _as_seconds,
+    "shutdown_timeout": _as_seconds,
+    "recall_max_chars": as_positive_int,
+    "recall_max_lines": as_positive_int,
+    "write_approval": as_bool,
+    "review_timeout": _as_seconds,
+    "review_max_turns": as_positive_int,
+    "backend": _choice("files", "postgres"),
+}
+#: Keys Hermes itself uses in ``memory:`` that we accept and ignore.
+MEMORY_TOLERATED_KEYS = frozenset({"flush_min_turns", "memory_mode"})
 
 
 #: The session archive's file, relative to the home, unless ``sessions.db_path`` says otherwise.
@@ -235,9 +278,17 @@ def _parse_sessions(section: Mapping[str, Any], path: Path, home: Path) -> Sessi
     db_path = sessions_db_path(home)
     backend = "sqlite"
     embedder: dict[str, Any] = {}
+    follow = False
     for key, value in section.items():
         if key in SESSIONS_EMBEDDER_KEYS:
             embedder[key] = value
+        elif key == "follow_hermes":
+            if value is None:
+                continue
+            try:
+                follow = as_bool(value)
+            except ValueError as exc:
+                raise ConfigError(f"{path}: sessions.follow_hermes {exc}, got {value!r}") from None
         elif key == "backend":
             if value is None:
                 continue
@@ -252,8 +303,15 @@ def _parse_sessions(section: Mapping[str, Any], path: Path, home: Path) -> Sessi
                 raise ConfigError(f"{path}: sessions.db_path must be a path string, got {value!r}")
             db_path = sessions_db_path(home, value)
         else:
-            logger.warning("%s: unknown key sessions.%s is ignored", path, key)
-    return SessionsConfig(db_path=db_path, backend=backend, embedder=embedder)
+            logger.warning(
+                "%s: unknown key sessions.%s is ignored%s",
+                path,
+                key,
+                _did_you_mean(
+                    key, {"db_path", "backend", "follow_hermes", *SESSIONS_EMBEDDER_KEYS}
+                ),
+            )
+    return SessionsConfig(db_path=db_path, backend=backend, embedder=embedder, follow_hermes=follow)
 
 
 #: ``sessions:`` keys read by the embedder (hermes-memory-vectors), handed over as written.
@@ -281,7 +339,12 @@ def _parse_postgres(section: Mapping[str, Any], path: Path, *, needed: bool) -> 
                 raise ConfigError(f"{path}: postgres.{key} must be a non-empty string")
             values[key] = value.strip()
         else:
-            logger.warning("%s: unknown key postgres.%s is ignored", path, key)
+            logger.warning(
+                "%s: unknown key postgres.%s is ignored%s",
+                path,
+                key,
+                _did_you_mean(key, {"dsn", "owner"}),
+            )
     dsn = values.get("dsn") or os.environ.get(PG_DSN_ENV, "").strip() or None
     owner = values.get("owner")
     if needed and dsn is None:
@@ -296,23 +359,12 @@ def _parse_postgres(section: Mapping[str, Any], path: Path, *, needed: bool) -> 
     return PostgresConfig(dsn=dsn, owner=owner)
 
 
-def _choice(*allowed: str) -> Any:
-    def parse(value: Any) -> str:
-        if not isinstance(value, str) or value.strip().lower() not in allowed:
-            raise ValueError("must be one of " + ", ".join(repr(a) for a in allowed))
-        return value.strip().lower()
+def _did_you_mean(key: Any, known: Any) -> str:
+    """`` (did you mean X?)`` for the closest known key (difflib), or ``""``."""
+    import difflib
 
-    return parse
-
-
-def _as_seconds(value: Any) -> float:
-    return as_positive_float(value, unit="seconds")
-
-
-def _as_name(value: Any) -> str:
-    if not isinstance(value, str):
-        raise ValueError("must be a provider name (a string)")
-    return value.strip()
+    close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
 
 
 def _one_line(exc: Exception) -> str:

@@ -48,11 +48,16 @@ class ArchiveBrowse(SqliteArchiveBase):
         limit: int | None = None,
         offset: int = 0,
         order: str = "started_desc",
+        since: float | None = None,
+        until: float | None = None,
+        roles: Sequence[str] | None = None,
     ) -> list[dict[str, Any]]:
         """Sessions with every stored column plus ``last_active``.
 
         ``order``: ``"started_desc"`` (default, newest first), ``"started_asc"``, or
         ``"last_active"`` (most recently active first); ties are broken by id.
+        ``since``/``until`` (epoch seconds, inclusive) bound ``started_at``; ``roles``
+        keeps sessions holding at least one message of one of those roles.
         """
         orders = {
             "started_desc": "started_at DESC, id DESC",
@@ -69,6 +74,19 @@ class ArchiveBrowse(SqliteArchiveBase):
         if exclude_sources:
             where.append(f"source NOT IN ({','.join('?' * len(exclude_sources))})")
             params.extend(exclude_sources)
+        if since is not None:
+            where.append("started_at >= ?")
+            params.append(float(since))
+        if until is not None:
+            where.append("started_at <= ?")
+            params.append(float(until))
+        if roles:
+            marks = ",".join("?" * len(roles))  # placeholders only
+            where.append(
+                "EXISTS (SELECT 1 FROM messages m WHERE m.session_id = sessions.id"  # noqa: S608
+                f" AND m.role IN ({marks}))"
+            )
+            params.extend(roles)
         sql = "SELECT *, COALESCE(last_activity_at, started_at) AS last_active FROM sessions"
         if where:
             sql += " WHERE " + " AND ".join(where)

@@ -92,9 +92,11 @@ class ArchiveVectors:
         try:
             from hermes_memory_sessions.vectors import VectorIndex
         except ImportError as exc:  # numpy missing
+            from hermes_memory_core.installer import install_command
+
             raise ImportError(
                 "an embedder needs the vector index's dependencies: "
-                "pip install 'hermes-memory-sessions[vectors]'"
+                + install_command("hermes-memory-sessions[vectors]")
             ) from exc
         self.vector_index = VectorIndex(self, embedder, background=background)  # type: ignore[arg-type]
 

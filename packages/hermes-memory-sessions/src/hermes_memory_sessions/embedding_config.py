@@ -61,9 +61,11 @@ def build_embedder(section: Mapping[str, Any] | None, *, strict: bool) -> Any:
     try:
         from hermes_memory_vectors import EmbedderError, embedder_from_config
     except ImportError:
+        from hermes_memory_core.installer import install_command
+
         message = (
             "sessions.embedder is set but the hermes-memory-vectors package is not installed"
-            " (pip install 'hermes-memory-sessions[vectors]'); search stays lexical"
+            f" ({install_command('hermes-memory-sessions[vectors]')}); search stays lexical"
         )
         if strict:
             raise ConfigError(message) from None

@@ -25,11 +25,14 @@ def hit_filters(
     source_filter: Sequence[str] | None,
     exclude_sources: Sequence[str] | None,
     include_inactive: bool,
+    since: float | None = None,
+    until: float | None = None,
 ) -> tuple[list[str], list[Any]]:
     """SQL conditions (to be joined with ``AND``) and their parameters for the filters.
 
     Inactive messages are left out unless ``include_inactive``; compacted ones are kept
     (they are what compression summarised away, still part of the history).
+    ``since``/``until`` (epoch seconds, inclusive) bound the message's ``timestamp``.
     """
     where: list[str] = []
     params: list[Any] = []
@@ -42,6 +45,12 @@ def hit_filters(
     if exclude_sources:
         where.append(f"s.source NOT IN ({','.join('?' * len(exclude_sources))})")
         params.extend(exclude_sources)
+    if since is not None:
+        where.append("m.timestamp >= ?")
+        params.append(float(since))
+    if until is not None:
+        where.append("m.timestamp <= ?")
+        params.append(float(until))
     if not include_inactive:
         where.append("(m.active = 1 OR m.compacted = 1)")
     return where, params

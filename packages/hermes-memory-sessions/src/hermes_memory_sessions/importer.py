@@ -39,6 +39,7 @@ import os
 import shutil
 import sqlite3
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -143,6 +144,8 @@ class ImportReport:
         titles, ...).
     :ivar read_mode: how the source was opened (``"ro"``, ``"immutable"`` or ``"snapshot"``).
     :ivar watermark: the highest source message id this archive has now seen from the file.
+    :ivar incomplete: the run stopped at a session boundary because its ``time_budget_s``
+        ran out; the next run continues (what was committed stays, nothing is doubled).
     """
 
     source: str
@@ -162,6 +165,7 @@ class ImportReport:
     warnings: list[str] = field(default_factory=list)
     read_mode: str = ""
     watermark: int = 0
+    incomplete: bool = False
 
     def error(self, text: str) -> None:
         """Record one left-out row (kept up to `MAX_ERRORS_KEPT` lines)."""
@@ -198,6 +202,7 @@ class ImportReport:
             "warnings": list(self.warnings),
             "read_mode": self.read_mode,
             "watermark": self.watermark,
+            "incomplete": self.incomplete,
         }
 
     def summary(self) -> str:
@@ -224,6 +229,8 @@ class ImportReport:
             text += f"; credentials masked in {self.messages_masked:,} messages"
         if self.warnings:
             text += f"; {len(self.warnings)} warning(s)"
+        if self.incomplete:
+            text += "; stopped at its time budget (the next run continues)"
         return text
 
 
@@ -704,6 +711,7 @@ def import_hermes_db(
     skip_existing: bool = True,
     source_key: str | None = None,
     step_budget_s: float = STEP_BUDGET_S,
+    time_budget_s: float | None = None,
 ) -> ImportReport:
     """Import what is new in a Hermes ``state.db`` into ``store`` (all of it the first time).
 
@@ -721,6 +729,9 @@ def import_hermes_db(
         run (default: the file's resolved path). Give the original's key when importing
         a copy of it.
     :param step_budget_s: longest any single read of the source may take.
+    :param time_budget_s: stop starting new sessions once the run has taken this long (the
+        session in progress finishes); the report says ``incomplete`` and the watermark is
+        not advanced, so the next run picks up the rest. None: no limit.
 
     Sessions keep their id, title, lineage, source, model, start/end times, end reason and
     every other column the archive knows (token and cost counters, ``model_config``, the
@@ -738,10 +749,11 @@ def import_hermes_db(
     key = source_key or str(path.resolve() if path.exists() else path)
     avoid_immutable = False
     restarted = 0
+    deadline = None if time_budget_s is None else time.monotonic() + time_budget_s
     for _attempt in range(_RESTARTS + 1):
         src = _open(path, step_budget_s, avoid_immutable=avoid_immutable)
         try:
-            report = _import(src, path, key, store, progress, skip_existing)
+            report = _import(src, path, key, store, progress, skip_existing, deadline)
             if restarted:
                 report.warnings.insert(
                     0,
@@ -780,6 +792,7 @@ def _import(
     store: SessionArchive,
     progress: ProgressCallback | None,
     skip_existing: bool,
+    deadline: float | None = None,
 ) -> ImportReport:
     conn = src.conn
     src.budget.arm()
@@ -865,6 +878,9 @@ def _import(
 
     select_session = f"SELECT {', '.join(('id', *session_fields))} FROM sessions WHERE id = ?"  # noqa: S608
     for raw_sid, parent in order:
+        if deadline is not None and time.monotonic() > deadline:
+            report.incomplete = True  # the watermark stays: the next run continues here
+            break
         sid, problem = _clean_id(raw_sid)
         if sid is None:
             report.sessions_failed += 1
@@ -950,6 +966,9 @@ def _import(
             )
         report.sessions_imported += 1
         report.add_messages(messages)
+    if report.incomplete:
+        report.watermark = watermark
+        return report
     store.set_import_watermark(
         key, high, sessions=report.sessions_imported, messages=report.messages_imported
     )

@@ -78,8 +78,13 @@ class SessionArchive(Protocol):
         limit: int | None = None,
         offset: int = 0,
         order: str = "started_desc",
+        since: float | None = None,
+        until: float | None = None,
+        roles: Sequence[str] | None = None,
     ) -> list[dict[str, Any]]:
-        """Sessions (all columns plus ``last_active``) in the requested order."""
+        """Sessions (all columns plus ``last_active``) in the requested order; ``since`` /
+        ``until`` (epoch seconds, inclusive) bound ``started_at``, ``roles`` keeps sessions
+        with a message of one of those roles."""
         ...
 
     def iter_sessions(self) -> Iterator[dict[str, Any]]:
@@ -236,8 +241,11 @@ class SessionArchive(Protocol):
         sort: str | None = None,
         include_inactive: bool = False,
         any_terms: bool = False,
+        since: float | None = None,
+        until: float | None = None,
     ) -> Hits | None:
-        """Matching rows by the discovery policy, without snippets (None: no match)."""
+        """Matching rows by the discovery policy, without snippets (None: no match);
+        ``since``/``until`` (epoch seconds, inclusive) bound message timestamps."""
         ...
 
     def hit_snippet(self, hits: Hits, message_id: int) -> str:

@@ -145,6 +145,7 @@ class SessionArchiveProvider(MemoryProvider):
         self._created: set[str] = set()
         self._recorded: dict[str, list[str]] = {}
         self._lock = threading.RLock()
+        self._follower: threading.Thread | None = None
 
     # ------------------------------------------------------------------ configuration
 
@@ -196,6 +197,67 @@ class SessionArchiveProvider(MemoryProvider):
         self._parent = str(kwargs.get("parent_session_id") or "")
         context = kwargs.get("agent_context")
         self._writable = context in (None, "", "primary")
+        if self._writable and self._follows_hermes():
+            self._start_following()
+
+    # ------------------------------------------------------------------ following Hermes
+
+    def _follows_hermes(self) -> bool:
+        section = self._config.get("sessions")
+        value = section.get("follow_hermes") if isinstance(section, Mapping) else None
+        from hermes_memory_core.coerce import as_bool
+
+        try:
+            return value is not None and as_bool(value)
+        except ValueError:
+            return False
+
+    def _start_following(self) -> None:
+        """``sessions.follow_hermes``: import what is new in ``<home>/state.db`` on a
+        background thread (bounded by `follow.PROVIDER_FOLLOW_BUDGET_S`), once per provider;
+        the turn never waits for it. Hermes' file is only read."""
+        with self._lock:
+            if self._follower is not None:
+                return
+            home = self._home or Path(os.environ.get("HERMES_HOME") or "~/.hermes").expanduser()
+            self._follower = threading.Thread(
+                target=self._follow, args=(home,), name="hermes-memory-follow", daemon=True
+            )
+            self._follower.start()
+
+    def _follow(self, home: Path) -> None:
+        from hermes_memory_sessions.follow import PROVIDER_FOLLOW_BUDGET_S, follow_hermes
+
+        store: SessionArchive | None = None
+        try:
+            section = self._config.get("sessions")
+            backend = section.get("backend") if isinstance(section, Mapping) else None
+            # a connection of its own: the turn's connection is never held by the import
+            if str(backend or "sqlite").strip().lower() == "postgres":
+                from hermes_memory_postgres.factory import session_archive
+
+                store = session_archive(self._config, home)
+            else:
+                store = SessionStore(self.db_path)
+            report = follow_hermes(
+                home, store, time_budget_s=PROVIDER_FOLLOW_BUDGET_S, lock_dir=self.db_path.parent
+            )
+            if report is not None and (report.sessions_imported or report.sessions_updated):
+                logger.info("followed Hermes' state.db: %s", report.summary())
+        except Exception as exc:  # best effort: never reaches the host
+            logger.warning("following Hermes' state.db failed: %s", exc)
+        finally:
+            if store is not None:
+                store.close()
+
+    def wait_following(self, timeout: float | None = None) -> bool:
+        """Wait for the background import started by `initialize` (tests, tools); True
+        when none is running any more."""
+        thread = self._follower
+        if thread is None:
+            return True
+        thread.join(timeout)
+        return not thread.is_alive()
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         """The ``session_search`` tool."""
@@ -211,7 +273,15 @@ class SessionArchiveProvider(MemoryProvider):
                 "secret": False,
                 "required": False,
                 "default": "<home>/hermes-memory/sessions.db",
-            }
+            },
+            {
+                "key": "sessions.follow_hermes",
+                "description": "keep importing what is new in <home>/state.db (read-only)",
+                "type": "boolean",
+                "secret": False,
+                "required": False,
+                "default": False,
+            },
         ]
 
     def backup_paths(self) -> list[str]:

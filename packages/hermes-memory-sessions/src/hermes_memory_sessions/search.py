@@ -324,10 +324,13 @@ def find_hits(
     sort: str | None = None,
     include_inactive: bool = False,
     any_terms: bool = False,
+    since: float | None = None,
+    until: float | None = None,
 ) -> Hits | None:
     """Matching rows without snippets/context (None when nothing matches or no terms).
 
-    ``any_terms=True`` is the natural-language fallback (see `_natural`).
+    ``any_terms=True`` is the natural-language fallback (see `_natural`); ``since`` /
+    ``until`` (epoch seconds, inclusive) bound the message timestamps.
     """
     parsed = parse_query(query)
     if not parsed.terms:
@@ -340,6 +343,8 @@ def find_hits(
         "exclude_sources": exclude_sources,
         "sort": sort,
         "include_inactive": include_inactive,
+        "since": since,
+        "until": until,
     }
     if any_terms:
         rows = _natural(conn, parsed, limit + offset, filters)
@@ -413,6 +418,8 @@ def _run(
     sort: str | None,
     include_inactive: bool,
     natural: bool = False,
+    since: float | None = None,
+    until: float | None = None,
 ) -> list[dict[str, Any]]:
     """Rows matching ``expr`` on ``table`` that pass the filters, in the requested order.
 
@@ -424,6 +431,8 @@ def _run(
         source_filter=source_filter,
         exclude_sources=exclude_sources,
         include_inactive=include_inactive,
+        since=since,
+        until=until,
     )
     cond = (" WHERE " + " AND ".join(where)) if where else ""
     select = HIT_SELECT

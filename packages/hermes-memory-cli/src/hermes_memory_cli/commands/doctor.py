@@ -101,6 +101,24 @@ def check_config(ctx: Context) -> tuple[list[Check], Any]:
     return [Check("config", "ok", str(path))], config
 
 
+def check_config_keys(ctx: Context, config: Any) -> list[Check]:
+    """Keys in config.yaml that nothing reads (a typo), each with the closest known key."""
+    from hermes_memory_cli._config_keys import known_keys, unknown_keys
+    from hermes_memory_cli._i18n import cli_gettext as _
+
+    if config is None:
+        return []
+    checks = []
+    for item in unknown_keys(config.raw, known_keys()):
+        fix = (
+            _("rename it to {key}").format(key=item.suggestion)
+            if item.suggestion
+            else _("remove it (see 'hermes-memory config list')")
+        )
+        checks.append(Check("config:keys", "warn", item.describe(), fix))
+    return checks
+
+
 def check_memory(home: Path, config: Any) -> list[Check]:
     """MEMORY.md and USER.md are real files (no symlinks), readable, private, within budget
     and unflagged (entries a human approved are not reported)."""
@@ -374,6 +392,58 @@ def check_hermes_state(home: Path) -> list[Check]:
     ]
 
 
+def check_hermes_history(ctx: Context, config: Any, db_path: Path) -> list[Check]:
+    """Hermes' ``<home>/state.db`` holds sessions the archive lacks (one history, not two)."""
+    from hermes_memory_cli._hermes_history import import_command
+    from hermes_memory_cli._i18n import cli_gettext as _
+    from hermes_memory_sessions.follow import hermes_state_path, pending_hermes_import
+    from hermes_memory_sessions.hermesdb import inspect_database
+
+    state = hermes_state_path(ctx.home)
+    if inspect_database(state).kind != "hermes":
+        return []
+    follow = bool(config is not None and config.sessions.follow_hermes)
+    try:
+        if config is not None and config.sessions.backend == "postgres":
+            with ctx.session_store(create=False) as store:
+                pending = pending_hermes_import(ctx.home, store)
+        elif db_path.exists():
+            from hermes_memory_sessions.store import SessionStore
+
+            with SessionStore(db_path, read_only=True) as ro:  # doctor never writes
+                pending = pending_hermes_import(ctx.home, ro)
+        else:
+            pending = pending_hermes_import(ctx.home, None)
+    except Exception as exc:  # the archive checks report why it cannot be opened
+        return [Check("hermes history", "info", f"{state}: not compared ({exc})")]
+    if pending is None:
+        return []
+    if not pending.behind:
+        return [
+            Check(
+                "hermes history",
+                "ok",
+                _("{state}: all {count} sessions are in the archive").format(
+                    state=state, count=f"{pending.sessions_total:,}"
+                )
+                + (" (sessions.follow_hermes)" if follow else ""),
+            )
+        ]
+    count = f"{pending.missing:,}" + ("" if pending.complete else "+")
+    detail = (
+        _("{state} has {count} sessions that are not in the archive").format(
+            state=state, count=count
+        )
+        if pending.missing
+        else _("{state} has new messages in {count} imported sessions").format(
+            state=state, count=f"{pending.updated:,}"
+        )
+    )
+    if follow:
+        detail += _(" (sessions.follow_hermes is on: the next read command imports them)")
+    return [Check("hermes history", "warn", detail, import_command(ctx))]
+
+
 def check_sqlite() -> list[Check]:
     """FTS5 (required) and the trigram tokenizer (optional; CJK does not need it)."""
     checks = []
@@ -553,12 +623,14 @@ def doctor(ctx: Context) -> int:
     checks = check_home(home)
     config_checks, config = check_config(ctx)
     checks += config_checks
+    checks += check_config_keys(ctx, config)
     checks += check_memory(home, config)
     db_path = config.sessions.db_path if config else sessions_db_path(home)
     checks += check_archive(db_path)
     checks += check_postgres(home, config)
     checks += check_vectors(db_path, config)
     checks += check_hermes_state(home)
+    checks += check_hermes_history(ctx, config, db_path)
     checks += check_sqlite()
     checks += check_locks(home, db_path)
     checks += check_providers(ctx, config)

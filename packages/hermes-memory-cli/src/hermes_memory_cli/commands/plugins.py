@@ -22,6 +22,10 @@ def plugins(ctx: Context) -> int:
     ``plugins`` and ``plugins list`` are the same. It describes the installation, so it
     also works before any home exists (the home's config.yaml is read when present).
     """
+    if getattr(ctx.args, "action", None) == "install":
+        return install(ctx)
+    if getattr(ctx.args, "name", None) or getattr(ctx.args, "dry_run", False):
+        raise CLIError("NAME and --dry-run go with 'plugins install'", code=2)
     infos = _infos(ctx)
     if ctx.json:
         ctx.emit_json([info.as_dict() for info in infos])
@@ -282,5 +286,84 @@ def provider_off(ctx: Context) -> int:
             _("No external provider was set; {path} now says so explicitly.").format(
                 path=ctx.config.path
             )
+        )
+    return 0
+
+
+#: Short names of the plugins and optional packages published from this repository.
+FIRST_PARTY = (
+    "byterover",
+    "context",
+    "example",
+    "facts",
+    "hindsight",
+    "honcho",
+    "mcp-server",
+    "mem0",
+    "openviking",
+    "postgres",
+    "retaindb",
+    "supermemory",
+    "vectors",
+)
+
+
+def distribution_for(name: str) -> str:
+    """``mem0`` -> ``hermes-memory-mem0``; anything else (a distribution, a requirement
+    with extras or a version) as given."""
+    import re
+
+    text = name.strip()
+    base = re.split(r"[\[=<>!~; ]", text, maxsplit=1)[0].lower().replace("_", "-")
+    if base in FIRST_PARTY:
+        return "hermes-memory-" + text
+    return text
+
+
+def install(ctx: Context) -> int:
+    """``plugins install NAME [--dry-run]``: with the installer the CLI was installed with."""
+    import shlex
+    import subprocess
+
+    from hermes_memory_cli._i18n import cli_gettext as _
+    from hermes_memory_cli._install import install_argv, installer_kind
+
+    name = getattr(ctx.args, "name", None)
+    if not name or not name.strip():
+        raise CLIError(_("plugins install needs a NAME (e.g. mem0)"), code=2)
+    if name.strip().startswith("-"):
+        raise CLIError(_("{name!r} is not a package name").format(name=name), code=2)
+    dist = distribution_for(name)
+    argv = install_argv(dist)
+    kind = installer_kind()
+    if ctx.args.dry_run:
+        if ctx.json:
+            ctx.emit_json({"distribution": dist, "installer": kind, "command": argv})
+        else:
+            ctx.plain(shlex.join(argv))
+        return 0
+    ctx.note(_("Running: {command}").format(command=shlex.join(argv)))
+    try:
+        done = subprocess.run(argv, check=False)  # a list: no shell
+    except FileNotFoundError:
+        raise CLIError(
+            _("{tool} is not on PATH; run it yourself: {command}").format(
+                tool=argv[0], command=shlex.join(argv)
+            )
+        ) from None
+    if done.returncode != 0:
+        raise CLIError(
+            _("the installer failed (exit status {code}): {command}").format(
+                code=done.returncode, command=shlex.join(argv)
+            )
+        )
+    if ctx.json:
+        ctx.emit_json({"distribution": dist, "installer": kind, "installed": True})
+    else:
+        ctx.say(
+            _(
+                "Installed {dist}. 'hermes-memory plugins' lists it; select a provider with"
+                " 'hermes-memory provider use NAME'."
+            ).format(dist=dist)
         )
     return 0

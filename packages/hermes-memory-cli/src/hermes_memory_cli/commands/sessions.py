@@ -58,8 +58,16 @@ def _one_line(text: Any, width: int = 80) -> str:
 def list_(ctx: Context) -> int:
     """``sessions list``."""
     limit = None if getattr(ctx.args, "all", False) else ctx.args.limit
+    since, until = time_range(ctx)
+    roles = [r for group in getattr(ctx.args, "role", None) or [] for r in group] or None
     with ctx.session_store(create=False) as store:
-        rows = [] if store is None else store.list_sessions(source=ctx.args.source, limit=limit)
+        rows = (
+            []
+            if store is None
+            else store.list_sessions(
+                source=ctx.args.source, limit=limit, since=since, until=until, roles=roles
+            )
+        )
     if ctx.json:
         ctx.emit_json(rows)
         return 0
@@ -183,12 +191,15 @@ def search(ctx: Context) -> int:
     roles = [r for group in ctx.args.role or [] for r in group] or None
     limit: int = ctx.args.limit
     total = 0
+    filters = search_filters(ctx)
     with ctx.session_store(create=False) as store:
         hits: list[dict[str, Any]] = []
         titles: dict[str, str] = {}
         if store is not None:
-            hits = store.search_messages(query, limit=limit, role_filter=roles, with_context=False)
-            total = _count_matches(store, query, roles, len(hits), limit)
+            hits = store.search_messages(
+                query, limit=limit, role_filter=roles, with_context=False, **filters
+            )
+            total = _count_matches(store, query, roles, len(hits), limit, **filters)
             for hit in hits:
                 sid = hit["session_id"]
                 if sid not in titles:
@@ -221,12 +232,17 @@ COUNT_CAP = 10_000
 
 
 def _count_matches(
-    store: SessionArchive, query: str, roles: list[str] | None, shown: int, limit: int
+    store: SessionArchive,
+    query: str,
+    roles: list[str] | None,
+    shown: int,
+    limit: int,
+    **filters: Any,
 ) -> int:
     """How many messages match (at most `COUNT_CAP`; ``COUNT_CAP + 1`` means more)."""
     if shown < limit:
         return shown
-    found = store.find_hits(query, role_filter=roles, limit=COUNT_CAP + 1)
+    found = store.find_hits(query, role_filter=roles, limit=COUNT_CAP + 1, **filters)
     return max(shown, len(found.rows) if found is not None else 0)
 
 
@@ -518,6 +534,8 @@ def export(ctx: Context) -> int:
     """``sessions export [ID ...] [--output FILE]`` (JSON Lines)."""
     from hermes_memory_sessions.jsonl import export_jsonl
 
+    if getattr(ctx.args, "format", "jsonl") == "markdown":
+        return export_markdown(ctx)
     output: str | None = ctx.args.output
     if output is not None:
         out_path = Path(output).expanduser()
@@ -567,7 +585,7 @@ def import_(ctx: Context) -> int:
     source: str | None = ctx.args.from_hermes
     file: str | None = ctx.args.file
     if source is not None:
-        src_path = Path(source).expanduser()
+        src_path = _hermes_source(ctx, source)
         if src_path.exists() and src_path.resolve() == ctx.db_path.expanduser().resolve():
             raise CLIError(f"{src_path} is this home's own archive; nothing to import")
     elif file is not None and file != "-":
@@ -650,9 +668,12 @@ def migrate(ctx: Context) -> int:
         from hermes_memory_postgres.migrate import copy_archive
         from hermes_memory_postgres.sessions import PostgresSessionArchive
     except ImportError:
+        from hermes_memory_cli._install import install_command
+
         raise CLIError(
-            "sessions migrate needs the hermes-memory-postgres package (pip install"
-            " hermes-memory-postgres)"
+            "sessions migrate needs the hermes-memory-postgres package ("
+            + install_command("hermes-memory-postgres")
+            + ")"
         ) from None
     from hermes_memory_sessions.store import SessionStore
 
@@ -845,4 +866,128 @@ def undo(ctx: Context) -> int:
         )
         if result.user_messages:
             ctx.say(f"Last undone message: {_one_line(result.user_messages[-1], 120)}")
+    return 0
+
+
+def _hermes_source(ctx: Context, source: str) -> Path:
+    """The ``--from-hermes`` file, checked before anything is created (a failing import
+    never creates the home). An empty ``source`` means the home's own ``state.db``."""
+    from hermes_memory_cli._i18n import cli_gettext as _
+
+    path = ctx.require_home() / "state.db" if source == "" else Path(source).expanduser()
+    if not path.exists():
+        raise CLIError(
+            _("import failed: {path}: no such file; nothing was created").format(path=path)
+        )
+    if not path.is_file():
+        raise CLIError(_("import failed: {path}: not a regular file").format(path=path))
+    try:
+        with path.open("rb") as fh:
+            header = fh.read(16)
+    except OSError as exc:
+        raise CLIError(
+            _("import failed: {path}: cannot read ({reason})").format(
+                path=path, reason=exc.strerror or exc
+            )
+        ) from None
+    if header != b"SQLite format 3\x00":
+        raise CLIError(
+            _("import failed: {path} is not a SQLite database, so not a Hermes state.db").format(
+                path=path
+            )
+        )
+    return path
+
+
+def time_range(ctx: Context) -> tuple[float | None, float | None]:
+    """``--since`` / ``--until`` as epoch seconds; `CLIError` when they are the wrong way round."""
+    from hermes_memory_cli._i18n import cli_gettext as _
+
+    since = getattr(ctx.args, "since", None)
+    until = getattr(ctx.args, "until", None)
+    if since is not None and until is not None and since > until:
+        raise CLIError(_("--since is after --until: nothing can match"), code=2)
+    return since, until
+
+
+def search_filters(ctx: Context) -> dict[str, Any]:
+    """The ``sessions search`` filters besides ``--role`` (only those given)."""
+    since, until = time_range(ctx)
+    filters: dict[str, Any] = {}
+    source = getattr(ctx.args, "source", None)
+    if source:
+        filters["source_filter"] = [source]
+    if since is not None:
+        filters["since"] = since
+    if until is not None:
+        filters["until"] = until
+    return filters
+
+
+def export_markdown(ctx: Context) -> int:
+    """``sessions export --format markdown [ID ...] [-o FILE|DIR]``: for people to read.
+
+    Standard output gets every session, one after the other; ``-o FILE`` one session;
+    ``-o DIR`` (an existing directory, a path ending in ``/``, or any path when several
+    sessions are exported) one ``<id>.md`` per session.
+    """
+    from hermes_memory_cli._i18n import cli_gettext as _
+    from hermes_memory_cli._markdown import file_name, session_markdown
+    from hermes_memory_core.fsutil import atomic_write_text
+
+    output: str | None = ctx.args.output
+    with ctx.session_store(create=False) as store:
+        if store is None:
+            ids: list[str] = []
+        elif ctx.args.session_ids:
+            ids = [resolve(store, p) for p in ctx.args.session_ids]
+        else:
+            ids = [str(row["id"]) for row in store.iter_sessions()]
+        if output is None:
+            for n, sid in enumerate(ids):
+                session = store.get_session(sid) if store is not None else None
+                assert store is not None
+                assert session is not None
+                if n:
+                    sys.stdout.write("\n---\n\n")
+                sys.stdout.write(session_markdown(session, store.get_messages(sid)))
+            sys.stdout.flush()
+            return 0
+        target = Path(output).expanduser()
+        as_dir = target.is_dir() or output.endswith(("/", "\\")) or len(ids) != 1
+        if as_dir:
+            if not target.is_dir():
+                if not target.parent.is_dir():
+                    raise CLIError(_("directory {path} does not exist").format(path=target.parent))
+                target.mkdir(mode=0o700)
+            paths = [target / file_name({"id": sid}) for sid in ids]
+        else:
+            if not target.parent.is_dir():
+                raise CLIError(_("directory {path} does not exist").format(path=target.parent))
+            paths = [target]
+        existing = [p for p in paths if p.exists()]
+        if existing:
+            ctx.confirm(
+                _("{n} of the files exist already (first: {path}). Overwrite them?").format(
+                    n=len(existing), path=existing[0]
+                )
+            )
+        assert store is not None or not ids
+        for sid, path in zip(ids, paths, strict=True):
+            assert store is not None
+            session = store.get_session(sid)
+            assert session is not None
+            try:
+                atomic_write_text(path, session_markdown(session, store.get_messages(sid)))
+            except OSError as exc:
+                raise CLIError(
+                    _("cannot write {path}: {reason}").format(path=path, reason=exc.strerror or exc)
+                ) from None
+    where = target if as_dir else paths[0]
+    if ctx.json:
+        ctx.emit_json({"exported": len(ids), "output": str(where), "format": "markdown"})
+    else:
+        ctx.say(
+            _("Exported {n} sessions as Markdown to {path}.").format(n=f"{len(ids):,}", path=where)
+        )
     return 0

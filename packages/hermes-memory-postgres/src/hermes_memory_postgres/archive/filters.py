@@ -25,6 +25,8 @@ class Filters:
     exclude_sources: Sequence[str] | None = None
     sort: str | None = None
     include_inactive: bool = False
+    since: float | None = None
+    until: float | None = None
 
     @property
     def by_time(self) -> bool:
@@ -44,6 +46,12 @@ class Filters:
         if self.exclude_sources:
             where.append("NOT (s.source = ANY(%s))")
             params.append(list(self.exclude_sources))
+        if self.since is not None:
+            where.append("m.timestamp >= %s")
+            params.append(float(self.since))
+        if self.until is not None:
+            where.append("m.timestamp <= %s")
+            params.append(float(self.until))
         if not self.include_inactive:
             where.append("(m.active = 1 OR m.compacted = 1)")
         return " AND ".join(where), params

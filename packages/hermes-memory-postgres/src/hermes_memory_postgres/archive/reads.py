@@ -76,6 +76,9 @@ class ArchiveReads(ArchiveCore):
         limit: int | None = None,
         offset: int = 0,
         order: str = "started_desc",
+        since: float | None = None,
+        until: float | None = None,
+        roles: Sequence[str] | None = None,
     ) -> list[dict[str, Any]]:
         """Sessions with every stored column plus ``last_active`` (see `SessionStore`)."""
         if order not in _ORDERS:
@@ -88,6 +91,18 @@ class ArchiveReads(ArchiveCore):
         if exclude_sources:
             where.append("NOT (source = ANY(%s))")
             params.append(list(exclude_sources))
+        if since is not None:
+            where.append("started_at >= %s")
+            params.append(float(since))
+        if until is not None:
+            where.append("started_at <= %s")
+            params.append(float(until))
+        if roles:
+            where.append(
+                "EXISTS (SELECT 1 FROM hm_messages m WHERE m.owner = hm_sessions.owner"
+                " AND m.session_id = hm_sessions.id AND m.role = ANY(%s))"
+            )
+            params.append(list(roles))
         sql = (
             "SELECT *, COALESCE(last_activity_at, started_at) AS last_active FROM hm_sessions"  # noqa: S608
             f" WHERE {' AND '.join(where)} ORDER BY {_ORDERS[order]} LIMIT %s OFFSET %s"

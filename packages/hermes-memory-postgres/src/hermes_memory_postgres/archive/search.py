@@ -54,6 +54,8 @@ class ArchiveSearch(NaturalRanking):
         sort: str | None = None,
         include_inactive: bool = False,
         any_terms: bool = False,
+        since: float | None = None,
+        until: float | None = None,
     ) -> Hits | None:
         """Matching rows without snippets (None when nothing matches or no terms).
 
@@ -69,7 +71,9 @@ class ArchiveSearch(NaturalRanking):
             return None
         limit = max(1, int(limit))
         offset = max(0, int(offset))
-        filt = Filters(role_filter, source_filter, exclude_sources, sort, include_inactive)
+        filt = Filters(
+            role_filter, source_filter, exclude_sources, sort, include_inactive, since, until
+        )
         want = limit + offset
 
         def run(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
