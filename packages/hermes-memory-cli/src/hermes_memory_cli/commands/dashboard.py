@@ -70,7 +70,7 @@ def _check_installed() -> None:
     for module, dist in _NEEDED.items():
         try:
             found = importlib.util.find_spec(module) is not None
-        except ModuleNotFoundError:
+        except (ModuleNotFoundError, ValueError):  # ValueError: a module blocked in sys.modules
             found = False
         if not found:
             missing.append(dist)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import socket
 import time
 from pathlib import Path
@@ -59,27 +60,42 @@ def serve(ctx: Context, state_dir: Path) -> int:
     sock = _bind(host, port)
     actual = int(sock.getsockname()[1])
     app = build_app(ctx, token=token, host=host, port=actual)
-    state = {"pid": os.getpid(), "host": host, "port": actual, "started": time.time()}
-    atomic_write_text(state_dir / STATE_FILE, json.dumps(state) + "\n", mode=0o600)
-    url = f"http://{_shown(host)}:{actual}/?token={token}"
-    announce(url)
-    if not ctx.args.no_browser:
-        import webbrowser
-
-        webbrowser.open(url)
     config = uvicorn.Config(
         app, log_level="warning", access_log=False, lifespan="on", server_header=False
     )
     server = uvicorn.Server(config)
+    # From here a signal must stop us cleanly (state file removed, exit 0), also one that
+    # arrives before uvicorn installs its handlers or that it re-raises after shutting down.
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
+        state = {"pid": os.getpid(), "host": host, "port": actual, "started": time.time()}
+        atomic_write_text(state_dir / STATE_FILE, json.dumps(state) + "\n", mode=0o600)
+        url = f"http://{_shown(host)}:{actual}/?token={token}"
+        announce(url)
+        if not ctx.args.no_browser:
+            import webbrowser
+
+            webbrowser.open(url)
         server.run(sockets=[sock])
+    except _Stopped:
+        pass
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         sock.close()
         current = _read(state_dir / STATE_FILE)
         if current is not None and current.get("pid") == os.getpid():
             with contextlib.suppress(OSError):
                 (state_dir / STATE_FILE).unlink()
     return 0
+
+
+class _Stopped(Exception):
+    """Ctrl-C or SIGTERM: stop serving and exit 0."""
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise _Stopped
 
 
 def _read(path: Path) -> dict[str, object] | None:
