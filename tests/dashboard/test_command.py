@@ -148,6 +148,7 @@ def test_another_address_must_be_asked_for_and_warns(tmp_path: Path) -> None:
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(f"{server.base}/memory", timeout=10)
         assert refused.value.code == 401
+        refused.value.close()
     finally:
         warning = stop_server(server)
     assert "not on loopback" in warning

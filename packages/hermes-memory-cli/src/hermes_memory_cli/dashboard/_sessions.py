@@ -148,7 +148,7 @@ def sessions_page(dash: Dashboard, query: Mapping[str, str], params: Mapping[str
         values["sources"] = sorted((store.stats().get("by_source") or {}).keys())
         if q:
             values["hits"] = _search(store, q, source, since, until)
-            values["hybrid"] = getattr(store, "embedder", None) is not None
+            values["hybrid"] = getattr(store, "vector_index", None) is not None
         else:
             rows, more = _filtered(store, source, since, until, offset)
             for row in rows:

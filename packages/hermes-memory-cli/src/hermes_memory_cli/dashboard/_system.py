@@ -86,7 +86,12 @@ def providers_page(dash: Dashboard, query: Mapping[str, str], params: Mapping[st
 def _settings_of(registry: Any, name: str, raw: Mapping[str, Any]) -> dict[str, Any]:
     """The provider's declared settings with the configured values (masked) and the verdict."""
     registration = registry.providers.get(name)
-    factory = getattr(registration, "factory", None)
+    factory: Any = getattr(registration, "factory", None)
+    if factory is not None and hasattr(factory, "resolve"):  # "module:Class", imported late
+        try:
+            factory = factory.resolve()
+        except Exception:  # the load error is shown from the provider list already
+            factory = None
     settings_class = getattr(factory, "settings_class", None)
     found = raw.get(name)
     section: dict[str, Any] = found if isinstance(found, dict) else {}
