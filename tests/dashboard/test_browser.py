@@ -288,6 +288,41 @@ def test_settings_are_validated_and_comments_kept(page: Any, server: Any) -> Non
     assert re.search(r"nudge_interval: 25\n", saved) and "write_approval: true" in saved
 
 
+def test_archive_page_and_screenshots_of_every_page_in_both_languages(
+    page: Any, server: Any, shots: Path
+) -> None:
+    page.goto(f"{server.base}/archive")
+    assert "Messages" in page.locator("main").inner_text()
+    PendingStore(server.home / "memories").stage(
+        "memory",
+        [
+            {
+                "action": "replace",
+                "old_text": "PostgreSQL 16",
+                "matched_entry": "The project database is PostgreSQL 16 on port 5433.",
+                "content": "The project database is PostgreSQL 17 on port 5433.",
+            }
+        ],
+        reason="background_review",
+        origin="background_review",
+        single=True,
+    )
+    for lang, code in (("en", "en"), ("zh-CN", "zh-CN")):
+        page.goto(f"{server.base}/memory?lang={code}")
+        for path in [*PAGES, "/sessions?q=数据库"]:
+            page.goto(f"{server.base}{path}")
+            assert page.locator("html").get_attribute("lang") == code
+            name = path.strip("/").replace("/", "-").replace("?q=数据库", "-search")
+            target = shots / f"{name}.{lang}.png"
+            page.screenshot(path=str(target), full_page=True)
+            assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page.set_viewport_size({"width": 390, "height": 844})  # a phone
+    page.goto(f"{server.base}/sessions?lang=en")
+    page.screenshot(path=str(shots / "sessions.phone.en.png"), full_page=True)
+    overflow = page.evaluate("document.documentElement.scrollWidth > window.innerWidth + 1")
+    assert not overflow, "the page must fit a phone screen without sideways scrolling"
+
+
 def test_embed_the_archive_and_import_hermes_state_db_with_live_progress(
     page: Any, server: Any
 ) -> None:
@@ -329,38 +364,3 @@ def test_embed_the_archive_and_import_hermes_state_db_with_live_progress(
             break
         page.wait_for_timeout(250)
     assert "Hybrid search" in page.locator("main").inner_text()
-
-
-def test_archive_page_and_screenshots_of_every_page_in_both_languages(
-    page: Any, server: Any, shots: Path
-) -> None:
-    page.goto(f"{server.base}/archive")
-    assert "Messages" in page.locator("main").inner_text()
-    PendingStore(server.home / "memories").stage(
-        "memory",
-        [
-            {
-                "action": "replace",
-                "old_text": "PostgreSQL 16",
-                "matched_entry": "The project database is PostgreSQL 16 on port 5433.",
-                "content": "The project database is PostgreSQL 17 on port 5433.",
-            }
-        ],
-        reason="background_review",
-        origin="background_review",
-        single=True,
-    )
-    for lang, code in (("en", "en"), ("zh-CN", "zh-CN")):
-        page.goto(f"{server.base}/memory?lang={code}")
-        for path in [*PAGES, "/sessions?q=数据库"]:
-            page.goto(f"{server.base}{path}")
-            assert page.locator("html").get_attribute("lang") == code
-            name = path.strip("/").replace("/", "-").replace("?q=数据库", "-search")
-            target = shots / f"{name}.{lang}.png"
-            page.screenshot(path=str(target), full_page=True)
-            assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    page.set_viewport_size({"width": 390, "height": 844})  # a phone
-    page.goto(f"{server.base}/sessions?lang=en")
-    page.screenshot(path=str(shots / "sessions.phone.en.png"), full_page=True)
-    overflow = page.evaluate("document.documentElement.scrollWidth > window.innerWidth + 1")
-    assert not overflow, "the page must fit a phone screen without sideways scrolling"
