@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import os
 import stat
 import subprocess
@@ -9,6 +10,8 @@ import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit
 
 import pytest
 from dashboard_helpers import LINE, SCRIPT, clean_env, start_server, stop_server
@@ -164,3 +167,46 @@ def test_state_file_is_removed_on_exit(tmp_path: Path) -> None:
     assert server.proc.returncode == 0
     assert not (home / "dashboard" / "state.json").exists()
     assert os.listdir(home) == ["dashboard"], "starting the dashboard writes nothing else"
+
+
+def _get(server: Any, path: str, cookie: str = "") -> tuple[int, dict[str, str], str]:
+    parts = urlsplit(server.base)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    try:
+        conn.request("GET", path, headers={"Cookie": cookie} if cookie else {})
+        response = conn.getresponse()
+        body = response.read().decode("utf-8", "replace")
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, body
+    finally:
+        conn.close()
+
+
+def test_every_page_of_an_empty_home_reads_without_writing(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    server = start_server(home, tmp_path)
+    try:
+        status, headers, _body = _get(server, f"//evil.example/?token={server.token}")
+        assert status == 303
+        assert headers["location"].startswith("/") and not headers["location"].startswith("//")
+        cookie = headers["set-cookie"].split(";", 1)[0]
+        assert server.token not in cookie
+        for path in (
+            "/memory",
+            "/pending",
+            "/sessions",
+            "/sessions?q=数据库",
+            "/providers",
+            "/archive",
+            "/settings",
+        ):
+            status, headers, body = _get(server, quote(path, safe="/?="), cookie)
+            assert status == 200, (path, body[:500])
+            assert "default-src 'self'" in headers["content-security-policy"]
+            assert headers["x-frame-options"] == "DENY"
+        status, _headers, body = _get(server, "/sessions/no-such-id", cookie)
+        assert status == 404 and "No session matches" in body
+    finally:
+        stop_server(server)
+    assert sorted(p.name for p in home.iterdir()) == ["dashboard"]
+    assert sorted(p.name for p in (home / "dashboard").iterdir()) == ["token"]

@@ -21,7 +21,7 @@ import hashlib
 import hmac
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from hermes_memory_mcp_server.auth import is_loopback
 
@@ -153,7 +153,8 @@ class Guard:
 
     async def _login(self, scope: Scope, send: Send, query: dict[str, str]) -> None:
         rest = {k: v for k, v in query.items() if k != "token"}
-        path = str(scope.get("path") or "/")
+        # One leading slash: "//host" would send the browser to another site after login.
+        path = quote("/" + str(scope.get("path") or "/").lstrip("/\\"), safe="/")
         location = path + (f"?{urlencode(rest)}" if rest else "")
         cookie = f"{self.keys.cookie_name}={self.keys.session}; Path=/; HttpOnly; SameSite=Strict"
         await send(
