@@ -24,6 +24,13 @@ from hermes_memory_cli.dashboard._web import N_, Flash, Problem
 
 __all__ = ["delete", "export", "rename", "session_page", "sessions_page"]
 
+#: Message roles as a person reads them.
+ROLES = {
+    "user": N_("user"),
+    "assistant": N_("assistant"),
+    "tool": N_("tool"),
+    "system": N_("system"),
+}
 PAGE_SIZE = 50
 SEARCH_LIMIT = 50
 #: Messages shown each side of a search hit before "show the whole conversation".
@@ -140,6 +147,7 @@ def sessions_page(dash: Dashboard, query: Mapping[str, str], params: Mapping[str
         "exists": False,
         "hybrid": False,
         "when": when,
+        "roles": ROLES,
     }
     with dash.archive() as store:
         if store is None:
@@ -242,6 +250,7 @@ def session_page(dash: Dashboard, query: Mapping[str, str], params: Mapping[str,
             "parent": parent,
             "children": children,
             "when": when,
+            "roles": ROLES,
             "q": query.get("q", ""),
         },
     )
