@@ -279,6 +279,12 @@ def test_settings_are_validated_and_comments_kept(page: Any, server: Any) -> Non
     page.get_by_role("button", name="Check and save").click()
     assert "Not saved" in page.locator(".flash.error").inner_text()
     assert "nudge_interval: 10" in (server.home / "config.yaml").read_text(encoding="utf-8")
+    page.locator('[name="memory.nudge_interval"]').fill("10")
+    page.locator('[name="sessions.embedder"]').fill("no-such-embedder")
+    page.get_by_role("button", name="Check and save").click()
+    assert "no embedder named 'no-such-embedder'" in page.locator(".flash.error").inner_text()
+    assert "embedder" not in (server.home / "config.yaml").read_text(encoding="utf-8")
+    page.locator('[name="sessions.embedder"]').fill("")
     page.locator('[name="memory.nudge_interval"]').fill("25")
     page.locator('[name="memory.write_approval"]').select_option("true")
     page.get_by_role("button", name="Check and save").click()
@@ -341,6 +347,14 @@ def test_embed_the_archive_and_import_hermes_state_db_with_live_progress(
     assert "Saved" in page.locator(".flash.ok").inner_text()
 
     page.goto(f"{server.base}/archive")
+    button = page.locator("#embedding").get_by_role(
+        "button", name=re.compile("Embed the remaining")
+    )
+    button.click()
+    page.locator('[data-job="embed"] .job-status', has_text="Done").wait_for(timeout=120_000)
+    page.reload()
+    assert "(100%)" in page.locator("#embedding").inner_text()
+    page.goto(f"{server.base}/archive")
     assert "Not imported yet." in page.locator("#hermes").inner_text()
     page.locator("#hermes").get_by_role("button", name="Import from Hermes").click()
     page.locator('[data-job="import"] .job-status', has_text="Done").wait_for(timeout=60_000)
@@ -349,14 +363,6 @@ def test_embed_the_archive_and_import_hermes_state_db_with_live_progress(
     page.goto(f"{server.base}/sessions?q=部署")
     assert page.locator("ol.hits li").count() >= 1
 
-    page.goto(f"{server.base}/archive")
-    button = page.locator("#embedding").get_by_role(
-        "button", name=re.compile("Embed the remaining")
-    )
-    button.click()
-    page.locator('[data-job="embed"] .job-status', has_text="Done").wait_for(timeout=120_000)
-    page.reload()
-    assert "(100%)" in page.locator("#embedding").inner_text()
     # the configured embedder loads in the background: lexical until it is ready
     for _attempt in range(40):
         page.goto(f"{server.base}/sessions?q=database+backup")

@@ -370,6 +370,21 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "sessions", "embedder_model", "text", N_("The embedder's model name, when it takes one.")
     ),
+    Setting(
+        "sessions",
+        "embedder_url",
+        "text",
+        N_("Address of an OpenAI-compatible embeddings server (embedder: openai)."),
+    ),
+    Setting(
+        "sessions",
+        "embedder_api_key_env",
+        "text",
+        N_("Name of the environment variable holding that server's API key (never the key)."),
+    ),
+    Setting("sessions", "embedder_batch_size", "int", N_("Messages per embedder call.")),
+    Setting("sessions", "embedder_threads", "int", N_("Threads a local embedder may use.")),
+    Setting("sessions", "embedder_timeout", "float", N_("Seconds one embedder call may take.")),
 )
 
 
@@ -427,6 +442,7 @@ def save_settings(
     from hermes_memory_cli.dashboard._config_edit import ConfigEditError, with_values
     from hermes_memory_core.config import ConfigError, load_config
     from hermes_memory_core.fsutil import atomic_write_text
+    from hermes_memory_sessions.embedding_config import build_embedder, configured_embedder_section
 
     ctx = dash.context()
     raw = ctx.config.raw
@@ -451,7 +467,10 @@ def save_settings(
     scratch = Path(tempfile.mkdtemp(prefix="hm-dashboard-"))
     try:
         (scratch / "config.yaml").write_text(new_text, encoding="utf-8")
-        load_config(scratch)
+        candidate = load_config(scratch)
+        if any(section == "sessions" and key.startswith("embedder") for section, key in changes):
+            # The embedder keys are checked by building the embedder, as the archive will.
+            build_embedder(configured_embedder_section(candidate), strict=True)
     except ConfigError as exc:
         detail = str(exc).replace(str(scratch / "config.yaml"), "config.yaml")
         return Redirect(
