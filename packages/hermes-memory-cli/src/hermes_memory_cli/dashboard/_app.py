@@ -60,7 +60,7 @@ class Dashboard:
             home=str(ctx.home), profile=None, json=False, debug=False, yes=True
         )
         self.jobs = Jobs()
-        self._archive_lock = threading.Lock()
+        self._archive_lock = threading.RLock()
         self._archive: Any = None
         self._archive_stack: contextlib.ExitStack | None = None
 
@@ -70,7 +70,11 @@ class Dashboard:
 
     @contextlib.contextmanager
     def archive(self) -> Iterator[Any]:
-        """The session archive (kept open: the configured embedder stays loaded), or None."""
+        """The session archive (kept open: the configured embedder stays loaded), or None.
+
+        Held under a lock while used, so `reopen_archive` never closes it under a reader
+        (one person's pages are short; long jobs open stores of their own).
+        """
         with self._archive_lock:
             if self._archive is None:
                 ctx = self.context()
@@ -83,8 +87,7 @@ class Dashboard:
 
                     attach_configured_embedder(store, ctx.config)
                     self._archive, self._archive_stack = store, stack
-            store = self._archive
-        yield store
+            yield self._archive
 
     def reopen_archive(self) -> None:
         """Drop the kept archive (after an import created it, or settings changed)."""
