@@ -27,10 +27,17 @@ LANGUAGES = ["zh_CN"]
 # domain -> (folders scanned, folders skipped, marker functions)
 DOMAINS: dict[str, tuple[list[Path], list[str], list[str]]] = {
     "cli": ([CLI_SRC], ["dashboard", "locale"], ["_", "cli_gettext", "N_"]),
+    # the web dashboard: Python marks text with N_ (translated when rendered), templates
+    # with _() and {% trans %}
+    "dashboard": ([CLI_SRC / "dashboard"], ["static"], ["_", "N_", "gettext"]),
 }
 # domain -> extra Babel method maps and options (e.g. templates), beside "**.py": "python"
-EXTRA_METHODS: dict[str, list[tuple[str, str]]] = {}
-EXTRA_OPTIONS: dict[str, dict[str, dict[str, str]]] = {}
+EXTRA_METHODS: dict[str, list[tuple[str, str]]] = {
+    "dashboard": [("templates/**.html", "jinja2.ext.babel_extract")],
+}
+EXTRA_OPTIONS: dict[str, dict[str, dict[str, str]]] = {
+    "dashboard": {"templates/**.html": {"extensions": "jinja2.ext.i18n"}},
+}
 
 
 def parser_messages() -> list[str]:

@@ -536,6 +536,22 @@ def build_parser() -> argparse.ArgumentParser:
     _handler(p, "demo:demo")
 
     _add_everyday(sub, add)
+
+    # ---------------------------------------------------------------- dashboard
+    p = add(sub, "dashboard", "local web dashboard: memory, pending, sessions (needs [dashboard])")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=_bounded(0, 65535), default=9119, help="0 picks a free port")
+    p.add_argument("--no-browser", action="store_true", help="do not open a web browser")
+    p.add_argument(
+        "--token-file", metavar="FILE", help="login token (default <home>/dashboard/token)"
+    )
+    p.add_argument("--detach", action="store_true", help="run in the background")
+    p.add_argument("--child", action="store_true", help=_SUPPRESS)
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--status", action="store_true", help="show the running dashboard's link")
+    which.add_argument("--stop", action="store_true", help="stop the running dashboard")
+    _handler(p, "dashboard:dashboard")
+
     _register_contributed(sub, common)
     return parser
 

@@ -197,8 +197,11 @@ def _ensure_private_dir(directory: Path) -> None:
             )
 
 
-def load_or_create_token(home: str | Path) -> HttpToken:
+def load_or_create_token(home: str | Path, *, path: str | Path | None = None) -> HttpToken:
     """The HTTP token of ``home``: read ``<home>/mcp/http-token``, or generate it.
+
+    ``path`` names another file inside ``home`` for another listener of the same home (the
+    web dashboard keeps ``<home>/dashboard/token``); its directory gets the same checks.
 
     A new token is ``secrets.token_urlsafe(32)``, written with ``O_CREAT | O_EXCL`` and mode
     0600 into ``<home>/mcp`` (created with mode 0700), so two servers starting at once agree
@@ -213,7 +216,7 @@ def load_or_create_token(home: str | Path) -> HttpToken:
             f"memory home {home} does not exist; check --home (or HERMES_HOME). To start a new "
             f"memory, create it first (mkdir -p {home}) or pass --token-file"
         )
-    path = default_token_path(home)
+    path = default_token_path(home) if path is None else Path(path).expanduser()
     _ensure_private_dir(path.parent)
     token = secrets.token_urlsafe(32)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
