@@ -234,9 +234,9 @@ class SessionArchiveProvider(MemoryProvider):
             backend = section.get("backend") if isinstance(section, Mapping) else None
             # a connection of its own: the turn's connection is never held by the import
             if str(backend or "sqlite").strip().lower() == "postgres":
-                from hermes_memory_postgres.factory import session_archive
+                from hermes_memory_core import load_backend
 
-                store = session_archive(self._config, home)
+                store = load_backend("sessions", "postgres")(self._config, home)
             else:
                 store = SessionStore(self.db_path)
             report = follow_hermes(

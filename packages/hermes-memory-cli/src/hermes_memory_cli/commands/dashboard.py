@@ -23,11 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from hermes_memory_cli._context import CLIError, Context
+from hermes_memory_cli.dashboard._state import LOG_FILE, STATE_DIR, STATE_FILE, announce
 
-STATE_DIR = "dashboard"
-STATE_FILE = "state.json"
-TOKEN_FILE = "token"  # noqa: S105 - a file name, not a secret
-LOG_FILE = "dashboard.log"
 #: Modules the server needs, with the distribution that provides each.
 _NEEDED = {
     "starlette": "starlette",
@@ -148,12 +145,6 @@ def _token_value(ctx: Context, state_dir: Path) -> str | None:
         return token_for(ctx, state_dir, create=False)
     except CLIError:
         return None
-
-
-def announce(url: str) -> None:
-    """The one line people and scripts look for."""
-    sys.stdout.write(f"Dashboard: {url}\n")
-    sys.stdout.flush()
 
 
 def _status(ctx: Context, state_dir: Path) -> int:

@@ -21,7 +21,7 @@ from hermes_memory_cli.commands.memory import (
     _file_bytes,
     _target_report,
 )
-from hermes_memory_cli.dashboard._app import Dashboard, Page, Redirect
+from hermes_memory_cli.dashboard._frame import Dashboard, Page, Redirect
 from hermes_memory_cli.dashboard._web import N_, Flash
 
 __all__ = ["add", "approve", "edit", "memory_page", "pending_page", "reject", "remove"]

@@ -41,8 +41,8 @@ def serve(ctx: Context, state_dir: Path) -> int:
     """Serve in this process; returns 0 after Ctrl-C or SIGTERM."""
     import uvicorn
 
-    from hermes_memory_cli.commands.dashboard import STATE_FILE, announce
     from hermes_memory_cli.dashboard._app import build_app
+    from hermes_memory_cli.dashboard._state import STATE_FILE, announce
     from hermes_memory_cli.dashboard._token import token_for
     from hermes_memory_core.fsutil import atomic_write_text
     from hermes_memory_mcp_server.auth import is_loopback

@@ -19,7 +19,7 @@ from starlette.responses import Response
 
 from hermes_memory_cli._context import CLIError
 from hermes_memory_cli.commands.sessions import resolve, when
-from hermes_memory_cli.dashboard._app import Dashboard, Page, Redirect
+from hermes_memory_cli.dashboard._frame import Dashboard, Page, Redirect
 from hermes_memory_cli.dashboard._web import N_, Flash, Problem
 
 __all__ = ["delete", "export", "rename", "session_page", "sessions_page"]

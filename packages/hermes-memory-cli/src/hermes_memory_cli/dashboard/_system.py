@@ -12,7 +12,7 @@ from typing import Any
 from starlette.responses import JSONResponse, Response
 
 from hermes_memory_cli._context import CLIError
-from hermes_memory_cli.dashboard._app import Dashboard, Page, Redirect
+from hermes_memory_cli.dashboard._frame import Dashboard, Page, Redirect
 from hermes_memory_cli.dashboard._jobs import Job
 from hermes_memory_cli.dashboard._web import N_, Flash
 

@@ -24,7 +24,7 @@ def token_for(ctx: Context, state_dir: Path, *, create: bool) -> str:
         from hermes_memory_mcp_server.auth import TokenError, load_or_create_token, read_token_file
     except ImportError:
         raise CLIError("the dashboard's token needs hermes-memory-mcp-server") from None
-    from hermes_memory_cli.commands.dashboard import TOKEN_FILE
+    from hermes_memory_cli.dashboard._state import TOKEN_FILE
 
     given = getattr(ctx.args, "token_file", None)
     try:
