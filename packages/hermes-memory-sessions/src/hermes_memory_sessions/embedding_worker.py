@@ -130,8 +130,9 @@ class EmbeddingWorker:
             try:
                 self._embed(batch)
             except Exception as exc:  # fail open: the messages stay pending
-                if not self._stop.is_set():
-                    self._failed(exc)
+                if self._stop.is_set() or self._closed():
+                    return  # closed under us (a short process ending): nothing failed
+                self._failed(exc)
 
     def _failed(self, exc: BaseException) -> None:
         self.last_error = f"{type(exc).__name__}: {exc}"
