@@ -60,6 +60,12 @@ LEXICAL_SCORE = "segment"
 #: ``"weighted"`` (the weighted sum above, shipped) or ``"rrf"`` (reciprocal-rank fusion,
 #: kept for measurement: it ranked below the weighted sum on LoCoMo dev).
 FUSION = "weighted"
+#: CJK questions: a fallback (any-term) hit's lexical score is multiplied by the share of
+#: the question's content words the message contains. A Chinese question's words are short
+#: and a hit on one common word of several ("时间" of "上线时间是哪天") would otherwise get
+#: the full lexical score of its segment and outrank the dense side's answer. Chosen on the
+#: dev conversations of benchmarks/bench_zh_recall.py (English queries are unaffected).
+CJK_FALLBACK_COVERAGE = True
 #: A fused score also gets this share of the best fused score of its adjacent messages
 #: (measured: 0.5; an answer often sits next to the turn that matches the question).
 FUSED_SMOOTHING = 0.5
@@ -138,6 +144,27 @@ def _minmax(values: Sequence[float]) -> list[float]:
     return [(v - low) / (high - low) for v in values]
 
 
+def _coverage(store: Any, ids: list[int], terms: Sequence[Any]) -> dict[int, float]:
+    """The share of ``terms`` (folded query words) that each message's folded text holds."""
+    from hermes_memory_sessions._cjk_text import fold
+
+    words = [t.text.casefold() for t in terms]
+    if not words or not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+
+    def read(conn: Any) -> list[Any]:
+        return list(
+            conn.execute(f"SELECT id, content FROM messages WHERE id IN ({marks})", ids)  # noqa: S608
+        )
+
+    out: dict[int, float] = {}
+    for mid, content in store.read_with(read):
+        text = fold(content if isinstance(content, str) else "").casefold()
+        out[int(mid)] = sum(w in text for w in words) / len(words)
+    return out
+
+
 def discover(
     store: Any,
     query: str,
@@ -198,7 +225,13 @@ def discover(
         lex_scores = _minmax([-float(r.get("rank") or 0.0) for r in lexical])
     else:  # "segment": each segment min-max-normalised on its own
         lex_scores = _minmax([-float(r.get("rank") or 0.0) for r in and_rows])
-        lex_scores += _minmax([-float(r.get("rank") or 0.0) for r in any_rows])
+        fallback = _minmax([-float(r.get("rank") or 0.0) for r in any_rows])
+        if CJK_FALLBACK_COVERAGE and parsed.has_cjk and any_rows:
+            cover = _coverage(store, [int(r["id"]) for r in any_rows], any_terms(parsed))
+            fallback = [
+                s * cover.get(int(r["id"]), 1.0) for r, s in zip(any_rows, fallback, strict=True)
+            ]
+        lex_scores += fallback
     for i, (r, s) in enumerate(zip(lexical, lex_scores, strict=True)):
         mid = int(r["id"])
         row_of[mid] = r
