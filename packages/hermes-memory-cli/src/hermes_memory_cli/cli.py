@@ -242,6 +242,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ROLE",
         help=f"only messages of this role: {', '.join(ROLES)} (repeatable, or comma-separated)",
     )
+    p.add_argument(
+        "--lexical",
+        action="store_true",
+        help="rank by the words only, even when an embedder is configured",
+    )
     _handler(p, "sessions:search")
 
     p = add(ssub, "rename", "set a session's title")
