@@ -40,6 +40,7 @@ __all__ = [
     "LEXICAL_POOL",
     "Discovery",
     "FusedPick",
+    "dense_floor",
     "discover",
     "pick_fused",
     "vector_index_of",
@@ -68,6 +69,12 @@ FUSION = "weighted"
 #: benchmarks/bench_zh_recall.py: dev R@5 equal (90.0), R@10 one question lower (94.4 vs
 #: 97.8); held R@5 95.3 vs 93.0 — kept for the failure mode it removes, see docs/benchmarks.md.
 CJK_FALLBACK_COVERAGE = True
+#: Cosine similarity below which a message that only the dense side found (no query word
+#: in it) is not returned, per embedder name: without it every query returns ``limit``
+#: results, the last ones unrelated. Model-specific (an embedder may also declare
+#: ``similarity_floor``); embedders not listed get no floor. Calibrated on the dev
+#: conversations of benchmarks/bench_zh_recall.py (docs/benchmarks.md).
+DENSE_FLOORS: dict[str, float] = {}
 #: A fused score also gets this share of the best fused score of its adjacent messages
 #: (measured: 0.5; an answer often sits next to the turn that matches the question).
 FUSED_SMOOTHING = 0.5
@@ -85,6 +92,8 @@ class Discovery:
     rows: list[dict[str, Any]]
     hits: Hits
     hybrid: bool = False
+    #: Cosine similarity of the rows the dense side scored (message id -> cosine).
+    dense_scores: dict[int, float] = field(default_factory=dict)
 
 
 def vector_index_of(store: Any) -> Any:
@@ -144,6 +153,15 @@ def _minmax(values: Sequence[float]) -> list[float]:
     if high - low <= 1e-12:
         return [1.0] * len(values)
     return [(v - low) / (high - low) for v in values]
+
+
+def dense_floor(index: Any) -> float | None:
+    """The similarity floor of semantic-only hits for ``index``'s embedder (None: none)."""
+    embedder = getattr(index, "embedder", None)
+    declared = getattr(embedder, "similarity_floor", None)
+    if isinstance(declared, (int, float)):
+        return float(declared)
+    return DENSE_FLOORS.get(str(getattr(embedder, "name", "")))
 
 
 def _coverage(store: Any, ids: list[int], terms: Sequence[Any]) -> dict[int, float]:
@@ -240,6 +258,7 @@ def discover(
         match[mid] = "and" if i < len(and_rows) else "any_terms"
         score[mid] = (1.0 - DENSE_WEIGHT) * s
     normalised = _minmax([h.score for h in dense_hits])
+    cosine = {int(h.row["id"]): float(h.score) for h in dense_hits}
     for hit, s in zip(dense_hits, normalised, strict=True):
         mid = int(hit.row["id"])
         row_of.setdefault(mid, hit.row)
@@ -254,7 +273,12 @@ def discover(
             + FUSED_SMOOTHING * max((score.get(n, 0.0) for n in near.get(mid, ())), default=0.0)
             for mid, value in score.items()
         }
-    ranked = sorted(score, key=lambda mid: (-score[mid], mid))[:limit]
+    floor = dense_floor(index)
+    ranked = [
+        mid
+        for mid in sorted(score, key=lambda mid: (-score[mid], mid))
+        if floor is None or match[mid] != "semantic" or cosine.get(mid, 0.0) >= floor
+    ][:limit]
     rows = []
     for mid in ranked:
         row = dict(row_of[mid])
@@ -265,7 +289,12 @@ def discover(
         return None
     semantic = {int(r["id"]) for r in rows if r["match"] == "semantic"}
     words = sorted({t.text for t in any_terms(parsed) if len(t.text) > 1}, key=len, reverse=True)
-    return Discovery(rows, _FusedHits(rows, sources, needles, semantic, words), hybrid=True)
+    return Discovery(
+        rows,
+        _FusedHits(rows, sources, needles, semantic, words),
+        hybrid=True,
+        dense_scores=cosine,
+    )
 
 
 def _rrf(
