@@ -511,6 +511,7 @@ def evaluate(
     with_mem0: bool,
     baselines: bool,
     pg_dsn: str | None = None,
+    floors: Sequence[float] = (),
 ) -> tuple[dict[str, dict[str, Score]], dict[str, list[float]], list[str]]:
     kmax = max(ks)
     scores: dict[str, dict[str, Score]] = defaultdict(lambda: defaultdict(Score))
@@ -550,6 +551,20 @@ def evaluate(
 
                     name = HYBRID if w == chosen else f"hybrid w={w:g}"
                     retrievers[name] = fused
+                for floor in floors:
+
+                    def floored(
+                        q: str, k: int, f: float = floor, a: Archive = archive, e: Any = embedder
+                    ) -> list[str]:
+                        saved = dict(hybrid_mod.DENSE_FLOORS)
+                        hybrid_mod.DENSE_FLOORS[e.name] = f
+                        try:
+                            return a.hybrid(q, k)
+                        finally:
+                            hybrid_mod.DENSE_FLOORS.clear()
+                            hybrid_mod.DENSE_FLOORS.update(saved)
+
+                    retrievers[f"hybrid floor={floor:g}"] = floored
             if mem0 is not None:
                 retrievers[MEM0] = mem0.search
             for q in conv.questions:
@@ -613,6 +628,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[],
         help="extra dense weights to measure beside the shipped one",
     )
+    ap.add_argument(
+        "--floors",
+        type=float,
+        nargs="*",
+        default=[],
+        help="also hybrid with these similarity floors for semantic-only hits (0: none)",
+    )
     ap.add_argument("--no-mem0", action="store_true", help="skip the mem0 OSS comparison")
     ap.add_argument("--baselines", action="store_true", help="also plain FTS5 BM25 baselines")
     ap.add_argument(
@@ -663,6 +685,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with_mem0=with_mem0,
         baselines=args.baselines,
         pg_dsn=args.dsn if args.backend == "postgres" else None,
+        floors=args.floors,
     )
     for bucket in ("all", "1-4"):
         n = scores[LEXICAL][bucket].n
