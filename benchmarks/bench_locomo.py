@@ -556,15 +556,15 @@ def evaluate(
                     def floored(
                         q: str, k: int, f: float = floor, a: Archive = archive, e: Any = embedder
                     ) -> list[str]:
-                        saved = dict(hybrid_mod.DENSE_FLOORS)
-                        hybrid_mod.DENSE_FLOORS[e.name] = f
+                        saved = dict(hybrid_mod.DENSE_MARGINS)
+                        hybrid_mod.DENSE_MARGINS[e.name] = f
                         try:
                             return a.hybrid(q, k)
                         finally:
-                            hybrid_mod.DENSE_FLOORS.clear()
-                            hybrid_mod.DENSE_FLOORS.update(saved)
+                            hybrid_mod.DENSE_MARGINS.clear()
+                            hybrid_mod.DENSE_MARGINS.update(saved)
 
-                    retrievers[f"hybrid floor={floor:g}"] = floored
+                    retrievers[f"hybrid margin={floor:g}"] = floored
             if mem0 is not None:
                 retrievers[MEM0] = mem0.search
             for q in conv.questions:
@@ -629,11 +629,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="extra dense weights to measure beside the shipped one",
     )
     ap.add_argument(
-        "--floors",
+        "--margins",
         type=float,
         nargs="*",
         default=[],
-        help="also hybrid with these similarity floors for semantic-only hits (0: none)",
+        help="also hybrid with these margins (cosine over the median dense candidate) for"
+        " semantic-only hits",
     )
     ap.add_argument("--no-mem0", action="store_true", help="skip the mem0 OSS comparison")
     ap.add_argument("--baselines", action="store_true", help="also plain FTS5 BM25 baselines")
@@ -685,7 +686,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with_mem0=with_mem0,
         baselines=args.baselines,
         pg_dsn=args.dsn if args.backend == "postgres" else None,
-        floors=args.floors,
+        floors=args.margins,
     )
     for bucket in ("all", "1-4"):
         n = scores[LEXICAL][bucket].n

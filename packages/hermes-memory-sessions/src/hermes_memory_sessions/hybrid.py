@@ -70,11 +70,20 @@ FUSION = "weighted"
 #: 97.8); held R@5 95.3 vs 93.0 — kept for the failure mode it removes, see docs/benchmarks.md.
 CJK_FALLBACK_COVERAGE = True
 #: Cosine similarity below which a message that only the dense side found (no query word
-#: in it) is not returned, per embedder name: without it every query returns ``limit``
-#: results, the last ones unrelated. Model-specific (an embedder may also declare
-#: ``similarity_floor``); embedders not listed get no floor. Calibrated on the dev
-#: conversations of benchmarks/bench_zh_recall.py (docs/benchmarks.md).
+#: in it) is not returned, per embedder name (an embedder may also declare
+#: ``similarity_floor``). Absolute cosines are model- and language-specific (the default
+#: model scores an unrelated Chinese message above a related English one), so no absolute
+#: floor is set for it; see `DENSE_MARGINS`.
 DENSE_FLOORS: dict[str, float] = {}
+#: Per embedder name (or the embedder's ``similarity_margin``): a message that only the
+#: dense side found must be at least this much more similar than the median of the query's
+#: dense candidates: a question that nothing answers has no candidate standing out, a
+#: paraphrased one has. Without it every query returns ``limit`` results, the last ones
+#: unrelated. Calibrated on the dev conversations of benchmarks/bench_zh_recall.py and two
+#: LoCoMo dev conversations (docs/benchmarks.md, with the held figures).
+DENSE_MARGINS: dict[str, float] = {}
+#: The margin applies only when the dense side returned at least this many candidates.
+MARGIN_MIN_POOL = 8
 #: A fused score also gets this share of the best fused score of its adjacent messages
 #: (measured: 0.5; an answer often sits next to the turn that matches the question).
 FUSED_SMOOTHING = 0.5
@@ -155,13 +164,21 @@ def _minmax(values: Sequence[float]) -> list[float]:
     return [(v - low) / (high - low) for v in values]
 
 
-def dense_floor(index: Any) -> float | None:
-    """The similarity floor of semantic-only hits for ``index``'s embedder (None: none)."""
+def dense_floor(index: Any, cosines: Sequence[float] = ()) -> float | None:
+    """The similarity floor of semantic-only hits for ``index``'s embedder and a query whose
+    dense candidates scored ``cosines`` (None: no floor)."""
     embedder = getattr(index, "embedder", None)
+    name = str(getattr(embedder, "name", ""))
     declared = getattr(embedder, "similarity_floor", None)
-    if isinstance(declared, (int, float)):
-        return float(declared)
-    return DENSE_FLOORS.get(str(getattr(embedder, "name", "")))
+    floor = float(declared) if isinstance(declared, (int, float)) else DENSE_FLOORS.get(name)
+    margin = getattr(embedder, "similarity_margin", None)
+    if not isinstance(margin, (int, float)):
+        margin = DENSE_MARGINS.get(name)
+    if margin is not None and len(cosines) >= MARGIN_MIN_POOL:
+        ordered = sorted(cosines)
+        relative = ordered[len(ordered) // 2] + float(margin)
+        floor = relative if floor is None else max(floor, relative)
+    return floor
 
 
 def _coverage(store: Any, ids: list[int], terms: Sequence[Any]) -> dict[int, float]:
@@ -273,7 +290,7 @@ def discover(
             + FUSED_SMOOTHING * max((score.get(n, 0.0) for n in near.get(mid, ())), default=0.0)
             for mid, value in score.items()
         }
-    floor = dense_floor(index)
+    floor = dense_floor(index, [h.score for h in dense_hits])
     ranked = [
         mid
         for mid in sorted(score, key=lambda mid: (-score[mid], mid))
