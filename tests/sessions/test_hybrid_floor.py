@@ -63,3 +63,35 @@ def test_floors_by_embedder_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         assert store.discover_messages("quantum chromodynamics lecture notes", limit=5) == []
     finally:
         store.close()
+
+
+class MarginWords(Words):
+    name = "test-words-margin"
+    similarity_margin = 0.3
+
+
+def test_a_margin_over_the_median_candidate_drops_what_does_not_stand_out(
+    tmp_path: Path,
+) -> None:
+    topics = ["violin lessons", "sourdough bread", "garden roses", "tax return", "bike repair"]
+
+    def build(path: Path, embedder: Words) -> SessionStore:
+        store = SessionStore(path, embedder=embedder, embed_in_background=False)
+        for i, topic in enumerate(topics * 2):
+            store.create_session(f"s{i}", source="cli")
+            store.append_message(f"s{i}", "user", f"week {i} {topic}")
+        store.embed_pending()
+        return store
+
+    plain = build(tmp_path / "p.db", Words())
+    margin = build(tmp_path / "m.db", MarginWords())
+    try:
+        # No word of the question is in the archive: by meaning alone, nothing stands out.
+        assert plain.discover_messages("quantum physics lecture", limit=5)
+        assert margin.discover_messages("quantum physics lecture", limit=5) == []
+        # Word matches never need the margin.
+        rows = margin.discover_messages("garden roses", limit=5)
+        assert rows and {r["session_id"] for r in rows[:2]} == {"s2", "s7"}
+    finally:
+        plain.close()
+        margin.close()
