@@ -66,8 +66,8 @@ FUSION = "weighted"
 #: and a hit on one common word of several ("时间" of "上线时间是哪天") would otherwise get
 #: the full lexical score of its segment and outrank the dense side's answer
 #: (tests/sessions/test_hybrid.py). English queries are unaffected. Measured with
-#: benchmarks/bench_zh_recall.py: dev R@5 equal (90.0), R@10 one question lower (94.4 vs
-#: 97.8); held R@5 95.3 vs 93.0 — kept for the failure mode it removes, see docs/benchmarks.md.
+#: benchmarks/bench_zh_recall.py at the shipped margin: dev figures unchanged, held R@5
+#: 97.7 vs 95.3 (docs/benchmarks.md).
 CJK_FALLBACK_COVERAGE = True
 #: Cosine similarity below which a message that only the dense side found (no query word
 #: in it) is not returned, per embedder name (an embedder may also declare
