@@ -112,3 +112,12 @@ def test_deleting_folded_messages_keeps_the_index_exact(seeded):
     assert archive.find_hits("ABC123") is None
     hits = archive.find_hits("备份")
     assert hits is not None and [r["id"] for r in hits.rows] == [ids["backup"]]
+
+
+def test_snippets_mark_the_words_in_their_own_script(seeded):
+    archive, ids = seeded
+    rows = archive.search_messages("数据库备份恢复", limit=5)
+    trad = [r for r in rows if r["id"] == ids["trad"]]
+    assert trad and ">>>資料庫<<<" in trad[0]["snippet"] and ">>>備份<<<" in trad[0]["snippet"]
+    rows = archive.search_messages("ABC123", limit=5)
+    assert rows and ">>>ＡＢＣ１２３<<<" in rows[0]["snippet"]
