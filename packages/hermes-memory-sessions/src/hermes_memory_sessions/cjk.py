@@ -10,14 +10,22 @@ A query run of one character matches the unigram, two characters match the bigra
 three or more match the *phrase* of consecutive bigrams, which is exactly "this substring
 occurs" (bigram runs of different text runs are never adjacent because the unigrams of the
 next run sit between them). No compiled extension is needed.
+
+The document is made from the *folded* text (`hermes_memory_sessions._cjk_text.fold`:
+full-width forms to ASCII, Traditional to Simplified), and queries are folded the same way;
+a message whose only foldable characters are full-width letters or digits is indexed here
+too (its folded Latin words are then findable by their ASCII spelling).
 """
 
 from __future__ import annotations
 
 import re
 
+from hermes_memory_sessions._cjk_text import FOLD_GLOB_CLASS, fold
+
 __all__ = [
     "CJK_GLOB",
+    "CJK_INDEX_GLOB",
     "cjk_index_text",
     "cjk_match_expr",
     "cjk_runs",
@@ -42,6 +50,9 @@ _DETECT_RE = re.compile(f"[{_CJK_CLASS}\u3000-\u303f]")
 
 #: A SQLite GLOB pattern that is true when a text contains an indexable CJK character.
 CJK_GLOB = f"*[{_CJK_CLASS}]*"
+#: True when a text belongs in the CJK index: a CJK character or a full-width form.
+CJK_INDEX_GLOB = f"*[{_CJK_CLASS}{FOLD_GLOB_CLASS}]*"
+_INDEX_RE = re.compile(f"[{_CJK_CLASS}{FOLD_GLOB_CLASS}]")
 
 
 def is_cjk_char(ch: str) -> bool:
@@ -78,9 +89,11 @@ def cjk_index_text(text: str) -> str | None:
 
     CJK runs become ``"a b c ab bc"`` (unigrams then bigrams); everything else is kept as is
     (so Latin words glued to Chinese, like ``youer`` in ``修改youer服务端``, become findable).
+    The text is folded first (full-width to ASCII, Traditional to Simplified).
     """
-    if not _RUN_RE.search(text):
+    if text.isascii() or not _INDEX_RE.search(text):
         return None
+    text = fold(text)
     parts: list[str] = []
     for is_cjk, seg in split_cjk(text):
         if not is_cjk:

@@ -8,7 +8,9 @@ package does not depend on it (install ``hermes-memory-sessions[vectors]``).
 * `build_embedder` — the embedder (``strict=True`` raises a `ConfigError` naming the key or
   the missing package, for the CLI; ``strict=False`` logs and returns None, for the agent).
 * `attach_configured_embedder` — attaches it to an open `SessionStore` from a background
-  thread, so loading a model never stalls the agent: until it is ready, search is lexical.
+  thread, so loading a model never stalls the agent. The first discovery of a process waits
+  for it up to `FIRST_QUERY_WAIT` seconds (`await_embedder`); past that it answers lexically
+  and says so (`recall_state`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,20 @@ from typing import Any
 
 from hermes_memory_core.config import ConfigError
 
-__all__ = ["attach_configured_embedder", "build_embedder", "configured_embedder_section"]
+__all__ = [
+    "FIRST_QUERY_WAIT",
+    "attach_configured_embedder",
+    "await_embedder",
+    "build_embedder",
+    "configured_embedder_section",
+    "recall_state",
+]
+
+#: Seconds a discovery waits for an embedder that is still loading (the default model
+#: loads in 0.3-0.75 s on two cores); past that the answer is lexical and says so.
+FIRST_QUERY_WAIT = 3.0
+#: Attribute of a store whose configured embedder is loading (or failed to load).
+_LOADING = "_hm_embedder_loading"
 
 logger = logging.getLogger(__name__)
 
@@ -97,8 +112,15 @@ def attach_configured_embedder(store: Any, config: Any) -> threading.Thread | No
     if getattr(store, "vector_index", None) is not None:
         return None
 
+    return start_loading(store, lambda: build_embedder(section, strict=False))
+
+
+def start_loading(store: Any, load: Any) -> threading.Thread:
+    """Run ``load()`` (an embedder, or None when it cannot run) in a daemon thread and attach
+    the result to ``store``; the thread is remembered on the store for `await_embedder`."""
+
     def run() -> None:
-        embedder = build_embedder(section, strict=False)
+        embedder = load()
         if embedder is None:
             return
         if getattr(store, "closed", False):
@@ -111,5 +133,33 @@ def attach_configured_embedder(store: Any, config: Any) -> threading.Thread | No
             logger.warning("session archive: could not attach the embedder (%s)", exc)
 
     thread = threading.Thread(target=run, name="hermes-memory-embedder-load", daemon=True)
+    setattr(store, _LOADING, thread)  # a private mark on any store object
     thread.start()
     return thread
+
+
+def await_embedder(store: Any, timeout: float | None = None) -> None:
+    """Wait up to ``timeout`` (default `FIRST_QUERY_WAIT`) seconds for a configured embedder
+    that is still loading; returns at once when none is loading."""
+    thread = getattr(store, _LOADING, None)
+    if isinstance(thread, threading.Thread) and thread.is_alive():
+        thread.join(FIRST_QUERY_WAIT if timeout is None else timeout)
+
+
+def recall_state(store: Any) -> tuple[str, str] | None:
+    """``("hybrid", "")`` when the store has a vector index; ``("lexical", why)`` when an
+    embedder was configured but is still loading or could not be loaded; None when no
+    embedder was configured for it (search is lexical by configuration)."""
+    if getattr(store, "vector_index", None) is not None:
+        return "hybrid", ""
+    thread = getattr(store, _LOADING, None)
+    if not isinstance(thread, threading.Thread):
+        return None
+    if thread.is_alive():
+        return "lexical", (
+            "the embedder is still loading: these results matched the query's words only,"
+            " not its meaning; search again in a moment for both"
+        )
+    return "lexical", (
+        "the configured embedder could not be loaded: results matched the query's words only"
+    )

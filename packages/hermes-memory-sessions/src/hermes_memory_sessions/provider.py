@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -135,6 +136,9 @@ class SessionArchiveProvider(MemoryProvider):
     ) -> None:
         self._store = store
         self._owns_store = store is None
+        #: What `shutdown` did about messages without vectors: ``{"embedded", "left",
+        #: "seconds"}`` (``left`` -1 when unknown), None when no embedder is configured.
+        self.last_shutdown: dict[str, Any] | None = None
         self._home = Path(hermes_home).expanduser() if hermes_home else None
         self._config = dict(config or {})
         self._session_id = ""
@@ -459,10 +463,47 @@ class SessionArchiveProvider(MemoryProvider):
                 parent = ""
             self._ensure_session(new_session_id, parent)
 
+    #: Seconds `shutdown` spends embedding what is still pending (a short-lived process
+    #: would otherwise leave its newest messages without vectors).
+    SHUTDOWN_EMBED_S = 5.0
+
     def shutdown(self) -> None:
-        """Close the archive if the provider opened it."""
+        """Embed pending messages within `SHUTDOWN_EMBED_S` (when an embedder is configured),
+        report what is left (``last_shutdown``, and a log line), then close the archive if
+        the provider opened it."""
         with self._lock:
             if self._owns_store and self._store is not None:
+                self.last_shutdown = _finish_embedding(self._store, self.SHUTDOWN_EMBED_S)
                 self._store.close()
                 self._store = None
             self._created.clear()
+
+
+def _finish_embedding(store: Any, budget_s: float) -> dict[str, Any] | None:
+    """``{"embedded", "left", "seconds"}`` of the last embedding before close, or None when
+    no embedder is configured for ``store``; logs what is left."""
+    from hermes_memory_sessions.embedding_config import await_embedder, recall_state
+
+    if recall_state(store) is None:
+        return None
+    started = time.monotonic()
+    await_embedder(store, budget_s)
+    finish = getattr(store, "_embed_before_close", None)
+    if finish is None:
+        return None
+    remaining = max(0.0, budget_s - (time.monotonic() - started))
+    report: dict[str, Any] = dict(finish(remaining))
+    report["seconds"] = round(time.monotonic() - started, 3)
+    if report["left"]:
+        logger.warning(
+            "session archive: %s message(s) left without vectors at shutdown (embedded %d"
+            " in %.1f s); they are embedded next time, or now with: hermes-memory sessions embed",
+            report["left"] if report["left"] > 0 else "some",
+            report["embedded"],
+            report["seconds"],
+        )
+    elif report["embedded"]:
+        logger.info(
+            "session archive: embedded %d pending message(s) at shutdown", report["embedded"]
+        )
+    return report

@@ -6,6 +6,13 @@ term is a double-quoted FTS5 string, so no character of the input can reach the 
 as syntax: tokens joined by ``. - _ / @ % '`` are quoted whole (``scripts/deploy.sh`` →
 ``"scripts/deploy.sh"``), other punctuation splits terms, punctuation-only terms vanish,
 dangling or doubled operators are dropped, and the input is capped at `MAX_QUERY_CHARS`.
+
+Chinese, Japanese and Korean: the query is folded first (full-width forms to ASCII,
+Traditional Chinese to Simplified, as the CJK index is), and an unquoted run of CJK text is
+split into words (``数据库备份失败`` → ``数据库`` ``备份`` ``失败``, each an implicit-AND term
+matched as a substring); particles and question words (``怎么``, ``的``, ``了``, ``吗``, …) are
+dropped from a run that has other words and never count as content in the fallback. A
+quoted run (``"数据库备份"``) must still occur verbatim.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from hermes_memory_sessions._cjk_text import CJK_STOP_WORDS, content_form, fold, segment_run
 from hermes_memory_sessions.cjk import split_cjk
 
 __all__ = [
@@ -90,8 +98,25 @@ class ParsedQuery:
         return " ".join(i if isinstance(i, str) else i.fts() for i in self.items)
 
 
-def _clean_token(raw: str) -> list[Term]:
-    """Split one whitespace-delimited token into safe terms."""
+def _cjk_words(piece: str) -> list[str]:
+    """``piece`` (a term's text holding CJK) as words: CJK runs segmented, stop words
+    dropped unless nothing else is left, the other parts kept whole."""
+    words: list[str] = []
+    for is_cjk, seg in split_cjk(piece):
+        if not is_cjk:
+            seg = seg.strip(_JOINERS.replace("%", "")).lstrip("%")
+            if seg and _WORDCHAR.search(seg):
+                words.append(seg)
+            continue
+        run = segment_run(seg)
+        content = [w for w in run if content_form(w) is not None]
+        words.extend(content or run)
+    return words
+
+
+def _clean_token(raw: str, *, expand: bool = True) -> list[Term]:
+    """Split one whitespace-delimited token into safe terms (``expand``: CJK runs into
+    words; off inside quotes)."""
     out: list[Term] = []
     for part in _SPLIT.split(raw):
         if not part:
@@ -101,7 +126,10 @@ def _clean_token(raw: str) -> list[Term]:
         for piece in part.split():
             piece = piece.strip(_JOINERS.replace("%", "")).lstrip("%")
             if piece and _WORDCHAR.search(piece):
-                out.append(Term(piece, prefix=False))
+                if expand and any(is_cjk for is_cjk, _ in split_cjk(piece)):
+                    out.extend(Term(w) for w in _cjk_words(piece))
+                else:
+                    out.append(Term(piece, prefix=False))
         if prefix and out:
             out[-1] = Term(out[-1].text, prefix=True)
     return out
@@ -112,7 +140,7 @@ def parse_query(query: object) -> ParsedQuery:
     parsed = ParsedQuery()
     if not isinstance(query, str):
         return parsed
-    text = query[:MAX_QUERY_CHARS].replace("\x00", " ")
+    text = fold(query[:MAX_QUERY_CHARS].replace("\x00", " "))
     items: list[Term | str] = []
     for m in _PHRASE_OR_TOKEN.finditer(text):
         tok = m.group()
@@ -121,7 +149,7 @@ def parse_query(query: object) -> ParsedQuery:
         if tok.startswith('"') and (tok.endswith('"') or tok.endswith('"*')) and len(tok) >= 2:
             prefix = tok.endswith("*")
             inner = tok[1 : -2 if prefix else -1]
-            words = " ".join(t.text for t in _clean_token(inner.replace("*", " ")))
+            words = " ".join(t.text for t in _clean_token(inner.replace("*", " "), expand=False))
             if words:
                 items.append(Term(words, prefix=prefix, phrase=" " in words))
             continue
@@ -147,8 +175,16 @@ def any_terms(parsed: ParsedQuery) -> list[Term]:
     out: list[Term] = []
     for term in parsed.terms:
         key = term.text.casefold()
-        if key in seen or key in STOP_WORDS:
+        if key in seen or key in STOP_WORDS or key in CJK_STOP_WORDS:
             continue
+        if not term.phrase and content_form(term.text) is None:
+            continue
+        form = content_form(term.text) or term.text
+        if form != term.text:  # a Korean word without its particle
+            term = Term(form, prefix=term.prefix, phrase=term.phrase)
+            key = form.casefold()
+            if key in seen:
+                continue
         if len(key) < 2 and not parsed.has_cjk:
             continue
         seen.add(key)

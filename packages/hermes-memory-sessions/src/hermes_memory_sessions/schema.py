@@ -33,7 +33,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hermes_memory_sessions.cjk import CJK_GLOB
+from hermes_memory_sessions._cjk_text import fold_version
+from hermes_memory_sessions.cjk import CJK_GLOB, CJK_INDEX_GLOB
 
 __all__ = [
     "META_SCHEMA_KEY",
@@ -46,7 +47,7 @@ __all__ = [
 ]
 
 #: Current hermes-memory schema version (see `MIGRATIONS`).
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: ``state_meta`` key that holds our schema version.
 META_SCHEMA_KEY = "hermes_memory_schema_version"
 #: Characters of a ``role='tool'`` message that are indexed (the rest is stored, not indexed).
@@ -495,11 +496,86 @@ def _v3(conn: sqlite3.Connection) -> None:
     _reconcile_columns(conn)
 
 
+_G = CJK_INDEX_GLOB
+_CJK_TRIGGERS_V4 = f"""
+DROP TRIGGER IF EXISTS hm_fts_cjk_ai;
+DROP TRIGGER IF EXISTS hm_fts_cjk_ad;
+DROP TRIGGER IF EXISTS hm_fts_cjk_au;
+CREATE TRIGGER hm_fts_cjk_ai AFTER INSERT ON messages
+WHEN new.content GLOB '{_G}' OR new.tool_calls GLOB '{_G}'
+BEGIN
+    INSERT INTO hm_cjk_pending(op, id) VALUES ('i', new.id);
+END;
+CREATE TRIGGER hm_fts_cjk_ad AFTER DELETE ON messages
+WHEN old.content GLOB '{_G}' OR old.tool_calls GLOB '{_G}'
+BEGIN
+    INSERT INTO hm_cjk_pending(op, id, role, content, tool_calls)
+    VALUES ('d', old.id, old.role, old.content, old.tool_calls);
+END;
+CREATE TRIGGER hm_fts_cjk_au AFTER UPDATE OF content, tool_calls, role ON messages
+WHEN (old.content IS NOT new.content OR old.tool_calls IS NOT new.tool_calls
+      OR old.role IS NOT new.role)
+     AND (old.content GLOB '{_G}' OR old.tool_calls GLOB '{_G}'
+          OR new.content GLOB '{_G}' OR new.tool_calls GLOB '{_G}')
+BEGIN
+    INSERT INTO hm_cjk_pending(op, id, role, content, tool_calls)
+    VALUES ('d', old.id, old.role, old.content, old.tool_calls);
+    INSERT INTO hm_cjk_pending(op, id) VALUES ('i', new.id);
+END;
+"""  # noqa: S608
+#: ``state_meta`` key: the `fold_version` the CJK index was built with.
+META_CJK_FOLD_KEY = "hermes_memory_cjk_fold"
+
+
+def _v4(conn: sqlite3.Connection) -> None:
+    """The CJK index holds folded text (full-width → ASCII, Traditional → Simplified) and
+    also messages whose only foldable characters are full-width forms.
+
+    The triggers are replaced; the index itself is rebuilt by `_check_cjk_fold` (the stored
+    fold version is cleared here), in the same transaction. Messages are not touched.
+    """
+    _run_script(conn, _CJK_TRIGGERS_V4)
+    conn.execute("DELETE FROM state_meta WHERE key = ?", (META_CJK_FOLD_KEY,))
+
+
+def rebuild_cjk_index(conn: sqlite3.Connection) -> None:
+    """Empty the CJK index and queue every message that belongs in it (the store's write
+    transaction then indexes them before it commits). Only derived data is dropped."""
+    conn.execute("INSERT INTO hm_fts_cjk(hm_fts_cjk) VALUES ('delete-all')")
+    conn.execute("DELETE FROM hm_cjk_docs")
+    conn.execute("DELETE FROM hm_cjk_pending")
+    conn.execute(
+        "INSERT INTO hm_cjk_pending(op, id) SELECT 'i', id FROM messages "  # noqa: S608
+        f"WHERE content GLOB '{_G}' OR tool_calls GLOB '{_G}'"
+    )
+
+
+def _check_cjk_fold(conn: sqlite3.Connection) -> None:
+    """Rebuild the CJK index when it was built with other folding rules or OpenCC data.
+
+    The index is contentless: removing a message's document needs the exact tokens it was
+    added with, so a document made under other rules could not be removed cleanly.
+    """
+    want = fold_version()
+    row = conn.execute(
+        "SELECT value FROM state_meta WHERE key = ?", (META_CJK_FOLD_KEY,)
+    ).fetchone()
+    if row is not None and str(row[0]) == want:
+        return
+    rebuild_cjk_index(conn)
+    conn.execute(
+        "INSERT INTO state_meta(key, value) VALUES (?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (META_CJK_FOLD_KEY, want),
+    )
+
+
 #: Versioned migrations: ``(version, function)``; each runs once, inside one transaction.
 MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = [
     (1, _v1),
     (2, _v2),
     (3, _v3),
+    (4, _v4),
 ]
 #: The oldest schema version a read-only open can serve (reads need nothing newer).
 READABLE_VERSION = 1
@@ -536,6 +612,7 @@ def migrate(conn: sqlite3.Connection) -> int:
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 (META_SCHEMA_KEY, str(version)),
             )
+    _check_cjk_fold(conn)
     if conn.execute("SELECT COUNT(*) FROM schema_version").fetchone()[0] == 0:
         conn.execute("INSERT INTO schema_version(version) VALUES (?)", (SCHEMA_VERSION,))
     return version

@@ -182,6 +182,20 @@ def python_snippet(content: str | None, needles: Sequence[str]) -> str:
         p = low.find(n.casefold())
         if p >= 0 and (pos < 0 or p < pos):
             pos = p
+    if pos < 0 and needles:
+        folded = _folded_spans(content, needles)
+        if folded:
+            pos = folded[0][0]
+            start = max(0, pos - _SNIPPET_BEFORE)
+            end = min(len(content), start + _SNIPPET_SPAN)
+            out, last = [], start
+            for a, b in folded:
+                if a < start or b > end or a < last:
+                    continue
+                out += [content[last:a], ">>>", content[a:b], "<<<"]
+                last = b
+            window = " ".join(("".join(out) + content[last:end]).split())
+            return ("..." if start > 0 else "") + window + ("..." if end < len(content) else "")
     start = max(0, pos - _SNIPPET_BEFORE) if pos >= 0 else 0
     end = min(len(content), start + _SNIPPET_SPAN)
     window = content[start:end]
@@ -190,6 +204,27 @@ def python_snippet(content: str | None, needles: Sequence[str]) -> str:
         window = pattern.sub(lambda m: f">>>{m.group()}<<<", window)
     window = " ".join(window.split())
     return ("..." if start > 0 else "") + window + ("..." if end < len(content) else "")
+
+
+def _folded_spans(content: str, needles: Sequence[str]) -> list[tuple[int, int]]:
+    """Where the (folded) needles occur in ``content`` written in another script or width
+    (Traditional text, full-width letters), as ``(start, end)`` in ``content``, in order.
+
+    Folding maps each character to one character for these texts; when it does not
+    (a phrase of another length), nothing is found and the snippet is unmarked."""
+    from hermes_memory_sessions._cjk_text import fold
+
+    folded = fold(content).casefold()
+    if len(folded) != len(content):
+        return []
+    spans = []
+    for n in needles:
+        key = n.casefold()
+        start = folded.find(key)
+        while key and start >= 0:
+            spans.append((start, start + len(key)))
+            start = folded.find(key, start + len(key))
+    return sorted(spans)
 
 
 @dataclass

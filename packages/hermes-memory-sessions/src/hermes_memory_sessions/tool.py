@@ -33,6 +33,7 @@ from typing import Any
 
 from hermes_memory_core.config import ConfigError, load_config, resolve_home
 from hermes_memory_core.toolresult import tool_error, tool_result
+from hermes_memory_sessions.embedding_config import await_embedder, recall_state
 from hermes_memory_sessions.hybrid import pick_fused
 from hermes_memory_sessions.protocol import SessionArchive
 from hermes_memory_sessions.query import any_terms, parse_query
@@ -513,9 +514,12 @@ def _discover(
     titled = _title_match(store, query, lineages)
     if titled is not None:
         kept[lineages.root(titled["session_id"])] = (titled, None, False)
+    # A configured embedder still loading (a new process) is waited for, within a bound.
+    await_embedder(store)
     # With an embedder attached: the fused (lexical + dense) ranking first; lexical
     # discovery below fills what it leaves (None: no embedder, exactly the lexical path).
     fused = pick_fused(store, query, common, kept, limit, _pick, lineages)
+    recall = _recall(store, fused is not None, query)
     if fused is None:
         matched = _collect(store, query, common, lineages, kept, limit, fallback=False)
     else:
@@ -541,6 +545,7 @@ def _discover(
                 "results": [],
                 "count": 0,
                 "message": "No matching sessions found.",
+                **recall,
             }
         )
     results = []
@@ -566,7 +571,25 @@ def _discover(
     }
     if used_fallback:
         payload["fallback"] = "any_terms"
+    payload.update(recall)
     return tool_result(payload)
+
+
+def _recall(store: SessionArchive, fused: bool, query: str) -> dict[str, str]:
+    """``{"recall": "hybrid"|"lexical", "recall_note": why}`` when an embedder is configured
+    for the store (nothing otherwise: the payload keeps its lexical shape)."""
+    state = recall_state(store)
+    if state is None:
+        return {}
+    if state[0] == "hybrid":
+        if fused:
+            return {"recall": "hybrid"}
+        if parse_query(query).has_syntax:
+            why = "search syntax (quotes, OR, NOT, prefix*) is matched by words only"
+        else:
+            why = "the query could not be embedded just now: results matched its words only"
+        return {"recall": "lexical", "recall_note": why}
+    return {"recall": "lexical", "recall_note": state[1]}
 
 
 def _session_by_title(conn: sqlite3.Connection, title: str) -> str | None:

@@ -184,7 +184,11 @@ def _print_message(ctx: Context, msg: dict[str, Any], *, anchor: bool = False) -
 
 
 def search(ctx: Context) -> int:
-    """``sessions search QUERY``: ranked message hits with ``>>>term<<<`` snippets."""
+    """``sessions search QUERY [--lexical]``: ranked message hits with ``>>>term<<<`` snippets.
+
+    With an embedder configured (``sessions.embedder``) and vectors stored, the ranking is
+    the hybrid one of ``session_search`` (words and meaning); ``--lexical`` opts out.
+    """
     query = " ".join(ctx.args.query)
     if not query.strip():
         raise CLIError("the search query is empty", code=2)
@@ -192,14 +196,20 @@ def search(ctx: Context) -> int:
     limit: int = ctx.args.limit
     total = 0
     filters = search_filters(ctx)
+    hybrid = False
+    # The hybrid ranking has no source/date filters: with them, words rank (filtered exactly).
+    wants_hybrid = not filters and not getattr(ctx.args, "lexical", False)
     with ctx.session_store(create=False) as store:
         hits: list[dict[str, Any]] = []
         titles: dict[str, str] = {}
         if store is not None:
-            hits = store.search_messages(
-                query, limit=limit, role_filter=roles, with_context=False, **filters
-            )
-            total = _count_matches(store, query, roles, len(hits), limit, **filters)
+            if wants_hybrid and _attach_search_embedder(ctx, store):
+                hits, hybrid = _hybrid_hits(store, query, limit, roles)
+            if not hybrid:
+                hits = store.search_messages(
+                    query, limit=limit, role_filter=roles, with_context=False, **filters
+                )
+                total = _count_matches(store, query, roles, len(hits), limit, **filters)
             for hit in hits:
                 sid = hit["session_id"]
                 if sid not in titles:
@@ -215,16 +225,74 @@ def search(ctx: Context) -> int:
         return 0
     from rich.text import Text
 
-    ctx.say(_search_heading(len(hits), total, limit, query))
+    if hybrid:
+        n = len(hits)
+        ctx.say(f"{n:,} best result{'s' if n != 1 else ''} for {query!r} (words and meaning):")
+    else:
+        ctx.say(_search_heading(len(hits), total, limit, query))
     for hit in hits:
         head = Text(f"{hit['session_id']}  #{hit['id']}  {when(hit.get('timestamp'))}  ")
         head.append(str(hit.get("role")), style="bold")
+        if hit.get("match") == "semantic":
+            head.append("  (by meaning)", style="dim")
         if hit["title"]:
             head.append(f"  {_one_line(hit['title'], 120)}", style="dim")
         ctx.console.print(head)
         ctx.console.print(_highlight(ctx, _one_line(hit.get("snippet"), 160)))
     ctx.say("Read around a hit: hermes-memory sessions show <ID> --around <#message> --window 3")
     return 0
+
+
+def _attach_search_embedder(ctx: Context, store: Any) -> bool:
+    """Attach the configured embedder for one search; False (with a note on stderr saying
+    why) when search stays lexical. Nothing is written: an archive without stored vectors
+    is searched lexically (``sessions embed`` makes them)."""
+    from hermes_memory_sessions.embedding_config import build_embedder, configured_embedder_section
+
+    section = configured_embedder_section(ctx.config)
+    if section is None or not hasattr(store, "_attach_embedder"):
+        return False
+    if int(store.vector_coverage().get("embedded") or 0) == 0:
+        ctx.note(
+            "no message is embedded yet (run: hermes-memory sessions embed); search is lexical"
+        )
+        return False
+    embedder = build_embedder(section, strict=False)
+    if embedder is None:
+        ctx.note("the configured embedder cannot run here; search is lexical")
+        return False
+    try:
+        store._attach_embedder(embedder, background=False)
+    except Exception as exc:  # numpy missing, a locked file: the words still answer
+        ctx.note(f"could not use the embedder ({exc}); search is lexical")
+        return False
+    return True
+
+
+def _hybrid_hits(
+    store: Any, query: str, limit: int, roles: list[str] | None
+) -> tuple[list[dict[str, Any]], bool]:
+    """``(hits, True)`` ranked by words and meaning, each with a snippet and ``match``;
+    ``([], False)`` when the dense side could not take part (query syntax, embedder error)."""
+    from hermes_memory_sessions.hybrid import discover
+
+    found = discover(store, query, limit=limit, role_filter=roles)
+    if found is None:
+        return [], True
+    if not found.hybrid:
+        return [], False
+    rows = found.rows
+
+    def snippets(conn: Any) -> dict[int, str]:
+        return {int(r["id"]): found.hits.snippet(conn, int(r["id"])) for r in rows}
+
+    text = store.read_with(snippets)
+    hits = []
+    for row in rows:
+        hit = {k: v for k, v in row.items() if not k.startswith("_")}
+        hit["snippet"] = text.get(int(row["id"]), "")
+        hits.append(hit)
+    return hits, True
 
 
 #: ``sessions search`` counts matches up to this many ("10 best of 10,000+ matches").
