@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from hermes_memory_sessions._cjk_text import FOLD_GLOB_CLASS, fold
+from hermes_memory_sessions._cjk_text import FOLD_GLOB_CLASS, fold, fold_version
 
 __all__ = [
     "CJK_GLOB",
@@ -29,6 +29,7 @@ __all__ = [
     "cjk_index_text",
     "cjk_match_expr",
     "cjk_runs",
+    "fold_version",
     "has_cjk",
     "is_cjk_char",
     "split_cjk",
