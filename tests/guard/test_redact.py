@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-import time
 
 import pytest
 
@@ -199,6 +198,7 @@ def test_cjk_passthrough_and_cjk_around_secrets() -> None:
     assert scrub_secrets("记忆系统：用户喜欢喝茶。") == "记忆系统：用户喜欢喝茶。"
 
 
+@pytest.mark.timeout(120)
 def test_adversarial_inputs_finish() -> None:
     n = 500_000
     inputs = [
@@ -211,12 +211,10 @@ def test_adversarial_inputs_finish() -> None:
         "Bearer " * (n // 7),
         "eyJ" + "a" * n,
     ]
+    # No timing assertion (a loaded machine is slow): quadratic behaviour on 500 KB takes
+    # far longer than pytest-timeout's bound; the costs are measured by bench_redact.py.
     for text in inputs:
-        start = time.perf_counter()
         scrub_secrets(text)
-        elapsed = time.perf_counter() - start
-        # Generous bound: quadratic behaviour on 500 KB takes minutes.
-        assert elapsed < 5.0, (text[:20], elapsed)
 
 
 # --- the windowed assignment search against one plain finditer -------------------------------

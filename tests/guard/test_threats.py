@@ -7,7 +7,6 @@ import re
 import re._parser as re_parser
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -292,14 +291,13 @@ def _adversarial_inputs() -> dict[str, str]:
 
 
 @pytest.mark.parametrize("name", sorted(_adversarial_inputs()))
+@pytest.mark.timeout(120)
 def test_adversarial_inputs_finish(name: str) -> None:
+    # No timing assertion (a loaded machine is slow): catastrophic backtracking takes hours,
+    # so pytest-timeout's bound fails it; the costs are measured by bench_threats.py.
     text = _adversarial_inputs()[name]
     assert len(text) >= 450_000
-    start = time.perf_counter()
     scan_for_threats(text, "strict")
-    elapsed = time.perf_counter() - start
-    # Generous bound: a catastrophic-backtracking regex takes minutes, not seconds.
-    assert elapsed < 5.0, f"{name}: {elapsed:.2f}s"
 
 
 # --- the fast matcher against the plain formulation -------------------------------------------
@@ -457,9 +455,8 @@ def _dense_adversarial_inputs() -> dict[str, str]:
 
 
 @pytest.mark.parametrize("name", sorted(_dense_adversarial_inputs()))
+@pytest.mark.timeout(120)
 def test_dense_adversarial_inputs_finish(name: str) -> None:
+    # bounded by pytest-timeout, not a timing assertion (see test_adversarial_inputs_finish)
     text = _dense_adversarial_inputs()[name]
-    start = time.perf_counter()
     assert scan_for_threats(text, "strict") == []
-    elapsed = time.perf_counter() - start
-    assert elapsed < 5.0, f"{name}: {elapsed:.2f}s"
