@@ -15,6 +15,7 @@ from typing import Any
 from hermes_memory_builtin.format import char_count, format_count_usage, format_usage, preview
 from hermes_memory_builtin.scan import scan_entries
 from hermes_memory_builtin.sidecar import EntryMeta, approved_entries, entry_key
+from hermes_memory_core.threats import threat_tier
 
 __all__ = [
     "BATCH_SUFFIX",
@@ -180,7 +181,13 @@ def split_threat(
     metas_after: dict[str, EntryMeta],
 ) -> Result | None:
     """A refusal when ``after`` blocks an entry that ``before`` did not: the write would
-    complete an instruction split across adjacent entries."""
+    complete an instruction split across adjacent entries.
+
+    The refusal never quotes the other entries (stored text is not echoed to the model) and
+    carries ``threat_verdict``: ``"refuse"`` when the joined text shows a structural signal,
+    ``"hold"`` when it is vocabulary only — then the write waits for a person rather than
+    being refused because of what another entry says.
+    """
     new = scan_entries(target, after, approved_entries(after, metas_after))
     if not any(item.split for item in new.blocked):
         return None  # the common case: one joined scan, no second one of ``before``
@@ -191,22 +198,18 @@ def split_threat(
             continue
         first, last = item.window
         changed = set(after) - set(before)
-        others = [after[i] for i in range(first, last + 1) if after[i] not in changed]
+        others = sum(1 for i in range(first, last + 1) if after[i] not in changed)
         ids = ", ".join(f"'{pid}'" for pid in item.ids)
-        shown = ", ".join(f"'{preview(entry, 60)}'" for entry in others)
-        together = (
-            f" together with the adjacent entr{'y' if len(others) == 1 else 'ies'} {shown}"
-            if others
-            else ""
-        )
+        neighbours = "the adjacent entry" if others == 1 else f"{others} adjacent entries"
+        together = f" together with {neighbours}" if others else ""
         return {
             "success": False,
             "error": (
                 f"Blocked: this content, read{together}, matches threat pattern(s) {ids}. "
                 "Memory entries are shown joined in the system prompt, so an instruction "
-                "split across entries is still an instruction. Rephrase the content, or "
-                "change the other entry first."
+                "split across entries is still an instruction."
             ),
+            "threat_verdict": threat_tier(item.ids),
         }
     return None
 

@@ -20,15 +20,24 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from hermes_memory_builtin.format import TARGET_FILES, serialise
-from hermes_memory_core.threats import first_threat_message, scan_for_threats
+from hermes_memory_core.threats import (
+    HOLD,
+    REFUSE,
+    first_threat_message,
+    scan_for_threats,
+    threat_tier,
+    threat_verdict,
+)
 
 __all__ = [
     "MAX_SCAN_CHARS",
     "BlockedEntries",
     "ScanReport",
+    "WriteVerdict",
     "sanitize_for_prompt",
     "scan_entries",
     "write_threat",
+    "write_verdict",
 ]
 
 #: The scanner reads at most this many characters of a text.
@@ -46,6 +55,50 @@ def write_threat(content: str) -> str | None:
             f"{MAX_SCAN_CHARS:,}). Memory entries must be short."
         )
     return first_threat_message(content, scope=_SCOPE)
+
+
+@dataclass(frozen=True)
+class WriteVerdict:
+    """The tiered verdict on new memory content (`write_verdict`).
+
+    :param tier: ``"refuse"`` (structural signal), ``"hold"`` (vocabulary only: a person
+        decides) or ``None`` (clean).
+    :param message: the refusal text (names the finding; for a person or a refusal), or
+        ``None`` when clean.
+    """
+
+    tier: str | None
+    message: str | None
+
+
+def write_verdict(content: str) -> WriteVerdict:
+    """How new memory content is treated: refused, held for a person, or written."""
+    too_large = write_threat(content) if len(content) > MAX_SCAN_CHARS else None
+    if too_large:
+        return WriteVerdict(REFUSE, too_large)
+    verdict = threat_verdict(content, scope=_SCOPE)
+    if verdict.tier is None:
+        return WriteVerdict(None, None)
+    if verdict.tier == REFUSE:
+        structural = [pid for pid in verdict.ids if threat_tier([pid]) == REFUSE]
+        message = first_threat_message(content, scope=_SCOPE)
+        if structural and (message is None or structural[0] not in message):
+            message = _structural_message(structural[0])
+        return WriteVerdict(REFUSE, message)
+    # Vocabulary the reference patterns miss still gets a message (for a person, never
+    # for the model: the memory tool stages a held write and names nothing).
+    message = first_threat_message(content, scope=_SCOPE) or _structural_message(verdict.ids[0])
+    return WriteVerdict(HOLD, message)
+
+
+def _structural_message(pid: str) -> str:
+    if pid.startswith("invisible_unicode_"):
+        code = pid.removeprefix("invisible_unicode_")
+        return f"Blocked: content contains invisible unicode character {code} (possible injection)."
+    return (
+        f"Blocked: content matches threat pattern '{pid}'. Content is injected into the system "
+        "prompt and must not contain injection or exfiltration payloads."
+    )
 
 
 @functools.lru_cache(maxsize=2048)
@@ -135,7 +188,10 @@ def scan_entries(target: str, entries: list[str], approved: Collection[str] = ()
 
 
 def _block_split_payloads(
-    filename: str, work: list[str], frozen: set[int], blocked: list[BlockedEntries]
+    filename: str,
+    work: list[str],
+    frozen: set[int],
+    blocked: list[BlockedEntries],
 ) -> None:
     """Replace, in ``work``, the unfrozen entries of every run whose joined text trips."""
     start = 0

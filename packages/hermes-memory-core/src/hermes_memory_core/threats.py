@@ -27,7 +27,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Final, Literal, NamedTuple, cast
 
 from hermes_memory_core._literals import Keywords, LiteralIndex
@@ -40,13 +40,19 @@ from hermes_memory_core._normalize import (
 )
 
 __all__ = [
+    "HOLD",
     "INVISIBLE_CHARS",
     "MAX_SCAN_CHARS",
+    "REFUSE",
     "SCOPES",
+    "STRUCTURAL_THREATS",
     "THREAT_PATTERNS",
     "ThreatPattern",
+    "ThreatVerdict",
     "first_threat_message",
     "scan_for_threats",
+    "threat_tier",
+    "threat_verdict",
 ]
 
 Scope = Literal["all", "context", "strict"]
@@ -520,7 +526,9 @@ _PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
         # An instruction ("connect to the network", "you must … connect", "first, …"), not a
         # description ("nodes connect to the network through WireGuard").
         r"(?:(?:^|[.!?:;,]|\n)\s{0,8}|(?<![a-z0-9])(?:to|must|should|will|please|then|and|now)"
-        r"\s+)connect\s+to\s+the\s+network(?![a-z0-9])",
+        r"\s+)connect\s+to\s+the\s+network(?![a-z0-9])"
+        # "connect to the network printer / drive / share" is an office note.
+        r"(?!\s+(?:printers?|drives?|shares?|folders?|storage|scanners?|cameras?))",
     ),
     ("forced_action", "context", _words(r"you\s+must", _FORCED)),
     ("anti_forensic_oneliner", "context", _ONELINER),
@@ -1913,3 +1921,77 @@ def first_threat_message(text: str, scope: str = "strict") -> str | None:
             return _INVISIBLE_MESSAGE.format(code=value)
         return _PATTERN_MESSAGE.format(pid=value)
     return None
+
+
+# --- verdicts in tiers -----------------------------------------------------------------------
+#: Verdict of a structural finding: the text is refused outright.
+REFUSE: Final = "refuse"
+#: Verdict of vocabulary alone: the text waits for a person's approval (never refused).
+HOLD: Final = "hold"
+
+#: Pattern ids that are structural, high-precision attack signals: chat-template role markup,
+#: fence and header escapes, invisible payloads, templates or commands that carry the
+#: conversation, secrets or a local file to a URL. Ordinary notes do not have these shapes,
+#: so a match refuses. Every other id is vocabulary (words an attack shares with ordinary
+#: notes): it holds the text for a person instead. Invisible characters
+#: (``invisible_unicode_U+…``) are structural too. ``exfil_url_template`` holds: a template
+#: that names what it would carry (``{conversation}``, ``{secret}``) is the structural
+#: ``exfil_url_secret`` of `hermes_memory_core._vocabulary`; a badge's ``{label}`` is not.
+STRUCTURAL_THREATS: Final[frozenset[str]] = frozenset(
+    {
+        "role_markup",
+        "fake_tool_result",
+        "fake_memory_header",
+        "invisible_tag_text",
+        "hangul_filler_in_text",
+        "hidden_div",
+        "html_comment_injection",
+        "exfil_upload",
+        "exfil_curl",
+        "exfil_wget",
+        "send_to_url",
+    }
+)
+
+
+class ThreatVerdict(NamedTuple):
+    """What to do with a text: ``tier`` is `REFUSE`, `HOLD` or ``None`` (clean); ``ids``
+    are the findings (`scan_for_threats` ids, then any vocabulary-only ids)."""
+
+    tier: str | None
+    ids: tuple[str, ...]
+
+
+def threat_tier(ids: Iterable[str]) -> str | None:
+    """`REFUSE` when any id is structural (an invisible character included), `HOLD` when
+    there are findings but none is structural, ``None`` for no findings."""
+    from hermes_memory_core._vocabulary import STRUCTURAL_EXTRA
+
+    tier: str | None = None
+    for pid in ids:
+        if pid in STRUCTURAL_THREATS or pid in STRUCTURAL_EXTRA:
+            return REFUSE
+        if pid.startswith("invisible_unicode_"):
+            return REFUSE
+        tier = HOLD
+    return tier
+
+
+def threat_verdict(text: str, scope: str = "strict") -> ThreatVerdict:
+    """The tiered verdict on ``text`` at ``scope`` (see `STRUCTURAL_THREATS`).
+
+    Besides the patterns of `scan_for_threats`, vocabulary typical of injections and
+    jailbreaks that ordinary notes rarely use ("ignore the above directions", "developer
+    mode", "you have no rules", base64-encoded instructions …) is looked for; it only ever
+    holds (`hermes_memory_core._vocabulary`). Raises `ValueError` for an unknown scope.
+    """
+    from hermes_memory_core._vocabulary import respelled, vocabulary_findings
+
+    ids = list(dict.fromkeys(scan_for_threats(text, scope)))
+    if threat_tier(ids) != REFUSE:
+        other = respelled(text)  # "ignore-the-above", "忽 略 之 前 …"
+        if other != text:
+            ids.extend(pid for pid in scan_for_threats(other, scope) if pid not in ids)
+    if threat_tier(ids) != REFUSE:
+        ids.extend(pid for pid in vocabulary_findings(text) if pid not in ids)
+    return ThreatVerdict(threat_tier(ids), tuple(ids))

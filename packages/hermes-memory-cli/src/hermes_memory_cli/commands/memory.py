@@ -601,6 +601,7 @@ def _pending_list(ctx: Context) -> int:
 _REASONS = {
     "background_review": "an unattended background review (it may not replace or remove)",
     "write_approval": "the agent (memory.write_approval is on)",
+    "threat_review": "the agent, held by the threat scan (apply only if you trust the text)",
 }
 
 

