@@ -156,10 +156,19 @@ def _run_hook(
             provider_name,
             hook,
             type(exc).__name__,
-            exc,
+            describe(exc),
             exc_info=True,
         )
         return _Failure(exc)
+
+
+def describe(exc: BaseException) -> str:
+    """``str(exc)``, or ``""`` when the exception cannot be printed (its ``__str__``
+    raises): a provider's broken exception never breaks the logging of its failure."""
+    try:
+        return str(exc)
+    except (Exception, SystemExit):
+        return ""
 
 
 class Dispatcher:
@@ -195,7 +204,7 @@ class Dispatcher:
                 slot.name,
                 hook,
                 type(exc).__name__,
-                exc,
+                describe(exc),
                 exc_info=True,
             )
             return Outcome("failed", error=exc)

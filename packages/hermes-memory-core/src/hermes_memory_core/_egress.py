@@ -125,6 +125,15 @@ class EgressPolicy:
         return kept
 
 
+def plain_str(text: str) -> str:
+    """An exact ``str`` copy of ``text``: a provider's ``str`` subclass never reaches the
+    host, so none of its overridden methods runs later on the caller's thread. The copy is
+    made by the C slot of ``str`` itself, which calls no method of the subclass."""
+    if type(text) is str:
+        return text
+    return str.__getitem__(text, slice(None))
+
+
 def _scrub_secrets(value: Any) -> Any:
     from hermes_memory_core.redact import scrub_secrets  # the rule set loads on first use
 

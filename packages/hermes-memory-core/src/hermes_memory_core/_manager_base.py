@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Self, cast
 
 from hermes_memory_core import _assembly, _lifetime
 from hermes_memory_core._dispatch import Dispatcher, Kind, Slot, check_hook_signatures
-from hermes_memory_core._egress import EgressPolicy
+from hermes_memory_core._egress import EgressPolicy, plain_str
 from hermes_memory_core._project_context import ProjectContext
 from hermes_memory_core._routing import ToolRoutes, normalize_schema
 from hermes_memory_core.provider import MemoryProvider, ToolSchema
@@ -367,6 +367,7 @@ class ManagerBase:
         ``deadline``, a `time.monotonic` instant, when one is given)."""
         for slot, text in answers:
             if isinstance(text, str):
+                text = plain_str(text)  # a provider's str subclass never runs past here
                 yield (
                     text
                     if slot.local

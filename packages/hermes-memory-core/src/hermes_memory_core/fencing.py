@@ -41,7 +41,7 @@ from collections.abc import Iterable, Iterator
 from typing import Final, NamedTuple
 
 from hermes_memory_core._normalize import load_lookalikes
-from hermes_memory_core.threats import scan_for_threats
+from hermes_memory_core.threats import scan_for_threats, scan_untrusted
 
 __all__ = [
     "DEFAULT_RECALL_MAX_CHARS",
@@ -871,6 +871,11 @@ class FilteredRecall(NamedTuple):
     threats: list[str]
 
 
+def _scan(text: str, scope: str) -> list[str]:
+    """The recall scan: ``"untrusted"`` is `scan_untrusted`, any other a scanner scope."""
+    return scan_untrusted(text) if scope == "untrusted" else scan_for_threats(text, scope)
+
+
 def _add(found: list[str], ids: Iterable[str]) -> None:
     for threat in ids:
         if threat not in found:
@@ -880,7 +885,7 @@ def _add(found: list[str], ids: Iterable[str]) -> None:
 def _drop_flagged(lines: list[str], scope: str, found: list[str]) -> list[str]:
     kept: list[str] = []
     for line in lines:
-        hits = scan_for_threats(line, scope) if line.strip() else []
+        hits = _scan(line, scope) if line.strip() else []
         if hits:
             _add(found, hits)
         else:
@@ -893,7 +898,7 @@ _MAX_SPANS: Final = 16
 
 
 def _flagged(lines: list[str], scope: str) -> bool:
-    return bool(scan_for_threats("\n".join(lines), scope))
+    return bool(_scan("\n".join(lines), scope))
 
 
 def _drop_spans(lines: list[str], scope: str, found: list[str]) -> list[str] | None:
@@ -905,7 +910,7 @@ def _drop_spans(lines: list[str], scope: str, found: list[str]) -> list[str] | N
     run. Returns ``None`` when the text is still flagged after :data:`_MAX_SPANS` cuts.
     """
     for _ in range(_MAX_SPANS):
-        hits = scan_for_threats("\n".join(lines), scope)
+        hits = _scan("\n".join(lines), scope)
         if not hits:
             return lines
         _add(found, hits)
@@ -928,11 +933,13 @@ def _drop_spans(lines: list[str], scope: str, found: list[str]) -> list[str] | N
     return None if _flagged(lines, scope) else lines
 
 
-def filter_recall_threats(text: str, *, scope: str = "context") -> FilteredRecall:
+def filter_recall_threats(text: str, *, scope: str = "untrusted") -> FilteredRecall:
     """Screen an external provider's recall with the threat scanner before it is fenced.
 
-    A remote memory store is untrusted text, so the recall is judged as a **whole**
-    (``scan_for_threats(text, scope)``), not only line by line: a payload split over two
+    A remote memory store is untrusted text, so the recall is judged as a **whole**, not
+    only line by line, at ``scope``: ``"untrusted"`` (the default) is the ``context`` scope
+    plus exfiltration and tool-execution patterns (`scan_untrusted`); any scanner scope may
+    be given instead: a payload split over two
     lines ("ignore all previous" / "instructions and …") is caught. Policy:
 
     1. the whole text is clean → returned unchanged, no ids;
@@ -963,7 +970,7 @@ def filter_recall_threats(text: str, *, scope: str = "context") -> FilteredRecal
     unknown scope (the scanner's error).
     """
     _check_str(text, "recall")
-    whole = scan_for_threats(text, scope)
+    whole = _scan(text, scope)
     if not whole:
         return FilteredRecall(text, [])
     found: list[str] = []

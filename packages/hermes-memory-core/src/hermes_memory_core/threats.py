@@ -47,10 +47,12 @@ __all__ = [
     "SCOPES",
     "STRUCTURAL_THREATS",
     "THREAT_PATTERNS",
+    "UNTRUSTED_EXTRA",
     "ThreatPattern",
     "ThreatVerdict",
     "first_threat_message",
     "scan_for_threats",
+    "scan_untrusted",
     "threat_tier",
     "threat_verdict",
 ]
@@ -1995,3 +1997,41 @@ def threat_verdict(text: str, scope: str = "strict") -> ThreatVerdict:
     if threat_tier(ids) != REFUSE:
         ids.extend(pid for pid in vocabulary_findings(text) if pid not in ids)
     return ThreatVerdict(threat_tier(ids), tuple(ids))
+
+
+# --- untrusted sources -----------------------------------------------------------------------
+#: ``strict`` ids that every untrusted source (external recall, provider blocks and tool
+#: results, context files found on disk) is scanned for on top of ``context``: sending data
+#: out and reading the agent's own secrets. The other ``strict`` ids (a note naming
+#: ``authorized_keys``, "include the full context") are about what memory may hold, and
+#: would blank ordinary project files.
+UNTRUSTED_EXTRA: Final[frozenset[str]] = frozenset({"send_to_url", "exfil_upload", "hermes_env"})
+
+#: Hold-only shapes that an untrusted source is scanned for too (there is no person to hold
+#: it for: a hit drops the text): role messages written as JSON, URL templates naming
+#: secrets or the conversation, and fetched scripts run "first" / "always".
+_UNTRUSTED_SHAPES: Final[frozenset[str]] = frozenset(
+    {"role_json", "exfil_url_secret", "pipe_to_shell"}
+)
+
+
+@functools.cache
+def _home_scopes() -> dict[str, str]:
+    return {pid: scope for pid, scope, _source in _PATTERN_SOURCE}
+
+
+def scan_untrusted(text: str) -> list[str]:
+    """`scan_for_threats` at the ``context`` scope plus the exfiltration and
+    tool-execution checks every untrusted source needs (`UNTRUSTED_EXTRA`, and JSON role
+    messages, URL templates naming secrets, ``curl … | sh`` run first/always). Ids in the
+    order of `scan_for_threats`, then the extra shapes."""
+    from hermes_memory_core._vocabulary import vocabulary_findings
+
+    homes = _home_scopes()
+    ids = [
+        pid
+        for pid in scan_for_threats(text, "strict")
+        if homes.get(pid, "all") != "strict" or pid in UNTRUSTED_EXTRA
+    ]
+    ids.extend(pid for pid in vocabulary_findings(text) if pid in _UNTRUSTED_SHAPES)
+    return ids
