@@ -22,12 +22,18 @@ import functools
 import re
 from typing import Final
 
-from hermes_memory_core._normalize import matching_readings
+from hermes_memory_core._normalize import cached_readings
 
-__all__ = ["STRUCTURAL_EXTRA", "VOCABULARY_IDS", "respelled", "vocabulary_findings"]
+__all__ = [
+    "STRUCTURAL_EXTRA",
+    "VOCABULARY_IDS",
+    "respelled",
+    "spaced_cjk",
+    "vocabulary_findings",
+]
 
 #: Up to ``n`` words between two keywords (bounded, so linear per start position).
-_GAP = r"(?:[^\s]{1,40}\s+){0,%d}?"
+_GAP = r"(?:[^\s]{1,40}+\s+){0,%d}?"
 
 _OVERRIDE_VERB = (
     r"ignore|ignoring|disregard|disregarding|forget|forgetting|override|overriding|bypass|"
@@ -44,42 +50,94 @@ _WEAK_ORDERS = (
     r"information|messages?|text|content|commands?|orders?|everything|limitations"
 )
 
-#: ``(id, literal gate, regex)``; the gate is a lower-case literal every match contains.
-_PHRASES: Final[tuple[tuple[str, tuple[str, ...], str], ...]] = (
+#: Words one of which every "override" phrase ends with (its gate's second group).
+_ORDER_WORDS: Final = (
+    "instruction",
+    "direction",
+    "directive",
+    "prompt",
+    "programming",
+    "guideline",
+    "system message",
+    "rule",
+    "task",
+    "assignment",
+    "constraint",
+    "restriction",
+    "polic",
+    "training",
+    "context",
+    "information",
+    "message",
+    "text",
+    "content",
+    "command",
+    "order",
+    "everything",
+    "limitation",
+)
+
+#: A gate: groups of lower-case literals; every match holds one literal of every group.
+Gate = tuple[tuple[str, ...], ...]
+
+#: ``(id, gate, regex)`` of the hold-only phrases.
+_PHRASES: Final[tuple[tuple[str, Gate, str], ...]] = (
     (
         "override_instructions",
-        ("ignor", "disregard", "forget", "override", "bypass", "aside", "follow", "attention"),
-        rf"\b(?:{_OVERRIDE_VERB})\s+(?:about\s+)?(?:{_GAP % 4}(?:{_STRONG_ORDERS})|"
+        (
+            ("ignor", "disregard", "forget", "overrid", "bypass", "aside", "follow", "attention"),
+            _ORDER_WORDS,
+        ),
+        rf"\b(?=[idfobsp])(?:{_OVERRIDE_VERB})\s+(?:about\s+)?(?:{_GAP % 4}(?:{_STRONG_ORDERS})|"
         rf"{_GAP % 3}(?:{_EARLIER})\s+{_GAP % 3}(?:{_WEAK_ORDERS}))\b",
     ),
     (
         "override_instructions",
-        ("ignor", "disregard", "forget"),
+        (
+            ("ignor", "disregard", "forget"),
+            ("above", "before", "earlier", "previously", "said", "told", "written"),
+        ),
         r"\b(?:ignore|disregard|forget)\s+(?:about\s+)?(?:everything|all\s+that|what)\b"
         r"(?:\s+\S{1,40}){0,6}?\s+(?:above|before|earlier|previously|said|told|written)\b",
     ),
     (
         "new_task",
-        ("new", "now"),
-        r"\b(?:your|a|the)\s+new\s+(?:task|instructions?|role|directive|job)\s+(?:is|are|:)|"
+        (
+            ("new",),
+            (
+                "task",
+                "instruction",
+                "role",
+                "directive",
+                "job",
+                "goal",
+                "objective",
+                "purpose",
+                "mission",
+            ),
+        ),
+        r"\b(?=[yatn])(?:your|a|the)\s+new\s+(?:primary\s+|main\s+|real\s+)?"
+        r"(?:task|instructions?|role|directive|job|goal|objective|purpose|mission)\s+(?:is|are|:)|"
         r"\bnow\s+(?:focus|concentrate)\s+on\s+(?:your|a|the|this)\s+new\b|"
         r"\bnew\s+instructions?\s*:",
     ),
     (
         "jailbreak_persona",
         (
-            "dan",
-            "developer mode",
-            "jailbr",
-            "anything now",
-            "unfiltered",
-            "uncensored",
-            "unrestricted",
-            "no restrictions",
-            "character",
-            "amoral",
-            "unethical",
-            "evil",
+            (
+                "dan",
+                "developer mode",
+                "jailbr",
+                "anything now",
+                "unfiltered",
+                "uncensored",
+                "unrestricted",
+                "no restrictions",
+                "character",
+                "amoral",
+                "unethical",
+                "evil",
+            ),
         ),
         r"\b(?:do\s+anything\s+now|developer\s+mode|dan\s+mode|jailbr(?:eak|oken)|"
         r"unfiltered\s+and\s+unrestricted|uncensored\s+(?:ai|assistant|model|chatbot|mode)|"
@@ -91,7 +149,19 @@ _PHRASES: Final[tuple[tuple[str, tuple[str, ...], str], ...]] = (
     ),
     (
         "jailbreak_persona",
-        ("you", "act"),
+        (
+            ("you", "act"),
+            (
+                "now on",
+                "henceforth",
+                "starting now",
+                "act as",
+                "no rules",
+                "no restrictions",
+                "no limit",
+                "no filters",
+            ),
+        ),
         r"\b(?:from\s+now\s+on|henceforth|starting\s+now),?\s+you\s+(?:are|will\s+(?:act|be|"
         r"pretend|respond\s+as)|act|must\s+act|shall\s+act)\b|"
         r"\bact\s+as\s+(?:if\s+you\s+(?:are|were)\s+)?(?:a|an|my)?\s*"
@@ -101,7 +171,37 @@ _PHRASES: Final[tuple[tuple[str, tuple[str, ...], str], ...]] = (
     ),
     (
         "prompt_extraction",
-        ("prompt", "instruction", "above", "system message", "initiali"),
+        (
+            (
+                "prompt",
+                "instruction",
+                "above",
+                "system message",
+                "initiali",
+                "so far",
+                "verbatim",
+                "before this",
+                "told",
+            ),
+            (
+                "reveal",
+                "print",
+                "show",
+                "output",
+                "repeat",
+                "display",
+                "tell me",
+                "give me",
+                "write",
+                "share",
+                "leak",
+                "spell",
+                "what",
+                "which",
+                "recite",
+                "copy",
+            ),
+        ),
         r"\b(?:reveal|print|show|output|repeat|display|tell\s+me|give\s+me|write|share|leak|"
         r"spell\s+out|what\s+(?:is|are|was|were))\s+(?:me\s+)?(?:all\s+|again\s+)?"
         r"(?:of\s+)?(?:your|the)\s+(?:(?:full|entire|exact|complete|whole)\s+)?"
@@ -115,35 +215,146 @@ _PHRASES: Final[tuple[tuple[str, tuple[str, ...], str], ...]] = (
     (
         "forced_output",
         (
-            "say",
-            "print",
-            "output",
-            "write",
-            "respond",
-            "reply",
-            "pwned",
-            "hate humans",
-            "kill all humans",
+            (
+                "just",
+                "only",
+                "instead",
+                "pwned",
+                "hate humans",
+                "kill all humans",
+                "sanitiz",
+                "sanitis",
+            ),
         ),
-        r"\b(?:just|only|instead)\s+(?:say|print|output|write|respond\s+with|reply\s+with)\s+"
+        r"\b(?=[joi])(?:just|only|instead)\s+(?:say|print|output|write|respond\s+with|reply\s+with)\s+"
         r"[\"'“‘]|\bi\s+have\s+been\s+pwned\b|\bi\s+hate\s+humans\b|\bkill\s+all\s+humans\b|"
         r"\b(?:sanitize|sanitise)\s+your\s+inputs\b",
     ),
     (
+        "jailbreak_persona",
+        (
+            (
+                "you are",
+                "you're",
+                "persona",
+                "role of",
+                "mode",
+                "free of",
+                "regardless",
+                "disregard",
+                "censor",
+                "refuse",
+                "withhold",
+                "not bound",
+                "no matter what",
+                "safety",
+                "unconditionally",
+            ),
+        ),
+        r"\byou\s+are\s+(?:now|going\s+to\s+(?:be|become|act|pretend)|about\s+to\s+(?:become|be))"
+        r"\s+(?:a\s+|an\s+|the\s+)?(?:[\"'“]|[a-z0-9]{2,20}\b[\"'”,.!]|[a-z]{2,20}gpt\b|"
+        r"(?:ai|chatbot|model|assistant|character|persona|entity)\b)|"
+        r"\byou\s+are\s+(?:now\s+)?free\s+(?:now|of|from)\b|\byou'?re\s+free\s+now\b|"
+        r"\b(?:immerse\s+yourself\s+(?:into|in)\s+the\s+role|(?:assume|adopt|take\s+on)\s+the\s+"
+        r"(?:persona|role)\s+of)\b|"
+        r"\b(?:stay|remain)\s+in\s+[a-z0-9]{2,20}\s+mode\b|"
+        r"\bfree\s+(?:of|from)\s+(?:all|any)\s+(?:\S{1,20}\s+){0,2}?"
+        r"(?:restrictions|limitations|filters|rules|guidelines|censorship)\b|"
+        r"\bdisregards?\s+(?:all\s+)?(?:\S{1,20}\s+){0,2}?(?:ethics|morals|laws|legal)\b|"
+        r"\bregardless\s+of\s+(?:its\s+|the\s+)?(?:ethic|moral|legal|content|safety)|"
+        r"\bwithout\s+(?:any\s+)?(?:censorship|restrictions|limitations|filters|refusal|"
+        r"hesitation)\b|\b(?:never|not|won'?t|will\s+not|doesn'?t|does\s+not)\s+"
+        r"(?:refuse|withhold|censor)\b|\bnot\s+bound\s+by\b|"
+        r"\b(?:disable|turn\s+off|bypass|ignore|remove|override|skip)\s+(?:your\s+|all\s+|the\s+|any\s+)?"
+        r"(?:safety|content|ethical|security)\s+(?:features?|filters?|guidelines|restrictions|"
+        r"protocols?|checks?|settings|measures|policies)\b|\bunconditionally\b",
+    ),
+    (
+        "prompt_extraction",
+        (
+            (
+                "training data",
+                "weights",
+                "architecture",
+                "source code",
+                "starting instructions",
+                "instructions you were",
+                "system prompt",
+                "your instructions",
+                "initial prompt",
+            ),
+        ),
+        r"\b(?:share|reveal|show|output|dump|leak|print|give|encode|translate|summari[sz]e|"
+        r"repeat|list|tell\s+me|what\s+(?:are|were|is))\s+(?:me\s+)?(?:all\s+)?(?:of\s+)?"
+        r"(?:your|the|this)\s+(?:\S{1,20}\s+){0,2}?(?:training\s+data|model\s+weights|"
+        r"(?:model\s+)?architecture|source\s+code|starting\s+instructions|instructions\s+you\s+"
+        r"were|system\s+prompt|initial\s+prompt|instructions)\b",
+    ),
+    (
+        "secret_extraction",
+        (("secret", "password", "credential", "api key"),),
+        r"\b(?:show|reveal|tell|give|print|dump|list|output|leak)\s+(?:me\s+|us\s+)?(?:all\s+)?"
+        r"(?:your|user|users'?|all|the|stored)\s+(?:\S{1,20}\s+){0,2}?"
+        r"(?:secrets|passwords|credentials|api\s+keys)\b",
+    ),
+    (
+        "exec_payload",
+        (
+            (
+                "whoami",
+                "/dev/tcp",
+                "__import__",
+                "os.system",
+                "os.popen",
+                "os.exec",
+                "getruntime",
+                "shell_exec",
+                "child_process",
+                "fork",
+                "nc -",
+            ),
+        ),
+        r"\bwhoami\b|/dev/tcp/|__import__\s*\(|\bos\.(?:system|popen|exec[lv]p?e?)\s*\(|"
+        r"getruntime\(\)\.exec|\bshell_exec\s*\(|\bchild_process\b|"
+        r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}|\bwhile\s*\(\s*1\s*\)\s*\{\s*fork|"
+        r"\bnc\s+(?:-\w+\s+)*-[el]\b|\brm\s+-rf\s+/(?:\s|$|\*|`|')|/etc/(?:passwd|shadow)\b|"
+        r"\bdd\s+if=/dev/(?:zero|u?random)\s+of=/dev/|\bprocess\.fork\b|\bfork\(\)",
+    ),
+    (
         "override_instructions",
-        ("vergiss", "ignorier", "vorherig", "oublie", "olvida"),
+        (("ignor", "oubli", "olvid", "игнор", "забуд", "забыв"),),
+        r"\b(?:ignore[rz]?|oubliez|oublie|ignora|olvida|olvide)\s+(?:\S{1,20}\s+){0,3}?"
+        r"(?:instructions|règles|consignes|instrucciones|reglas|indicaciones)\b|"
+        r"(?:игнорируй|игнорируйте|забудь|забудьте)\s+(?:\S{1,20}\s+){0,3}?"
+        r"(?:правила|инструкции|указания)|"
+        r"\bignore\s+(?:all|everything)\s*[:;,.!]",
+    ),
+    (
+        "override_instructions",
+        (("vergiss", "ignorier", "vorherig", "bisherig", "obigen"),),
         r"\b(?:vergiss|vergessen\s+sie|ignoriere|ignorieren\s+sie)\b(?:\s+\S{1,30}){0,4}?\s+"
         r"(?:anweisungen|instruktionen|aufgaben|befehle|regeln|vorgaben|alles)\b|"
         r"\balle\s+(?:vorherigen|bisherigen|obigen)\s+(?:anweisungen|aufgaben|informationen)\b",
     ),
 )
 
+#: Phrases in scripts that the confusable skeleton folds into Latin look-alikes (Cyrillic),
+#: or that it leaves alone but needs no folding (Hebrew): matched on the lower-cased text.
+_RAW_PHRASES: Final[tuple[tuple[str, Gate, str], ...]] = (
+    (
+        "override_instructions",
+        (("игнор", "забуд", "התעלם", "שכח"),),
+        r"(?:игнорируй|игнорируйте|забудь|забудьте)\s+(?:\S{1,20}\s+){0,3}?"
+        r"(?:правила|инструкции|указания)|(?:התעלם|שכח)\S{0,4}\s+\S{0,3}(?:הוראות|כללים)",
+    ),
+)
+
 #: Structural shapes the reference patterns miss (they refuse, see `STRUCTURAL_EXTRA`).
-_SHAPES: Final[tuple[tuple[str, tuple[str, ...], str], ...]] = (
+_SHAPES: Final[tuple[tuple[str, Gate, str], ...]] = (
     (
         # A chat message written as JSON: {"role": "system", ...}.
         "role_json",
-        ("role",),
+        (("role",),),
         r"[\"']role[\"']\s*:\s*[\"'](?:system|developer|assistant|tool)[\"']",
     ),
     (
@@ -151,15 +362,16 @@ _SHAPES: Final[tuple[tuple[str, tuple[str, ...], str], ...]] = (
         # slot ("?q={user's secret}", "{chat: history}"). A template naming nothing of the
         # kind (a shields.io badge's "{label}") only holds (`exfil_url_template`).
         "exfil_url_secret",
-        ("//",),
+        (("//",), ("{", "<", "[", "%")),
         r"https?://[^\s)\"'>]{0,300}?"
         r"[{<\[%][^}>\]%\n]{0,60}?(?:secret|passw|conversation|history|chat|context|memor|"
-        r"prompt|token|api.?key|credential|messages|transcript)[^}>\]%\n]{0,60}[}>\]%]",
+        r"prompt|token|api.?key|credential|messages|transcript)(?![a-z]*[\s_-]?ids?[}>\]%])"
+        r"[^}>\]%\n]{0,60}[}>\]%]",
     ),
     (
         # "always / first / before answering, run `curl … | sh`": executing a fetched script.
         "pipe_to_shell",
-        ("sh",),
+        (("|",), ("curl", "wget", "iwr", "irm"), ("sh",)),
         r"\b(?:always|first|before\s+(?:answering|responding|replying|each|every|any)|every\s+time|"
         r"each\s+time|you\s+must|make\s+sure\s+to)\b[^\n]{0,120}?\b(?:curl|wget|iwr|irm)\b"
         r"[^\n|]{0,300}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|"
@@ -188,14 +400,30 @@ _MAX_SCANNED_CHARS_PER_RUN: Final = 4096
 
 
 @functools.cache
-def _compiled() -> tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...]:
+def _compiled() -> tuple[tuple[str, Gate, re.Pattern[str]], ...]:
     return tuple((pid, gate, re.compile(src)) for pid, gate, src in (*_SHAPES, *_PHRASES))
 
 
+@functools.cache
+def _compiled_raw() -> tuple[tuple[str, Gate, re.Pattern[str]], ...]:
+    return tuple((pid, gate, re.compile(src)) for pid, gate, src in _RAW_PHRASES)
+
+
 #: Letters joined by hyphens or underscores ("ignore-the-above"), CJK written spaced out.
-_JOINER_RE: Final = re.compile(r"(?<=[^\W\d_])[-_](?=[^\W\d_])")
+_JOINER_RE: Final = re.compile(r"(?<=[A-Za-z])[-_](?=[A-Za-z])")
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
 _SPACED_CJK_RE: Final = re.compile(rf"(?<=[{_CJK}])[ \t\u3000]+(?=[{_CJK}])")
+
+
+_HAS_CJK_RE: Final = re.compile(rf"[{_CJK}]")
+
+
+def spaced_cjk(text: str) -> str:
+    """``text`` with the spaces between CJK characters removed (``text`` itself when there
+    are none)."""
+    if _HAS_CJK_RE.search(text) is None:
+        return text
+    return _SPACED_CJK_RE.sub("", text)
 
 
 def respelled(text: str) -> str:
@@ -203,13 +431,13 @@ def respelled(text: str) -> str:
     spaces between CJK characters removed (the same text when neither occurs)."""
     if "-" in text or "_" in text:
         text = _JOINER_RE.sub(" ", text)
-    return _SPACED_CJK_RE.sub("", text)
+    return spaced_cjk(text)
 
 
-def _phrase_ids(folded: str) -> list[str]:
+def _phrase_ids(folded: str, raw: bool = False) -> list[str]:
     found: list[str] = []
-    for pid, gate, regex in _compiled():
-        if pid in found or not any(word in folded for word in gate):
+    for pid, gate, regex in _compiled_raw() if raw else _compiled():
+        if pid in found or not all(any(word in folded for word in group) for group in gate):
             continue
         if regex.search(folded) is not None:
             found.append(pid)
@@ -254,9 +482,13 @@ def vocabulary_findings(text: str) -> list[str]:
     if not text:
         return []
     found: list[str] = []
-    for reading in matching_readings(respelled(text)):
-        folded = " ".join(reading.form.split())
+    for reading in cached_readings(text):
+        folded = " ".join(respelled(reading.form).split())
         for pid in _phrase_ids(folded):
+            if pid not in found:
+                found.append(pid)
+    if not text.isascii():
+        for pid in _phrase_ids(" ".join(text.lower().split()), raw=True):
             if pid not in found:
                 found.append(pid)
     if _decoded_runs(text):

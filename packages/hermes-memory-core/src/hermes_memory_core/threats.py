@@ -35,8 +35,8 @@ from hermes_memory_core._normalize import (
     PRINTABLE_TAG_RE,
     TAG_PAYLOAD_RE,
     Reading,
+    cached_readings,
     fold_keyword,
-    matching_readings,
 )
 
 __all__ = [
@@ -90,6 +90,12 @@ INVISIBLE_CHARS: Final[frozenset[str]] = frozenset(
 )
 
 _INVISIBLE_RE: Final = re.compile("[" + "".join(sorted(INVISIBLE_CHARS)) + "]")
+#: An emoji, an optional presentation selector or skin tone, a ZWJ, then another emoji:
+#: matched from up to two characters before the ZWJ.
+_EMOJI = "\u00a9\u00ae\u203c-\u3299\U0001f000-\U0001faff"
+_EMOJI_JOIN_RE: Final = re.compile(
+    f"(?:.?[{_EMOJI}]|[{_EMOJI}][\ufe0f\U0001f3fb-\U0001f3ff])\u200d[{_EMOJI}]", re.S
+)
 
 
 class ThreatPattern(NamedTuple):
@@ -1857,12 +1863,14 @@ def _iter_findings(text: str, scope: str) -> Iterator[tuple[str, str]]:
     seen: set[str] = set()
     for match in _INVISIBLE_RE.finditer(text):
         char = match.group()
+        if char == "\u200d" and _EMOJI_JOIN_RE.match(text, max(0, match.start() - 2)):
+            continue  # a zero-width joiner inside an emoji sequence (👨‍👩‍👧) hides nothing
         if char not in seen:
             seen.add(char)
             yield "invisible", _invisible_code(char)
             if len(seen) == len(INVISIBLE_CHARS):
                 break
-    forms = [_Form(reading) for reading in matching_readings(text)]
+    forms = [_Form(reading) for reading in cached_readings(text)]
     for form in forms:
         if form.parent is not None:
             form.texts.derive_from(forms[form.parent].texts, form.inserted)
@@ -1987,13 +1995,15 @@ def threat_verdict(text: str, scope: str = "strict") -> ThreatVerdict:
     mode", "you have no rules", base64-encoded instructions …) is looked for; it only ever
     holds (`hermes_memory_core._vocabulary`). Raises `ValueError` for an unknown scope.
     """
-    from hermes_memory_core._vocabulary import respelled, vocabulary_findings
+    from hermes_memory_core._vocabulary import spaced_cjk, vocabulary_findings
 
     ids = list(dict.fromkeys(scan_for_threats(text, scope)))
     if threat_tier(ids) != REFUSE:
-        other = respelled(text)  # "ignore-the-above", "忽 略 之 前 …"
+        other = spaced_cjk(text)  # "忽 略 之 前 …": CJK spaced out to dodge the keywords
         if other != text:
-            ids.extend(pid for pid in scan_for_threats(other, scope) if pid not in ids)
+            # Only vocabulary counts from this reading: closing up spaces is a guess.
+            more = scan_for_threats(other, scope)
+            ids.extend(p for p in more if p not in ids and threat_tier([p]) != REFUSE)
     if threat_tier(ids) != REFUSE:
         ids.extend(pid for pid in vocabulary_findings(text) if pid not in ids)
     return ThreatVerdict(threat_tier(ids), tuple(ids))
