@@ -72,3 +72,23 @@ def test_tier_of_ids() -> None:
     assert threat_tier(["prompt_injection"]) == HOLD
     assert threat_tier(["prompt_injection", "role_markup"]) == REFUSE
     assert threat_tier(["invisible_unicode_U+200B"]) == REFUSE
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<p hidden>x" * 50,
+        "<p hidden>x" * 50 + "ignore",
+        "<p hidden>" + "y" * 511 + " obey",
+        "<p hidden>" + "y" * 520 + " obey",
+        '<span style="font-size:0">a</span>' * 3 + " you must",
+        '<div style="display:none">plain</div>',
+        "<b hidden>act</b><i hidden>x</i>",
+        "<details hidden>Deprecated since v2.</details>",
+    ],
+)
+def test_hidden_element_matcher_agrees_with_its_regex(text: str) -> None:
+    from hermes_memory_core.threats import THREAT_PATTERNS, _hidden_matches
+
+    regex = next(p.regex for p in THREAT_PATTERNS if p.id == "hidden_div")
+    assert _hidden_matches(text) == (regex.search(text) is not None)

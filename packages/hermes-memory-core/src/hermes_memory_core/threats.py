@@ -1543,10 +1543,48 @@ def _multilingual_matches(
     return any(match(text, start) is not None for start in starts)
 
 
+@functools.cache
+def _hidden_parts() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """``hidden_div`` split in three: the reference's ``div`` shape, any other hidden
+    element without its look-ahead, and the instruction words that look-ahead wants."""
+    source = next(src for pid, _scope, src in _PATTERN_SOURCE if pid == "hidden_div")
+    split = source.index("|" + _HTML_TAG)
+    cut = source.rindex(r"(?=[\s\S]{0,512}?")
+    flags = re.IGNORECASE
+    # The look-ahead only spares the alternation at positions no word can start at.
+    words = re.compile(r"(?<![a-z])(?=[a-z])" + _HIDDEN_TEXT_WORDS + r"(?![a-z])", flags)
+    return re.compile(source[:split], flags), re.compile(source[split + 1 : cut], flags), words
+
+
+def _hidden_matches(text: str) -> bool:
+    """``hidden_div``'s regex search in linear time.
+
+    The regex's look-ahead reads up to 512 characters after every hidden element, so 500 KB
+    of ``<p hidden>x`` cost 45k × 512 steps. Here the elements are found without it (an
+    element body holds no ``<``/``>``, so matches never overlap and each ends at its first
+    ``>``), and for each element end the next instruction word at or after it is looked
+    up; the word found is remembered, so no stretch of text is searched for words twice.
+    """
+    divs, elements, words = _hidden_parts()
+    if divs.search(text) is not None:
+        return True
+    next_word = -1  # start of the first word at or after the last end looked up
+    for element in elements.finditer(text):
+        end = element.end()
+        if next_word < end:
+            found = words.search(text, end)
+            next_word = found.start() if found is not None else len(text) + 513
+        if next_word - end <= 512:
+            return True
+    return False
+
+
 def _pattern_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
     """``pattern.regex.search(folded) is not None``, computed at few candidate positions."""
     if pattern.id == "prompt_injection_multilingual":
         return _multilingual_matches(pattern, texts)
+    if pattern.id == "hidden_div":
+        return _hidden_matches(texts.folded)
     plan = _plans().get(pattern.id)
     if plan is None:
         if pattern.id == "exfil_upload":
