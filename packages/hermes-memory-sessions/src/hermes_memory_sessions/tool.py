@@ -39,6 +39,7 @@ from hermes_memory_sessions.protocol import SessionArchive
 from hermes_memory_sessions.query import any_terms, parse_query
 from hermes_memory_sessions.schema import ArchiveBusy
 from hermes_memory_sessions.search import NATURAL_POOL, Hits, shape_message
+from hermes_memory_sessions.shaping import like_prefix
 from hermes_memory_sessions.store import SessionStore
 
 __all__ = ["HIDDEN_SOURCES", "SESSION_SEARCH_SCHEMA", "format_timestamp", "session_search"]
@@ -593,11 +594,14 @@ def _discover(
 def _session_by_title(conn: sqlite3.Connection, title: str) -> str | None:
     """The session a remembered title names: its latest ``"<title> #N"`` continuation, else
     the session titled exactly ``title`` (as Hermes resolves titles)."""
-    escaped = title.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    row = conn.execute(
-        "SELECT id FROM sessions WHERE title LIKE ? ESCAPE '\\' ORDER BY started_at DESC LIMIT 1",
-        (f"{escaped} #%",),
-    ).fetchone()
+    pattern = like_prefix(f"{title} #")
+    row = None
+    if pattern is not None:  # a query too long to be a title names no session
+        row = conn.execute(
+            "SELECT id FROM sessions WHERE title LIKE ? ESCAPE '\\' "
+            "ORDER BY started_at DESC LIMIT 1",
+            (pattern,),
+        ).fetchone()
     if row is None:
         row = conn.execute("SELECT id FROM sessions WHERE title = ?", (title,)).fetchone()
     return str(row[0]) if row else None
