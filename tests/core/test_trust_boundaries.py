@@ -126,3 +126,30 @@ def test_external_tool_results_are_capped_and_checked() -> None:
     with manager_with(External(tool=json.dumps({"memories": [EXFIL_FILE]}))) as manager:
         answer = json.loads(manager.handle_tool_call("ext_tool", {}))
     assert "withheld" in answer["error"] and "aws" not in answer["error"]
+
+
+def test_hooks_are_resolved_once_when_the_provider_is_added() -> None:
+    class PropertyHook(External):
+        reads = 0
+
+        @property
+        def on_turn_start(self) -> Any:  # type: ignore[override]
+            PropertyHook.reads += 1
+            if PropertyHook.reads > 1:
+                raise SystemExit(1)
+            return lambda turn_number, message, **kwargs: None
+
+    manager = MemoryManager()
+    assert manager.add_provider(PropertyHook())
+    with manager:
+        manager.initialize_all("s1")
+        manager.on_turn_start(1, "hi")  # a second read would raise SystemExit
+        manager.on_turn_start(2, "hi")
+    assert PropertyHook.reads == 1
+
+    class Exploding(External):
+        @property
+        def prefetch(self) -> Any:  # type: ignore[override]
+            raise SystemExit(2)
+
+    assert not MemoryManager().add_provider(Exploding())
