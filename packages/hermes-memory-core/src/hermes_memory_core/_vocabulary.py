@@ -358,17 +358,6 @@ _SHAPES: Final[tuple[tuple[str, Gate, str], ...]] = (
         r"[\"']role[\"']\s*:\s*[\"'](?:system|developer|assistant|tool)[\"']",
     ),
     (
-        # A URL whose template slot names what it would carry, with any punctuation in the
-        # slot ("?q={user's secret}", "{chat: history}"). A template naming nothing of the
-        # kind (a shields.io badge's "{label}") only holds (`exfil_url_template`).
-        "exfil_url_secret",
-        (("//",), ("{", "<", "[", "%")),
-        r"https?://[^\s)\"'>]{0,300}?"
-        r"[{<\[%][^}>\]%\n]{0,60}?(?:secret|passw|conversation|history|chat|context|memor|"
-        r"prompt|token|api.?key|credential|messages|transcript)(?![a-z]*[\s_-]?ids?[}>\]%])"
-        r"[^}>\]%\n]{0,60}[}>\]%]",
-    ),
-    (
         # "always / first / before answering, run `curl … | sh`": executing a fetched script.
         "pipe_to_shell",
         (("|",), ("curl", "wget", "iwr", "irm"), ("sh",)),
@@ -381,12 +370,44 @@ _SHAPES: Final[tuple[tuple[str, Gate, str], ...]] = (
     ),
 )
 
+#: A URL (``exfil_url_secret``): its template slots are checked one by one, in Python, so
+#: every character of a hostile run of URLs and braces is read a bounded number of times.
+_URL_RE: Final = re.compile(r"https?://")
+#: Where a URL's text ends for this check (a template slot may hold spaces and quotes).
+_URL_END_RE: Final = re.compile(r"[\n)\"]")
+_SLOT_RE: Final = re.compile(r"[{<\[%$]\{?([^}>\]%\n]{0,60}+)[}>\]%]")
+#: What a template slot names when the filled-in URL would carry it out ("?q={user's
+#: secret}", "{chat: history}"); a slot naming an id ("{conversation_id}") does not count.
+_SECRET_SLOT_RE: Final = re.compile(
+    r"(?:secret|passw|conversation|history|chat|context|memor|prompt|token|api.?key|"
+    r"credential|messages|transcript)(?![a-z]*[\s_-]?ids?$)"
+)
+
+
+def _url_secret(folded: str) -> bool:
+    """Whether a URL in ``folded`` has a template slot that names a secret or the
+    conversation (A template naming nothing of the kind — a shields.io badge's
+    ``{label}`` — only holds, as ``exfil_url_template``)."""
+    if "//" not in folded:
+        return False
+    position = 0
+    while (url := _URL_RE.search(folded, position)) is not None:
+        stop = _URL_END_RE.search(folded, url.end(), url.end() + 400)
+        end = stop.start() if stop is not None else min(len(folded), url.end() + 400)
+        for slot in _SLOT_RE.finditer(folded, url.end(), end):
+            if _SECRET_SLOT_RE.search(slot.group(1).strip()) is not None:
+                return True
+        position = max(end, url.end())  # the next URL is looked for after this one's text
+    return False
+
+
 #: Ids of `_SHAPES` that are structural signals (they refuse); the others only hold.
 STRUCTURAL_EXTRA: Final[frozenset[str]] = frozenset({"role_json", "exfil_url_secret"})
 
 #: Every id `vocabulary_findings` can report.
 VOCABULARY_IDS: Final[tuple[str, ...]] = (
     *dict.fromkeys(pid for pid, _gate, _src in _SHAPES),
+    "exfil_url_secret",
     *dict.fromkeys(pid for pid, _gate, _src in _PHRASES),
     "encoded_instruction",
 )
@@ -487,6 +508,8 @@ def vocabulary_findings(text: str) -> list[str]:
         for pid in _phrase_ids(folded):
             if pid not in found:
                 found.append(pid)
+        if "exfil_url_secret" not in found and _url_secret(folded):
+            found.append("exfil_url_secret")
     if not text.isascii():
         for pid in _phrase_ids(" ".join(text.lower().split()), raw=True):
             if pid not in found:
