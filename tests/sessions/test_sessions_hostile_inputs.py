@@ -45,3 +45,12 @@ def test_a_long_message_gets_a_linear_snippet(store: SessionStore) -> None:
     out = call(store, query="kaboom")
     [hit] = out["results"]
     assert ">>>kaboom<<<" in hit["snippet"] and len(hit["snippet"]) < 2_000
+
+
+def test_the_archive_directory_is_private(tmp_path: Path) -> None:
+    import stat
+
+    store = SessionStore(tmp_path / "home" / "hermes-memory" / "sessions.db")
+    store.close()
+    for part in ("home", "home/hermes-memory"):
+        assert stat.S_IMODE((tmp_path / part).stat().st_mode) == 0o700, part

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_memory_cli._context import CLIError, Context
+from hermes_memory_core.fsutil import make_private_dirs
 
 TARGETS = ("memory", "user")
 _FILES = {"memory": "MEMORY.md", "user": "USER.md"}
@@ -453,7 +454,7 @@ def edit(ctx: Context) -> int:
         raise CLIError(f"{explain_unreadable(path, raw.error)}; nothing was changed")
     original_text = raw.text or ""
     expected = raw.data if raw.exists else None
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(path.parent)
     fd, buffer_name = tempfile.mkstemp(prefix=f".{path.name}.edit-", suffix=".md", dir=path.parent)
     buffer = Path(buffer_name)
     try:
