@@ -153,3 +153,17 @@ def test_hooks_are_resolved_once_when_the_provider_is_added() -> None:
             raise SystemExit(2)
 
     assert not MemoryManager().add_provider(Exploding())
+
+
+def test_flush_pending_waits_for_a_stuck_provider_within_its_timeout() -> None:
+    release = threading.Event()
+
+    class Slow(External):
+        def sync_turn(self, user_content: str, assistant_content: str, **kwargs: Any) -> None:
+            release.wait(30)
+
+    with manager_with(Slow()) as manager:
+        manager.sync_all("hello", "world")
+        assert manager.flush_pending(0.2) is False  # stuck: now marked degraded
+        threading.Timer(0.3, release.set).start()
+        assert manager.flush_pending(20) is True  # was False at once

@@ -329,10 +329,12 @@ class Dispatcher:
         external = {id(s.worker): s for s in slots if s.worker is not None}
         for worker in list(workers):
             slot = external.get(id(worker))
-            if slot is not None and slot.degraded():
-                drained = drained and worker.pending == 0
-                continue
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if slot is not None and slot.degraded():
+                # Still stuck from an earlier call: wait for it within this timeout too (it
+                # may finish in milliseconds), but do not mark it again.
+                drained = worker.drain(remaining) and drained
+                continue
             if worker.drain(remaining):
                 continue
             drained = False
