@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
+from typing import Any, ClassVar
 
 from hermes_memory_core import MemoryManager, MemoryProvider
 from hermes_memory_core.fencing import filter_recall_threats
@@ -167,3 +167,19 @@ def test_flush_pending_waits_for_a_stuck_provider_within_its_timeout() -> None:
         assert manager.flush_pending(0.2) is False  # stuck: now marked degraded
         threading.Timer(0.3, release.set).start()
         assert manager.flush_pending(20) is True  # was False at once
+
+
+def test_a_secret_masked_once_is_masked_when_it_comes_back_bare() -> None:
+    key = "Xk9q-" + "2mwP7zzR4"  # assembled: a test value, recognised only by its name
+
+    class Recorder(External):
+        synced: ClassVar[list[str]] = []
+
+        def sync_turn(self, user_content: str, assistant_content: str, **kwargs: Any) -> None:
+            Recorder.synced.append(user_content + " | " + assistant_content)
+
+    with manager_with(Recorder()) as manager:
+        manager.sync_all(f"export DB_PASS={key}", "noted")
+        manager.sync_all("use it again", f"ok, connecting with {key}")  # bare, no context
+        assert manager.flush_pending(10)
+    assert len(Recorder.synced) == 2 and all(key not in turn for turn in Recorder.synced)
