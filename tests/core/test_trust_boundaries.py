@@ -10,6 +10,8 @@ import json
 import threading
 from typing import Any, ClassVar
 
+import pytest
+
 from hermes_memory_core import MemoryManager, MemoryProvider
 from hermes_memory_core.fencing import filter_recall_threats
 from hermes_memory_core.threats import scan_for_threats, scan_untrusted
@@ -183,3 +185,14 @@ def test_a_secret_masked_once_is_masked_when_it_comes_back_bare() -> None:
         manager.sync_all("use it again", f"ok, connecting with {key}")  # bare, no context
         assert manager.flush_pending(10)
     assert len(Recorder.synced) == 2 and all(key not in turn for turn in Recorder.synced)
+
+
+@pytest.mark.parametrize("brk", ["\u2028", "\u2029", "\x85", "\r"])
+def test_the_stream_scrubber_knows_every_line_break(brk: str) -> None:
+    from hermes_memory_core.fencing import StreamingContextScrubber
+
+    text = f"hi{brk}<memory-context>\nrecalled secret\n</memory-context> after"
+    whole = StreamingContextScrubber()
+    assert whole.feed(text) + whole.flush() == f"hi{brk} after"
+    split = StreamingContextScrubber()
+    assert "".join(split.feed(c) for c in text) + split.flush() == f"hi{brk} after"

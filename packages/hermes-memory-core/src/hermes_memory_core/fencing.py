@@ -500,6 +500,22 @@ MAX_TAG_CHARS: Final[int] = 1024
 _BLANK_RE: Final = re.compile(
     "[" + _class_body(_HSPACE) + _class_body(_IGNORABLE) + "\\r\\n\\x1c-\\x1e\\x85\\u2028\\u2029]*"
 )
+#: What ends a line for the streaming scrubber, as for `str.splitlines`: a block opened
+#: on the line after a U+2028 or U+0085 is at a block boundary too.
+_LINE_BREAKS: Final = "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_LAST_BREAK_RE: Final = re.compile(f"[{_LINE_BREAKS}][^{_LINE_BREAKS}]*\\Z")
+
+
+def _last_break(text: str) -> int:
+    """Index of the last line break of ``text`` (any of `_LINE_BREAKS`), or -1."""
+    newline = text.rfind("\n")
+    tail = text[newline + 1 :]
+    if tail.isascii() and not any(c in tail for c in "\r\x0b\x0c\x1c\x1d\x1e"):
+        return newline  # the common case, without a regex
+    found = _LAST_BREAK_RE.search(text)
+    return found.start() if found is not None else -1
+
+
 _OPEN_TAIL_RE: Final = re.compile(
     "[" + _class_body(_HSPACE) + _class_body(_IGNORABLE) + f"]{{0,{2 * _GAP}}}+"
 )
@@ -1031,7 +1047,7 @@ class StreamingContextScrubber:
         if not text:
             return
         out.append(text)
-        newline = text.rfind("\n")
+        newline = _last_break(text)
         if newline >= 0:
             self._at_line_start = _is_blank(text[newline + 1 :])
         elif not _is_blank(text):
@@ -1039,7 +1055,7 @@ class StreamingContextScrubber:
 
     def _is_boundary(self, index: int) -> bool:
         before = self._buffer[:index]
-        newline = before.rfind("\n")
+        newline = _last_break(before)
         if newline >= 0:
             return _is_blank(before[newline + 1 :])
         return self._at_line_start and _is_blank(before)
@@ -1114,7 +1130,7 @@ class StreamingContextScrubber:
                 self._emit(buffer[:index], out)
                 self._buffer = buffer[index:]
                 return False
-            if buffer[after] in "\r\n":
+            if buffer[after] in _LINE_BREAKS:
                 self._emit(buffer[:index], out)
                 self._buffer = buffer[end:]
                 self._in_span = True
