@@ -196,3 +196,11 @@ def test_the_stream_scrubber_knows_every_line_break(brk: str) -> None:
     assert whole.feed(text) + whole.flush() == f"hi{brk} after"
     split = StreamingContextScrubber()
     assert "".join(split.feed(c) for c in text) + split.flush() == f"hi{brk} after"
+
+
+def test_recall_mentioning_the_fence_tag_is_neutralised_not_dropped() -> None:
+    recall = "The docs say the </memory-context> tag closes the block\nUser likes tea"
+    with manager_with(External(recall=recall)) as manager:
+        fenced = manager.prefetch_all("docs")
+    assert "[/memory-context] tag closes the block" in fenced and "User likes tea" in fenced
+    assert fenced.count("</memory-context>") == 1  # only the real closing fence

@@ -138,10 +138,12 @@ class EgressPolicy:
         return result[0]
 
     def _filter(self, text: str, provider_name: str) -> str:
-        from hermes_memory_core.fencing import cap_recall, filter_recall_threats
+        from hermes_memory_core.fencing import _sanitize_recall, cap_recall, filter_recall_threats
 
         capped = cap_recall(text, max_chars=self.max_chars, max_lines=self.max_lines)
-        kept, threats = filter_recall_threats(capped)
+        # Pre-wrapped blocks go; a mere mention of the fence tag is neutralised first, so the
+        # scan (which flags the tag as a header escape) does not drop a legitimate line.
+        kept, threats = filter_recall_threats(_sanitize_recall(capped))
         if threats:
             logger.warning(
                 "memory provider %r recalled text flagged as %s; %s not injected",

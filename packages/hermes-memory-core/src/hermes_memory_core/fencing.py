@@ -687,6 +687,20 @@ def sanitize_context(text: str) -> str:
     return neutralize_memory_tags(_remove_tags(without_notes), complete_only=True)
 
 
+def _sanitize_recall(text: str) -> str:
+    """`sanitize_context` for recall: whole blocks and system notes are removed, but a stray
+    tag is a mention ("the </memory-context> tag closes the block"), so its brackets are
+    neutralised (``[/memory-context]``) and the sentence is kept."""
+    if not text:
+        return text
+    tags = [tag for tag in find_memory_tags(text) if tag.complete]
+    without_blocks = _remove_blocks(text, tags) if tags else text
+    without_notes = _NOTE_RE.sub("", without_blocks)
+    if not tags and without_notes == text:
+        return text
+    return neutralize_memory_tags(without_notes, complete_only=True)
+
+
 def _drop_repeated_bullets(text: str) -> str:
     """Drop a self-contained bullet line that repeats an earlier one in the same section.
 
@@ -729,8 +743,9 @@ def build_memory_context_block(raw: str) -> str:
     1. runs of more than 32 invisible characters (soft hyphens, zero-width and tag
        characters, variation selectors) and nonspacing or enclosing marks are shortened
        to 32;
-    2. the text is sanitised (:func:`sanitize_context`; a WARNING is logged when a provider
-       handed back pre-wrapped context);
+    2. the text is sanitised like :func:`sanitize_context` (a WARNING is logged when a
+       provider handed back pre-wrapped context), except that a stray tag — a mention of
+       the fence, not a block — keeps its sentence with its brackets neutralised;
     3. every remaining tag-like mention of the fence — incomplete ones such as
        ``</memory-context`` at the end of a line included — is rendered harmless
        (:func:`neutralize_memory_tags`, WARNING logged), so the model sees exactly one
@@ -752,7 +767,7 @@ def build_memory_context_block(raw: str) -> str:
     if not raw or not raw.strip():
         return ""
     text = _shorten_long_runs(raw)
-    clean = sanitize_context(text)
+    clean = _sanitize_recall(text)
     if clean != text:
         logger.warning("memory provider returned pre-wrapped context; stripped")
     harmless = neutralize_memory_tags(clean)
