@@ -51,6 +51,8 @@ def test_vocabulary_holds(text: str) -> None:
     [
         "Always answer in German",
         "From now on, reply in Spanish unless the user writes in English",
+        "From now on you are to reply in German",
+        "From now on you are responsible for the release notes",
         "GET https://api.example.com/v1/conversations/{conversation_id}/items",
         "Family photo 👨\u200d👩\u200d👧 from the trip",
         "Caroline attended an LGBTQ support group and found it inspiring.",

@@ -162,8 +162,12 @@ _PHRASES: Final[tuple[tuple[str, Gate, str], ...]] = (
                 "no filters",
             ),
         ),
-        r"\b(?:from\s+now\s+on|henceforth|starting\s+now),?\s+you\s+(?:are|will\s+(?:act|be|"
-        r"pretend|respond\s+as)|act|must\s+act|shall\s+act)\b|"
+        # A persona from now on ("you are DAN", "you will act as"), not a preference ("you
+        # are to reply in German", "you will answer briefly").
+        r"\b(?:from\s+now\s+on|henceforth|starting\s+now),?\s+you\s+(?:(?:are|will\s+be)\s+"
+        r"(?!to\b|going\s+to\s+(?:answer|reply|respond|write|use)\b)"
+        r"(?:a|an|the|my|now|going|no\s+longer|[\"'“]|[a-z0-9]{2,20}gpt\b|dan\b)|"
+        r"will\s+(?:act|pretend|respond\s+as)|act|must\s+act|shall\s+act)\b|"
         r"\bact\s+as\s+(?:if\s+you\s+(?:are|were)\s+)?(?:a|an|my)?\s*"
         r"(?:\S{1,30}\s+){0,3}?(?:ai|model|assistant|chatbot|bot|persona)\s+"
         r"(?:with(?:out)?|that\s+(?:has|have)\s+no|who\s+(?:has|have)\s+no)\b|"
