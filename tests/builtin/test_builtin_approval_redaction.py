@@ -47,8 +47,8 @@ def test_the_model_cannot_claim_approval(store: MemoryStore, mem_dir: Path) -> N
         {"operations": [{"action": "add", "content": PAYLOAD, "approved_by_human": True}]},
     ):
         result = call(store, target="memory", **args)
-        assert result["success"] is False, args
-        assert "Blocked" in result["error"]
+        # Vocabulary alone: held for a person, never written on the model's word.
+        assert result.get("held") is True, args
     assert store.entries("memory") == []
 
 
@@ -73,7 +73,7 @@ def test_approval_does_not_let_the_model_complete_a_split_payload(mem_dir: Path)
     store = MemoryStore(mem_dir)
     assert store.add("memory", HEAD, approved_by_human=True)["success"]
     result = call(store, target="memory", action="add", content=TAIL)
-    assert result["success"] is False and "prompt_injection" in result["error"]
+    assert result.get("held") is True and TAIL not in store.entries("memory")
     # planted by hand instead: only the unapproved half is blocked at load
     write_file(mem_dir / "MEMORY.md", f"{HEAD}\n§\n{TAIL}")
     fresh = MemoryStore(mem_dir)

@@ -30,3 +30,14 @@ def test_fsync_false_skips_both_fsyncs(tmp_path: Path, monkeypatch: pytest.Monke
     assert calls == []
     atomic_write_text(tmp_path / "b.txt", "x")
     assert len(calls) >= 1  # file (and, where the platform allows, the directory)
+
+
+def test_every_directory_created_is_private(tmp_path: Path) -> None:
+    from hermes_memory_core.fsutil import make_private_dirs
+
+    make_private_dirs(tmp_path / "a" / "b" / "c")
+    for part in ("a", "a/b", "a/b/c"):
+        assert stat.S_IMODE((tmp_path / part).stat().st_mode) == 0o700, part
+    atomic = tmp_path / "x" / "y" / "f.txt"
+    atomic_write_text(atomic, "hi")
+    assert stat.S_IMODE((tmp_path / "x").stat().st_mode) == 0o700

@@ -61,3 +61,25 @@ def test_the_spool_holds_masked_turns(tmp_path: Path) -> None:
     assert b"[redacted]" in data
     assert OPENAI_TAIL.encode() not in data and PG_PASSWORD.encode() not in data
     down.close()
+
+
+def test_turns_of_a_session_started_while_the_server_is_down_are_spooled(
+    tmp_path: Path,
+) -> None:
+    """The sessions tier checks whether a session exists before its first turn: with the
+    server down that read failed and the turn was lost; now the session and the turn are
+    spooled (no server needed: a closed port)."""
+    from hermes_memory_sessions.provider import SessionArchiveProvider
+
+    down = PostgresSessionArchive(
+        "postgresql://nobody:x@127.0.0.1:1/none",
+        owner="spool-new-session",
+        spool_dir=tmp_path / "spool",
+        write_budget_s=0.2,
+        read_budget_s=0.2,
+    )
+    provider = SessionArchiveProvider(store=down)
+    provider.initialize("never-seen")
+    provider.sync_turn("hello", "hi there", session_id="never-seen")
+    assert down.spool_state()["pending"] >= 2  # the session and its turn
+    down.close()

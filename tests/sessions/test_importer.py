@@ -435,6 +435,22 @@ def test_credentials_in_hermes_history_are_masked_on_import(
     assert "credentials masked in 1 messages" in report.summary()
 
 
+def test_a_credential_in_a_session_title_is_masked_on_import(
+    tmp_path: Path, store: SessionStore
+) -> None:
+    """Titles reach the model too (session_search browse)."""
+    path, _ = make_source(tmp_path, v23=False, wal=False)
+    key = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"  # assembled: a test value
+    conn = sqlite3.connect(path)
+    sid = conn.execute("SELECT id FROM sessions ORDER BY started_at LIMIT 1").fetchone()[0]
+    conn.execute("UPDATE sessions SET title = ? WHERE id = ?", (f"rotate {key}", sid))
+    conn.commit()
+    conn.close()
+    import_hermes_db(path, store)
+    title = (store.get_session(sid) or {}).get("title") or ""
+    assert key not in title and "[redacted]" in title
+
+
 def test_a_password_in_tool_call_arguments_is_masked_on_import(
     tmp_path: Path, store: SessionStore
 ) -> None:

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes_memory_builtin.editing import as_text, distinct_matches, screen_content
+from hermes_memory_builtin.editing import approved, as_text, distinct_matches, screen_content
 from hermes_memory_builtin.feedback import (
     BATCH_SUFFIX,
     Result,
     WriteFeedback,
+    echo,
     echo_map,
     split_threat,
     stale_error,
@@ -29,11 +30,16 @@ from hermes_memory_builtin.writes import Mutation, Outcome
 __all__ = ["batch_mutation", "screen_operations"]
 
 
-def screen_operations(operations: Any) -> tuple[list[Any], bool] | Result:
+def screen_operations(
+    operations: Any, *, approved_by_human: bool = False
+) -> tuple[list[Any], bool] | Result:
     """Check a batch's shape and screen every add/replace content before any lock is taken.
 
     Returns the operations with ``content`` screened (``new_text`` folded into it) and
-    whether credentials were masked, or the refusal naming the first bad operation.
+    whether credentials were masked, or the refusal naming the first bad operation (a
+    threat refusal carries the ``threat_verdict`` of the worst operation: one structural
+    finding refuses the batch, vocabulary alone holds it). ``approved_by_human``: a person
+    accepted the contents, threat-scan findings are not refusals.
     """
     if not isinstance(operations, list):
         return {
@@ -45,19 +51,28 @@ def screen_operations(operations: Any) -> tuple[list[Any], bool] | Result:
         return {"success": False, "error": "operations list is empty."}
     redacted = False
     cleaned: list[Any] = []
+    held: Result | None = None
     for index, op in enumerate(ops, start=1):
         if isinstance(op, dict) and op.get("action") in ("add", "replace"):
             text = _op_content(op)
-            screened = screen_content(text) if text else None
+            screened = screen_content(text, approved_by_human=approved_by_human) if text else None
             if isinstance(screened, dict):
-                return {
+                refusal = {
                     "success": False,
                     "error": f"Operation {index}: {screened['error']}{BATCH_SUFFIX}",
                 }
+                if screened.get("threat_verdict") == "hold":
+                    held = held or {**refusal, "threat_verdict": "hold"}
+                    continue
+                if "threat_verdict" in screened:
+                    refusal["threat_verdict"] = screened["threat_verdict"]
+                return refusal
             redacted = redacted or bool(screened and screened.redacted)
             op = {key: value for key, value in op.items() if key != "new_text"}
             op["content"] = screened.text if screened else text
         cleaned.append(op)
+    if held is not None:
+        return held
     return cleaned, redacted
 
 
@@ -70,9 +85,12 @@ def batch_mutation(
     dry_run: bool = False,
     pinned: dict[int, str] | None = None,
     allow_empty: bool = False,
+    approved_by_human: bool = False,
 ) -> Mutation:
     """The mutation applying screened ``ops`` (see the module docstring); with ``dry_run``
-    nothing is written and the success answer also holds ``matched_entries``."""
+    nothing is written and the success answer also holds ``matched_entries``. With
+    ``approved_by_human`` (a person accepted the change) the joined-entries threat check is
+    skipped and the new entries are recorded as approved."""
     limit = feedback.limit(target)
     name = TARGET_FILES[target]
 
@@ -106,14 +124,14 @@ def batch_mutation(
                     continue
                 similar = find_near_duplicate(content, working)
                 if similar is not None:
+                    shown = preview(echo(target, [similar], metas)[0])
                     return abort(
                         f"{label}: nearly the same as the existing entry "
-                        f"'{preview(similar)}' -- use replace to update that entry instead."
+                        f"'{shown}' -- use replace to update that entry instead."
                     )
                 working.append(content)
-                new_metas[entry_key(content)] = EntryMeta(
-                    created=stamp, updated=stamp, origin=origin
-                )
+                meta = EntryMeta(created=stamp, updated=stamp, origin=origin)
+                new_metas[entry_key(content)] = approved(meta) if approved_by_human else meta
                 continue
             if not old:
                 return abort(f"{label}: old_text is required.")
@@ -141,11 +159,12 @@ def batch_mutation(
             replaced[index] = previous
             working[position] = content
             old_meta = new_metas.get(entry_key(previous))
-            new_metas[entry_key(content)] = EntryMeta(
+            meta = EntryMeta(
                 created=old_meta["created"] if old_meta else stamp,
                 updated=stamp,
                 origin=origin,
             )
+            new_metas[entry_key(content)] = approved(meta) if approved_by_human else meta
         working = dedupe(working)
         if entries and not working and not allow_empty:
             return fail(
@@ -164,7 +183,9 @@ def batch_mutation(
                 "entries in the same batch, then retry." + advice,
                 extra,
             )
-        refusal = split_threat(target, entries, working, metas, new_metas)
+        refusal = (
+            None if approved_by_human else split_threat(target, entries, working, metas, new_metas)
+        )
         if refusal is not None:
             refusal["error"] += BATCH_SUFFIX
             return Outcome(refusal)

@@ -20,7 +20,7 @@ from hermes_memory_builtin.format import (
     normalize_newlines,
     preview,
 )
-from hermes_memory_builtin.scan import write_threat
+from hermes_memory_builtin.scan import write_verdict
 from hermes_memory_builtin.sidecar import EntryMeta, entry_key, now_iso
 from hermes_memory_builtin.similarity import find_near_duplicate
 from hermes_memory_builtin.writes import Mutation, Outcome
@@ -60,16 +60,18 @@ def screen_content(text: str, *, approved_by_human: bool = False) -> ScreenedCon
     """Check new entry text before any lock is taken; a refusal is returned as a result.
 
     The separator is refused, credentials are masked (the masked text is what gets
-    scanned and stored), and a threat-scan hit is refused unless a human approved it.
+    scanned and stored), and a threat-scan hit is refused unless a human approved it. The
+    refusal carries ``threat_verdict``: ``"refuse"`` for a structural signal, ``"hold"`` for
+    vocabulary alone (the ``memory`` tool then stages the write for a person instead).
     """
     problem = delimiter_problem(text)
     if problem:
         return {"success": False, "error": problem}
     masked = scrub_secrets(text)
-    threat = write_threat(masked)
-    if threat and not approved_by_human:
-        return {"success": False, "error": threat}
-    return ScreenedContent(masked, masked != text, threat)
+    verdict = write_verdict(masked)
+    if verdict.message and not approved_by_human:
+        return {"success": False, "error": verdict.message, "threat_verdict": verdict.tier}
+    return ScreenedContent(masked, masked != text, verdict.message)
 
 
 def distinct_matches(entries: list[str], old_text: str) -> list[int]:
@@ -122,6 +124,8 @@ def add_mutation(
         used = char_count(entries)
         similar = find_near_duplicate(content, entries)
         if similar is not None:
+            # Shown as the snapshot shows it: a hand-planted payload is never quoted back.
+            similar = echo(target, [similar], metas)[0]
             return Outcome(
                 feedback.refusal(
                     target,

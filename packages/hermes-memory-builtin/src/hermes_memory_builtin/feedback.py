@@ -9,12 +9,20 @@ actionable one. The dict shapes are the reference's response shapes.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from hermes_memory_builtin.format import char_count, format_count_usage, format_usage, preview
+from hermes_memory_builtin.format import (
+    ENTRY_DELIMITER,
+    char_count,
+    format_count_usage,
+    format_usage,
+    preview,
+)
 from hermes_memory_builtin.scan import scan_entries
 from hermes_memory_builtin.sidecar import EntryMeta, approved_entries, entry_key
+from hermes_memory_guard import threat_tier
 
 __all__ = [
     "BATCH_SUFFIX",
@@ -99,7 +107,7 @@ class WriteFeedback:
         result: Result = {"success": False, "error": error}
         if similar_entry is not None:
             result["similar_entry"] = echo(target, [similar_entry], metas)[0]
-        result["current_entries"] = echo(target, entries, metas)
+        result.update(_capped_entries(target, entries, metas))
         result["usage"] = format_count_usage(char_count(entries), self.limit(target))
         result.update(extra or {})
         return self.consolidation_failure(result)
@@ -133,30 +141,64 @@ class WriteFeedback:
             key=lambda i: (_updated(metas, removable[i]), i),
         )
         chosen: list[str] = []
-        remaining = list(final)
+        # A running total (removing one entry frees its text and one separator): linear in
+        # the entries, however many a hand-grown file holds.
+        counts = Counter(final)
+        size, count = char_count(final), len(final)
         for i in order:
-            if char_count(remaining) <= limit:
+            if size <= limit:
                 break
-            chosen.append(removable[i])
-            remaining.remove(removable[i])
-        if char_count(remaining) > limit:
-            kept = [entry for entry in final if entry not in removable]
+            entry = removable[i]
+            if counts[entry] == 0:
+                continue
+            counts[entry] -= 1
+            chosen.append(entry)
+            count -= 1
+            size -= len(entry) + (len(ENTRY_DELIMITER) if count else 0)
+        if size > limit:
+            movable = set(removable)
+            kept = [entry for entry in final if entry not in movable]
             over = char_count(kept) - limit
             text = (
                 f" Free at least {needed:,} chars. Even with every other entry removed the "
                 f"result would still be {over:,} chars over the limit: shorten the new content."
             )
-            shown = echo(target, list(removable), metas)
-            return text, {"chars_to_free": needed, "suggested_removals": shown}
+            return text, {"chars_to_free": needed, **_capped_removals(target, removable, metas)}
         text = (
             f" Free at least {needed:,} chars: removing the {len(chosen)} least recently "
             "updated entr" + ("y" if len(chosen) == 1 else "ies") + " listed in "
             "suggested_removals would be enough (or shorten entries by that much)."
         )
-        return text, {
-            "chars_to_free": needed,
-            "suggested_removals": echo(target, chosen, metas),
-        }
+        return text, {"chars_to_free": needed, **_capped_removals(target, chosen, metas)}
+
+
+#: At most this many entries are listed in ``suggested_removals`` …
+MAX_SUGGESTED_REMOVALS = 20
+#: … and at most this many characters of entries in ``current_entries`` (a file grown by
+#: hand far past its budget must not turn one refusal into a megabyte answer).
+MAX_ECHOED_CHARS = 16_000
+
+
+def _capped_removals(target: str, entries: list[str], metas: dict[str, EntryMeta]) -> Result:
+    shown = entries[:MAX_SUGGESTED_REMOVALS]
+    fields: Result = {"suggested_removals": echo(target, shown, metas)}
+    if len(entries) > len(shown):
+        fields["suggested_removals_omitted"] = len(entries) - len(shown)
+    return fields
+
+
+def _capped_entries(target: str, entries: list[str], metas: dict[str, EntryMeta]) -> Result:
+    """``current_entries`` (and ``current_entries_omitted`` when the list is cut)."""
+    total, end = 0, len(entries)
+    for index, entry in enumerate(entries):
+        total += len(entry)
+        if total > MAX_ECHOED_CHARS and index > 0:
+            end = index
+            break
+    fields: Result = {"current_entries": echo(target, entries[:end], metas)}
+    if end < len(entries):
+        fields["current_entries_omitted"] = len(entries) - end
+    return fields
 
 
 def echo(target: str, entries: list[str], metas: dict[str, EntryMeta]) -> list[str]:
@@ -180,7 +222,13 @@ def split_threat(
     metas_after: dict[str, EntryMeta],
 ) -> Result | None:
     """A refusal when ``after`` blocks an entry that ``before`` did not: the write would
-    complete an instruction split across adjacent entries."""
+    complete an instruction split across adjacent entries.
+
+    The refusal never quotes the other entries (stored text is not echoed to the model) and
+    carries ``threat_verdict``: ``"refuse"`` when the joined text shows a structural signal,
+    ``"hold"`` when it is vocabulary only — then the write waits for a person rather than
+    being refused because of what another entry says.
+    """
     new = scan_entries(target, after, approved_entries(after, metas_after))
     if not any(item.split for item in new.blocked):
         return None  # the common case: one joined scan, no second one of ``before``
@@ -191,22 +239,18 @@ def split_threat(
             continue
         first, last = item.window
         changed = set(after) - set(before)
-        others = [after[i] for i in range(first, last + 1) if after[i] not in changed]
+        others = sum(1 for i in range(first, last + 1) if after[i] not in changed)
         ids = ", ".join(f"'{pid}'" for pid in item.ids)
-        shown = ", ".join(f"'{preview(entry, 60)}'" for entry in others)
-        together = (
-            f" together with the adjacent entr{'y' if len(others) == 1 else 'ies'} {shown}"
-            if others
-            else ""
-        )
+        neighbours = "the adjacent entry" if others == 1 else f"{others} adjacent entries"
+        together = f" together with {neighbours}" if others else ""
         return {
             "success": False,
             "error": (
                 f"Blocked: this content, read{together}, matches threat pattern(s) {ids}. "
                 "Memory entries are shown joined in the system prompt, so an instruction "
-                "split across entries is still an instruction. Rephrase the content, or "
-                "change the other entry first."
+                "split across entries is still an instruction."
             ),
+            "threat_verdict": threat_tier(item.ids),
         }
     return None
 

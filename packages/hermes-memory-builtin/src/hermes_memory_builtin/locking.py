@@ -19,6 +19,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from hermes_memory_core.fsutil import make_private_dirs
+
 __all__ = ["LOCK_TIMEOUT_S", "LockError", "exclusive_lock", "lock_path_for"]
 
 #: How long a writer waits for another process's lock before giving up with `LockError`.
@@ -90,7 +92,7 @@ def exclusive_lock(path: Path, timeout: float | None = None) -> Iterator[None]:
     if timeout is None:
         timeout = LOCK_TIMEOUT_S
     lock_path = lock_path_for(path)
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(lock_path.parent)
     with _thread_lock(lock_path):
         if sys.platform == "win32":  # pragma: no cover - no flock on Windows
             import filelock

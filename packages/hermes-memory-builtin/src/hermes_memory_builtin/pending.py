@@ -7,7 +7,10 @@ instead of applying it:
   unattended review, see `hermes_memory_core.review`) may add entries, but its replace and
   remove steps — alone or inside a batch — become a proposal;
 * the **approval gate** (``memory.write_approval: true``): every write the tool receives is
-  staged.
+  staged;
+* the **threat hold**: a write whose content the threat scan flags on vocabulary alone (no
+  structural signal) is staged with the reason ``threat_review``; applying it is a
+  person's approval (the entry is recorded as ``human_approved``).
 
 Proposals live in ``pending.json`` beside ``MEMORY.md`` (mode 0600, replaced atomically,
 changed only under its own lock ``pending.json.lock``). A staged replace or remove is
@@ -44,6 +47,7 @@ from hermes_memory_core.fsutil import atomic_write_text
 __all__ = [
     "BACKGROUND_REVIEW",
     "PENDING_FILE",
+    "THREAT_REVIEW",
     "WRITE_APPROVAL",
     "PendingError",
     "PendingStore",
@@ -55,6 +59,9 @@ PENDING_FILE = "pending.json"
 BACKGROUND_REVIEW = "background_review"
 #: Reason of proposals staged by the ``memory.write_approval`` gate.
 WRITE_APPROVAL = "write_approval"
+#: Reason of writes the threat scan held (vocabulary alone): applying one records the
+#: person's approval, so the scan never blocks that entry again.
+THREAT_REVIEW = "threat_review"
 PENDING_VERSION = 1
 #: At most this many proposals are kept; staging more fails closed with an error.
 MAX_PENDING = 200
@@ -275,11 +282,13 @@ def _apply_record(record: dict[str, Any], store: Any, origin: str) -> dict[str, 
             pinned[index] = entry
     clean = [{k: v for k, v in op.items() if k != "matched_entry"} for op in ops]
     single = bool(record.get("single")) and len(clean) == 1
+    # A held write reaches the file only through a person applying it: that is the approval.
+    extra = {"approved_by_human": True} if record.get("reason") == THREAT_REVIEW else {}
     if single and clean[0]["action"] == "add":
         content = str(clean[0].get("content") or "")
-        added: dict[str, Any] = store.add(target, content, origin=origin)
+        added: dict[str, Any] = store.add(target, content, origin=origin, **extra)
         return added
     applied: dict[str, Any] = store.apply_pinned(
-        target, clean, pinned, origin=origin, allow_empty=single
+        target, clean, pinned, origin=origin, allow_empty=single, **extra
     )
     return applied

@@ -20,15 +20,24 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from hermes_memory_builtin.format import TARGET_FILES, serialise
-from hermes_memory_guard import first_threat_message, scan_for_threats
+from hermes_memory_guard import (
+    HOLD,
+    REFUSE,
+    first_threat_message,
+    scan_for_threats,
+    threat_tier,
+    threat_verdict,
+)
 
 __all__ = [
     "MAX_SCAN_CHARS",
     "BlockedEntries",
     "ScanReport",
+    "WriteVerdict",
     "sanitize_for_prompt",
     "scan_entries",
     "write_threat",
+    "write_verdict",
 ]
 
 #: The scanner reads at most this many characters of a text.
@@ -46,6 +55,50 @@ def write_threat(content: str) -> str | None:
             f"{MAX_SCAN_CHARS:,}). Memory entries must be short."
         )
     return first_threat_message(content, scope=_SCOPE)
+
+
+@dataclass(frozen=True)
+class WriteVerdict:
+    """The tiered verdict on new memory content (`write_verdict`).
+
+    :param tier: ``"refuse"`` (structural signal), ``"hold"`` (vocabulary only: a person
+        decides) or ``None`` (clean).
+    :param message: the refusal text (names the finding; for a person or a refusal), or
+        ``None`` when clean.
+    """
+
+    tier: str | None
+    message: str | None
+
+
+def write_verdict(content: str) -> WriteVerdict:
+    """How new memory content is treated: refused, held for a person, or written."""
+    too_large = write_threat(content) if len(content) > MAX_SCAN_CHARS else None
+    if too_large:
+        return WriteVerdict(REFUSE, too_large)
+    verdict = threat_verdict(content, scope=_SCOPE)
+    if verdict.tier is None:
+        return WriteVerdict(None, None)
+    if verdict.tier == REFUSE:
+        structural = [pid for pid in verdict.ids if threat_tier([pid]) == REFUSE]
+        message = first_threat_message(content, scope=_SCOPE)
+        if structural and (message is None or structural[0] not in message):
+            message = _structural_message(structural[0])
+        return WriteVerdict(REFUSE, message)
+    # Vocabulary the reference patterns miss still gets a message (for a person, never
+    # for the model: the memory tool stages a held write and names nothing).
+    message = first_threat_message(content, scope=_SCOPE) or _structural_message(verdict.ids[0])
+    return WriteVerdict(HOLD, message)
+
+
+def _structural_message(pid: str) -> str:
+    if pid.startswith("invisible_unicode_"):
+        code = pid.removeprefix("invisible_unicode_")
+        return f"Blocked: content contains invisible unicode character {code} (possible injection)."
+    return (
+        f"Blocked: content matches threat pattern '{pid}'. Content is injected into the system "
+        "prompt and must not contain injection or exfiltration payloads."
+    )
 
 
 @functools.lru_cache(maxsize=2048)
@@ -134,17 +187,35 @@ def scan_entries(target: str, entries: list[str], approved: Collection[str] = ()
     return ScanReport(work, blocked)
 
 
+#: Split payloads are looked for in windows of entries whose joined text holds at most
+#: twice this many characters, each window overlapping the next by at least this many: a
+#: payload whose joined text is shorter than this always lies whole in some window, and
+#: every character is scanned about twice, however many entries the file holds.
+SPLIT_WINDOW_CHARS = 4096
+
+
 def _block_split_payloads(
     filename: str, work: list[str], frozen: set[int], blocked: list[BlockedEntries]
 ) -> None:
-    """Replace, in ``work``, the unfrozen entries of every run whose joined text trips."""
+    """Replace, in ``work``, the unfrozen entries of every run whose joined text trips.
+
+    Linear in the text: the entries are read in overlapping windows (`SPLIT_WINDOW_CHARS`);
+    in a window that trips, the shortest tripping run is found by galloping from the
+    window's start (scans as long as the run, not the window), blocked, and the search
+    goes on after it. (Scanning everything after each blocked run made a file of many
+    small split payloads quadratic: 5.7 KB took seconds.)
+    """
     start = 0
-    # Each round blocks at least one entry or moves ``start`` forward, so this terminates;
-    # the bound is a guard against a scanner that is not monotone in its input.
-    for _ in range(2 * len(work) + 2):
-        if start >= len(work) or not _ids(serialise(work[start:])):
-            return
-        first, last = _find_window(work, start)
+    n = len(work)
+    while start < n:
+        end = _window_end(work, start)
+        found = _find_window(work, start, end, known_clean=start not in frozen)
+        if found is None:
+            if end >= n:
+                return
+            start = _next_window(work, start, end)
+            continue
+        first, last = found
         ids = _ids(serialise(work[first : last + 1]))
         victims = tuple(i for i in range(first, last + 1) if i not in frozen)
         if not victims:
@@ -154,16 +225,56 @@ def _block_split_payloads(
             work[i] = _placeholder(filename, ids, split=True)
             frozen.add(i)
         blocked.append(BlockedEntries(victims, (first, last), ids, split=True))
+        start = last + 1
 
 
-def _find_window(work: list[str], start: int) -> tuple[int, int]:
-    """A short run ``[first, last]`` of ``work[start:]`` whose joined text trips the scan.
+def _window_end(work: list[str], start: int) -> int:
+    """End (exclusive) of the window from ``start``: at least two entries, else as many as
+    fit in ``2 * SPLIT_WINDOW_CHARS`` joined characters."""
+    size = 0
+    end = start
+    while end < len(work):
+        size += len(work[end]) + 3
+        if end - start >= 2 and size > 2 * SPLIT_WINDOW_CHARS:
+            break
+        end += 1
+    return end
 
-    Binary searches keep the number of scans logarithmic: the shortest tripping prefix
-    fixes ``last``, then the latest start that still trips fixes ``first``. The caller has
-    checked that ``work[start:]`` trips.
+
+def _next_window(work: list[str], start: int, end: int) -> int:
+    """Where the window after ``[start, end)`` starts: its last entries covering at least
+    ``SPLIT_WINDOW_CHARS`` characters are read again (the overlap)."""
+    size = 0
+    k = end
+    while k - 1 > start and size < SPLIT_WINDOW_CHARS:
+        k -= 1
+        size += len(work[k]) + 3
+    return max(k, start + 1)
+
+
+def _find_window(
+    work: list[str], start: int, end: int, *, known_clean: bool = False
+) -> tuple[int, int] | None:
+    """A short run ``[first, last]`` of ``work[start:end]`` whose joined text trips, or
+    ``None`` when the whole window is clean.
+
+    The shortest tripping prefix (which fixes ``last``) is found by galloping — prefixes of
+    1, 2, 4 … entries, then a binary search in the last step — so a short payload costs a
+    few short scans and a clean window about two scans of its text; then the latest start
+    that still trips fixes ``first``. ``known_clean``: ``work[start]`` alone passed the
+    scan already (an entry that is neither approved nor a placeholder), so the first probe
+    is two entries.
     """
-    clean, tripping = start - 1, len(work) - 1  # work[start:clean+1] clean; ..tripping+1 trips
+    clean, step = (start, 1) if known_clean else (start - 1, 1)  # work[start:clean+1] clean
+    tripping = -1
+    while tripping < 0:
+        probe = min(clean + step, end - 1)
+        if _ids(serialise(work[start : probe + 1])):
+            tripping = probe
+        elif probe >= end - 1:
+            return None
+        else:
+            clean, step = probe, step * 2
     while tripping - clean > 1:
         mid = (clean + tripping) // 2
         if _ids(serialise(work[start : mid + 1])):

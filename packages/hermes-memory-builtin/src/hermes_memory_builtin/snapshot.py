@@ -23,6 +23,9 @@ __all__ = ["LoadedTarget", "load_target"]
 
 logger = logging.getLogger(__name__)
 
+#: At most this many blocked findings are logged one by one per load.
+_MAX_LOGGED = 20
+
 
 @dataclass(frozen=True)
 class LoadedTarget:
@@ -54,7 +57,8 @@ def load_target(target: str, path: Path, limit: int) -> LoadedTarget:
         )
     approved = approved_entries(entries, load_sidecar(path)) if entries else set()
     report = scan_entries(target, entries, approved)
-    for item in report.blocked:
+    # A hostile file must not turn one load into thousands of log lines.
+    for item in report.blocked[:_MAX_LOGGED]:
         logger.warning(
             "%s: entr%s %s blocked from the system prompt (%s%s)",
             path,
@@ -62,5 +66,9 @@ def load_target(target: str, path: Path, limit: int) -> LoadedTarget:
             ", ".join(str(i + 1) for i in item.indexes),
             ", ".join(item.ids),
             "; split across adjacent entries" if item.split else "",
+        )
+    if len(report.blocked) > _MAX_LOGGED:
+        logger.warning(
+            "%s: %d more blocked entr(ies) not listed", path, len(report.blocked) - _MAX_LOGGED
         )
     return LoadedTarget(entries, render_block(target, report.entries, limit), problem)

@@ -431,6 +431,7 @@ class MemoryStore:
         *,
         origin: str | None = None,
         allow_empty: bool = False,
+        approved_by_human: bool = False,
     ) -> Result:
         """Dry run of `apply_batch`: the same checks under the lock, nothing written.
 
@@ -438,8 +439,17 @@ class MemoryStore:
         ``matched_entries``: ``{op index (1-based): the full entry text}`` of every replace
         and remove step, the exact entries a staged change is pinned to. ``allow_empty``
         checks a single ``remove`` (which may delete the last entry) rather than a batch.
+        ``approved_by_human`` checks the change as a person's approval would apply it (no
+        threat refusals).
         """
-        return self._batch(target, operations, origin=origin, dry_run=True, allow_empty=allow_empty)
+        return self._batch(
+            target,
+            operations,
+            origin=origin,
+            dry_run=True,
+            allow_empty=allow_empty,
+            approved_by_human=approved_by_human,
+        )
 
     def apply_pinned(
         self,
@@ -449,6 +459,7 @@ class MemoryStore:
         *,
         origin: str | None = None,
         allow_empty: bool = False,
+        approved_by_human: bool = False,
     ) -> Result:
         """Apply a staged change whose replace/remove steps are pinned to exact entries.
 
@@ -456,10 +467,17 @@ class MemoryStore:
         reviewed against; the step touches exactly that entry (no substring matching). If
         any pinned entry is no longer in the file as it was, nothing is applied and the
         answer is a failure with ``stale_entry``. ``allow_empty`` lets a staged single
-        ``remove`` delete the last entry, as a direct `remove` may.
+        ``remove`` delete the last entry, as a direct `remove` may. ``approved_by_human``:
+        a person approved a change the threat scan held; its findings are not refusals and
+        the new entries are recorded as approved.
         """
         return self._batch(
-            target, operations, origin=origin, pinned=pinned, allow_empty=allow_empty
+            target,
+            operations,
+            origin=origin,
+            pinned=pinned,
+            allow_empty=allow_empty,
+            approved_by_human=approved_by_human,
         )
 
     def _batch(
@@ -471,10 +489,11 @@ class MemoryStore:
         dry_run: bool = False,
         pinned: dict[int, str] | None = None,
         allow_empty: bool = False,
+        approved_by_human: bool = False,
     ) -> Result:
         if target not in TARGET_FILES:
             return invalid_target(target)
-        screened = screen_operations(operations)
+        screened = screen_operations(operations, approved_by_human=approved_by_human)
         if isinstance(screened, dict):
             return screened
         ops, redacted = screened
@@ -486,6 +505,7 @@ class MemoryStore:
             dry_run=dry_run,
             pinned=pinned,
             allow_empty=allow_empty,
+            approved_by_human=approved_by_human,
         )
         result = self._mutate(target, drift_check=True, mutation=mutation)
-        return annotate(result, redacted=redacted, approved=False, threat=None)
+        return annotate(result, redacted=redacted, approved=approved_by_human, threat=None)

@@ -16,6 +16,7 @@ from typing import Any
 from hermes_memory_builtin.format import TARGET_FILES, char_count, format_count_usage
 from hermes_memory_builtin.pending import (
     BACKGROUND_REVIEW,
+    THREAT_REVIEW,
     WRITE_APPROVAL,
     PendingError,
     PendingStore,
@@ -23,7 +24,7 @@ from hermes_memory_builtin.pending import (
 from hermes_memory_builtin.scan import scan_entries
 from hermes_memory_builtin.store import MemoryStore
 from hermes_memory_core.toolresult import tool_result
-from hermes_memory_guard import scrub_secrets
+from hermes_memory_guard import HOLD, scrub_secrets
 
 __all__ = ["MEMORY_SCHEMA", "list_pending", "memory_schema", "memory_tool"]
 
@@ -273,14 +274,16 @@ class _Gate:
         self.unattended = origin == BACKGROUND_REVIEW
 
     def add(self, content: str) -> dict[str, Any]:
+        op = {"action": "add", "content": content}
         if not self.approval:
-            return self.store.add(self.target, content, origin=self.origin)
-        return self._stage([{"action": "add", "content": content}], single=True)
+            return self._held_or([op], self.store.add(self.target, content, origin=self.origin))
+        return self._stage([op], single=True)
 
     def replace(self, old_text: str, content: str) -> dict[str, Any]:
-        if not (self.approval or self.unattended):
-            return self.store.replace(self.target, old_text, content, origin=self.origin)
         op = {"action": "replace", "old_text": old_text, "content": content}
+        if not (self.approval or self.unattended):
+            result = self.store.replace(self.target, old_text, content, origin=self.origin)
+            return self._held_or([op], result)
         return self._stage([op], single=True)
 
     def remove(self, old_text: str) -> dict[str, Any]:
@@ -294,12 +297,30 @@ class _Gate:
         )
         if self.approval or (self.unattended and destructive):
             return self._stage(operations, single=False)
-        return self.store.apply_batch(self.target, operations, origin=self.origin)
+        result = self.store.apply_batch(self.target, operations, origin=self.origin)
+        return self._held_or(operations, result, single=False)
 
-    def _stage(self, operations: list[Any], *, single: bool) -> dict[str, Any]:
-        """Validate ``operations`` now (dry run under the lock), then stage them pinned."""
+    def _held_or(
+        self, operations: list[Any], result: dict[str, Any], *, single: bool = True
+    ) -> dict[str, Any]:
+        """``result``, unless the threat scan held the write: then it is staged for a person
+        (vocabulary alone never refuses a write, and the model learns nothing to rephrase)."""
+        if result.get("success") is True or result.get("threat_verdict") != HOLD:
+            return result
+        return self._stage(operations, single=single, held=True)
+
+    def _stage(self, operations: list[Any], *, single: bool, held: bool = False) -> dict[str, Any]:
+        """Validate ``operations`` now (dry run under the lock), then stage them pinned.
+
+        ``held``: the threat scan held the change (vocabulary only): it is checked as a
+        person's approval would apply it and staged with the reason ``threat_review``.
+        """
         store, target = self.store, self.target
-        checked = store.resolve_batch(target, operations, origin=self.origin, allow_empty=single)
+        checked = store.resolve_batch(
+            target, operations, origin=self.origin, allow_empty=single, approved_by_human=held
+        )
+        if not held and checked.get("threat_verdict") == HOLD:
+            return self._stage(operations, single=single, held=True)
         if (
             single
             and operations[0]["action"] == "add"
@@ -314,6 +335,8 @@ class _Gate:
         ops = [_staged_op(op, matched.get(i)) for i, op in enumerate(operations, start=1)]
         saved = 0
         reason = WRITE_APPROVAL if self.approval else BACKGROUND_REVIEW
+        if held:
+            reason = THREAT_REVIEW
         if reason == BACKGROUND_REVIEW and not single:
             adds = [op for op in ops if op["action"] == "add"]
             rest = [op for op in ops if op["action"] != "add"]
@@ -338,6 +361,8 @@ class _Gate:
                 f"applied.{saved_note}",
                 "additions_saved": saved,
             }
+        if reason == THREAT_REVIEW:
+            return _held_answer(target, pending_id, known)
         shown = [_shown_op(target, op) for op in ops]
         if reason == BACKGROUND_REVIEW:
             return {
@@ -373,6 +398,23 @@ class _Gate:
         }
 
 
+def _held_answer(target: str, pending_id: str, known: bool) -> dict[str, Any]:
+    """The answer to a write the threat scan held: it waits for a person. It names no
+    pattern and quotes no text, so it teaches nothing about how to get past the scan."""
+    return {
+        "success": True,
+        "staged": True,
+        "held": True,
+        "pending_id": pending_id,
+        "target": target,
+        "message": (
+            f"{'Already held' if known else 'Held'} for a person's approval (id {pending_id}): "
+            "this change is not in memory; it is saved only if a person approves it."
+        ),
+        "note": "Waiting for a person's decision: do not repeat, reword or split this change.",
+    }
+
+
 def _staged_op(op: Any, matched: str | None) -> dict[str, Any]:
     """A normalised copy of one operation as it is stored, pinned to ``matched``."""
     assert isinstance(op, dict)  # resolve_batch refused anything else
@@ -397,6 +439,10 @@ def _shown_op(target: str, op: dict[str, Any]) -> dict[str, Any]:
         if isinstance(shown.get(key), str) and shown[key]:
             shown[key] = scan_entries(target, [shown[key]]).entries[0]
     return shown
+
+
+#: How an operation held by the threat scan is listed to the model (no text, no pattern).
+_HELD_OP: dict[str, Any] = {"action": "held", "content": "[held for a person's review]"}
 
 
 def _pending_store(store: MemoryStore) -> PendingStore:
@@ -427,7 +473,10 @@ def list_pending(store: MemoryStore, target: str | None = None) -> dict[str, Any
             "target": r["target"],
             "reason": r.get("reason", ""),
             "created": r.get("created", ""),
-            "operations": [_shown_op(r["target"], op) for op in r["operations"]],
+            "operations": [
+                _HELD_OP if r.get("reason") == THREAT_REVIEW else _shown_op(r["target"], op)
+                for op in r["operations"]
+            ],
         }
         for r in records
     ]

@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 
 from hermes_memory_cli._i18n import cli_gettext as _
-from hermes_memory_core.fsutil import atomic_write_text
+from hermes_memory_core.fsutil import atomic_write_text, make_private_dirs
 
 __all__ = ["ConfigEditError", "set_memory_provider", "with_memory_provider"]
 
@@ -144,5 +144,5 @@ def set_memory_provider(path: Path, provider: str) -> None:
         ) from None
     new_text = with_memory_provider(text, provider)
     mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o600
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(path.parent)
     atomic_write_text(path, new_text, tmp_prefix=".tmp_config_", mode=mode)

@@ -229,7 +229,7 @@ def build_context_section(
 
     It holds the persona from ``<home>/SOUL.md`` (if any) and then the project's context
     files, discovered and prioritised as the module documentation describes. Each file is
-    threat-scanned (``context`` scope; a hit shows
+    threat-scanned (``context`` scope plus exfiltration and tool-execution patterns; a hit shows
     ``[BLOCKED: <file> contained potential prompt injection (<ids>). Content not loaded.]``
     instead) and cut to 20,000 characters (first 70 %, a marker, last 20 %). The result is
     ``""`` when there is nothing to show; otherwise parts are joined by blank lines.

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Final, Literal
 
 from hermes_memory_core import scan_for_threats
+from hermes_memory_guard import scan_untrusted
 
 __all__ = [
     "CONTEXT_FILE_MAX_CHARS",
@@ -175,7 +176,7 @@ def load_context_file(
     where: str = "the project",
     max_chars: int = CONTEXT_FILE_MAX_CHARS,
     max_bytes: int = MAX_FILE_BYTES,
-    scope: str = "context",
+    scope: str = "untrusted",
 ) -> LoadedFile:
     """Read one context file for the prompt, never raising for a bad file.
 
@@ -185,7 +186,10 @@ def load_context_file(
     are ever read); the bytes are decoded as UTF-8 (UTF-8 and UTF-16 byte-order marks
     honoured), undecodable bytes become U+FFFD and a note says so; the text is cut to
     ``max_chars`` with `truncate_middle`; what remains (exactly what the model would see) is
-    scanned with ``scan_for_threats(text, scope=scope)`` and a hit replaces the whole file
+    scanned (``scope="untrusted"``, the default: `scan_untrusted`, i.e. the ``context`` scope
+    plus exfiltration and tool-execution patterns, since a file found on disk is the least
+    trusted text the agent reads; another scope: ``scan_for_threats(text, scope=scope)``)
+    and a hit replaces the whole file
     with ``[BLOCKED: <label> contained potential prompt injection (<ids>). Content not
     loaded.]``. The kept head and tail are scanned joined together, so a payload split across
     the cut is caught; a payload only in the middle part that truncation leaves out is never
@@ -222,7 +226,9 @@ def load_context_file(
         head, tail = int(max_chars * HEAD_RATIO), int(max_chars * TAIL_RATIO)
         scanned = text[:head] + "\n" + (text[len(text) - tail :] if tail else "")
         text = truncate_middle(text, name=label, limit=max_chars)
-    threats = scan_for_threats(scanned, scope=scope)
+    threats = (
+        scan_untrusted(scanned) if scope == "untrusted" else scan_for_threats(scanned, scope=scope)
+    )
     if threats:
         return LoadedFile(path, label, blocked_placeholder(label, threats), "blocked", real)
     if replaced:

@@ -38,6 +38,20 @@ class Slot:
     stuck: TaskHandle | None = None
     stuck_hook: str = ""
     skipped: int = 0
+    #: The provider's hooks, looked up once when it was added (`resolve_hooks`): a hook
+    #: that is a property is never evaluated again, on any thread.
+    hooks: dict[str, Callable[..., Any] | None] = field(default_factory=dict)
+
+    def method(self, hook: str) -> Callable[..., Any] | None:
+        """The bound hook ``hook`` (``None``: the provider has none). Hooks outside
+        `PROVIDER_HOOK_NAMES` are looked up now; one that raises counts as absent."""
+        if hook in self.hooks:
+            return self.hooks[hook]
+        try:
+            found = getattr(self.provider, hook, None)
+        except (Exception, SystemExit):
+            return None
+        return found if callable(found) else None
 
     def degraded(self) -> bool:
         """True while a call that outlived its bound is still running."""
@@ -111,14 +125,33 @@ def accepted(method: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, An
     return {k: v for k, v in kwargs.items() if k in names}
 
 
-def check_hook_signatures(provider: MemoryProvider) -> str | None:
+def resolve_hooks(provider: MemoryProvider) -> dict[str, Callable[..., Any] | None] | str:
+    """Every hook of ``provider`` as a bound method (``None`` where it has none), or why
+    it cannot be used: a hook whose lookup raises (a property raising ``SystemExit``) or
+    that is not callable. Done once, when the provider is added."""
+    hooks: dict[str, Callable[..., Any] | None] = {}
+    for hook in PROVIDER_HOOK_NAMES:
+        try:
+            found = getattr(provider, hook, None)
+        except (Exception, SystemExit) as exc:
+            return f"its {hook} cannot be read ({type(exc).__name__})"
+        if found is not None and not callable(found):
+            return f"{hook} is not callable"
+        hooks[hook] = found
+    return hooks
+
+
+def check_hook_signatures(
+    provider: MemoryProvider, hooks: dict[str, Callable[..., Any] | None] | None = None
+) -> str | None:
     """Why ``provider`` cannot be called, or None: a hook naming an unknown argument.
 
     Every argument an overriding method names must exist in the `MemoryProvider` method it
     overrides (a typo such as ``prefetch(self, qeury)`` would otherwise never be passed).
+    ``hooks``: the hooks `resolve_hooks` found (looked up again when not given).
     """
     for hook in PROVIDER_HOOK_NAMES:
-        impl = getattr(provider, hook, None)
+        impl = hooks.get(hook) if hooks is not None else getattr(provider, hook, None)
         base = getattr(MemoryProvider, hook)
         if impl is None or getattr(impl, "__func__", None) is base:
             continue
@@ -156,10 +189,19 @@ def _run_hook(
             provider_name,
             hook,
             type(exc).__name__,
-            exc,
+            describe(exc),
             exc_info=True,
         )
         return _Failure(exc)
+
+
+def describe(exc: BaseException) -> str:
+    """``str(exc)``, or ``""`` when the exception cannot be printed (its ``__str__``
+    raises): a provider's broken exception never breaks the logging of its failure."""
+    try:
+        return str(exc)
+    except (Exception, SystemExit):
+        return ""
 
 
 class Dispatcher:
@@ -182,7 +224,7 @@ class Dispatcher:
         pass_all: bool = False,
     ) -> Outcome:
         """A local tier's hook on the caller's thread (SystemExit contained, Ctrl-C not)."""
-        method: Callable[..., Any] | None = getattr(slot.provider, hook, None)
+        method = slot.method(hook)
         if method is None:
             return Outcome("absent")
         try:
@@ -195,7 +237,7 @@ class Dispatcher:
                 slot.name,
                 hook,
                 type(exc).__name__,
-                exc,
+                describe(exc),
                 exc_info=True,
             )
             return Outcome("failed", error=exc)
@@ -229,7 +271,7 @@ class Dispatcher:
         if degraded and kind == "read":
             logger.debug("memory provider %r skipped for %s: still stuck", slot.name, hook)
             return Outcome("skipped")
-        method: Callable[..., Any] | None = getattr(slot.provider, hook, None)
+        method = slot.method(hook)
         if method is None:
             return Outcome("absent")
         call_kwargs = dict(kwargs) if pass_all else accepted(method, kwargs)
@@ -287,10 +329,12 @@ class Dispatcher:
         external = {id(s.worker): s for s in slots if s.worker is not None}
         for worker in list(workers):
             slot = external.get(id(worker))
-            if slot is not None and slot.degraded():
-                drained = drained and worker.pending == 0
-                continue
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if slot is not None and slot.degraded():
+                # Still stuck from an earlier call: wait for it within this timeout too (it
+                # may finish in milliseconds), but do not mark it again.
+                drained = worker.drain(remaining) and drained
+                continue
             if worker.drain(remaining):
                 continue
             drained = False

@@ -42,10 +42,37 @@ class EgressPolicy:
         self.enabled = scrub
         self.max_chars = max_chars
         self.max_lines = max_lines
+        #: Secrets masked so far (newest last, at most `MAX_REMEMBERED_SECRETS`): a key
+        #: recognised by its context in one turn ("OPENAI_API_KEY=sk-…") is masked when
+        #: it comes back bare in a later one.
+        self._remembered: dict[str, None] = {}
+        self._lock = threading.Lock()
 
     def scrub(self, value: Any) -> Any:
-        """``value`` with credentials masked (nested containers too)."""
-        return _scrub_secrets(value) if self.enabled else value
+        """``value`` with credentials masked (nested containers too), and every secret
+        masked earlier in this manager's life masked again wherever it appears."""
+        if not self.enabled:
+            return value
+        masked = _scrub_secrets(value)
+        if masked is not value:
+            self._remember(value)
+        with self._lock:
+            known = list(self._remembered)
+        return _mask_known(masked, known) if known else masked
+
+    def _remember(self, value: Any) -> None:
+        from hermes_memory_guard import find_secrets
+
+        found: set[str] = set()
+        for text in _strings(value):
+            found |= find_secrets(text)
+        with self._lock:
+            for secret in sorted(found):
+                if len(secret) >= MIN_REMEMBERED_CHARS:
+                    self._remembered.pop(secret, None)
+                    self._remembered[secret] = None
+            while len(self._remembered) > MAX_REMEMBERED_SECRETS:
+                del self._remembered[next(iter(self._remembered))]
 
     def scrub_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         """Scrub every keyword value except identifiers (session ids, ``hermes_home``)."""
@@ -111,10 +138,12 @@ class EgressPolicy:
         return result[0]
 
     def _filter(self, text: str, provider_name: str) -> str:
-        from hermes_memory_guard import cap_recall, filter_recall_threats
+        from hermes_memory_guard import cap_recall, filter_recall_threats, sanitize_recall
 
         capped = cap_recall(text, max_chars=self.max_chars, max_lines=self.max_lines)
-        kept, threats = filter_recall_threats(capped)
+        # Pre-wrapped blocks go; a mere mention of the fence tag is neutralised first, so the
+        # scan (which flags the tag as a header escape) does not drop a legitimate line.
+        kept, threats = filter_recall_threats(sanitize_recall(capped))
         if threats:
             logger.warning(
                 "memory provider %r recalled text flagged as %s; %s not injected",
@@ -123,6 +152,55 @@ class EgressPolicy:
                 "it was" if not kept else "those lines were",
             )
         return kept
+
+
+def plain_str(text: str) -> str:
+    """An exact ``str`` copy of ``text``: a provider's ``str`` subclass never reaches the
+    host, so none of its overridden methods runs later on the caller's thread. The copy is
+    made by the C slot of ``str`` itself, which calls no method of the subclass."""
+    if type(text) is str:
+        return text
+    return str.__getitem__(text, slice(None))
+
+
+#: At most this many masked secrets are remembered (the oldest are forgotten first) …
+MAX_REMEMBERED_SECRETS = 256
+#: … and only those of at least this many characters (a short one could be a word).
+MIN_REMEMBERED_CHARS = 8
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string in ``value`` (nested dicts, lists and tuples; dict values only)."""
+    out: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return out
+
+
+def _mask_known(value: Any, secrets: list[str]) -> Any:
+    """``value`` with every remembered secret replaced by ``[redacted]`` (same shape)."""
+    from hermes_memory_guard import REDACTED
+
+    if isinstance(value, str):
+        if not any(secret in value for secret in secrets):
+            return value
+        for secret in secrets:
+            value = value.replace(secret, REDACTED)
+        return value
+    if isinstance(value, Mapping):
+        return {key: _mask_known(item, secrets) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_mask_known(item, secrets) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_mask_known(item, secrets) for item in value)
+    return value
 
 
 def _scrub_secrets(value: Any) -> Any:

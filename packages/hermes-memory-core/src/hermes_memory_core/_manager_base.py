@@ -16,8 +16,14 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, cast
 
 from hermes_memory_core import _assembly, _lifetime
-from hermes_memory_core._dispatch import Dispatcher, Kind, Slot, check_hook_signatures
-from hermes_memory_core._egress import EgressPolicy
+from hermes_memory_core._dispatch import (
+    Dispatcher,
+    Kind,
+    Slot,
+    check_hook_signatures,
+    resolve_hooks,
+)
+from hermes_memory_core._egress import EgressPolicy, plain_str
 from hermes_memory_core._project_context import ProjectContext
 from hermes_memory_core._routing import ToolRoutes, normalize_schema
 from hermes_memory_core.provider import MemoryProvider, ToolSchema
@@ -194,11 +200,13 @@ class ManagerBase:
                     _name(current),
                 )
                 return False
-            problem = check_hook_signatures(provider)
+            hooks = resolve_hooks(provider)
+            problem = hooks if isinstance(hooks, str) else check_hook_signatures(provider, hooks)
             if problem is not None:
                 logger.warning("Rejected memory provider %r: %s", name, problem)
                 return False
-            slot = Slot(provider, name, local)
+            assert not isinstance(hooks, str)
+            slot = Slot(provider, name, local, hooks=hooks)
             if not local:
                 slot.worker = SerialWorker(
                     f"hermes-memory-{name}",
@@ -367,6 +375,7 @@ class ManagerBase:
         ``deadline``, a `time.monotonic` instant, when one is given)."""
         for slot, text in answers:
             if isinstance(text, str):
+                text = plain_str(text)  # a provider's str subclass never runs past here
                 yield (
                     text
                     if slot.local

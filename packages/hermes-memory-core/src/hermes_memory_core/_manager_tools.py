@@ -8,10 +8,10 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from hermes_memory_core._dispatch import Outcome, Slot
-from hermes_memory_core._egress import note_redaction
+from hermes_memory_core._egress import note_redaction, plain_str
 from hermes_memory_core._manager_base import ManagerBase
 from hermes_memory_core.provider import ToolSchema
-from hermes_memory_core.toolresult import tool_error
+from hermes_memory_core.toolresult import tool_error, tool_result
 
 if TYPE_CHECKING:
     from hermes_memory_core import review as _review
@@ -149,10 +149,69 @@ def _parse_args(name: str, args: Mapping[str, Any] | str | None) -> dict[str, An
     return dict(cast(Mapping[str, Any], args))
 
 
+#: An external provider's tool result longer than this is cut (recall is capped the same way).
+MAX_EXTERNAL_TOOL_RESULT_CHARS = 32_000
+
+
 def _tool_answer(name: str, slot: Slot, outcome: Outcome, tool_timeout: float) -> str:
-    """The JSON string a tool call answers with, whatever the outcome."""
+    """The JSON string a tool call answers with, whatever the outcome: a result or an error
+    that cannot be printed or serialised (too deep, a ``__str__`` that raises) becomes
+    ``{"error": ...}``; an external provider's answer is bounded and threat-checked."""
+    try:
+        answer = _answer(name, slot, outcome, tool_timeout)
+    except (Exception, SystemExit) as exc:  # a provider may break its contract in any way
+        return tool_error(
+            f"Memory tool '{name}' returned a result that cannot be serialised "
+            f"({type(exc).__name__})"
+        )
+    return answer if slot.local else _untrusted_answer(name, slot, answer)
+
+
+def _untrusted_answer(name: str, slot: Slot, answer: str) -> str:
+    """An external provider's tool answer, capped and checked like its recall.
+
+    The answer is the provider's data, never instructions: one that carries an
+    exfiltration, tool-execution or injection payload is withheld (the ids are logged and
+    named, the text is not shown); one over `MAX_EXTERNAL_TOOL_RESULT_CHARS` is cut and
+    wrapped as ``{"result": <head>, "truncated": true, "original_chars": n}``.
+    """
+    from hermes_memory_guard import scan_untrusted
+
+    size = len(answer)
+    if size > MAX_EXTERNAL_TOOL_RESULT_CHARS:
+        answer = tool_result(
+            {
+                "result": answer[:MAX_EXTERNAL_TOOL_RESULT_CHARS],
+                "truncated": True,
+                "original_chars": size,
+            }
+        )
+    threats = scan_untrusted(answer)
+    if threats:
+        logger.warning(
+            "memory provider %r: tool %r answered text flagged as %s; withheld",
+            slot.name,
+            name,
+            ", ".join(threats),
+        )
+        return tool_error(
+            f"Memory tool '{name}' answered with text the threat scan flags "
+            f"({', '.join(threats)}); it was withheld"
+        )
+    return answer
+
+
+def _safe_text(value: object) -> str:
+    """``str(value)``, or its type name when printing it fails."""
+    try:
+        return plain_str(str(value))
+    except (Exception, SystemExit):
+        return type(value).__name__
+
+
+def _answer(name: str, slot: Slot, outcome: Outcome, tool_timeout: float) -> str:
     if outcome.status == "failed":
-        return tool_error(f"Memory tool '{name}' failed: {outcome.error}")
+        return tool_error(f"Memory tool '{name}' failed: {_safe_text(outcome.error)}")
     if outcome.status == "timeout":
         return tool_error(
             f"Memory tool '{name}' did not answer within {tool_timeout:g}s "
@@ -165,8 +224,8 @@ def _tool_answer(name: str, slot: Slot, outcome: Outcome, tool_timeout: float) -
         )
     result = outcome.value
     if isinstance(result, str):
-        return result
+        return plain_str(result)
     try:  # a provider may break its contract
-        return json.dumps(result, ensure_ascii=False, default=str)
+        return json.dumps(result, ensure_ascii=False, default=_safe_text)
     except (TypeError, ValueError):
         return tool_error(f"Memory tool '{name}' returned a non-JSON result")

@@ -1,4 +1,4 @@
-"""Small filesystem primitives shared by the packages: atomic text writes."""
+"""Small filesystem primitives shared by the packages: atomic text writes, private dirs."""
 
 from __future__ import annotations
 
@@ -7,7 +7,23 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_write_text"]
+__all__ = ["PRIVATE_DIR_MODE", "atomic_write_text", "make_private_dirs"]
+
+#: Mode of every directory the project creates: memory, archives and tokens are private.
+PRIVATE_DIR_MODE = 0o700
+
+
+def make_private_dirs(path: str | os.PathLike[str]) -> None:
+    """Create ``path`` and any missing parents with mode 0700 (``mkdir(parents=True)``
+    gives the parents the default 0755). Existing directories are left as they are."""
+    target = Path(path)
+    missing = []
+    while not target.exists() and target != target.parent:
+        missing.append(target)
+        target = target.parent
+    for directory in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            directory.mkdir(mode=PRIVATE_DIR_MODE)
 
 
 def atomic_write_text(
@@ -31,7 +47,7 @@ def atomic_write_text(
     """
     target = Path(path)
     directory = target.parent
-    directory.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(directory)
     if mode is None:
         try:
             mode = target.stat().st_mode & 0o777

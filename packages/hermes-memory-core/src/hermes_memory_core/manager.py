@@ -43,8 +43,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_memory_core import _assembly, _lifetime
-from hermes_memory_core._egress import fence, strip_recall, strip_recall_message
-from hermes_memory_core._manager_base import ManagerClosedError
+from hermes_memory_core._egress import fence, plain_str, strip_recall, strip_recall_message
+from hermes_memory_core._manager_base import (
+    ManagerClosedError,
+)
 from hermes_memory_core._manager_tools import MEMORY_TOOL_NAME, ManagerTools
 from hermes_memory_core.config import load_config, resolve_home
 
@@ -168,10 +170,26 @@ class MemoryManager(ManagerTools):
             return self._project_context.discover(path)
 
     def build_system_prompt(self) -> str:
-        """Non-empty `system_prompt_block`s joined by a blank line."""
+        """Non-empty `system_prompt_block`s joined by a blank line.
+
+        An external provider's block is untrusted text, treated as its recall is: capped,
+        threat-filtered and fenced in a ``<memory-context>`` block marked as background,
+        never as instructions. The local tiers' blocks are used as they are.
+        """
         with self._using("build_system_prompt"):
             blocks = self._fan_out("system_prompt_block", kind="read", level=logging.WARNING)
-            return "\n\n".join(b for _, b in blocks if isinstance(b, str) and b.strip())
+            parts = []
+            for slot, block in blocks:
+                if not isinstance(block, str):
+                    continue
+                text = plain_str(block)
+                if not text.strip():
+                    continue
+                if not slot.local:
+                    text = fence(self._egress.filter_untrusted(text, slot.name))
+                if text.strip():
+                    parts.append(text)
+            return "\n\n".join(parts)
 
     def on_turn_start(self, turn_number: int, message: str, **kwargs: Any) -> None:
         """Tell providers a user turn begins (extras passed where accepted).

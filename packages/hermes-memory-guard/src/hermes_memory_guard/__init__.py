@@ -36,16 +36,22 @@ if TYPE_CHECKING:
         find_memory_tags,
         neutralize_memory_tags,
         sanitize_context,
+        sanitize_recall,
     )
     from hermes_memory_guard._redact import REDACTED, find_secrets, scrub_secrets
     from hermes_memory_guard._threats import (
+        HOLD,
         INVISIBLE_CHARS,
         MAX_SCAN_CHARS,
+        REFUSE,
         SCOPES,
         THREAT_PATTERNS,
         ThreatPattern,
         first_threat_message,
         scan_for_threats,
+        scan_untrusted,
+        threat_tier,
+        threat_verdict,
     )
 
 #: Public name -> the internal module that defines it (imported on first attribute access).
@@ -60,6 +66,8 @@ _EXPORTS: dict[str, str] = {
     "SCOPES": "_threats",
     "THREAT_PATTERNS": "_threats",
     "FilteredRecall": "_fencing",
+    "HOLD": "_threats",
+    "REFUSE": "_threats",
     "MemoryTag": "_fencing",
     "StreamingContextScrubber": "_fencing",
     "ThreatPattern": "_threats",
@@ -71,6 +79,10 @@ _EXPORTS: dict[str, str] = {
     "first_threat_message": "_threats",
     "neutralize_memory_tags": "_fencing",
     "sanitize_context": "_fencing",
+    "sanitize_recall": "_fencing",
+    "scan_untrusted": "_threats",
+    "threat_tier": "_threats",
+    "threat_verdict": "_threats",
     "scan_for_threats": "_threats",
     "scrub_secrets": "_redact",
 }
@@ -78,11 +90,13 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "DEFAULT_RECALL_MAX_CHARS",
     "DEFAULT_RECALL_MAX_LINES",
+    "HOLD",
     "INVISIBLE_CHARS",
     "MAX_SCAN_CHARS",
     "MAX_TAG_CHARS",
     "MEMORY_CONTEXT_NOTE",
     "REDACTED",
+    "REFUSE",
     "SCOPES",
     "THREAT_PATTERNS",
     "FilteredRecall",
@@ -97,8 +111,12 @@ __all__ = [
     "first_threat_message",
     "neutralize_memory_tags",
     "sanitize_context",
+    "sanitize_recall",
     "scan_for_threats",
+    "scan_untrusted",
     "scrub_secrets",
+    "threat_tier",
+    "threat_verdict",
 ]
 
 

@@ -41,7 +41,7 @@ from collections.abc import Iterable, Iterator
 from typing import Final, NamedTuple
 
 from hermes_memory_guard._normalize import load_lookalikes
-from hermes_memory_guard._threats import scan_for_threats
+from hermes_memory_guard._threats import scan_for_threats, scan_untrusted
 
 __all__ = [
     "DEFAULT_RECALL_MAX_CHARS",
@@ -500,6 +500,22 @@ MAX_TAG_CHARS: Final[int] = 1024
 _BLANK_RE: Final = re.compile(
     "[" + _class_body(_HSPACE) + _class_body(_IGNORABLE) + "\\r\\n\\x1c-\\x1e\\x85\\u2028\\u2029]*"
 )
+#: What ends a line for the streaming scrubber, as for `str.splitlines`: a block opened
+#: on the line after a U+2028 or U+0085 is at a block boundary too.
+_LINE_BREAKS: Final = "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_LAST_BREAK_RE: Final = re.compile(f"[{_LINE_BREAKS}][^{_LINE_BREAKS}]*\\Z")
+
+
+def _last_break(text: str) -> int:
+    """Index of the last line break of ``text`` (any of `_LINE_BREAKS`), or -1."""
+    newline = text.rfind("\n")
+    tail = text[newline + 1 :]
+    if tail.isascii() and not any(c in tail for c in "\r\x0b\x0c\x1c\x1d\x1e"):
+        return newline  # the common case, without a regex
+    found = _LAST_BREAK_RE.search(text)
+    return found.start() if found is not None else -1
+
+
 _OPEN_TAIL_RE: Final = re.compile(
     "[" + _class_body(_HSPACE) + _class_body(_IGNORABLE) + f"]{{0,{2 * _GAP}}}+"
 )
@@ -671,6 +687,20 @@ def sanitize_context(text: str) -> str:
     return neutralize_memory_tags(_remove_tags(without_notes), complete_only=True)
 
 
+def sanitize_recall(text: str) -> str:
+    """`sanitize_context` for recall: whole blocks and system notes are removed, but a stray
+    tag is a mention ("the </memory-context> tag closes the block"), so its brackets are
+    neutralised (``[/memory-context]``) and the sentence is kept."""
+    if not text:
+        return text
+    tags = [tag for tag in find_memory_tags(text) if tag.complete]
+    without_blocks = _remove_blocks(text, tags) if tags else text
+    without_notes = _NOTE_RE.sub("", without_blocks)
+    if not tags and without_notes == text:
+        return text
+    return neutralize_memory_tags(without_notes, complete_only=True)
+
+
 def _drop_repeated_bullets(text: str) -> str:
     """Drop a self-contained bullet line that repeats an earlier one in the same section.
 
@@ -713,8 +743,9 @@ def build_memory_context_block(raw: str) -> str:
     1. runs of more than 32 invisible characters (soft hyphens, zero-width and tag
        characters, variation selectors) and nonspacing or enclosing marks are shortened
        to 32;
-    2. the text is sanitised (:func:`sanitize_context`; a WARNING is logged when a provider
-       handed back pre-wrapped context);
+    2. the text is sanitised like :func:`sanitize_context` (a WARNING is logged when a
+       provider handed back pre-wrapped context), except that a stray tag — a mention of
+       the fence, not a block — keeps its sentence with its brackets neutralised;
     3. every remaining tag-like mention of the fence — incomplete ones such as
        ``</memory-context`` at the end of a line included — is rendered harmless
        (:func:`neutralize_memory_tags`, WARNING logged), so the model sees exactly one
@@ -736,7 +767,7 @@ def build_memory_context_block(raw: str) -> str:
     if not raw or not raw.strip():
         return ""
     text = _shorten_long_runs(raw)
-    clean = sanitize_context(text)
+    clean = sanitize_recall(text)
     if clean != text:
         logger.warning("memory provider returned pre-wrapped context; stripped")
     harmless = neutralize_memory_tags(clean)
@@ -871,6 +902,11 @@ class FilteredRecall(NamedTuple):
     threats: list[str]
 
 
+def _scan(text: str, scope: str) -> list[str]:
+    """The recall scan: ``"untrusted"`` is `scan_untrusted`, any other a scanner scope."""
+    return scan_untrusted(text) if scope == "untrusted" else scan_for_threats(text, scope)
+
+
 def _add(found: list[str], ids: Iterable[str]) -> None:
     for threat in ids:
         if threat not in found:
@@ -880,7 +916,7 @@ def _add(found: list[str], ids: Iterable[str]) -> None:
 def _drop_flagged(lines: list[str], scope: str, found: list[str]) -> list[str]:
     kept: list[str] = []
     for line in lines:
-        hits = scan_for_threats(line, scope) if line.strip() else []
+        hits = _scan(line, scope) if line.strip() else []
         if hits:
             _add(found, hits)
         else:
@@ -893,7 +929,7 @@ _MAX_SPANS: Final = 16
 
 
 def _flagged(lines: list[str], scope: str) -> bool:
-    return bool(scan_for_threats("\n".join(lines), scope))
+    return bool(_scan("\n".join(lines), scope))
 
 
 def _drop_spans(lines: list[str], scope: str, found: list[str]) -> list[str] | None:
@@ -905,7 +941,7 @@ def _drop_spans(lines: list[str], scope: str, found: list[str]) -> list[str] | N
     run. Returns ``None`` when the text is still flagged after :data:`_MAX_SPANS` cuts.
     """
     for _ in range(_MAX_SPANS):
-        hits = scan_for_threats("\n".join(lines), scope)
+        hits = _scan("\n".join(lines), scope)
         if not hits:
             return lines
         _add(found, hits)
@@ -928,11 +964,13 @@ def _drop_spans(lines: list[str], scope: str, found: list[str]) -> list[str] | N
     return None if _flagged(lines, scope) else lines
 
 
-def filter_recall_threats(text: str, *, scope: str = "context") -> FilteredRecall:
+def filter_recall_threats(text: str, *, scope: str = "untrusted") -> FilteredRecall:
     """Screen an external provider's recall with the threat scanner before it is fenced.
 
-    A remote memory store is untrusted text, so the recall is judged as a **whole**
-    (``scan_for_threats(text, scope)``), not only line by line: a payload split over two
+    A remote memory store is untrusted text, so the recall is judged as a **whole**, not
+    only line by line, at ``scope``: ``"untrusted"`` (the default) is the ``context`` scope
+    plus exfiltration and tool-execution patterns (`scan_untrusted`); any scanner scope may
+    be given instead: a payload split over two
     lines ("ignore all previous" / "instructions and …") is caught. Policy:
 
     1. the whole text is clean → returned unchanged, no ids;
@@ -963,7 +1001,7 @@ def filter_recall_threats(text: str, *, scope: str = "context") -> FilteredRecal
     unknown scope (the scanner's error).
     """
     _check_str(text, "recall")
-    whole = scan_for_threats(text, scope)
+    whole = _scan(text, scope)
     if not whole:
         return FilteredRecall(text, [])
     found: list[str] = []
@@ -1024,7 +1062,7 @@ class StreamingContextScrubber:
         if not text:
             return
         out.append(text)
-        newline = text.rfind("\n")
+        newline = _last_break(text)
         if newline >= 0:
             self._at_line_start = _is_blank(text[newline + 1 :])
         elif not _is_blank(text):
@@ -1032,7 +1070,7 @@ class StreamingContextScrubber:
 
     def _is_boundary(self, index: int) -> bool:
         before = self._buffer[:index]
-        newline = before.rfind("\n")
+        newline = _last_break(before)
         if newline >= 0:
             return _is_blank(before[newline + 1 :])
         return self._at_line_start and _is_blank(before)
@@ -1107,7 +1145,7 @@ class StreamingContextScrubber:
                 self._emit(buffer[:index], out)
                 self._buffer = buffer[index:]
                 return False
-            if buffer[after] in "\r\n":
+            if buffer[after] in _LINE_BREAKS:
                 self._emit(buffer[:index], out)
                 self._buffer = buffer[end:]
                 self._in_span = True

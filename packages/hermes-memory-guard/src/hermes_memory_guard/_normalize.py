@@ -718,6 +718,13 @@ def matching_readings(text: str) -> list[Reading]:
     return readings
 
 
+@functools.lru_cache(maxsize=4)
+def cached_readings(text: str) -> tuple[Reading, ...]:
+    """`matching_readings` of ``text``, remembered for the last few texts: the threat
+    scan and the hold-only vocabulary read the same text one after the other."""
+    return tuple(matching_readings(text))
+
+
 def matching_forms(text: str) -> list[str]:
     """The normalised forms of ``text`` that threat patterns are matched against.
 

@@ -37,6 +37,7 @@ from functools import cache
 from typing import Final, TypeVar
 
 from hermes_memory_guard import _secret_rules
+from hermes_memory_guard._secret_shapes import extra_secrets, public_values
 
 __all__ = ["REDACTED", "find_secrets", "scrub_secrets"]
 
@@ -585,6 +586,13 @@ def _unwrapped(text: str, match: re.Match[str]) -> str:
 
 
 def _find_in_plain(text: str, found: set[str]) -> None:
+    mine: set[str] = set()
+    _find_in_plain_shapes(text, mine)
+    mine.update(extra_secrets(text))
+    found.update(mine - public_values(text, mine))
+
+
+def _find_in_plain_shapes(text: str, found: set[str]) -> None:
     found.update(_token_secrets(text))
     lowered = _lowered(text)
     if "aws" in lowered:

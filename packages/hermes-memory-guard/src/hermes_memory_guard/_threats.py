@@ -27,7 +27,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Final, Literal, NamedTuple, cast
 
 from hermes_memory_guard._literals import Keywords, LiteralIndex
@@ -35,18 +35,26 @@ from hermes_memory_guard._normalize import (
     PRINTABLE_TAG_RE,
     TAG_PAYLOAD_RE,
     Reading,
+    cached_readings,
     fold_keyword,
-    matching_readings,
 )
 
 __all__ = [
+    "HOLD",
     "INVISIBLE_CHARS",
     "MAX_SCAN_CHARS",
+    "REFUSE",
     "SCOPES",
+    "STRUCTURAL_THREATS",
     "THREAT_PATTERNS",
+    "UNTRUSTED_EXTRA",
     "ThreatPattern",
+    "ThreatVerdict",
     "first_threat_message",
     "scan_for_threats",
+    "scan_untrusted",
+    "threat_tier",
+    "threat_verdict",
 ]
 
 Scope = Literal["all", "context", "strict"]
@@ -82,6 +90,12 @@ INVISIBLE_CHARS: Final[frozenset[str]] = frozenset(
 )
 
 _INVISIBLE_RE: Final = re.compile("[" + "".join(sorted(INVISIBLE_CHARS)) + "]")
+#: An emoji, an optional presentation selector or skin tone, a ZWJ, then another emoji:
+#: matched from up to two characters before the ZWJ.
+_EMOJI = "\u00a9\u00ae\u203c-\u3299\U0001f000-\U0001faff"
+_EMOJI_JOIN_RE: Final = re.compile(
+    f"(?:.?[{_EMOJI}]|[{_EMOJI}][\ufe0f\U0001f3fb-\U0001f3ff])\u200d[{_EMOJI}]", re.S
+)
 
 
 class ThreatPattern(NamedTuple):
@@ -520,7 +534,9 @@ _PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
         # An instruction ("connect to the network", "you must … connect", "first, …"), not a
         # description ("nodes connect to the network through WireGuard").
         r"(?:(?:^|[.!?:;,]|\n)\s{0,8}|(?<![a-z0-9])(?:to|must|should|will|please|then|and|now)"
-        r"\s+)connect\s+to\s+the\s+network(?![a-z0-9])",
+        r"\s+)connect\s+to\s+the\s+network(?![a-z0-9])"
+        # "connect to the network printer / drive / share" is an office note.
+        r"(?!\s+(?:printers?|drives?|shares?|folders?|storage|scanners?|cameras?))",
     ),
     ("forced_action", "context", _words(r"you\s+must", _FORCED)),
     ("anti_forensic_oneliner", "context", _ONELINER),
@@ -1527,10 +1543,48 @@ def _multilingual_matches(
     return any(match(text, start) is not None for start in starts)
 
 
+@functools.cache
+def _hidden_parts() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """``hidden_div`` split in three: the reference's ``div`` shape, any other hidden
+    element without its look-ahead, and the instruction words that look-ahead wants."""
+    source = next(src for pid, _scope, src in _PATTERN_SOURCE if pid == "hidden_div")
+    split = source.index("|" + _HTML_TAG)
+    cut = source.rindex(r"(?=[\s\S]{0,512}?")
+    flags = re.IGNORECASE
+    # The look-ahead only spares the alternation at positions no word can start at.
+    words = re.compile(r"(?<![a-z])(?=[a-z])" + _HIDDEN_TEXT_WORDS + r"(?![a-z])", flags)
+    return re.compile(source[:split], flags), re.compile(source[split + 1 : cut], flags), words
+
+
+def _hidden_matches(text: str) -> bool:
+    """``hidden_div``'s regex search in linear time.
+
+    The regex's look-ahead reads up to 512 characters after every hidden element, so 500 KB
+    of ``<p hidden>x`` cost 45k × 512 steps. Here the elements are found without it (an
+    element body holds no ``<``/``>``, so matches never overlap and each ends at its first
+    ``>``), and for each element end the next instruction word at or after it is looked
+    up; the word found is remembered, so no stretch of text is searched for words twice.
+    """
+    divs, elements, words = _hidden_parts()
+    if divs.search(text) is not None:
+        return True
+    next_word = -1  # start of the first word at or after the last end looked up
+    for element in elements.finditer(text):
+        end = element.end()
+        if next_word < end:
+            found = words.search(text, end)
+            next_word = found.start() if found is not None else len(text) + 513
+        if next_word - end <= 512:
+            return True
+    return False
+
+
 def _pattern_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
     """``pattern.regex.search(folded) is not None``, computed at few candidate positions."""
     if pattern.id == "prompt_injection_multilingual":
         return _multilingual_matches(pattern, texts)
+    if pattern.id == "hidden_div":
+        return _hidden_matches(texts.folded)
     plan = _plans().get(pattern.id)
     if plan is None:
         if pattern.id == "exfil_upload":
@@ -1847,12 +1901,14 @@ def _iter_findings(text: str, scope: str) -> Iterator[tuple[str, str]]:
     seen: set[str] = set()
     for match in _INVISIBLE_RE.finditer(text):
         char = match.group()
+        if char == "\u200d" and _EMOJI_JOIN_RE.match(text, max(0, match.start() - 2)):
+            continue  # a zero-width joiner inside an emoji sequence (👨‍👩‍👧) hides nothing
         if char not in seen:
             seen.add(char)
             yield "invisible", _invisible_code(char)
             if len(seen) == len(INVISIBLE_CHARS):
                 break
-    forms = [_Form(reading) for reading in matching_readings(text)]
+    forms = [_Form(reading) for reading in cached_readings(text)]
     for form in forms:
         if form.parent is not None:
             form.texts.derive_from(forms[form.parent].texts, form.inserted)
@@ -1913,3 +1969,117 @@ def first_threat_message(text: str, scope: str = "strict") -> str | None:
             return _INVISIBLE_MESSAGE.format(code=value)
         return _PATTERN_MESSAGE.format(pid=value)
     return None
+
+
+# --- verdicts in tiers -----------------------------------------------------------------------
+#: Verdict of a structural finding: the text is refused outright.
+REFUSE: Final = "refuse"
+#: Verdict of vocabulary alone: the text waits for a person's approval (never refused).
+HOLD: Final = "hold"
+
+#: Pattern ids that are structural, high-precision attack signals: chat-template role markup,
+#: fence and header escapes, invisible payloads, templates or commands that carry the
+#: conversation, secrets or a local file to a URL. Ordinary notes do not have these shapes,
+#: so a match refuses. Every other id is vocabulary (words an attack shares with ordinary
+#: notes): it holds the text for a person instead. Invisible characters
+#: (``invisible_unicode_U+…``) are structural too. ``exfil_url_template`` holds: a template
+#: that names what it would carry (``{conversation}``, ``{secret}``) is the structural
+#: ``exfil_url_secret`` of `hermes_memory_guard._vocabulary`; a badge's ``{label}`` is not.
+STRUCTURAL_THREATS: Final[frozenset[str]] = frozenset(
+    {
+        "role_markup",
+        "fake_tool_result",
+        "fake_memory_header",
+        "invisible_tag_text",
+        "hangul_filler_in_text",
+        "hidden_div",
+        "html_comment_injection",
+        "exfil_upload",
+        "exfil_curl",
+        "exfil_wget",
+        "send_to_url",
+    }
+)
+
+
+class ThreatVerdict(NamedTuple):
+    """What to do with a text: ``tier`` is `REFUSE`, `HOLD` or ``None`` (clean); ``ids``
+    are the findings (`scan_for_threats` ids, then any vocabulary-only ids)."""
+
+    tier: str | None
+    ids: tuple[str, ...]
+
+
+def threat_tier(ids: Iterable[str]) -> str | None:
+    """`REFUSE` when any id is structural (an invisible character included), `HOLD` when
+    there are findings but none is structural, ``None`` for no findings."""
+    from hermes_memory_guard._vocabulary import STRUCTURAL_EXTRA
+
+    tier: str | None = None
+    for pid in ids:
+        if pid in STRUCTURAL_THREATS or pid in STRUCTURAL_EXTRA:
+            return REFUSE
+        if pid.startswith("invisible_unicode_"):
+            return REFUSE
+        tier = HOLD
+    return tier
+
+
+def threat_verdict(text: str, scope: str = "strict") -> ThreatVerdict:
+    """The tiered verdict on ``text`` at ``scope`` (see `STRUCTURAL_THREATS`).
+
+    Besides the patterns of `scan_for_threats`, vocabulary typical of injections and
+    jailbreaks that ordinary notes rarely use ("ignore the above directions", "developer
+    mode", "you have no rules", base64-encoded instructions …) is looked for; it only ever
+    holds (`hermes_memory_guard._vocabulary`). Raises `ValueError` for an unknown scope.
+    """
+    from hermes_memory_guard._vocabulary import spaced_cjk, vocabulary_findings
+
+    ids = list(dict.fromkeys(scan_for_threats(text, scope)))
+    if threat_tier(ids) != REFUSE:
+        other = spaced_cjk(text)  # "忽 略 之 前 …": CJK spaced out to dodge the keywords
+        if other != text:
+            # Only vocabulary counts from this reading: closing up spaces is a guess.
+            more = scan_for_threats(other, scope)
+            ids.extend(p for p in more if p not in ids and threat_tier([p]) != REFUSE)
+    if threat_tier(ids) != REFUSE:
+        ids.extend(pid for pid in vocabulary_findings(text) if pid not in ids)
+    return ThreatVerdict(threat_tier(ids), tuple(ids))
+
+
+# --- untrusted sources -----------------------------------------------------------------------
+#: ``strict`` ids that every untrusted source (external recall, provider blocks and tool
+#: results, context files found on disk) is scanned for on top of ``context``: sending data
+#: out and reading the agent's own secrets. The other ``strict`` ids (a note naming
+#: ``authorized_keys``, "include the full context") are about what memory may hold, and
+#: would blank ordinary project files.
+UNTRUSTED_EXTRA: Final[frozenset[str]] = frozenset({"send_to_url", "exfil_upload", "hermes_env"})
+
+#: Hold-only shapes that an untrusted source is scanned for too (there is no person to hold
+#: it for: a hit drops the text): role messages written as JSON, URL templates naming
+#: secrets or the conversation, and fetched scripts run "first" / "always".
+_UNTRUSTED_SHAPES: Final[frozenset[str]] = frozenset(
+    {"role_json", "exfil_url_secret", "pipe_to_shell"}
+)
+
+
+@functools.cache
+def _home_scopes() -> dict[str, str]:
+    return {pid: scope for pid, scope, _source in _PATTERN_SOURCE}
+
+
+def scan_untrusted(text: str) -> list[str]:
+    """`scan_for_threats` at the ``context`` scope plus the exfiltration and
+    tool-execution checks every untrusted source needs (`UNTRUSTED_EXTRA`, and JSON role
+    messages, URL templates naming secrets, ``curl … | sh`` run first/always). Ids in the
+    order of `scan_for_threats`, then the extra shapes."""
+    from hermes_memory_guard._vocabulary import vocabulary_findings
+
+    homes = _home_scopes()
+    ids = [
+        pid
+        for pid in scan_for_threats(text, "strict")
+        if homes.get(pid, "all") != "strict" or pid in UNTRUSTED_EXTRA
+    ]
+    ids.extend(pid for pid in vocabulary_findings(text) if pid in _UNTRUSTED_SHAPES)
+    return ids

@@ -19,6 +19,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from hermes_memory_postgres import schema
+from hermes_memory_sessions.protocol import ArchiveUnreachable
 
 __all__ = [
     "DSN_ENV",
@@ -37,8 +38,10 @@ DSN_ENV = "HERMES_MEMORY_PG_DSN"
 OWNER_MAX_CHARS = 200
 
 
-class ArchiveUnavailable(RuntimeError):
-    """The database could not be reached within the operation's time budget."""
+class ArchiveUnavailable(ArchiveUnreachable):
+    """The database could not be reached within the operation's time budget (a
+    `hermes_memory_sessions.protocol.ArchiveUnreachable`, so callers of either backend can
+    tell an unreachable server from a real error)."""
 
 
 def mask_dsn(dsn: str) -> str:

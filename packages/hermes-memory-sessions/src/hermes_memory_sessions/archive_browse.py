@@ -8,7 +8,7 @@ from typing import Any
 
 from hermes_memory_sessions.archive_connection import SqliteArchiveBase
 from hermes_memory_sessions.message_rows import check_id
-from hermes_memory_sessions.shaping import escape_like
+from hermes_memory_sessions.shaping import like_prefix
 
 __all__ = ["ArchiveBrowse"]
 
@@ -34,9 +34,11 @@ class ArchiveBrowse(SqliteArchiveBase):
         with self.read() as conn:
             if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (id_or_prefix,)).fetchone():
                 return id_or_prefix
-            esc = escape_like(id_or_prefix)
+            pattern = like_prefix(id_or_prefix)
+            if pattern is None:
+                return None
             rows = conn.execute(
-                "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' LIMIT 2", (esc + "%",)
+                "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' LIMIT 2", (pattern,)
             ).fetchall()
         return str(rows[0][0]) if len(rows) == 1 else None
 

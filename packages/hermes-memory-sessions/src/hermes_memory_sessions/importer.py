@@ -662,6 +662,14 @@ def _mask_secrets(msg: dict[str, Any]) -> bool:
     return True
 
 
+def _mask_title(title: str) -> str:
+    """``title`` with credentials masked (`hermes_memory_core.scrub_secrets`)."""
+    from hermes_memory_core import scrub_secrets  # the rule set loads on first use
+
+    masked = scrub_secrets(title)
+    return masked if isinstance(masked, str) else title
+
+
 def _session_order(conn: sqlite3.Connection) -> list[tuple[Any, Any]]:
     """All (id, parent_session_id) pairs, parents before children, else by start time."""
     has_parent = "parent_session_id" in _columns(conn, "sessions")
@@ -942,6 +950,9 @@ def _import(
         start_done = done
         messages = _SessionMessages(src, raw_sid, message_fields, where, 0, high, tick, report)
         attempt = 0
+        if isinstance(session.get("title"), str):
+            # Titles are shown to the model (browse) like messages: masked the same way.
+            session["title"] = _mask_title(session["title"])
         original_title = session.get("title")
         try:
             while True:

@@ -21,7 +21,15 @@ from typing import Any, Protocol, runtime_checkable
 
 from hermes_memory_sessions.search import Hits
 
-__all__ = ["SessionArchive"]
+__all__ = ["ArchiveUnreachable", "SessionArchive"]
+
+
+class ArchiveUnreachable(RuntimeError):
+    """An archive's backend could not be reached in time (a database server that is down).
+
+    Raised by reads; an archive that raises it keeps its writes (it spools them) and applies
+    them when the backend is back, so a caller may go on writing.
+    """
 
 
 @runtime_checkable

@@ -31,7 +31,7 @@ from hermes_memory_core.config import sessions_db_path
 from hermes_memory_core.provider import MemoryProvider
 from hermes_memory_core.toolresult import tool_error
 from hermes_memory_sessions.embedding_config import attach_configured_embedder
-from hermes_memory_sessions.protocol import SessionArchive
+from hermes_memory_sessions.protocol import ArchiveUnreachable, SessionArchive
 from hermes_memory_sessions.store import SessionStore
 from hermes_memory_sessions.tool import SESSION_SEARCH_SCHEMA, session_search
 
@@ -315,7 +315,13 @@ class SessionArchiveProvider(MemoryProvider):
         if session_id in self._created:
             return
         store = self.store
-        if store.get_session(session_id) is None:
+        try:
+            known = store.get_session(session_id)
+        except ArchiveUnreachable:
+            # The server is down: the archive spools writes, and creating a session that
+            # exists is a no-op when replayed, so the turn is kept rather than lost.
+            known = None
+        if known is None:
             store.create_session(
                 session_id,
                 source=self._source,

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from hermes_memory_core.fsutil import make_private_dirs
 from hermes_memory_sessions._cjk_text import fold_version
 from hermes_memory_sessions.cjk import CJK_GLOB, CJK_INDEX_GLOB
 
@@ -298,7 +299,7 @@ def _lock_error(exc: sqlite3.OperationalError) -> bool:
 
 def _ensure_file(path: Path) -> None:
     """Create the database file with mode 0600 (never loosen an existing file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(path.parent)
     if not path.exists():
         fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
         os.close(fd)

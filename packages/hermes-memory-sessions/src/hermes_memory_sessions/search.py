@@ -172,6 +172,17 @@ def _needles(parsed: ParsedQuery) -> list[str]:
     return sorted(set(needles), key=len, reverse=True)
 
 
+#: Messages longer than this get `python_snippet` rather than FTS5's ``snippet()``.
+SNIPPET_FTS_MAX_CHARS = 16_384
+
+
+def _long_message(conn: sqlite3.Connection, message_id: int) -> bool:
+    row = conn.execute(
+        "SELECT length(content) > ? FROM messages WHERE id = ?", (SNIPPET_FTS_MAX_CHARS, message_id)
+    ).fetchone()
+    return bool(row and row[0])
+
+
 def python_snippet(content: str | None, needles: Sequence[str]) -> str:
     """A ``>>>term<<<`` snippet around the first occurrence of any needle (CJK hits)."""
     if not content:
@@ -423,8 +434,13 @@ def search_messages(
 def snippet_for(
     conn: sqlite3.Connection, table: str, expr: str, message_id: int, needles: Sequence[str]
 ) -> str:
-    """The ``>>>term<<<`` snippet of one hit (FTS5 ``snippet()`` on the word index)."""
-    if table in (_WORDS, _TOOLS):
+    """The ``>>>term<<<`` snippet of one hit (FTS5 ``snippet()`` on the word index).
+
+    FTS5's ``snippet()`` re-reads and scores the whole message, superlinearly (a 120 KB
+    pasted log took seconds per search): a message longer than `SNIPPET_FTS_MAX_CHARS` gets
+    the linear snippet around the first needle instead.
+    """
+    if table in (_WORDS, _TOOLS) and not _long_message(conn, message_id):
         try:
             row = conn.execute(
                 f"SELECT snippet({table}, -1, '>>>', '<<<', '...', 40) FROM {table} "  # noqa: S608

@@ -65,6 +65,19 @@ def escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
+#: A ``LIKE`` prefix longer than this matches no id or title (SQLite refuses patterns over
+#: 50,000 bytes with "LIKE or GLOB pattern too complex"; no id or title is this long).
+MAX_LIKE_PREFIX_CHARS = 4096
+
+
+def like_prefix(text: str) -> str | None:
+    """The ``LIKE`` pattern of the literal prefix ``text`` (``escape_like(text) + "%"``), or
+    ``None`` when ``text`` is too long to name anything (the caller then finds nothing)."""
+    if len(text) > MAX_LIKE_PREFIX_CHARS:
+        return None
+    return escape_like(text) + "%"
+
+
 def or_items(terms: Sequence[Term]) -> list[Term | str]:
     """The item list ``t1 OR t2 OR ...`` of the natural-language fallback."""
     items: list[Term | str] = []

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from hermes_memory_sessions.message_rows import PREVIEW_ELIGIBLE
 from hermes_memory_sessions.search import Hits
-from hermes_memory_sessions.shaping import escape_like
+from hermes_memory_sessions.shaping import like_prefix
 
 __all__ = ["SqliteArchiveReads"]
 
@@ -79,12 +79,14 @@ class SqliteArchiveReads:
 
     def matching_session_ids(self, prefix: str, limit: int) -> list[str]:
         """Up to ``limit`` session ids starting with ``prefix``, in id order."""
-        esc = escape_like(prefix)
+        pattern = like_prefix(prefix)
+        if pattern is None:
+            return []
 
         def run(conn: sqlite3.Connection) -> list[str]:
             rows = conn.execute(
                 "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
-                (esc + "%", int(limit)),
+                (pattern, int(limit)),
             ).fetchall()
             return [str(r[0]) for r in rows]
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from hermes_memory_core.fsutil import make_private_dirs
 from hermes_memory_facts.records import Fact, FactStoreError
 
 __all__ = ["COLUMNS", "FactsDatabase"]
@@ -71,7 +72,7 @@ class FactsDatabase:
         #: Committed writes so far: caches derived from the rows compare it to stay fresh.
         self.generation = 0
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(self.path.parent)
             self.conn = sqlite3.connect(
                 str(self.path), timeout=10.0, isolation_level=None, check_same_thread=False
             )

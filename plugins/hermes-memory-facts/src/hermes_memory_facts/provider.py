@@ -310,6 +310,9 @@ class FactsProvider(MemoryProvider):
         if store is None or not self._writes or not self.settings.auto_extract:
             return
         for category, text in extract_session_facts(messages):
+            if _flagged(text):
+                logger.warning("facts: an extracted fact was flagged by the threat scan; skipped")
+                continue
             try:
                 store.add(text, category=category, tags="auto-extracted")
             except (FactStoreError, sqlite3.Error) as exc:
@@ -374,6 +377,7 @@ class FactsProvider(MemoryProvider):
 
         if action == "add":
             content = _text(args, "content")
+            _screen(content)
             tags = args.get("tags") or ""
             if not isinstance(tags, str):
                 raise _BadArgument("'tags' must be a comma-separated string")
@@ -415,6 +419,8 @@ class FactsProvider(MemoryProvider):
             new_content = args.get("content")
             if new_content is not None and not isinstance(new_content, str):
                 raise _BadArgument("'content' must be a string")
+            if new_content:
+                _screen(new_content)
             tags = args.get("tags")
             if tags is not None and not isinstance(tags, str):
                 raise _BadArgument("'tags' must be a comma-separated string")
@@ -426,6 +432,24 @@ class FactsProvider(MemoryProvider):
             return tool_result({"removed": store.remove(fact_id), "fact_id": fact_id})
         facts = store.list_facts(category=category, min_trust=min_trust or 0.0, limit=limit)
         return tool_result({"facts": [f.as_dict() for f in facts], "count": len(facts)})
+
+
+def _flagged(text: str) -> bool:
+    """Whether the threat scan flags ``text`` as the curated store would (``strict``, both
+    tiers: the fact store has no person to hold a write for)."""
+    from hermes_memory_guard import threat_verdict
+
+    return threat_verdict(text, scope="strict").tier is not None
+
+
+def _screen(text: str) -> None:
+    """Refuse a fact the curated store would refuse or hold: facts are recalled into later
+    sessions, so they get the checks of a memory write. The refusal names no pattern."""
+    if _flagged(text):
+        raise _BadArgument(
+            "Not stored: the threat scan flags this text, and the fact store keeps nothing it "
+            "flags (facts are recalled into later sessions). Nothing was changed."
+        )
 
 
 def results_pairs(pairs: list[dict[str, Any]]) -> str:

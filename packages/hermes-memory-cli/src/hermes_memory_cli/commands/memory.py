@@ -21,6 +21,7 @@ from typing import Any
 
 from hermes_memory_cli._context import CLIError, Context
 from hermes_memory_cli._i18n import cli_gettext as _
+from hermes_memory_core.fsutil import make_private_dirs
 
 TARGETS = ("memory", "user")
 _FILES = {"memory": "MEMORY.md", "user": "USER.md"}
@@ -523,7 +524,7 @@ def edit(ctx: Context) -> int:
         )
     original_text = raw.text or ""
     expected = raw.data if raw.exists else None
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(path.parent)
     fd, buffer_name = tempfile.mkstemp(prefix=f".{path.name}.edit-", suffix=".md", dir=path.parent)
     buffer = Path(buffer_name)
     try:
@@ -706,6 +707,7 @@ def N_(message: str) -> str:  # gettext's name for "mark now, translate when sho
 _REASONS = {
     "background_review": N_("an unattended background review (it may not replace or remove)"),
     "write_approval": N_("the agent (memory.write_approval is on)"),
+    "threat_review": N_("the agent, held by the threat scan (apply only if you trust the text)"),
 }
 
 

