@@ -181,6 +181,13 @@ def _archive(cli: Any) -> str:
         (["sessions", "import", "/no/such.jsonl"], 1, "it does not exist", "它不存在"),
         (["config", "get", "memory.memory_char_limt"], 1, "did you mean", "是否想用"),
         (["config", "set", "memory.memory_char_limit", "many"], 2, "got 'many'", "得到的是 'many'"),
+        (
+            ["config", "set", "sessions.backend", "mysql"],
+            2,
+            "must be one of sqlite, postgres, got 'mysql'",
+            "必须是以下之一：sqlite, postgres，得到的是 'mysql'",
+        ),
+        (["plugins", "--dry-run"], 2, "NAME and --dry-run go with", "只能与 'plugins install'"),
     ],
 )
 def test_sessions_and_config_errors_in_chinese(
@@ -282,3 +289,13 @@ def test_sessions_json_is_the_same_in_every_language(cli: Any) -> None:
         zh = cli(*args, env=CHINESE)
         assert en.code == zh.code == 0, (args, en.err, zh.err)
         assert en.out == zh.out, args
+
+
+def test_dashboard_messages_in_chinese(cli: Any) -> None:
+    zh = cli("dashboard", "--stop", env=CHINESE)
+    en = cli("dashboard", "--stop", env=ENGLISH)
+    assert zh.code == en.code == 0
+    assert zh.out.strip() == "仪表盘没有在运行；无需停止。"
+    assert en.out.strip() == "The dashboard is not running; nothing to stop."
+    zh = cli("dashboard", "--status", env=CHINESE)
+    assert zh.code == 3 and "仪表盘没有在运行" in zh.out
