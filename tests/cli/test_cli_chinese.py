@@ -6,6 +6,7 @@ environment; the compiled catalogue is the one shipped in the package.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -136,3 +137,165 @@ def test_chinese_help_is_wrapped_to_the_terminal(cli: Any) -> None:
     assert not any(line.rstrip().endswith("（") for line in body.splitlines())
     english = cli("memory", "add", "--help", env={**ENGLISH, "COLUMNS": "60"})
     assert "--allow-flagged       write it even though the threat" in english.out
+
+
+def _archive(cli: Any) -> str:
+    """One ended session with two messages in the home's archive; returns its id."""
+    from hermes_memory_sessions.store import SessionStore
+
+    sid = "20250601_120000_zh0001"
+    store = SessionStore(cli.archive)
+    store.create_session(sid, title="备份", started_at=1_748_779_200.0, model="m1")
+    store.append_message(sid, "user", "How do I rotate the postgres backups?")
+    store.append_message(sid, "assistant", "用 pg_dump 做数据库备份，保留七天。")
+    store.end_session(sid, "done")
+    store.close()
+    return sid
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "english", "chinese"),
+    [
+        (
+            ["sessions", "show", "nosuch"],
+            1,
+            "no session matches 'nosuch'",
+            "没有与 'nosuch' 匹配的会话",
+        ),
+        (["sessions", "search", " "], 2, "the search query is empty", "搜索内容为空"),
+        (["sessions", "resume"], 2, "give a session id, prefix or title", "请给出会话 ID"),
+        (
+            ["sessions", "resume", "x", "--source", "cli"],
+            2,
+            "--source goes with",
+            "--source 只能与",
+        ),
+        (
+            ["sessions", "embed", "--batch-size", "0"],
+            1,
+            "--batch-size must be",
+            "--batch-size 必须在",
+        ),
+        (["sessions", "embed"], 1, "no embedder configured", "未配置嵌入模型"),
+        (["sessions", "delete", "20250601"], 1, "Delete session 20250601_", "删除会话 20250601_"),
+        (["sessions", "import", "/no/such.jsonl"], 1, "it does not exist", "它不存在"),
+        (["config", "get", "memory.memory_char_limt"], 1, "did you mean", "是否想用"),
+        (["config", "set", "memory.memory_char_limit", "many"], 2, "got 'many'", "得到的是 'many'"),
+        (
+            ["config", "set", "sessions.backend", "mysql"],
+            2,
+            "must be one of sqlite, postgres, got 'mysql'",
+            "必须是以下之一：sqlite, postgres，得到的是 'mysql'",
+        ),
+        (["plugins", "--dry-run"], 2, "NAME and --dry-run go with", "只能与 'plugins install'"),
+    ],
+)
+def test_sessions_and_config_errors_in_chinese(
+    cli: Any, args: list[str], code: int, english: str, chinese: str
+) -> None:
+    _archive(cli)
+    en = cli(*args, env=ENGLISH)
+    zh = cli(*args, env=CHINESE)
+    assert en.code == zh.code == code, (en.err, zh.err)
+    assert "Traceback" not in zh.err + en.err
+    assert english in _last_line(en), _last_line(en)
+    assert "错误:" in _last_line(zh) and chinese in zh.err, zh.err
+    assert not any("\u4e00" <= c <= "\u9fff" for c in en.err.replace("备份", ""))
+
+
+def test_sessions_output_for_people_in_chinese(cli: Any) -> None:
+    sid = _archive(cli)
+    listed = cli("sessions", "list", env=CHINESE)
+    assert listed.code == 0, listed.err
+    assert listed.out.splitlines()[0].split() == [
+        "ID",
+        "开始时间",
+        "来源",
+        "消息数",
+        "状态",
+        "标题",
+    ]
+    assert "已结束" in listed.out and sid in listed.out
+    english = cli("sessions", "list", env=ENGLISH)
+    assert english.out.splitlines()[0].split() == [
+        "ID",
+        "STARTED",
+        "SOURCE",
+        "MSGS",
+        "STATE",
+        "TITLE",
+    ]
+    found = cli("sessions", "search", "pg_dump", env=CHINESE)
+    assert found.code == 0, found.err
+    assert "'pg_dump' 有 1 条匹配：" in found.out
+    assert "查看命中消息的上下文：hermes-memory sessions show" in found.out
+    stats = cli("sessions", "stats", env=CHINESE)
+    assert stats.code == 0
+    lines = stats.out.splitlines()
+    assert lines[1].startswith("会话") and lines[1].split()[-1] == "1"
+    assert lines[2].startswith("消息") and lines[2].split()[-1] == "2"
+    # the values start in one terminal column (a CJK label is two columns a character)
+    starts = {_columns(m.group(1)) for m in map(re.compile(r"^(.*?\s{2,})\S").match, lines) if m}
+    assert len(starts) == 1, stats.out
+    renamed = cli("sessions", "rename", sid, "新标题", env=CHINESE)
+    assert renamed.code == 0 and f"已将 {sid} 重命名为 '新标题'。" in renamed.out
+    nothing = cli("sessions", "prune", "--older-than", "100000", env=CHINESE)
+    assert nothing.code == 0 and "无需清理" in nothing.out
+
+
+def test_doctor_in_chinese_json_unchanged(cli: Any) -> None:
+    _archive(cli)
+    (cli.home / "config.yaml").write_text("memory:\n  memory_char_limt: 3000\n", encoding="utf-8")
+    en = cli("doctor", env=ENGLISH)
+    zh = cli("doctor", env=CHINESE)
+    assert en.code == zh.code == 0, (en.out, zh.out)
+    assert "unknown key memory.memory_char_limt (did you mean memory.memory_char_limit?)" in en.out
+    assert "未知的键" in zh.out or "memory.memory_char_limt" in zh.out
+    assert "sessions, 2 messages" in en.out
+    assert "1 个会话，2 条消息" in zh.out
+    assert "problem(s) found." in en.out.splitlines()[-1]
+    assert zh.out.splitlines()[-1] == "发现 1 个问题。"
+    assert not any("\u4e00" <= c <= "\u9fff" for c in en.out)
+    en_json = cli("doctor", "--json", env=ENGLISH)
+    zh_json = cli("doctor", "--json", env=CHINESE)
+    assert en_json.code == zh_json.code == 0
+    assert en_json.out == zh_json.out
+    details = [c["detail"] for c in zh_json.json()["checks"]]
+    assert "unknown key memory.memory_char_limt (did you mean memory.memory_char_limit?)" in details
+
+
+def test_doctor_failure_keeps_its_exit_code_in_chinese(cli: Any, tmp_path: Path) -> None:
+    missing = tmp_path / "no-home"
+    en = cli("--home", str(missing), "doctor", env=ENGLISH)
+    zh = cli("--home", str(missing), "doctor", env=CHINESE)
+    assert en.code == zh.code == 1
+    assert f"{missing} does not exist (nothing was created)" in en.out
+    assert f"{missing} 不存在（未创建任何内容）" in zh.out
+    assert "请检查 --home、--profile 和 $HERMES_HOME" in zh.out
+    assert not missing.exists()
+
+
+def test_sessions_json_is_the_same_in_every_language(cli: Any) -> None:
+    sid = _archive(cli)
+    for args in (
+        ["sessions", "list", "--json"],
+        ["sessions", "stats", "--json"],
+        ["sessions", "search", "--json", "pg_dump"],
+        ["sessions", "show", "--json", sid],
+        ["sessions", "resume", "--json", sid],
+        ["config", "list", "--json"],
+    ):
+        en = cli(*args, env=ENGLISH)
+        zh = cli(*args, env=CHINESE)
+        assert en.code == zh.code == 0, (args, en.err, zh.err)
+        assert en.out == zh.out, args
+
+
+def test_dashboard_messages_in_chinese(cli: Any) -> None:
+    zh = cli("dashboard", "--stop", env=CHINESE)
+    en = cli("dashboard", "--stop", env=ENGLISH)
+    assert zh.code == en.code == 0
+    assert zh.out.strip() == "仪表盘没有在运行；无需停止。"
+    assert en.out.strip() == "The dashboard is not running; nothing to stop."
+    zh = cli("dashboard", "--status", env=CHINESE)
+    assert zh.code == 3 and "仪表盘没有在运行" in zh.out

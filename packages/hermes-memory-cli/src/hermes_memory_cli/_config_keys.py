@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_memory_cli._i18n import cli_gettext as _
 from hermes_memory_core.coerce import as_bool, as_float, as_int
 
 __all__ = ["KeySpec", "UnknownKey", "known_keys", "suggest", "unknown_keys"]
@@ -65,7 +66,7 @@ class KeySpec:
 
 def _text(value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise ValueError("must be text")
+        raise ValueError(_("must be text"))
     return str(value)
 
 
@@ -73,7 +74,9 @@ def _ranged(low: float, high: float, kind: Callable[[Any], Any]) -> Callable[[An
     def check(value: Any) -> Any:
         number = kind(value)
         if not low <= number <= high:
-            raise ValueError(f"must be from {low:g} to {high:g}")
+            raise ValueError(
+                _("must be from {low} to {high}").format(low=f"{low:g}", high=f"{high:g}")
+            )
         return number
 
     return check
@@ -82,7 +85,7 @@ def _ranged(low: float, high: float, kind: Callable[[Any], Any]) -> Callable[[An
 def _choice(*allowed: str) -> Callable[[Any], Any]:
     def check(value: Any) -> str:
         if not isinstance(value, str) or value.strip().lower() not in allowed:
-            raise ValueError("must be one of " + ", ".join(allowed))
+            raise ValueError(_("must be one of {choices}").format(choices=", ".join(allowed)))
         return value.strip().lower()
 
     return check
@@ -216,8 +219,6 @@ class UnknownKey:
     suggestion: str | None
 
     def describe(self) -> str:
-        from hermes_memory_cli._i18n import cli_gettext as _
-
         if self.suggestion:
             return _("unknown key {key} (did you mean {other}?)").format(
                 key=self.name, other=self.suggestion

@@ -18,13 +18,17 @@ import os
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "LANGUAGES",
     "LOCALE_DIR",
+    "N_",
+    "Deferred",
     "cli_gettext",
     "env_languages",
     "negotiate",
+    "shown",
     "translations",
 ]
 
@@ -91,3 +95,37 @@ def _cli() -> gettext.NullTranslations:
 def cli_gettext(message: str) -> str:
     """``message`` in the language of the environment (the CLI's ``_``)."""
     return _cli().gettext(message)
+
+
+class Deferred(str):
+    """English text that can still be shown in the user's language.
+
+    The string itself is the English text, so ``--json`` and anything else that stores it
+    stays the same in every language; `shown` gives what a person reads. Values that are
+    themselves `Deferred` are shown translated too.
+    """
+
+    template: str
+    values: dict[str, Any]
+
+    def __new__(cls, template: str, /, **values: Any) -> Deferred:
+        self = super().__new__(cls, template.format(**values) if values else template)
+        self.template = template
+        self.values = values
+        return self
+
+    def shown(self) -> str:
+        text = cli_gettext(self.template)
+        if not self.values:
+            return text
+        return text.format(**{k: shown(v) for k, v in self.values.items()})
+
+
+def N_(template: str, /, **values: Any) -> Deferred:
+    """Mark ``template`` for translation when shown; English (formatted) until then."""
+    return Deferred(template, **values)
+
+
+def shown(text: Any) -> Any:
+    """``text`` in the user's language when it is `Deferred`; anything else unchanged."""
+    return text.shown() if isinstance(text, Deferred) else text

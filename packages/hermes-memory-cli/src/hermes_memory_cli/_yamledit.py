@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from hermes_memory_cli._i18n import cli_gettext as _
 from hermes_memory_cli.configedit import ConfigEditError
 
 __all__ = ["render_scalar", "with_key", "without_key"]
@@ -34,7 +35,7 @@ def render_scalar(value: Any) -> str:
         return str(value)
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise ConfigEditError(f"{value!r} is not a finite number")
+            raise ConfigEditError(_("{value!r} is not a finite number").format(value=value))
         return repr(value)
     text = str(value)
     if _PLAIN.fullmatch(text) and yaml.safe_load(text) == text and ": " not in text:
@@ -56,8 +57,10 @@ def _section_span(lines: list[str], section: str) -> tuple[int, int, str | None]
         inline = match.group("rest").split("#", 1)[0].strip()
         if inline:
             raise ConfigEditError(
-                f"the {section}: section is written inline ({inline!r}); "
-                "change it to a block and edit it by hand"
+                _(
+                    "the {section}: section is written inline ({inline!r}); "
+                    "change it to a block and edit it by hand"
+                ).format(section=section, inline=inline)
             )
         end = start + 1
         block: str | None = None
@@ -159,9 +162,11 @@ def _load(text: str) -> dict[str, Any]:
     try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
-        raise ConfigEditError(f"the file is not valid YAML: {' '.join(str(exc).split())}") from None
+        raise ConfigEditError(
+            _("the file is not valid YAML: {error}").format(error=" ".join(str(exc).split()))
+        ) from None
     if not isinstance(data, dict):
-        raise ConfigEditError("the top level of config.yaml is not a mapping; fix it by hand")
+        raise ConfigEditError(_("the top level of config.yaml is not a mapping; fix it by hand"))
     return data
 
 
@@ -173,7 +178,9 @@ def _verify(before: str, after: str, section: str, key: str, value: Any) -> str:
     if part is None:
         part = expected[section] = {}
     if not isinstance(part, dict):
-        raise ConfigEditError(f"'{section}' in config.yaml is not a mapping; fix it by hand")
+        raise ConfigEditError(
+            _("'{section}' in config.yaml is not a mapping; fix it by hand").format(section=section)
+        )
     if value is _REMOVED:
         part.pop(key, None)
     else:
@@ -181,8 +188,22 @@ def _verify(before: str, after: str, section: str, key: str, value: Any) -> str:
     if isinstance(new.get(section), type(None)) and expected.get(section) == {}:
         new[section] = {}  # `section:` left with no keys reads as null: the same thing here
     if new != expected:
-        what = "remove" if value is _REMOVED else f"set '{key}: {render_scalar(value)}' under"
+        problem = (
+            _(
+                "editing the file would change more than {name}; "
+                "remove it under '{section}:' by hand"
+            )
+            if value is _REMOVED
+            else _(
+                "editing the file would change more than {name}; "
+                "set '{line}' under '{section}:' by hand"
+            )
+        )
         raise ConfigEditError(
-            f"editing the file would change more than {section}.{key}; {what} '{section}:' by hand"
+            problem.format(
+                name=f"{section}.{key}",
+                section=section,
+                line=f"{key}: {render_scalar(value)}" if value is not _REMOVED else "",
+            )
         )
     return after

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_memory_cli._context import CLIError, Context
+from hermes_memory_cli._i18n import cli_gettext as _
 from hermes_memory_cli.dashboard._state import LOG_FILE, STATE_DIR, STATE_FILE, announce
 
 #: Modules the server needs, with the distribution that provides each.
@@ -49,9 +50,10 @@ def dashboard(ctx: Context) -> int:
     running = _running(state_dir)
     if running is not None:
         raise CLIError(
-            f"a dashboard for {home} is already running at {_base(running)} (pid "
-            f"{running['pid']}); see it with `hermes-memory dashboard --status`, stop it with "
-            "`hermes-memory dashboard --stop`"
+            _(
+                "a dashboard for {home} is already running at {url} (pid {pid}); see it with "
+                "`hermes-memory dashboard --status`, stop it with `hermes-memory dashboard --stop`"
+            ).format(home=home, url=_base(running), pid=running["pid"])
         )
     if ctx.args.detach and not ctx.args.child:
         return _detach(ctx, state_dir)
@@ -75,8 +77,9 @@ def _check_installed() -> None:
         from hermes_memory_cli._install import install_command
 
         raise CLIError(
-            f"the dashboard needs {', '.join(missing)}: install the extra with "
-            f"{install_command('hermes-memory-cli[dashboard]')}"
+            _("the dashboard needs {packages}: install the extra with {command}").format(
+                packages=", ".join(missing), command=install_command("hermes-memory-cli[dashboard]")
+            )
         )
 
 
@@ -155,11 +158,15 @@ def _status(ctx: Context, state_dir: Path) -> int:
         )
         return 0 if state is not None else 3
     if state is None:
-        ctx.say("The dashboard is not running (start it with `hermes-memory dashboard`).")
+        ctx.say(_("The dashboard is not running (start it with `hermes-memory dashboard`)."))
         return 3
     token = _token_value(ctx, state_dir)
     announce(_base(state) + (f"?token={token}" if token else ""))
-    ctx.say(f"running, pid {state['pid']}, since {time.ctime(float(state.get('started', 0)))}")
+    ctx.say(
+        _("running, pid {pid}, since {started}").format(
+            pid=state["pid"], started=time.ctime(float(state.get("started", 0)))
+        )
+    )
     return 0
 
 
@@ -169,7 +176,7 @@ def _stop(ctx: Context, state_dir: Path) -> int:
         if ctx.json:
             ctx.emit_json({"stopped": False, "running": False})
         else:
-            ctx.say("The dashboard is not running; nothing to stop.")
+            ctx.say(_("The dashboard is not running; nothing to stop."))
         return 0
     pid = int(state["pid"])
     try:
@@ -178,19 +185,23 @@ def _stop(ctx: Context, state_dir: Path) -> int:
         pass
     except PermissionError:
         raise CLIError(
-            f"the dashboard (pid {pid}) belongs to another user; cannot stop it"
+            _("the dashboard (pid {pid}) belongs to another user; cannot stop it").format(pid=pid)
         ) from None
     deadline = time.monotonic() + _STOP_WAIT_S
     while time.monotonic() < deadline and _alive(pid):
         time.sleep(0.1)
     if _alive(pid):
-        raise CLIError(f"the dashboard (pid {pid}) did not stop within {_STOP_WAIT_S:g} s")
+        raise CLIError(
+            _("the dashboard (pid {pid}) did not stop within {seconds} s").format(
+                pid=pid, seconds=f"{_STOP_WAIT_S:g}"
+            )
+        )
     with contextlib.suppress(OSError):
         (state_dir / STATE_FILE).unlink()
     if ctx.json:
         ctx.emit_json({"stopped": True, "pid": pid})
     else:
-        ctx.say(f"Stopped the dashboard (pid {pid}).")
+        ctx.say(_("Stopped the dashboard (pid {pid}).").format(pid=pid))
     return 0
 
 
@@ -229,18 +240,25 @@ def _detach(ctx: Context, state_dir: Path) -> int:
             break
         if child.poll() is not None:
             raise CLIError(
-                f"the dashboard did not start (exit status {child.returncode}); see {log}"
+                _("the dashboard did not start (exit status {status}); see {log}").format(
+                    status=child.returncode, log=log
+                )
             )
         time.sleep(0.1)
     else:
         child.terminate()
-        raise CLIError(f"the dashboard did not start within {_START_WAIT_S:g} s; see {log}")
+        raise CLIError(
+            _("the dashboard did not start within {seconds} s; see {log}").format(
+                seconds=f"{_START_WAIT_S:g}", log=log
+            )
+        )
     token = token_for(ctx, state_dir, create=False)
     url = _base(state) + f"?token={token}"
     announce(url)
     ctx.note(
-        f"Running in the background (pid {child.pid}); stop it with "
-        "`hermes-memory dashboard --stop`."
+        _(
+            "Running in the background (pid {pid}); stop it with `hermes-memory dashboard --stop`."
+        ).format(pid=child.pid)
     )
     if not ctx.args.no_browser:
         import webbrowser

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_memory_cli._context import Context
+from hermes_memory_cli._i18n import N_, shown
 from hermes_memory_cli._install import install_command
 from hermes_memory_core.config import sessions_db_path
 
@@ -45,10 +46,14 @@ def _private_file(name: str, path: Path) -> Check:
         return Check(
             name,
             "warn",
-            f"{path} is readable or writable by others (mode {mode:o})",
+            N_(
+                "{path} is readable or writable by others (mode {mode})",
+                path=path,
+                mode=f"{mode:o}",
+            ),
             f"chmod 600 {path}",
         )
-    return Check(name, "ok", f"{path} (mode {mode:o})")
+    return Check(name, "ok", N_("{path} (mode {mode})", path=path, mode=f"{mode:o}"))
 
 
 def check_home(home: Path) -> list[Check]:
@@ -58,30 +63,49 @@ def check_home(home: Path) -> list[Check]:
             Check(
                 "home",
                 "fail",
-                f"{home} does not exist (nothing was created)",
-                "check --home, --profile and $HERMES_HOME; a new home is created by its first "
-                "write, e.g. hermes-memory memory add TEXT",
+                N_("{home} does not exist (nothing was created)", home=home),
+                N_(
+                    "check --home, --profile and $HERMES_HOME; a new home is created by its "
+                    "first write, e.g. hermes-memory memory add TEXT"
+                ),
             )
         ]
     if not home.is_dir():
-        return [Check("home", "fail", f"{home} is not a directory", f"move {home} away")]
+        return [
+            Check(
+                "home",
+                "fail",
+                N_("{home} is not a directory", home=home),
+                N_("move {home} away", home=home),
+            )
+        ]
     checks = []
     info = home.stat()
     if hasattr(os, "getuid") and info.st_uid != os.getuid():
         checks.append(
-            Check("home", "warn", f"{home} belongs to uid {info.st_uid}, not you", "chown it")
+            Check(
+                "home",
+                "warn",
+                N_("{home} belongs to uid {uid}, not you", home=home, uid=info.st_uid),
+                N_("chown it"),
+            )
         )
     if not os.access(home, os.W_OK | os.X_OK):
-        checks.append(Check("home", "fail", f"{home} is not writable", f"chmod u+rwx {home}"))
+        checks.append(
+            Check("home", "fail", N_("{home} is not writable", home=home), f"chmod u+rwx {home}")
+        )
     mode = _mode(home)
     if mode & 0o022:
         checks.append(
             Check(
-                "home", "warn", f"{home} is writable by others (mode {mode:o})", f"chmod 700 {home}"
+                "home",
+                "warn",
+                N_("{home} is writable by others (mode {mode})", home=home, mode=f"{mode:o}"),
+                f"chmod 700 {home}",
             )
         )
     if not checks:
-        checks.append(Check("home", "ok", f"{home} (mode {mode:o})"))
+        checks.append(Check("home", "ok", N_("{home} (mode {mode})", home=home, mode=f"{mode:o}")))
     return checks
 
 
@@ -94,28 +118,36 @@ def check_config(ctx: Context) -> tuple[list[Check], Any]:
         config = load_config(ctx.home)
     except ConfigError as exc:
         return [
-            Check("config", "fail", str(exc), f"fix {path} (a backup copy first is wise)")
+            Check(
+                "config",
+                "fail",
+                str(exc),
+                N_("fix {path} (a backup copy first is wise)", path=path),
+            )
         ], None
     if not path.exists():
-        return [Check("config", "ok", f"{path} absent: defaults in use")], config
+        return [Check("config", "ok", N_("{path} absent: defaults in use", path=path))], config
     return [Check("config", "ok", str(path))], config
 
 
 def check_config_keys(ctx: Context, config: Any) -> list[Check]:
     """Keys in config.yaml that nothing reads (a typo), each with the closest known key."""
     from hermes_memory_cli._config_keys import known_keys, unknown_keys
-    from hermes_memory_cli._i18n import cli_gettext as _
 
     if config is None:
         return []
     checks = []
     for item in unknown_keys(config.raw, known_keys()):
-        fix = (
-            _("rename it to {key}").format(key=item.suggestion)
-            if item.suggestion
-            else _("remove it (see 'hermes-memory config list')")
-        )
-        checks.append(Check("config:keys", "warn", item.describe(), fix))
+        # the same words as item.describe(), translated when shown (--json stays English)
+        if item.suggestion:
+            detail = N_(
+                "unknown key {key} (did you mean {other}?)", key=item.name, other=item.suggestion
+            )
+            fix = N_("rename it to {key}", key=item.suggestion)
+        else:
+            detail = N_("unknown key {key}", key=item.name)
+            fix = N_("remove it (see 'hermes-memory config list')")
+        checks.append(Check("config:keys", "warn", detail, fix))
     return checks
 
 
@@ -133,9 +165,11 @@ def check_memory(home: Path, config: Any) -> list[Check]:
             Check(
                 f"memory:{link.name}",
                 "fail",
-                f"unsafe: {symlink_reason(link, target)} (the builtin refuses it: "
-                "UnsafeMemoryPath)",
-                "replace the link by a real copy, as said",
+                N_(
+                    "unsafe: {reason} (the builtin refuses it: UnsafeMemoryPath)",
+                    reason=symlink_reason(link, target),
+                ),
+                N_("replace the link by a real copy, as said"),
             )
         )
     if links:
@@ -149,7 +183,7 @@ def check_memory(home: Path, config: Any) -> list[Check]:
         name = f"memory:{filename}"
         raw = read_raw(path)
         if not raw.exists:
-            checks.append(Check(name, "ok", f"{path} absent (empty)"))
+            checks.append(Check(name, "ok", N_("{path} absent (empty)", path=path)))
             continue
         if not raw.readable:
             reason, fix = diagnose(path, raw.error)
@@ -167,7 +201,10 @@ def check_memory(home: Path, config: Any) -> list[Check]:
                 Check(
                     name,
                     "warn",
-                    f"entries {flagged} match threat patterns and are hidden from the prompt",
+                    N_(
+                        "entries {numbers} match threat patterns and are hidden from the prompt",
+                        numbers=flagged,
+                    ),
                     f"hermes-memory memory edit --target {target}",
                 )
             )
@@ -176,12 +213,27 @@ def check_memory(home: Path, config: Any) -> list[Check]:
                 Check(
                     name,
                     "warn",
-                    f"{used:,}/{limit:,} chars: over budget, new writes are refused",
+                    N_(
+                        "{used}/{limit} chars: over budget, new writes are refused",
+                        used=f"{used:,}",
+                        limit=f"{limit:,}",
+                    ),
                     f"hermes-memory memory edit --target {target}",
                 )
             )
         if perm.status == "ok" and not flagged and used <= limit:
-            checks.append(Check(name, "ok", f"{len(entries)} entries, {used:,}/{limit:,} chars"))
+            checks.append(
+                Check(
+                    name,
+                    "ok",
+                    N_(
+                        "{count} entries, {used}/{limit} chars",
+                        count=len(entries),
+                        used=f"{used:,}",
+                        limit=f"{limit:,}",
+                    ),
+                )
+            )
     return checks
 
 
@@ -197,7 +249,9 @@ def _approved(path: Path, entries: list[str]) -> set[str]:
 def check_archive(db_path: Path) -> list[Check]:
     """The session archive opens read-only and is private."""
     if not db_path.exists():
-        return [Check("archive", "ok", f"{db_path} absent (created on first session)")]
+        return [
+            Check("archive", "ok", N_("{path} absent (created on first session)", path=db_path))
+        ]
     checks = []
     perm = _private_file("archive", db_path)
     if perm.status != "ok":
@@ -215,13 +269,25 @@ def check_archive(db_path: Path) -> list[Check]:
             Check(
                 "archive",
                 "fail",
-                f"{db_path} cannot be read as a session archive: {exc}",
-                "move it away; import it back with 'hermes-memory sessions import --from-hermes'",
+                N_("{path} cannot be read as a session archive: {error}", path=db_path, error=exc),
+                N_(
+                    "move it away; import it back with "
+                    "'hermes-memory sessions import --from-hermes'"
+                ),
             ),
         ]
     if perm.status == "ok":
         checks.append(
-            Check("archive", "ok", f"{db_path}: {sessions:,} sessions, {messages:,} messages")
+            Check(
+                "archive",
+                "ok",
+                N_(
+                    "{path}: {sessions} sessions, {messages} messages",
+                    path=db_path,
+                    sessions=f"{sessions:,}",
+                    messages=f"{messages:,}",
+                ),
+            )
         )
     return checks
 
@@ -239,11 +305,11 @@ def check_vectors(db_path: Path, config: Any) -> list[Check]:
         try:
             embedder = build_embedder(section, strict=True)
         except ConfigError as exc:
-            return [Check("vectors", "fail", str(exc), "fix sessions.embedder* in config.yaml")]
+            return [Check("vectors", "fail", str(exc), N_("fix sessions.embedder* in config.yaml"))]
         model = index_model(str(embedder.name))
     if not db_path.exists() or (config is not None and config.sessions.backend != "sqlite"):
         if model:
-            checks.append(Check("vectors", "ok", f"embedder {model} ready"))
+            checks.append(Check("vectors", "ok", N_("embedder {model} ready", model=model)))
         return checks
     from hermes_memory_sessions.hermesdb import readonly
 
@@ -251,7 +317,7 @@ def check_vectors(db_path: Path, config: Any) -> list[Check]:
         with readonly(db_path) as conn:
             cov = coverage_counts(conn, model)
     except sqlite3.Error as exc:
-        return [Check("vectors", "warn", f"cannot count vectors: {exc}")]
+        return [Check("vectors", "warn", N_("cannot count vectors: {error}", error=exc))]
     embedded, total, other = cov["embedded"], cov["total"], cov["other_models"]
     if model is None:
         if embedded:
@@ -259,23 +325,42 @@ def check_vectors(db_path: Path, config: Any) -> list[Check]:
                 Check(
                     "vectors",
                     "info",
-                    f"{embedded:,} stored vectors, no embedder configured: search is lexical",
-                    "set sessions.embedder to use them, or drop them with"
-                    " 'hermes-memory sessions embed --reset'",
+                    N_(
+                        "{n} stored vectors, no embedder configured: search is lexical",
+                        n=f"{embedded:,}",
+                    ),
+                    N_(
+                        "set sessions.embedder to use them, or drop them with"
+                        " 'hermes-memory sessions embed --reset'"
+                    ),
                 )
             )
         return checks
-    detail = f"{embedded:,} / {total:,} messages embedded by {model}"
+    detail = N_(
+        "{embedded} / {total} messages embedded by {model}",
+        embedded=f"{embedded:,}",
+        total=f"{total:,}",
+        model=model,
+    )
     if other:
-        detail += f"; {other:,} vectors of other models are ignored"
+        detail = N_(
+            "{embedded} / {total} messages embedded by {model}; "
+            "{other} vectors of other models are ignored",
+            embedded=f"{embedded:,}",
+            total=f"{total:,}",
+            model=model,
+            other=f"{other:,}",
+        )
     if embedded < total:
         checks.append(
             Check(
                 "vectors",
                 "warn",
                 detail,
-                "run 'hermes-memory sessions embed' (new messages are embedded in the"
-                " background; older ones need this backfill)",
+                N_(
+                    "run 'hermes-memory sessions embed' (new messages are embedded in the"
+                    " background; older ones need this backfill)"
+                ),
             )
         )
     else:
@@ -301,43 +386,57 @@ def check_postgres(home: Path, config: Any) -> list[Check]:
             Check(
                 "postgres",
                 "fail",
-                "a backend is 'postgres' but hermes-memory-postgres is not installed",
+                N_("a backend is 'postgres' but hermes-memory-postgres is not installed"),
                 install_command("hermes-memory-postgres"),
             )
         ]
     try:
         state = backend_status(raw, home)
     except (ConfigError, ValueError) as exc:
-        return [Check("postgres", "fail", str(exc), "fix the postgres: section of config.yaml")]
+        return [Check("postgres", "fail", str(exc), N_("fix the postgres: section of config.yaml"))]
     if state is None:
         return []
-    where = f"{state['dsn'] or '(no DSN)'} (owner {state['owner']!r})"
+    where = N_("{dsn} (owner {owner!r})", dsn=state["dsn"] or N_("(no DSN)"), owner=state["owner"])
     checks: list[Check] = []
     if state["dsn"] is None or state["owner"] is None:
         checks.append(
-            Check("postgres", "fail", str(state["error"]), "set postgres.dsn and postgres.owner")
+            Check(
+                "postgres",
+                "fail",
+                str(state["error"]),
+                N_("set postgres.dsn and postgres.owner"),
+            )
         )
     elif not state["reachable"]:
         checks.append(
             Check(
                 "postgres",
                 "fail",
-                f"{where} is unreachable: {state['error']}",
-                "start the server or fix postgres.dsn; turns are spooled locally meanwhile",
+                N_("{where} is unreachable: {error}", where=where, error=state["error"]),
+                N_("start the server or fix postgres.dsn; turns are spooled locally meanwhile"),
             )
         )
     else:
         have, want = state["schema_version"], state["expected_schema_version"]
         if have == want:
-            checks.append(Check("postgres", "ok", f"{where}: schema version {have}"))
+            checks.append(
+                Check(
+                    "postgres", "ok", N_("{where}: schema version {have}", where=where, have=have)
+                )
+            )
         elif have > want:
             checks.append(
                 Check(
                     "postgres",
                     "fail",
-                    f"{where}: schema version {have} was written by a newer release"
-                    f" (this one knows {want})",
-                    "upgrade hermes-memory-postgres on this host",
+                    N_(
+                        "{where}: schema version {have} was written by a newer release"
+                        " (this one knows {want})",
+                        where=where,
+                        have=have,
+                        want=want,
+                    ),
+                    N_("upgrade hermes-memory-postgres on this host"),
                 )
             )
         else:
@@ -345,8 +444,13 @@ def check_postgres(home: Path, config: Any) -> list[Check]:
                 Check(
                     "postgres",
                     "warn",
-                    f"{where}: schema version {have}, this release writes {want}",
-                    "it is migrated by the first use (or 'hermes-memory sessions stats')",
+                    N_(
+                        "{where}: schema version {have}, this release writes {want}",
+                        where=where,
+                        have=have,
+                        want=want,
+                    ),
+                    N_("it is migrated by the first use (or 'hermes-memory sessions stats')"),
                 )
             )
     pending, others = state["spool_pending"], state["spool_other_owners"]
@@ -355,20 +459,27 @@ def check_postgres(home: Path, config: Any) -> list[Check]:
             Check(
                 "postgres:spool",
                 "warn",
-                f"{pending:,} turn write(s) wait in {state['spool_path']}",
-                "they are replayed in order by the next write once the server answers",
+                N_(
+                    "{n} turn write(s) wait in {path}",
+                    n=f"{pending:,}",
+                    path=state["spool_path"],
+                ),
+                N_("they are replayed in order by the next write once the server answers"),
             )
         )
     else:
-        checks.append(Check("postgres:spool", "ok", "no turns waiting in the local spool"))
+        checks.append(Check("postgres:spool", "ok", N_("no turns waiting in the local spool")))
     if others:
         checks.append(
             Check(
                 "postgres:spool",
                 "warn",
-                f"{others:,} spooled write(s) under another owner key in"
-                f" {home / 'hermes-memory' / 'pg-spool'}",
-                "postgres.owner changed: set it back to replay them, or move the files away",
+                N_(
+                    "{n} spooled write(s) under another owner key in {path}",
+                    n=f"{others:,}",
+                    path=home / "hermes-memory" / "pg-spool",
+                ),
+                N_("postgres.owner changed: set it back to replay them, or move the files away"),
             )
         )
     return checks
@@ -386,7 +497,7 @@ def check_hermes_state(home: Path) -> list[Check]:
         Check(
             "hermes state.db",
             "warn",
-            f"{state} still holds objects an earlier hermes-memory release added",
+            N_("{path} still holds objects an earlier hermes-memory release added", path=state),
             f"hermes-memory sessions migrate-out --from-hermes {state}",
         )
     ]
@@ -395,7 +506,6 @@ def check_hermes_state(home: Path) -> list[Check]:
 def check_hermes_history(ctx: Context, config: Any, db_path: Path) -> list[Check]:
     """Hermes' ``<home>/state.db`` holds sessions the archive lacks (one history, not two)."""
     from hermes_memory_cli._hermes_history import import_command
-    from hermes_memory_cli._i18n import cli_gettext as _
     from hermes_memory_sessions.follow import hermes_state_path, pending_hermes_import
     from hermes_memory_sessions.hermesdb import inspect_database
 
@@ -415,7 +525,13 @@ def check_hermes_history(ctx: Context, config: Any, db_path: Path) -> list[Check
         else:
             pending = pending_hermes_import(ctx.home, None)
     except Exception as exc:  # the archive checks report why it cannot be opened
-        return [Check("hermes history", "info", f"{state}: not compared ({exc})")]
+        return [
+            Check(
+                "hermes history",
+                "info",
+                N_("{state}: not compared ({error})", state=state, error=exc),
+            )
+        ]
     if pending is None:
         return []
     if not pending.behind:
@@ -423,24 +539,30 @@ def check_hermes_history(ctx: Context, config: Any, db_path: Path) -> list[Check
             Check(
                 "hermes history",
                 "ok",
-                _("{state}: all {count} sessions are in the archive").format(
-                    state=state, count=f"{pending.sessions_total:,}"
-                )
-                + (" (sessions.follow_hermes)" if follow else ""),
+                N_(
+                    "{state}: all {count} sessions are in the archive{follow}",
+                    state=state,
+                    count=f"{pending.sessions_total:,}",
+                    follow=" (sessions.follow_hermes)" if follow else "",
+                ),
             )
         ]
     count = f"{pending.missing:,}" + ("" if pending.complete else "+")
     detail = (
-        _("{state} has {count} sessions that are not in the archive").format(
-            state=state, count=count
-        )
+        N_("{state} has {count} sessions that are not in the archive", state=state, count=count)
         if pending.missing
-        else _("{state} has new messages in {count} imported sessions").format(
-            state=state, count=f"{pending.updated:,}"
+        else N_(
+            "{state} has new messages in {count} imported sessions",
+            state=state,
+            count=f"{pending.updated:,}",
         )
     )
     if follow:
-        detail += _(" (sessions.follow_hermes is on: the next read command imports them)")
+        detail = N_(
+            "{detail}{note}",
+            detail=detail,
+            note=N_(" (sessions.follow_hermes is on: the next read command imports them)"),
+        )
     return [Check("hermes history", "warn", detail, import_command(ctx))]
 
 
@@ -451,26 +573,39 @@ def check_sqlite() -> list[Check]:
     try:
         try:
             conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
-            checks.append(Check("sqlite:fts5", "ok", f"SQLite {sqlite3.sqlite_version} has FTS5"))
+            checks.append(
+                Check(
+                    "sqlite:fts5",
+                    "ok",
+                    N_("SQLite {version} has FTS5", version=sqlite3.sqlite_version),
+                )
+            )
         except sqlite3.OperationalError as exc:
             checks.append(
                 Check(
                     "sqlite:fts5",
                     "fail",
-                    f"SQLite {sqlite3.sqlite_version} lacks FTS5 ({exc})",
-                    "use a Python whose sqlite3 has FTS5 (python.org, uv or distro builds do)",
+                    N_(
+                        "SQLite {version} lacks FTS5 ({error})",
+                        version=sqlite3.sqlite_version,
+                        error=exc,
+                    ),
+                    N_("use a Python whose sqlite3 has FTS5 (python.org, uv or distro builds do)"),
                 )
             )
         try:
             conn.execute("CREATE VIRTUAL TABLE g USING fts5(x, tokenize='trigram')")
-            checks.append(Check("sqlite:trigram", "ok", "trigram tokenizer available"))
+            checks.append(Check("sqlite:trigram", "ok", N_("trigram tokenizer available")))
         except sqlite3.OperationalError:
             checks.append(
                 Check(
                     "sqlite:trigram",
                     "info",
-                    f"no trigram tokenizer in SQLite {sqlite3.sqlite_version}; not needed "
-                    "(CJK search uses its own index)",
+                    N_(
+                        "no trigram tokenizer in SQLite {version}; not needed "
+                        "(CJK search uses its own index)",
+                        version=sqlite3.sqlite_version,
+                    ),
                 )
             )
     finally:
@@ -509,13 +644,17 @@ def check_locks(home: Path, db_path: Path) -> list[Check]:
                     Check(
                         "locks",
                         "fail",
-                        f"{lock} is not a regular file; memory writes are refused",
+                        N_("{path} is not a regular file; memory writes are refused", path=lock),
                         f"rm {lock}",
                     )
                 )
             elif _lock_held(lock):
                 checks.append(
-                    Check("locks", "info", f"{lock.name} is held right now by a running process")
+                    Check(
+                        "locks",
+                        "info",
+                        N_("{name} is held right now by a running process", name=lock.name),
+                    )
                 )
         now = time.time()
         for pattern in (".mem_*", ".tmp_*", "*.edit-*"):
@@ -529,8 +668,8 @@ def check_locks(home: Path, db_path: Path) -> list[Check]:
                         Check(
                             "locks",
                             "warn",
-                            f"{tmp} was left by an interrupted write",
-                            f"when no agent is running: rm {tmp}",
+                            N_("{path} was left by an interrupted write", path=tmp),
+                            N_("when no agent is running: {command}", command=f"rm {tmp}"),
                         )
                     )
     journal = Path(f"{db_path}-journal")
@@ -539,12 +678,12 @@ def check_locks(home: Path, db_path: Path) -> list[Check]:
             Check(
                 "locks",
                 "warn",
-                f"{journal} exists: a write to the archive was interrupted",
-                "run 'hermes-memory sessions stats' once: opening the archive rolls it back",
+                N_("{path} exists: a write to the archive was interrupted", path=journal),
+                N_("run 'hermes-memory sessions stats' once: opening the archive rolls it back"),
             )
         )
     if not checks:
-        checks.append(Check("locks", "ok", "no stale lock or temp files"))
+        checks.append(Check("locks", "ok", N_("no stale lock or temp files")))
     return checks
 
 
@@ -563,8 +702,12 @@ def check_providers(ctx: Context, config: Any) -> list[Check]:
                 Check(
                     f"plugin:{info.name}",
                     "warn",
-                    f"{info.distribution or info.plugin} failed to load: {info.load_error}",
-                    f"reinstall or uninstall {info.distribution or info.plugin}",
+                    N_(
+                        "{name} failed to load: {error}",
+                        name=info.distribution or info.plugin,
+                        error=info.load_error,
+                    ),
+                    N_("reinstall or uninstall {name}", name=info.distribution or info.plugin),
                 )
             )
     for tier in ("builtin", "sessions"):
@@ -573,13 +716,13 @@ def check_providers(ctx: Context, config: Any) -> list[Check]:
                 Check(
                     f"provider:{tier}",
                     "fail",
-                    f"the {tier} tier is not installed",
+                    N_("the {tier} tier is not installed", tier=tier),
                     install_command(f"hermes-memory-{tier}"),
                 )
             )
     name = config.memory.provider if config else ""
     if not name or name in BUILTIN_TIER_NAMES:
-        checks.append(Check("provider", "ok", "no external provider configured"))
+        checks.append(Check("provider", "ok", N_("no external provider configured")))
         return checks
     found = by_name.get(name)
     if found is None:
@@ -587,31 +730,43 @@ def check_providers(ctx: Context, config: Any) -> list[Check]:
             Check(
                 "provider",
                 "fail",
-                f"memory.provider is {name!r} but it is not installed",
-                f"{install_command(f'hermes-memory-{name}')}, or 'hermes-memory provider off'",
+                N_("memory.provider is {name!r} but it is not installed", name=name),
+                N_(
+                    "{command}, or 'hermes-memory provider off'",
+                    command=install_command(f"hermes-memory-{name}"),
+                ),
             )
         )
     elif found.load_error:
-        checks.append(Check("provider", "fail", f"{name}: {found.load_error}", "reinstall it"))
+        checks.append(Check("provider", "fail", f"{name}: {found.load_error}", N_("reinstall it")))
     elif not found.available:
         checks.append(
             Check(
                 "provider",
                 "fail",
-                f"{name} is not available: {found.unavailable_reason}",
-                "see the reason; or 'hermes-memory provider off'",
+                N_(
+                    "{name} is not available: {reason}",
+                    name=name,
+                    reason=found.unavailable_reason,
+                ),
+                N_("see the reason; or 'hermes-memory provider off'"),
             )
         )
     else:
-        checks.append(Check("provider", "ok", f"{name} available"))
+        checks.append(Check("provider", "ok", N_("{name} available", name=name)))
         health = read_provider_status(ctx.home, name)
         if health and health.get("state") not in (None, "ok"):
             checks.append(
                 Check(
                     "provider:health",
                     "warn",
-                    f"{name} reported {health.get('state')}: {health.get('detail', '')}",
-                    "check its credentials and network; 'hermes-memory provider status'",
+                    N_(
+                        "{name} reported {state}: {detail}",
+                        name=name,
+                        state=health.get("state"),
+                        detail=health.get("detail", ""),
+                    ),
+                    N_("check its credentials and network; 'hermes-memory provider status'"),
                 )
             )
     return checks
@@ -639,8 +794,12 @@ def doctor(ctx: Context) -> int:
         ctx.emit_json({"ok": not failed, "home": str(home), "checks": [asdict(c) for c in checks]})
     else:
         for c in checks:
-            fix = f"  → {c.fix}" if c.fix and c.status in ("warn", "fail") else ""
-            ctx.say(f"[{_MARK[c.status]}] {c.check:<16} {c.detail}{fix}")
+            fix = f"  → {shown(c.fix)}" if c.fix and c.status in ("warn", "fail") else ""
+            ctx.say(f"[{_MARK[c.status]}] {c.check:<16} {shown(c.detail)}{fix}")
         problems = sum(c.status in ("warn", "fail") for c in checks)
-        ctx.say("All checks passed." if not problems else f"{problems} problem(s) found.")
+        ctx.say(
+            N_("All checks passed.").shown()
+            if not problems
+            else N_("{n} problem(s) found.", n=problems).shown()
+        )
     return 1 if failed else 0

@@ -25,7 +25,7 @@ def plugins(ctx: Context) -> int:
     if getattr(ctx.args, "action", None) == "install":
         return install(ctx)
     if getattr(ctx.args, "name", None) or getattr(ctx.args, "dry_run", False):
-        raise CLIError("NAME and --dry-run go with 'plugins install'", code=2)
+        raise CLIError(_("NAME and --dry-run go with 'plugins install'"), code=2)
     infos = _infos(ctx)
     if ctx.json:
         ctx.emit_json([info.as_dict() for info in infos])

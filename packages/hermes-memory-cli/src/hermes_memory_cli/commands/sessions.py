@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_memory_cli._context import CLIError, Context
+from hermes_memory_cli._i18n import cli_gettext as _
 
 if TYPE_CHECKING:
     from hermes_memory_sessions.protocol import SessionArchive
@@ -41,12 +42,16 @@ def resolve(store: SessionArchive | None, prefix: str) -> str:
             rows = store.matching_session_ids(prefix, _CANDIDATES_SHOWN + 1)
             if len(rows) > 1:
                 shown = ", ".join(rows[:_CANDIDATES_SHOWN])
-                more = " and more" if len(rows) > _CANDIDATES_SHOWN else ""
+                more = _(" and more") if len(rows) > _CANDIDATES_SHOWN else ""
                 raise CLIError(
-                    f"session id prefix {prefix!r} is ambiguous: {shown}{more}; "
-                    "give more characters"
+                    _(
+                        "session id prefix {prefix!r} is ambiguous: {shown}{more}; "
+                        "give more characters"
+                    ).format(prefix=prefix, shown=shown, more=more)
                 )
-    raise CLIError(f"no session matches {prefix!r} (see 'hermes-memory sessions list')")
+    raise CLIError(
+        _("no session matches {prefix!r} (see 'hermes-memory sessions list')").format(prefix=prefix)
+    )
 
 
 def _one_line(text: Any, width: int = 80) -> str:
@@ -72,23 +77,23 @@ def list_(ctx: Context) -> int:
         ctx.emit_json(rows)
         return 0
     if not rows:
-        ctx.say(f"No sessions in {ctx.db_path}.")
+        ctx.say(_("No sessions in {path}.").format(path=ctx.db_path))
         return 0
-    header = ("ID", "STARTED", "SOURCE", "MSGS", "STATE", "TITLE")
+    header = (_("ID"), _("STARTED"), _("SOURCE"), _("MSGS"), _("STATE"), _("TITLE"))
     table = [
         (
             str(row["id"]),
             when(row.get("started_at")),
             _one_line(row.get("source"), 40),
             str(row.get("message_count") or 0),
-            "ended" if row.get("ended_at") else "open",
+            _("ended") if row.get("ended_at") else _("open"),
             " ".join(str(row.get("title") or "").split()),
         )
         for row in rows
     ]
     print_table(ctx, header, table)
     if limit is not None and len(rows) == limit:
-        ctx.note(f"(the {limit:,} newest; more with --limit N or --all)")
+        ctx.note(_("(the {limit} newest; more with --limit N or --all)").format(limit=f"{limit:,}"))
     return 0
 
 
@@ -134,7 +139,11 @@ def show(ctx: Context) -> int:
         if ctx.args.around is not None:
             view = store.get_messages_around(sid, ctx.args.around, ctx.args.window)
             if not view.get("window"):
-                raise CLIError(f"message {ctx.args.around} is not part of session {sid}")
+                raise CLIError(
+                    _("message {id} is not part of session {sid}").format(
+                        id=ctx.args.around, sid=sid
+                    )
+                )
             messages = view["window"]
             extra = {
                 "messages_before": view.get("messages_before"),
@@ -149,16 +158,29 @@ def show(ctx: Context) -> int:
     assert session is not None
     title = f" — {session['title']}" if session.get("title") else ""
     ctx.say(f"{sid}{title}", style="bold")
-    ended = f", ended {when(session.get('ended_at'))}" if session.get("ended_at") else ", open"
+    ended = (
+        _(", ended {at}").format(at=when(session.get("ended_at")))
+        if session.get("ended_at")
+        else _(", open")
+    )
     ctx.say(
-        f"source {session.get('source')}, started {when(session.get('started_at'))}{ended}, "
-        f"{session.get('message_count') or 0} messages"
-        + (f", parent {session['parent_session_id']}" if session.get("parent_session_id") else "")
+        _("source {source}, started {at}{ended}, {count} messages").format(
+            source=session.get("source"),
+            at=when(session.get("started_at")),
+            ended=ended,
+            count=session.get("message_count") or 0,
+        )
+        + (
+            _(", parent {id}").format(id=session["parent_session_id"])
+            if session.get("parent_session_id")
+            else ""
+        )
     )
     if extra:
         ctx.say(
-            f"(message #{ctx.args.around} with {extra['messages_before']} before and "
-            f"{extra['messages_after']} after it)"
+            _("(message #{id} with {before} before and {after} after it)").format(
+                id=ctx.args.around, before=extra["messages_before"], after=extra["messages_after"]
+            )
         )
     ctx.say()
     for msg in messages:
@@ -191,7 +213,7 @@ def search(ctx: Context) -> int:
     """
     query = " ".join(ctx.args.query)
     if not query.strip():
-        raise CLIError("the search query is empty", code=2)
+        raise CLIError(_("the search query is empty"), code=2)
     roles = [r for group in ctx.args.role or [] for r in group] or None
     limit: int = ctx.args.limit
     total = 0
@@ -221,25 +243,34 @@ def search(ctx: Context) -> int:
         ctx.emit_json(hits)
         return 0
     if not hits:
-        ctx.say(f"No messages match {query!r}.")
+        ctx.say(_("No messages match {query!r}.").format(query=query))
         return 0
     from rich.text import Text
 
     if hybrid:
         n = len(hits)
-        ctx.say(f"{n:,} best result{'s' if n != 1 else ''} for {query!r} (words and meaning):")
+        heading = (
+            _("{n} best result for {query!r} (words and meaning):")
+            if n == 1
+            else _("{n} best results for {query!r} (words and meaning):")
+        )
+        ctx.say(heading.format(n=f"{n:,}", query=query))
     else:
         ctx.say(_search_heading(len(hits), total, limit, query))
     for hit in hits:
         head = Text(f"{hit['session_id']}  #{hit['id']}  {when(hit.get('timestamp'))}  ")
         head.append(str(hit.get("role")), style="bold")
         if hit.get("match") == "semantic":
-            head.append("  (by meaning)", style="dim")
+            head.append("  " + _("(by meaning)"), style="dim")
         if hit["title"]:
             head.append(f"  {_one_line(hit['title'], 120)}", style="dim")
         ctx.console.print(head)
         ctx.console.print(_highlight(ctx, _one_line(hit.get("snippet"), 160)))
-    ctx.say("Read around a hit: hermes-memory sessions show <ID> --around <#message> --window 3")
+    ctx.say(
+        _("Read around a hit: {command}").format(
+            command="hermes-memory sessions show <ID> --around <#message> --window 3"
+        )
+    )
     return 0
 
 
@@ -254,17 +285,17 @@ def _attach_search_embedder(ctx: Context, store: Any) -> bool:
         return False
     if int(store.vector_coverage().get("embedded") or 0) == 0:
         ctx.note(
-            "no message is embedded yet (run: hermes-memory sessions embed); search is lexical"
+            _("no message is embedded yet (run: hermes-memory sessions embed); search is lexical")
         )
         return False
     embedder = build_embedder(section, strict=False)
     if embedder is None:
-        ctx.note("the configured embedder cannot run here; search is lexical")
+        ctx.note(_("the configured embedder cannot run here; search is lexical"))
         return False
     try:
         store._attach_embedder(embedder, background=False)
     except Exception as exc:  # numpy missing, a locked file: the words still answer
-        ctx.note(f"could not use the embedder ({exc}); search is lexical")
+        ctx.note(_("could not use the embedder ({error}); search is lexical").format(error=exc))
         return False
     return True
 
@@ -317,12 +348,15 @@ def _count_matches(
 def _search_heading(shown: int, total: int, limit: int, query: str) -> str:
     """``"3 matches for 'x':"``, or ``"10 best of 7,300 matches for 'x' (more: --limit)"``."""
     if total <= shown:
-        return f"{shown:,} match{'es' if shown != 1 else ''} for {query!r}:"
+        heading = _("{n} match for {query!r}:") if shown == 1 else _("{n} matches for {query!r}:")
+        return heading.format(n=f"{shown:,}", query=query)
     of = f"{COUNT_CAP:,}+" if total > COUNT_CAP else f"{total:,}"
     from hermes_memory_cli.cli import MAX_SEARCH
 
-    more = " (more: --limit N)" if limit < MAX_SEARCH else ""
-    return f"{shown:,} best of {of} matches for {query!r}{more}:"
+    more = _(" (more: --limit N)") if limit < MAX_SEARCH else ""
+    return _("{n} best of {of} matches for {query!r}{more}:").format(
+        n=f"{shown:,}", of=of, query=query, more=more
+    )
 
 
 def _highlight(ctx: Context, snippet: str) -> Any:
@@ -342,8 +376,8 @@ def _highlight(ctx: Context, snippet: str) -> Any:
     text = Text("    ")
     rest = snippet
     while ">>>" in rest and "<<<" in rest.partition(">>>")[2]:
-        before, _, after = rest.partition(">>>")
-        term, _, rest = after.partition("<<<")
+        before, _sep, after = rest.partition(">>>")
+        term, _sep, rest = after.partition("<<<")
         text.append(before)
         text.append(term, style="bold reverse")
     text.append(rest)
@@ -370,19 +404,35 @@ def stats(ctx: Context) -> int:
     if ctx.json:
         ctx.emit_json(data)
         return 0
-    ctx.say(f"archive      {data['path']}" + ("" if data["exists"] else " (not created yet)"))
-    ctx.say(f"sessions     {data['sessions']:,}")
-    ctx.say(f"messages     {data['messages']:,}")
-    ctx.say(f"text         {_size(data['text_bytes'])}")
-    ctx.say(f"file size    {_size(data['db_size_bytes'])}")
+    labels = {
+        "archive": _("archive"),
+        "sessions": _("sessions"),
+        "messages": _("messages"),
+        "text": _("text"),
+        "file size": _("file size"),
+        "index": _("index"),
+        "by source": _("by source"),
+        "vectors": _("vectors"),
+    }
+    width = max(13, *(_columns(label) + 2 for label in labels.values()))
+
+    def row(key: str, value: str) -> None:
+        label = labels[key]
+        ctx.say(label + " " * (width - _columns(label)) + value)
+
+    row("archive", str(data["path"]) + ("" if data["exists"] else " " + _("(not created yet)")))
+    row("sessions", f"{data['sessions']:,}")
+    row("messages", f"{data['messages']:,}")
+    row("text", _size(data["text_bytes"]))
+    row("file size", _size(data["db_size_bytes"]))
     for name, size in sorted((data.get("index_bytes") or {}).items()):
-        ctx.say(f"index        {name}: {_size(size)}")
+        row("index", f"{name}: {_size(size)}")
     if data["by_source"]:
         parts = ", ".join(f"{k} {v:,}" for k, v in sorted(data["by_source"].items()))
-        ctx.say(f"by source    {parts}")
+        row("by source", parts)
     vec = data.get("vectors")
     if vec:
-        ctx.say(f"vectors      {_coverage_line(vec)}")
+        row("vectors", _coverage_line(vec))
     return 0
 
 
@@ -402,14 +452,16 @@ def _coverage_line(vec: Mapping[str, Any]) -> str:
     by_model = dict(vec.get("by_model") or {})
     embedded = int(vec.get("embedded") or 0)
     pct = f" ({100 * embedded / total:.0f}%)" if total else ""
-    models = ", ".join(f"{m} {n:,}" for m, n in sorted(by_model.items())) or "none stored"
+    models = ", ".join(f"{m} {n:,}" for m, n in sorted(by_model.items())) or _("none stored")
     configured = vec.get("embedder")
     tail = (
-        f"; embedder: {configured}"
+        _("; embedder: {name}").format(name=configured)
         if configured
-        else "; no embedder configured (search is lexical)"
+        else _("; no embedder configured (search is lexical)")
     )
-    return f"{embedded:,} / {total:,} messages embedded{pct} [{models}]{tail}"
+    return _("{embedded} / {total} messages embedded{pct} [{models}]{tail}").format(
+        embedded=f"{embedded:,}", total=f"{total:,}", pct=pct, models=models, tail=tail
+    )
 
 
 def embed(ctx: Context) -> int:
@@ -419,15 +471,17 @@ def embed(ctx: Context) -> int:
 
     limit = ctx.args.limit
     if limit is not None and limit < 0:
-        raise CLIError("--limit must be 0 or more")
+        raise CLIError(_("--limit must be 0 or more"))
     batch = int(ctx.args.batch_size)
     if not 1 <= batch <= 4096:
-        raise CLIError("--batch-size must be between 1 and 4096")
+        raise CLIError(_("--batch-size must be between 1 and 4096"))
     section = configured_embedder_section(ctx.config)
     if section is None and not ctx.args.reset:
         raise CLIError(
-            "no embedder configured: set sessions.embedder in config.yaml (e.g. 'embedder:"
-            " default'; see docs/how-to/embeddings.md)"
+            _(
+                "no embedder configured: set sessions.embedder in config.yaml (e.g. 'embedder:"
+                " default'; see docs/how-to/embeddings.md)"
+            )
         )
     try:
         embedder = build_embedder(section, strict=True)
@@ -436,11 +490,17 @@ def embed(ctx: Context) -> int:
     with ctx.session_store(create=False) as opened:
         store: Any = opened  # the SQLite archive's vector methods are not in the protocol
         if store is None:
-            raise CLIError(f"no session archive yet ({ctx.db_path} does not exist)")
+            raise CLIError(
+                _("no session archive yet ({path} does not exist)").format(path=ctx.db_path)
+            )
         if not hasattr(store, "_attach_embedder"):
-            raise CLIError("vectors are kept by the SQLite archive only (sessions.backend)")
+            raise CLIError(_("vectors are kept by the SQLite archive only (sessions.backend)"))
         if getattr(store, "read_only", False):
-            raise CLIError(f"the archive {ctx.db_path} is read-only: nothing can be embedded")
+            raise CLIError(
+                _("the archive {path} is read-only: nothing can be embedded").format(
+                    path=ctx.db_path
+                )
+            )
         dropped = 0
         if ctx.args.reset:
             dropped = _drop_vectors(store)
@@ -448,7 +508,9 @@ def embed(ctx: Context) -> int:
                 if ctx.json:
                     ctx.emit_json({"dropped": dropped, "embedded": 0})
                 else:
-                    ctx.say(f"Dropped {dropped:,} stored vectors; search is lexical.")
+                    ctx.say(
+                        _("Dropped {n} stored vectors; search is lexical.").format(n=f"{dropped:,}")
+                    )
                 return 0
         store._attach_embedder(embedder, background=False)
         before = store.vector_coverage()
@@ -458,7 +520,9 @@ def embed(ctx: Context) -> int:
         done = 0
         started = time.monotonic()
         try:
-            with ctx.progress(f"Embedding with {before['model']}") as progress:
+            with ctx.progress(
+                _("Embedding with {model}").format(model=before["model"])
+            ) as progress:
                 progress(0, todo)
 
                 def step(n: int) -> None:
@@ -469,11 +533,15 @@ def embed(ctx: Context) -> int:
                 store.embed_pending(limit, batch_size=batch, progress=step)
         except KeyboardInterrupt:
             raise CLIError(
-                f"interrupted after {done:,} messages (kept); run it again to resume"
+                _("interrupted after {n} messages (kept); run it again to resume").format(
+                    n=f"{done:,}"
+                )
             ) from None
         except Exception as exc:  # the embedder failed: what was embedded is kept
             raise CLIError(
-                f"embedding stopped after {done:,} messages ({exc}); run it again to resume"
+                _("embedding stopped after {n} messages ({error}); run it again to resume").format(
+                    n=f"{done:,}", error=exc
+                )
             ) from None
         after = store.vector_coverage()
     seconds = time.monotonic() - started
@@ -489,11 +557,16 @@ def embed(ctx: Context) -> int:
         )
         return 0
     if dropped:
-        ctx.say(f"Dropped {dropped:,} stored vectors.")
+        ctx.say(_("Dropped {n} stored vectors.").format(n=f"{dropped:,}"))
     rate = f" ({done / seconds:.1f}/s)" if done and seconds > 0 else ""
     ctx.say(
-        f"Embedded {done:,} messages{rate} with {after['model']}; coverage"
-        f" {after['embedded']:,} / {after['total']:,}."
+        _("Embedded {n} messages{rate} with {model}; coverage {embedded} / {total}.").format(
+            n=f"{done:,}",
+            rate=rate,
+            model=after["model"],
+            embedded=f"{after['embedded']:,}",
+            total=f"{after['total']:,}",
+        )
     )
     return 0
 
@@ -511,7 +584,14 @@ def _drop_vectors(store: Any) -> int:
         try:
             return int(conn.execute("DELETE FROM hm_vectors").rowcount)
         except sqlite3.Error as exc:
-            raise CLIError(f"cannot drop the vectors: {exc}") from None
+            raise CLIError(_("cannot drop the vectors: {error}").format(error=exc)) from None
+
+
+def _columns(text: str) -> int:
+    """Terminal columns of ``text`` (a CJK character takes two), to align translated labels."""
+    from rich.cells import cell_len
+
+    return cell_len(text)
 
 
 def _size(n: int) -> str:
@@ -536,9 +616,9 @@ def rename(ctx: Context) -> int:
     if ctx.json:
         ctx.emit_json({"session_id": sid, "title": title})
     elif title is None:
-        ctx.say(f"Cleared the title of {sid}.")
+        ctx.say(_("Cleared the title of {sid}.").format(sid=sid))
     else:
-        ctx.say(f"Renamed {sid} to {title!r}.")
+        ctx.say(_("Renamed {sid} to {title!r}.").format(sid=sid, title=title))
     return 0
 
 
@@ -550,13 +630,15 @@ def delete(ctx: Context) -> int:
         row = store.get_session(sid) or {}
         title = f" ({row['title']})" if row.get("title") else ""
         ctx.confirm(
-            f"Delete session {sid}{title} and its {row.get('message_count') or 0} messages?"
+            _("Delete session {sid}{title} and its {count} messages?").format(
+                sid=sid, title=title, count=row.get("message_count") or 0
+            )
         )
         store.delete_session(sid)
     if ctx.json:
         ctx.emit_json({"deleted": sid})
     else:
-        ctx.say(f"Deleted session {sid}.")
+        ctx.say(_("Deleted session {sid}.").format(sid=sid))
     return 0
 
 
@@ -576,16 +658,21 @@ def prune(ctx: Context) -> int:
             if ctx.json:
                 ctx.emit_json({"deleted": 0, "messages": 0})
             else:
-                ctx.say(f"Nothing to prune: no ended session is older than {days:g} days.")
+                ctx.say(
+                    _("Nothing to prune: no ended session is older than {days} days.").format(
+                        days=f"{days:g}"
+                    )
+                )
             return 0
         assert store is not None
         messages = sum(int(s.get("message_count") or 0) for s in victims)
         ctx.confirm(
-            f"Delete {len(victims):,} ended sessions older than {days:g} days "
-            f"({messages:,} messages)?"
+            _("Delete {n} ended sessions older than {days} days ({messages} messages)?").format(
+                n=f"{len(victims):,}", days=f"{days:g}", messages=f"{messages:,}"
+            )
         )
         deleted = 0
-        with ctx.progress("Pruning sessions") as progress:
+        with ctx.progress(_("Pruning sessions")) as progress:
             progress(0, len(victims))
             for done, s in enumerate(victims, 1):
                 if store.delete_session(s["id"]):
@@ -594,7 +681,11 @@ def prune(ctx: Context) -> int:
     if ctx.json:
         ctx.emit_json({"deleted": deleted, "messages": messages})
     else:
-        ctx.say(f"Pruned {deleted:,} sessions ({messages:,} messages).")
+        ctx.say(
+            _("Pruned {n} sessions ({messages} messages).").format(
+                n=f"{deleted:,}", messages=f"{messages:,}"
+            )
+        )
     return 0
 
 
@@ -608,11 +699,11 @@ def export(ctx: Context) -> int:
     if output is not None:
         out_path = Path(output).expanduser()
         if out_path.is_dir():
-            raise CLIError(f"{out_path} is a directory; give a file name")
+            raise CLIError(_("{path} is a directory; give a file name").format(path=out_path))
         if not out_path.parent.exists():
-            raise CLIError(f"directory {out_path.parent} does not exist")
+            raise CLIError(_("directory {path} does not exist").format(path=out_path.parent))
         if out_path.exists():
-            ctx.confirm(f"{out_path} exists. Overwrite it?")
+            ctx.confirm(_("{path} exists. Overwrite it?").format(path=out_path))
     with ctx.session_store(create=False) as store:
         ids = [resolve(store, p) for p in ctx.args.session_ids] or None
         if store is None:  # no archive yet: an empty export, and no archive is created
@@ -626,22 +717,26 @@ def export(ctx: Context) -> int:
             atomic_write_text(out_path, header, mode=0o600)
             count = 0
         else:
-            with ctx.progress("Exporting sessions") as progress:
+            with ctx.progress(_("Exporting sessions")) as progress:
                 try:
                     target: Any = sys.stdout.buffer if output is None else out_path
                     count = export_jsonl(store, target, session_ids=ids, progress=progress)
                 except (KeyError, ValueError) as exc:
-                    raise CLIError(f"export failed: {exc}") from None
+                    raise CLIError(_("export failed: {error}").format(error=exc)) from None
                 except BrokenPipeError:
                     raise  # the reader went away (`| head`): main() ends quietly
                 except OSError as exc:
-                    where = output or "standard output"
-                    raise CLIError(f"cannot write {where}: {exc.strerror or exc}") from None
+                    where = output or _("standard output")
+                    raise CLIError(
+                        _("cannot write {path}: {reason}").format(
+                            path=where, reason=exc.strerror or exc
+                        )
+                    ) from None
     if output is not None:
         if ctx.json:
             ctx.emit_json({"exported": count, "output": str(out_path)})
         else:
-            ctx.say(f"Exported {count:,} sessions to {out_path}.")
+            ctx.say(_("Exported {n} sessions to {path}.").format(n=f"{count:,}", path=out_path))
     return 0
 
 
@@ -655,15 +750,21 @@ def import_(ctx: Context) -> int:
     if source is not None:
         src_path = _hermes_source(ctx, source)
         if src_path.exists() and src_path.resolve() == ctx.db_path.expanduser().resolve():
-            raise CLIError(f"{src_path} is this home's own archive; nothing to import")
+            raise CLIError(
+                _("{path} is this home's own archive; nothing to import").format(path=src_path)
+            )
     elif file is not None and file != "-":
         src_path = Path(file).expanduser()
         if not src_path.is_file():
-            what = "is a directory" if src_path.is_dir() else "does not exist"
-            raise CLIError(f"cannot import {src_path}: it {what}")
+            problem = (
+                _("cannot import {path}: it is a directory")
+                if src_path.is_dir()
+                else _("cannot import {path}: it does not exist")
+            )
+            raise CLIError(problem.format(path=src_path))
     with ctx.session_store(create=True) as store:
         assert store is not None
-        with ctx.progress("Importing messages") as progress:
+        with ctx.progress(_("Importing messages")) as progress:
             try:
                 if source is not None:
                     report = import_hermes_db(src_path, store, progress=progress)
@@ -672,28 +773,42 @@ def import_(ctx: Context) -> int:
                 else:
                     report = import_jsonl(src_path, store, progress=progress)
             except JsonlFormatError as exc:
-                raise CLIError(f"import failed, nothing imported: {exc}") from None
+                raise CLIError(
+                    _("import failed, nothing imported: {error}").format(error=exc)
+                ) from None
             except HermesImportError as exc:
                 # the Hermes import commits session by session; a re-run continues
-                raise CLIError(f"import failed: {exc}") from None
+                raise CLIError(_("import failed: {error}").format(error=exc)) from None
             except ValueError as exc:
-                raise CLIError(f"import failed: {exc}") from None
+                raise CLIError(_("import failed: {error}").format(error=exc)) from None
     if ctx.json:
         ctx.emit_json(report.as_dict())
         return 0
     ctx.say(report.summary()[:1].upper() + report.summary()[1:] + ".")
-    for label, lines in (("error", report.errors), ("warning", report.warnings)):
+    for line_text, more_text, lines in (
+        (_("error: {line}"), _("... and {n} more errors (use --json to see all)"), report.errors),
+        (
+            _("warning: {line}"),
+            _("... and {n} more warnings (use --json to see all)"),
+            report.warnings,
+        ),
+    ):
         for line in lines[:20]:
-            ctx.say(f"{label}: {line}")
+            ctx.say(line_text.format(line=line))
         if len(lines) > 20:
-            ctx.say(f"... and {len(lines) - 20} more {label}s (use --json to see all)")
+            ctx.say(more_text.format(n=len(lines) - 20))
     if source is not None:
         from hermes_memory_sessions.hermesdb import inspect_database
 
         if inspect_database(src_path).kind == "legacy":
             ctx.note(
-                f"note: {src_path} still holds objects an earlier hermes-memory release added; "
-                f"remove them with 'hermes-memory sessions migrate-out --from-hermes {src_path}'"
+                _(
+                    "note: {path} still holds objects an earlier hermes-memory release added; "
+                    "remove them with '{command}'"
+                ).format(
+                    path=src_path,
+                    command=f"hermes-memory sessions migrate-out --from-hermes {src_path}",
+                )
             )
     return 0
 
@@ -709,21 +824,31 @@ def end(ctx: Context) -> int:
             assert store is not None
             ended = [sid] if store.end_session(sid, STALE_END_REASON) else []
             if not ended and not ctx.json:
-                ctx.say(f"Session {sid} had already ended; nothing changed.")
+                ctx.say(_("Session {sid} had already ended; nothing changed.").format(sid=sid))
                 return 0
         else:
             ended = [] if store is None else store.end_stale_sessions(hours)
     if ctx.json:
         ctx.emit_json({"ended": ended})
     elif hours is None:
-        ctx.say(f"Ended session {ended[0]} (end reason '{STALE_END_REASON}').")
+        ctx.say(
+            _("Ended session {sid} (end reason '{reason}').").format(
+                sid=ended[0], reason=STALE_END_REASON
+            )
+        )
     elif ended:
         ctx.say(
-            f"Ended {len(ended):,} sessions idle for more than {hours:g} hours "
-            f"(end reason '{STALE_END_REASON}'); 'sessions prune' can now delete them."
+            _(
+                "Ended {n} sessions idle for more than {hours} hours "
+                "(end reason '{reason}'); 'sessions prune' can now delete them."
+            ).format(n=f"{len(ended):,}", hours=f"{hours:g}", reason=STALE_END_REASON)
         )
     else:
-        ctx.say(f"No open session has been idle for more than {hours:g} hours.")
+        ctx.say(
+            _("No open session has been idle for more than {hours} hours.").format(
+                hours=f"{hours:g}"
+            )
+        )
     return 0
 
 
@@ -739,9 +864,9 @@ def migrate(ctx: Context) -> int:
         from hermes_memory_cli._install import install_command
 
         raise CLIError(
-            "sessions migrate needs the hermes-memory-postgres package ("
-            + install_command("hermes-memory-postgres")
-            + ")"
+            _("sessions migrate needs the hermes-memory-postgres package ({command})").format(
+                command=install_command("hermes-memory-postgres")
+            )
         ) from None
     from hermes_memory_sessions.store import SessionStore
 
@@ -750,28 +875,35 @@ def migrate(ctx: Context) -> int:
     shown = mask_dsn(target_arg) if to_pg else target_arg
     with ctx.session_store(create=False) as source:
         if source is None:
-            raise CLIError(f"no session archive to migrate ({ctx.db_path} does not exist)")
+            raise CLIError(
+                _("no session archive to migrate ({path} does not exist)").format(path=ctx.db_path)
+            )
         target: Any
         try:
             if to_pg:
                 owner = ctx.args.owner or ctx.config.postgres.owner
                 if not owner:
-                    raise CLIError("a PostgreSQL target needs --owner or postgres.owner")
+                    raise CLIError(_("a PostgreSQL target needs --owner or postgres.owner"))
                 target = PostgresSessionArchive(target_arg, owner=owner)
             else:
                 path = Path(target_arg).expanduser()
                 if not to_pg and path.resolve() == Path(str(ctx.db_path)).resolve():
-                    raise CLIError(f"{path} is the archive being migrated")
+                    raise CLIError(_("{path} is the archive being migrated").format(path=path))
                 target = SessionStore(path)
             target.count_open_sessions()  # reachable, and its schema is current
         except (ValueError, RuntimeError, sqlite3.Error, OSError) as exc:
-            raise CLIError(f"cannot open the target {shown}: {exc}") from None
+            raise CLIError(
+                _("cannot open the target {target}: {error}").format(target=shown, error=exc)
+            ) from None
         try:
-            with ctx.progress(f"Copying sessions to {shown}") as progress:
+            with ctx.progress(_("Copying sessions to {target}").format(target=shown)) as progress:
                 report = copy_archive(source, target, progress=progress)
         except (ArchiveUnavailable, sqlite3.Error) as exc:
             raise CLIError(
-                f"migration stopped ({exc}); whole sessions were copied: run it again to resume"
+                _(
+                    "migration stopped ({error}); whole sessions were copied: "
+                    "run it again to resume"
+                ).format(error=exc)
             ) from None
         finally:
             target.close()
@@ -779,11 +911,17 @@ def migrate(ctx: Context) -> int:
         ctx.emit_json({**report.as_dict(), "target": shown})
     else:
         ctx.say(
-            f"Copied {report.sessions_copied:,} sessions ({report.messages_copied:,} messages)"
-            f" to {shown}; {report.sessions_skipped:,} already there."
+            _(
+                "Copied {n} sessions ({messages} messages) to {target}; {skipped} already there."
+            ).format(
+                n=f"{report.sessions_copied:,}",
+                messages=f"{report.messages_copied:,}",
+                target=shown,
+                skipped=f"{report.sessions_skipped:,}",
+            )
         )
         for err in report.errors:
-            ctx.say(f"  not copied: {err}")
+            ctx.say("  " + _("not copied: {error}").format(error=err))
     return 1 if report.errors else 0
 
 
@@ -804,24 +942,34 @@ def migrate_out(ctx: Context) -> int:
         if ctx.json:
             ctx.emit_json({"source": str(source), "migrated": False, "kind": info.kind})
         else:
-            ctx.say(f"Nothing to migrate: {source} holds no hermes-memory objects ({info.kind}).")
+            ctx.say(
+                _("Nothing to migrate: {path} holds no hermes-memory objects ({kind}).").format(
+                    path=source, kind=info.kind
+                )
+            )
         return 0
     archive = ctx.db_path
     ctx.confirm(
-        f"Move the archive kept inside {source} into {archive}, then remove "
-        f"{len(info.objects)} hermes-memory objects from {source} (a backup is written first)?"
+        _(
+            "Move the archive kept inside {source} into {archive}, then remove "
+            "{n} hermes-memory objects from {source} (a backup is written first)?"
+        ).format(source=source, archive=archive, n=len(info.objects))
     )
     try:
         store = SessionStore(archive)
     except (sqlite3.Error, OSError) as exc:
-        raise CLIError(f"cannot open the session archive {archive}: {exc}") from None
+        raise CLIError(
+            _("cannot open the session archive {path}: {error}").format(path=archive, error=exc)
+        ) from None
     try:
-        with ctx.progress("Copying sessions") as progress:
+        with ctx.progress(_("Copying sessions")) as progress:
             report = run(source, store, progress=progress)
     except (MigrateOutError, HermesImportError) as exc:
-        raise CLIError(f"migrate-out failed: {exc}") from None
+        raise CLIError(_("migrate-out failed: {error}").format(error=exc)) from None
     except sqlite3.Error as exc:
-        raise CLIError(f"migrate-out failed, {source} is unchanged: {exc}") from None
+        raise CLIError(
+            _("migrate-out failed, {path} is unchanged: {error}").format(path=source, error=exc)
+        ) from None
     finally:
         store.close()
     if ctx.json:
@@ -853,12 +1001,14 @@ def resume(ctx: Context) -> int:
 
     target = ctx.args.target
     if bool(target) == bool(ctx.args.latest):
-        raise CLIError("give a session id, prefix or title, or --latest", code=2)
+        raise CLIError(_("give a session id, prefix or title, or --latest"), code=2)
     if ctx.args.source and not ctx.args.latest:
-        raise CLIError("--source goes with --latest", code=2)
+        raise CLIError(_("--source goes with --latest"), code=2)
     with ctx.session_store(create=False) as store:
         if store is None:
-            raise CLIError(f"no session archive yet ({ctx.db_path} does not exist)")
+            raise CLIError(
+                _("no session archive yet ({path} does not exist)").format(path=ctx.db_path)
+            )
         try:
             if ctx.args.latest:
                 conversation = load_conversation(store, latest=True, source=ctx.args.source)
@@ -879,12 +1029,17 @@ def resume(ctx: Context) -> int:
     title = f" — {conversation.title}" if conversation.title else ""
     ctx.say(f"{conversation.session_id}{title}", style="bold")
     chain = (
-        f", continuing {conversation.root_session_id}"
+        _(", continuing {id}").format(id=conversation.root_session_id)
         if conversation.root_session_id != conversation.session_id
         else ""
     )
     count = len(conversation)
-    ctx.say(f"{count} message{'s' if count != 1 else ''} to resume with{chain}")
+    line = (
+        _("{n} message to resume with{chain}")
+        if count == 1
+        else _("{n} messages to resume with{chain}")
+    )
+    ctx.say(line.format(n=count, chain=chain))
     ctx.say()
     for message in conversation:
         _print_chat_message(ctx, message)
@@ -915,9 +1070,13 @@ def undo(ctx: Context) -> int:
 
     with ctx.session_store(create=False) as store:
         if store is None:
-            raise CLIError(f"no session archive yet ({ctx.db_path} does not exist)")
+            raise CLIError(
+                _("no session archive yet ({path} does not exist)").format(path=ctx.db_path)
+            )
         if getattr(store, "read_only", False):
-            raise CLIError(f"the archive {ctx.db_path} is read-only: nothing can be undone")
+            raise CLIError(
+                _("the archive {path} is read-only: nothing can be undone").format(path=ctx.db_path)
+            )
         try:
             result = undo_exchanges(store, ctx.args.session_id, ctx.args.n)
         except SessionNotFoundError as exc:
@@ -925,22 +1084,32 @@ def undo(ctx: Context) -> int:
     if ctx.json:
         ctx.emit_json(asdict(result))
     elif not result.exchanges:
-        ctx.say(f"Nothing to undo in {result.session_id}.")
+        ctx.say(_("Nothing to undo in {sid}.").format(sid=result.session_id))
     else:
-        plural = "s" if result.exchanges != 1 else ""
-        ctx.say(
-            f"Undid {result.exchanges} exchange{plural} ({result.messages} messages) in "
-            f"{result.session_id}; search, browse and resume skip them."
+        undid = (
+            _(
+                "Undid {n} exchange ({messages} messages) in {sid}; "
+                "search, browse and resume skip them."
+            )
+            if result.exchanges == 1
+            else _(
+                "Undid {n} exchanges ({messages} messages) in {sid}; "
+                "search, browse and resume skip them."
+            )
         )
+        ctx.say(undid.format(n=result.exchanges, messages=result.messages, sid=result.session_id))
         if result.user_messages:
-            ctx.say(f"Last undone message: {_one_line(result.user_messages[-1], 120)}")
+            ctx.say(
+                _("Last undone message: {text}").format(
+                    text=_one_line(result.user_messages[-1], 120)
+                )
+            )
     return 0
 
 
 def _hermes_source(ctx: Context, source: str) -> Path:
     """The ``--from-hermes`` file, checked before anything is created (a failing import
     never creates the home). An empty ``source`` means the home's own ``state.db``."""
-    from hermes_memory_cli._i18n import cli_gettext as _
 
     path = ctx.require_home() / "state.db" if source == "" else Path(source).expanduser()
     if not path.exists():
@@ -969,7 +1138,6 @@ def _hermes_source(ctx: Context, source: str) -> Path:
 
 def time_range(ctx: Context) -> tuple[float | None, float | None]:
     """``--since`` / ``--until`` as epoch seconds; `CLIError` when they are the wrong way round."""
-    from hermes_memory_cli._i18n import cli_gettext as _
 
     since = getattr(ctx.args, "since", None)
     until = getattr(ctx.args, "until", None)
@@ -999,7 +1167,6 @@ def export_markdown(ctx: Context) -> int:
     ``-o DIR`` (an existing directory, a path ending in ``/``, or any path when several
     sessions are exported) one ``<id>.md`` per session.
     """
-    from hermes_memory_cli._i18n import cli_gettext as _
     from hermes_memory_cli._markdown import file_name, session_markdown
     from hermes_memory_core.fsutil import atomic_write_text
 
