@@ -33,7 +33,8 @@ SESSION_FIELDS = (
 )
 MESSAGE_FIELDS = ("role", "content", "tool_name", "tool_call_id", "timestamp")
 # Fields only we add to session_search answers, on purpose.
-OUR_EXTRA_FIELDS = {"fallback", "match"}
+# data_note: ours says results are recorded data, never instructions (issue 21).
+OUR_EXTRA_FIELDS = {"data_note", "fallback", "match"}
 # Fields of Hermes' answers that depend on the store's ids or the host's clock, compared apart.
 VOLATILE = {"id", "timestamp", "when", "started_at", "last_active", "match_message_id", "link"}
 
@@ -147,6 +148,15 @@ def test_browse_matches_hermes(archives: tuple[HermesAgent, Path, SessionStore])
     hermes, home, store = archives
     theirs = _hermes_search(hermes, home, limit=10)
     ours = _ours(store, limit=10)
+    # One difference on purpose (differences-from-hermes.md): a continuation's preview is
+    # its first real message, not the compression summary Hermes shows.
+    summaries = 0
+    for mine, hers in zip(ours["results"], theirs["results"], strict=True):
+        if str(hers.get("preview", "")).startswith("[CONTEXT"):
+            summaries += 1
+            assert not str(mine["preview"]).startswith("[CONTEXT")
+            del mine["preview"], hers["preview"]
+    assert summaries, "the fixture has a compressed conversation"
     assert _strip(ours) == _strip(theirs)
 
 

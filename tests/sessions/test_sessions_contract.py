@@ -7,8 +7,8 @@ from hermes_memory_sessions import SessionArchiveProvider
 
 
 def test_config_schema_declares_a_text_db_path():
-    (field,) = SessionArchiveProvider().get_config_schema()
-    assert field["key"] == "sessions.db_path"
+    fields = {f["key"]: f for f in SessionArchiveProvider().get_config_schema()}
+    field = fields["sessions.db_path"]
     assert field["type"] == "text"
     assert field["secret"] is False and field["required"] is False
     assert field["description"]

@@ -520,8 +520,11 @@ def check_hermes_history(ctx: Context, config: Any, db_path: Path) -> list[Check
         elif db_path.exists():
             from hermes_memory_sessions.store import SessionStore
 
-            with SessionStore(db_path, read_only=True) as ro:  # doctor never writes
-                pending = pending_hermes_import(ctx.home, ro)
+            # Opened as every read command opens it (only reads follow). A read-only SQLite
+            # connection cannot remove the WAL files it creates, so it would leave two new
+            # files behind; a writable one removes them when it closes.
+            with SessionStore(db_path) as archive:
+                pending = pending_hermes_import(ctx.home, archive)
         else:
             pending = pending_hermes_import(ctx.home, None)
     except Exception as exc:  # the archive checks report why it cannot be opened
