@@ -170,7 +170,9 @@ def test_demo_keep_leaves_a_home_to_explore(cli):
         assert f"The demo home is kept at {home}. Look around:" in out
         assert f"hermes-memory --home {home} sessions search 备份" in out
         hits = cli.ok("--home", str(home), "--json", "sessions", "search", "备份").json()
-        assert hits and all(">>>备份<<<" in h["snippet"] for h in hits)
+        # hits found by words carry markers; with an embedder, hits by meaning may follow
+        by_words = [h for h in hits if h.get("match") != "semantic"]
+        assert by_words and all(">>>备份<<<" in h["snippet"] for h in by_words)
         assert len(cli.ok("--home", str(home), "--json", "sessions", "list").json()) == 3
         memory = cli.ok("--home", str(home), "--json", "memory", "show").json()
         assert "7-day retention" in memory["memory"]["entries"][0]["entry"]
