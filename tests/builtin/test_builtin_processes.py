@@ -75,6 +75,9 @@ import sys
 from hermes_memory_builtin import MemoryStore
 mem_dir, start = sys.argv[1], int(sys.argv[2])
 store = MemoryStore(mem_dir, memory_char_limit=100_000_000)
+# load the scanner's rules first (seconds on a loaded machine), so kills land in writes
+from hermes_memory_guard import scan_for_threats, scrub_secrets, threat_verdict
+scan_for_threats("warm up", "strict"); threat_verdict("warm up", "strict"); scrub_secrets("warm up")
 print("ready", flush=True)
 i = start
 while True:
