@@ -363,6 +363,15 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "sessions",
+        "follow_hermes",
+        "bool",
+        N_(
+            "Keep the archive following this home's Hermes state.db (read-only, "
+            "incremental; off by default)."
+        ),
+    ),
+    Setting(
+        "sessions",
         "embedder",
         "text",
         N_("Embedder for hybrid search (e.g. default); empty: lexical search only."),
