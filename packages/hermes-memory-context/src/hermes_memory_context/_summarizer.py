@@ -11,7 +11,6 @@ the timeout, so it can abort its request (as the review's model may).
 
 from __future__ import annotations
 
-import inspect
 import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -102,15 +101,6 @@ def summary_request(
     ]
 
 
-def _accepts_cancel(model: Callable[..., Any]) -> bool:
-    """Whether ``model`` takes a ``cancel`` keyword (as the review's model may)."""
-    try:
-        parameters = inspect.signature(model).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    return any(p.name == "cancel" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
-
-
 def ask_for_summary(
     summarize: Callable[..., Any], request: list[dict[str, Any]], timeout: float
 ) -> str:
@@ -119,12 +109,12 @@ def ask_for_summary(
     :raises SummaryError: the model raised, returned something unusable or empty text, or
         did not answer within ``timeout`` seconds (its call is abandoned on its thread).
     """
-    from hermes_memory_core.review import parse_reply
+    from hermes_memory_core.review import accepts_cancel, parse_reply
 
     box: dict[str, Any] = {}
     done = threading.Event()
     cancel = threading.Event()
-    extra = {"cancel": cancel} if _accepts_cancel(summarize) else {}
+    extra = {"cancel": cancel} if accepts_cancel(summarize) else {}
 
     def call() -> None:
         try:

@@ -55,6 +55,7 @@ __all__ = [
     "ReviewModel",
     "ReviewResult",
     "ToolCall",
+    "accepts_cancel",
     "parse_reply",
     "review_messages",
     "run_review",
@@ -351,7 +352,8 @@ class _Stop(Exception):
         self.error = error
 
 
-def _accepts_cancel(model: Callable[..., Any]) -> bool:
+def accepts_cancel(model: Callable[..., Any]) -> bool:
+    """Whether a host model callable takes a ``cancel`` keyword (an event set at timeout)."""
     try:
         parameters = inspect.signature(model).parameters.values()
     except (TypeError, ValueError):
@@ -442,7 +444,7 @@ def run_review(
     result = handle._result
     deadline = time.monotonic() + timeout
     conversation = review_messages(messages, prompt)
-    with_cancel = _accepts_cancel(model)
+    with_cancel = accepts_cancel(model)
     try:
         while True:
             if result.turns >= max_turns:
