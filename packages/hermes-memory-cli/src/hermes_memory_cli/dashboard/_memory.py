@@ -305,6 +305,20 @@ def pending_page(dash: Dashboard, query: Mapping[str, str], params: Mapping[str,
     )
 
 
+def _unknown_proposal(pending_id: str) -> Redirect:
+    """Back to /pending saying no proposal has that id (handled in another tab, say)."""
+    return Redirect(
+        "/pending",
+        [
+            Flash(
+                "error",
+                N_("No pending proposal has the id %(id)s (already handled?)."),
+                {"id": pending_id},
+            )
+        ],
+    )
+
+
 def approve(
     dash: Dashboard, query: Mapping[str, str], params: Mapping[str, str], form: Mapping[str, str]
 ) -> Redirect:
@@ -320,16 +334,7 @@ def approve(
             "/pending", [Flash("error", N_("Not applied: %(detail)s"), {"detail": str(exc)})]
         )
     if record is None:
-        return Redirect(
-            "/pending",
-            [
-                Flash(
-                    "error",
-                    N_("No pending proposal has the id %(id)s (already handled?)."),
-                    {"id": pending_id},
-                )
-            ],
-        )
+        return _unknown_proposal(pending_id)
     target = str(record["target"])
     name = _FILES.get(target, "?")
     _writable, problem = _open(dash, target)
@@ -415,14 +420,5 @@ def reject(
             "/pending", [Flash("error", N_("Not rejected: %(detail)s"), {"detail": str(exc)})]
         )
     if record is None:
-        return Redirect(
-            "/pending",
-            [
-                Flash(
-                    "error",
-                    N_("No pending proposal has the id %(id)s (already handled?)."),
-                    {"id": pending_id},
-                )
-            ],
-        )
+        return _unknown_proposal(pending_id)
     return Redirect("/pending", [Flash("ok", N_("Rejected; memory is unchanged."), {})])
