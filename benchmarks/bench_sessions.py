@@ -535,7 +535,7 @@ def add_synthetic_vectors(path: Path) -> tuple[int, float]:
 
     import numpy as np
 
-    from hermes_memory_sessions.vectors._archive import EMBEDDABLE
+    from hermes_memory_sessions.vectors import EMBEDDABLE
     from hermes_memory_sessions.vectors._index import ensure_vector_schema, index_model
 
     conn = sqlite3.connect(path)

@@ -29,18 +29,7 @@ SOURCE_ROOTS = sorted(
 #: Module cycles inside a package that are known and scheduled for removal. Each entry is the
 #: sorted set of modules of one strongly connected component. Keep this list short and explain
 #: every entry; a cycle not listed here fails the test, and so does an entry that is gone.
-KNOWN_PACKAGE_CYCLES: dict[frozenset[str], str] = {
-    frozenset(
-        {"hermes_memory_sessions.vectors._archive", "hermes_memory_sessions.vectors._index"}
-    ): "to be removed by the sessions reorganisation (issue 20: sessions in rooms)",
-    frozenset(
-        {
-            "hermes_memory_sessions.storage._reads",
-            "hermes_memory_sessions.storage._store",
-            "hermes_memory_sessions.tool",
-        }
-    ): "to be removed by the sessions reorganisation (issue 20: sessions in rooms)",
-}
+KNOWN_PACKAGE_CYCLES: dict[frozenset[str], str] = {}
 
 #: Underscore names one package still takes from another: ``(importer, module, name)``.
 #: Same rule: every entry says why, and an entry that is gone fails the test.

@@ -38,7 +38,6 @@ from hermes_memory_sessions.protocol import SessionArchive
 from hermes_memory_sessions.search._hybrid import pick_fused
 from hermes_memory_sessions.search._lexical import NATURAL_POOL, Hits, shape_message
 from hermes_memory_sessions.search._query import any_terms, parse_query
-from hermes_memory_sessions.search._shaping import like_prefix
 from hermes_memory_sessions.storage._schema import ArchiveBusy
 from hermes_memory_sessions.storage._store import SessionStore
 from hermes_memory_sessions.vectors._embedding_config import await_embedder, recall_state
@@ -614,22 +613,6 @@ def _recall(store: SessionArchive, fused: bool, query: str) -> dict[str, str]:
     return {"recall": "lexical", "recall_note": state[1]}
 
 
-def _session_by_title(conn: sqlite3.Connection, title: str) -> str | None:
-    """The session a remembered title names: its latest ``"<title> #N"`` continuation, else
-    the session titled exactly ``title`` (as Hermes resolves titles)."""
-    pattern = like_prefix(f"{title} #")
-    row = None
-    if pattern is not None:  # a query too long to be a title names no session
-        row = conn.execute(
-            "SELECT id FROM sessions WHERE title LIKE ? ESCAPE '\\' "
-            "ORDER BY started_at DESC LIMIT 1",
-            (pattern,),
-        ).fetchone()
-    if row is None:
-        row = conn.execute("SELECT id FROM sessions WHERE title = ?", (title,)).fetchone()
-    return str(row[0]) if row else None
-
-
 def _title_match(store: SessionArchive, query: str, lineages: _Lineages) -> dict[str, Any] | None:
     """A result for the session whose title the query names (first in the answer)."""
     title = query.strip().strip("`'\"")
@@ -723,34 +706,6 @@ def _preview(store: SessionArchive, session_id: str) -> str:
         return ""
     text = " ".join(first.split())[:63]
     return text if len(text) <= 60 else text[:60] + "..."
-
-
-def _compression_tip(conn: sqlite3.Connection, session_id: str) -> str:
-    """The latest continuation of a conversation that compression carried forward.
-
-    Follows children of compression-ended sessions (never branches, delegations or tool
-    runs), preferring a child that was itself compressed, then a live one, then the most
-    recently active; the walk is bounded and cycle-safe.
-    """
-    current, seen = session_id, {session_id}
-    for _ in range(100):
-        row = conn.execute(
-            "SELECT c.id FROM sessions p JOIN sessions c ON c.parent_session_id = p.id"
-            " WHERE p.id = ? AND p.end_reason = 'compression'"
-            " AND json_extract(COALESCE(c.model_config, '{}'), '$._branched_from') IS NULL"
-            " AND json_extract(COALESCE(c.model_config, '{}'), '$._delegate_from') IS NULL"
-            " AND COALESCE(c.source, '') <> 'tool'"
-            " ORDER BY CASE WHEN c.end_reason = 'compression' THEN 0"
-            "  WHEN c.ended_at IS NULL THEN 1 ELSE 2 END,"
-            " COALESCE(c.last_activity_at, c.started_at) DESC, c.started_at DESC, c.id DESC"
-            " LIMIT 1",
-            (current,),
-        ).fetchone()
-        if row is None or row[0] in seen:
-            return current
-        current = str(row[0])
-        seen.add(current)
-    return current
 
 
 def _compression_tip_row(store: SessionArchive, session: dict[str, Any]) -> dict[str, Any]:

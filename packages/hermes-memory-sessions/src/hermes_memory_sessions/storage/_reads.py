@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from hermes_memory_sessions.search._lexical import Hits
 from hermes_memory_sessions.search._shaping import like_prefix
 from hermes_memory_sessions.storage._message_rows import PREVIEW_ELIGIBLE
+from hermes_memory_sessions.storage._titles import compression_tip, session_by_title
 
 __all__ = ["SqliteArchiveReads"]
 
@@ -41,15 +42,11 @@ class SqliteArchiveReads:
 
     def session_by_title(self, title: str) -> str | None:
         """The session a title names (its latest ``"<title> #N"``, else the exact title)."""
-        from hermes_memory_sessions.tool import _session_by_title
-
-        return self.read_with(_session_by_title, title)
+        return self.read_with(session_by_title, title)
 
     def compression_tip(self, session_id: str) -> str:
         """The latest continuation of a conversation that compression carried forward."""
-        from hermes_memory_sessions.tool import _compression_tip
-
-        return self.read_with(_compression_tip, session_id)
+        return self.read_with(compression_tip, session_id)
 
     def message_session(self, message_id: int) -> str | None:
         """The session a message belongs to, or None."""

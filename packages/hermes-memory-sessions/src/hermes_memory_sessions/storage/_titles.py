@@ -11,7 +11,12 @@ from __future__ import annotations
 import sqlite3
 import unicodedata
 
-from hermes_memory_sessions.search._shaping import escape_like, next_numbered_title, title_base
+from hermes_memory_sessions.search._shaping import (
+    escape_like,
+    like_prefix,
+    next_numbered_title,
+    title_base,
+)
 from hermes_memory_sessions.storage._connection import SqliteArchiveBase
 
 __all__ = [
@@ -20,8 +25,10 @@ __all__ = [
     "ArchiveTitles",
     "check_title_free",
     "clean_title",
+    "compression_tip",
     "next_title_in_lineage",
     "sanitize_title",
+    "session_by_title",
 ]
 
 #: Longest title accepted after sanitising.
@@ -126,6 +133,50 @@ def clean_title(title: str | None, *, scrub: bool) -> str | None:
 
     masked = scrub_secrets(clean)
     return clean if masked == clean else sanitize_title(masked)
+
+
+def session_by_title(conn: sqlite3.Connection, title: str) -> str | None:
+    """The session a remembered title names: its latest ``"<title> #N"`` continuation, else
+    the session titled exactly ``title`` (as Hermes resolves titles)."""
+    pattern = like_prefix(f"{title} #")
+    row = None
+    if pattern is not None:  # a query too long to be a title names no session
+        row = conn.execute(
+            "SELECT id FROM sessions WHERE title LIKE ? ESCAPE '\\' "
+            "ORDER BY started_at DESC LIMIT 1",
+            (pattern,),
+        ).fetchone()
+    if row is None:
+        row = conn.execute("SELECT id FROM sessions WHERE title = ?", (title,)).fetchone()
+    return str(row[0]) if row else None
+
+
+def compression_tip(conn: sqlite3.Connection, session_id: str) -> str:
+    """The latest continuation of a conversation that compression carried forward.
+
+    Follows children of compression-ended sessions (never branches, delegations or tool
+    runs), preferring a child that was itself compressed, then a live one, then the most
+    recently active; the walk is bounded and cycle-safe.
+    """
+    current, seen = session_id, {session_id}
+    for _ in range(100):
+        row = conn.execute(
+            "SELECT c.id FROM sessions p JOIN sessions c ON c.parent_session_id = p.id"
+            " WHERE p.id = ? AND p.end_reason = 'compression'"
+            " AND json_extract(COALESCE(c.model_config, '{}'), '$._branched_from') IS NULL"
+            " AND json_extract(COALESCE(c.model_config, '{}'), '$._delegate_from') IS NULL"
+            " AND COALESCE(c.source, '') <> 'tool'"
+            " ORDER BY CASE WHEN c.end_reason = 'compression' THEN 0"
+            "  WHEN c.ended_at IS NULL THEN 1 ELSE 2 END,"
+            " COALESCE(c.last_activity_at, c.started_at) DESC, c.started_at DESC, c.id DESC"
+            " LIMIT 1",
+            (current,),
+        ).fetchone()
+        if row is None or row[0] in seen:
+            return current
+        current = str(row[0])
+        seen.add(current)
+    return current
 
 
 class ArchiveTitles(SqliteArchiveBase):

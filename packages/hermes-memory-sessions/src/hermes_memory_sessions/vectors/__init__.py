@@ -6,7 +6,7 @@ extra) loads on first use, so the archive and the CLI work without the extra.
 
 from typing import TYPE_CHECKING
 
-from hermes_memory_sessions.vectors._archive import EMBEDDABLE, coverage_counts, index_model
+from hermes_memory_sessions.vectors._coverage import EMBEDDABLE, coverage_counts, index_model
 from hermes_memory_sessions.vectors._embedding_config import (
     attach_configured_embedder,
     await_embedder,
