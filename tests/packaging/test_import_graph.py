@@ -35,13 +35,6 @@ KNOWN_PACKAGE_CYCLES: dict[frozenset[str], str] = {}
 #: Same rule: every entry says why, and an entry that is gone fails the test.
 KNOWN_PRIVATE_IMPORTS: dict[tuple[str, str, str], str] = {
     (
-        "hermes_memory_postgres.archive.search",
-        "hermes_memory_sessions.search",
-        name,
-    ): "to be removed by the sessions reorganisation (the search subpackage gets a public API)"
-    for name in ("_latin_only", "_needles")
-} | {
-    (
         "hermes_memory_postgres.memory",
         "hermes_memory_builtin.sidecar",
         "_valid_meta",

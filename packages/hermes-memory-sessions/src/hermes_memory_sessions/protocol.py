@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from hermes_memory_sessions.search._lexical import Hits
+from hermes_memory_sessions.search._query import ParsedQuery
 
 __all__ = ["ArchiveUnreachable", "SessionArchive"]
 
@@ -239,7 +240,7 @@ class SessionArchive(Protocol):
     # ------------------------------------------------------------------ search
     def find_hits(
         self,
-        query: str,
+        query: str | ParsedQuery,
         *,
         role_filter: Sequence[str] | None = None,
         source_filter: Sequence[str] | None = None,
@@ -253,7 +254,8 @@ class SessionArchive(Protocol):
         until: float | None = None,
     ) -> Hits | None:
         """Matching rows by the discovery policy, without snippets (None: no match);
-        ``since``/``until`` (epoch seconds, inclusive) bound message timestamps."""
+        ``query`` is a string or a `ParsedQuery` (not parsed again); ``since``/``until``
+        (epoch seconds, inclusive) bound message timestamps."""
         ...
 
     def hit_snippet(self, hits: Hits, message_id: int) -> str:

@@ -35,9 +35,9 @@ from typing import Any
 from hermes_memory_core.config import ConfigError, load_config, resolve_home
 from hermes_memory_core.toolresult import tool_error, tool_result
 from hermes_memory_sessions.protocol import SessionArchive
-from hermes_memory_sessions.search._hybrid import pick_fused
+from hermes_memory_sessions.search._hybrid import RankedHit, fused_ranking
 from hermes_memory_sessions.search._lexical import NATURAL_POOL, Hits, shape_message
-from hermes_memory_sessions.search._query import any_terms, parse_query
+from hermes_memory_sessions.search._query import ParsedQuery, parse_query
 from hermes_memory_sessions.storage._schema import ArchiveBusy
 from hermes_memory_sessions.storage._store import SessionStore
 from hermes_memory_sessions.vectors._embedding_config import await_embedder, recall_state
@@ -433,11 +433,11 @@ class _Lineages:
 
 
 _Kept = dict[str, tuple[dict[str, Any], Hits | None, bool]]
-_Deferred = list[tuple[dict[str, Any], Hits, bool]]
+_Deferred = list[RankedHit]
 
 
 def _pick(
-    rows: Sequence[tuple[dict[str, Any], Hits, bool]],
+    rows: Sequence[RankedHit],
     lineages: _Lineages,
     kept: _Kept,
     limit: int,
@@ -448,11 +448,12 @@ def _pick(
     With ``deferred``, hits from `DEMOTED_SOURCES` are set aside there instead (they are
     picked after every other hit, so scheduled runs never crowd out conversations).
     """
-    for row, hits, fallback in rows:
+    for hit in rows:
+        row, hits, fallback = hit
         if len(kept) >= limit:
             return
         if deferred is not None and row.get("source") in DEMOTED_SOURCES:
-            deferred.append((row, hits, fallback))
+            deferred.append(hit)
             continue
         sid = row["session_id"]
         if lineages.is_current(sid):
@@ -464,7 +465,7 @@ def _pick(
 
 def _collect(
     store: SessionArchive,
-    query: str,
+    query: ParsedQuery,
     common: dict[str, Any],
     lineages: _Lineages,
     kept: _Kept,
@@ -486,7 +487,7 @@ def _collect(
 
 def _collect_pages(
     store: SessionArchive,
-    query: str,
+    query: ParsedQuery,
     common: dict[str, Any],
     lineages: _Lineages,
     kept: _Kept,
@@ -505,7 +506,9 @@ def _collect_pages(
         if hits is None:
             return found
         found = True
-        _pick([(row, hits, fallback) for row in hits.rows], lineages, kept, limit, deferred)
+        _pick(
+            [RankedHit(row, hits, fallback) for row in hits.rows], lineages, kept, limit, deferred
+        )
         offset += page
         if len(kept) >= limit or len(hits.rows) < page or offset >= _MAX_SCAN:
             return found
@@ -539,24 +542,34 @@ def _discover(
     await_embedder(store)
     # With an embedder attached: the fused (lexical + dense) ranking first; lexical
     # discovery below fills what it leaves (None: no embedder, exactly the lexical path).
-    fused = pick_fused(store, query, common, kept, limit, _pick, lineages)
-    recall = _recall(store, fused is not None, query)
+    # The query is parsed once here; everything below reads the parsed form.
+    parsed = parse_query(query)
+    fused = fused_ranking(
+        store,
+        parsed,
+        role_filter=common["role_filter"],
+        exclude_sources=common["exclude_sources"],
+        sort=sort,
+    )
+    recall = _recall(store, fused is not None, parsed)
+    deferred: _Deferred = []
+    used_fallback = False
     if fused is None:
-        matched = _collect(store, query, common, lineages, kept, limit, fallback=False)
+        matched = _collect(store, parsed, common, lineages, kept, limit, fallback=False)
     else:
-        matched = fused.matched or (
+        before = set(kept)
+        _pick(fused.rows, lineages, kept, limit, deferred)
+        used_fallback = any(kept[k][2] for k in kept if k not in before)
+        matched = bool(fused.rows) or (
             len(kept) < limit
-            and _collect(store, query, common, lineages, kept, limit, fallback=False)
+            and _collect(store, parsed, common, lineages, kept, limit, fallback=False)
         )
     matched = matched or titled is not None
-    used_fallback = fused is not None and fused.any_terms_used
-    parsed = parse_query(query)
-    if len(kept) < limit and not parsed.has_syntax and len(any_terms(parsed)) >= 2:
-        before = len(kept)
-        _collect(store, query, common, lineages, kept, limit, fallback=True)
-        used_fallback = used_fallback or len(kept) > before
-    if fused is not None:
-        _pick(fused.deferred, lineages, kept, limit)  # demoted sources after everything
+    if len(kept) < limit and parsed.natural:
+        before_count = len(kept)
+        _collect(store, parsed, common, lineages, kept, limit, fallback=True)
+        used_fallback = used_fallback or len(kept) > before_count
+    _pick(deferred, lineages, kept, limit)  # demoted sources of the fused rows after everything
     if not matched and not used_fallback:
         return tool_result(
             {
@@ -596,7 +609,7 @@ def _discover(
     return tool_result(payload)
 
 
-def _recall(store: SessionArchive, fused: bool, query: str) -> dict[str, str]:
+def _recall(store: SessionArchive, fused: bool, parsed: ParsedQuery) -> dict[str, str]:
     """``{"recall": "hybrid"|"lexical", "recall_note": why}`` when an embedder is configured
     for the store (nothing otherwise: the payload keeps its lexical shape)."""
     state = recall_state(store)
@@ -605,7 +618,7 @@ def _recall(store: SessionArchive, fused: bool, query: str) -> dict[str, str]:
     if state[0] == "hybrid":
         if fused:
             return {"recall": "hybrid"}
-        if parse_query(query).has_syntax:
+        if parsed.has_syntax:
             why = "search syntax (quotes, OR, NOT, prefix*) is matched by words only"
         else:
             why = "the query could not be embedded just now: results matched its words only"

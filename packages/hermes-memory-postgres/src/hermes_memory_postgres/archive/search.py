@@ -24,10 +24,9 @@ from hermes_memory_sessions.search import (
     Hits,
     ParsedQuery,
     Term,
-    _latin_only,
-    _needles,
     context_rows,
     dedupe_hits,
+    latin_only,
     merge_found,
     or_items,
     parse_query,
@@ -44,7 +43,7 @@ class ArchiveSearch(NaturalRanking):
 
     def find_hits(
         self,
-        query: str,
+        query: str | ParsedQuery,
         *,
         role_filter: Sequence[str] | None = None,
         source_filter: Sequence[str] | None = None,
@@ -85,7 +84,7 @@ class ArchiveSearch(NaturalRanking):
         if not rows:
             return None
         merged, sources = dedupe_hits(rows, offset, limit)
-        return Hits(merged, sources, _needles(parsed))
+        return Hits(merged, sources, list(parsed.needles))
 
     def _search_items(
         self,
@@ -99,7 +98,7 @@ class ArchiveSearch(NaturalRanking):
         if has_cjk:
             plans = [
                 ("cjk", render_tsquery(items, cjk=True)),
-                ("words", render_tsquery(_latin_only(items), cjk=False)),
+                ("words", render_tsquery(latin_only(items), cjk=False)),
             ]
             fallback: list[tuple[str, str]] = []
         else:

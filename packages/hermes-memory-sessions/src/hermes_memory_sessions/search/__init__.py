@@ -5,7 +5,7 @@ The PostgreSQL backend shares the query parser, the CJK splitting and the shapin
 """
 
 from hermes_memory_sessions.search._cjk import cjk_index_text, fold_version, split_cjk
-from hermes_memory_sessions.search._hybrid import discover
+from hermes_memory_sessions.search._hybrid import FusedRanking, RankedHit, discover, fused_ranking
 from hermes_memory_sessions.search._lexical import (
     COMMON_TERM_CAP,
     NATURAL_POOL,
@@ -15,11 +15,14 @@ from hermes_memory_sessions.search._lexical import (
     Hits,
     python_snippet,
 )
-
-# Still taken by the PostgreSQL backend; replaced by a public API (issue 20).
-from hermes_memory_sessions.search._lexical import _latin_only as _latin_only
-from hermes_memory_sessions.search._lexical import _needles as _needles
-from hermes_memory_sessions.search._query import ParsedQuery, Term, any_terms, parse_query
+from hermes_memory_sessions.search._query import (
+    ParsedQuery,
+    Term,
+    any_terms,
+    latin_only,
+    parse_query,
+    term_has_cjk,
+)
 from hermes_memory_sessions.search._shaping import (
     anchored_result,
     context_rows,
@@ -43,8 +46,10 @@ __all__ = [
     "NATURAL_WINDOW",
     "RANK_WINDOW",
     "SNIPPET_FTS_MAX_CHARS",
+    "FusedRanking",
     "Hits",
     "ParsedQuery",
+    "RankedHit",
     "Term",
     "anchored_result",
     "any_terms",
@@ -55,6 +60,8 @@ __all__ = [
     "discover",
     "escape_like",
     "fold_version",
+    "fused_ranking",
+    "latin_only",
     "merge_found",
     "neighbour_graph",
     "next_numbered_title",
@@ -65,6 +72,7 @@ __all__ = [
     "smooth_ranked",
     "smoothing_extra",
     "split_cjk",
+    "term_has_cjk",
     "terms_have_cjk",
     "title_base",
 ]

@@ -27,22 +27,24 @@ fails, discovery is lexical only.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-from hermes_memory_sessions.search._lexical import Hits, _needles, _search_items, python_snippet
-from hermes_memory_sessions.search._query import any_terms, parse_query
+from hermes_memory_sessions.search._lexical import Hits, _search_items, python_snippet
+from hermes_memory_sessions.search._query import ParsedQuery, parse_query
 
 __all__ = [
     "DENSE_POOL",
     "DENSE_WEIGHT",
     "LEXICAL_POOL",
+    "TOOL_POOL",
     "Discovery",
-    "FusedPick",
+    "FusedRanking",
+    "RankedHit",
     "dense_floor",
     "discover",
-    "pick_fused",
+    "fused_ranking",
     "vector_index_of",
 ]
 
@@ -126,12 +128,11 @@ def _filters(filters: dict[str, Any]) -> dict[str, Any]:
 
 
 def _lexical(
-    store: Any, query: str, pool: int, filters: dict[str, Any]
+    store: Any, parsed: ParsedQuery, pool: int, filters: dict[str, Any]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[int, tuple[str, str]], list[str]]:
     """``(and_rows, fallback_rows, sources, needles)`` of the lexical policy, each best first."""
     from hermes_memory_sessions.search._lexical import _natural
 
-    parsed = parse_query(query)
     if not parsed.terms:
         return [], [], {}, []
     flt = _filters(filters)
@@ -139,7 +140,7 @@ def _lexical(
     def run(conn: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         first = _search_items(conn, list(parsed.items), parsed.has_cjk, pool, flt)
         second: list[dict[str, Any]] = []
-        if len(first) < pool and not parsed.has_syntax and len(any_terms(parsed)) >= 2:
+        if len(first) < pool and parsed.natural:
             second = _natural(conn, parsed, pool, flt)
         return first, second
 
@@ -157,7 +158,7 @@ def _lexical(
         if mid not in sources:
             sources[mid] = row.pop("_src")
             any_rows.append(row)
-    return and_rows[:pool], any_rows[:pool], sources, _needles(parsed)
+    return and_rows[:pool], any_rows[:pool], sources, list(parsed.needles)
 
 
 def _minmax(values: Sequence[float]) -> list[float]:
@@ -209,7 +210,7 @@ def _coverage(store: Any, ids: list[int], terms: Sequence[Any]) -> dict[int, flo
 
 def discover(
     store: Any,
-    query: str,
+    query: str | ParsedQuery,
     *,
     limit: int = 20,
     role_filter: Sequence[str] | None = None,
@@ -220,8 +221,10 @@ def discover(
 ) -> Discovery | None:
     """Messages ranked by the discovery policy (fused with dense similarity when the store
     has a vector index and ``dense``); None when nothing matches or the query has no terms
-    and no vector index can answer it.
+    and no vector index can answer it. ``query`` is a string or a `ParsedQuery` the caller
+    parsed once.
     """
+    parsed = parse_query(query)
     limit = max(1, int(limit))
     filters = {
         "role_filter": list(role_filter) if role_filter else None,
@@ -230,12 +233,11 @@ def discover(
         "include_inactive": include_inactive,
     }
     pool = max(LEXICAL_POOL, limit)
-    and_rows, any_rows, sources, needles = _lexical(store, query, pool, filters)
+    and_rows, any_rows, sources, needles = _lexical(store, parsed, pool, filters)
     index = vector_index_of(store) if dense else None
     dense_hits = []
-    parsed = parse_query(query)
     if index is not None and not parsed.has_syntax:
-        vector = index.query_vector(query)
+        vector = index.query_vector(parsed.text)
         if vector is not None:
             try:
                 dense_hits = index.search(vector, limit=max(DENSE_POOL, limit), **filters)
@@ -269,7 +271,7 @@ def discover(
         lex_scores = _minmax([-float(r.get("rank") or 0.0) for r in and_rows])
         fallback = _minmax([-float(r.get("rank") or 0.0) for r in any_rows])
         if CJK_FALLBACK_COVERAGE and parsed.has_cjk and any_rows:
-            cover = _coverage(store, [int(r["id"]) for r in any_rows], any_terms(parsed))
+            cover = _coverage(store, [int(r["id"]) for r in any_rows], parsed.content_terms)
             fallback = [
                 s * cover.get(int(r["id"]), 1.0) for r, s in zip(any_rows, fallback, strict=True)
             ]
@@ -310,7 +312,7 @@ def discover(
     if not rows:
         return None
     semantic = {int(r["id"]) for r in rows if r["match"] == "semantic"}
-    words = sorted({t.text for t in any_terms(parsed) if len(t.text) > 1}, key=len, reverse=True)
+    words = sorted({t.text for t in parsed.content_terms if len(t.text) > 1}, key=len, reverse=True)
     return Discovery(
         rows,
         _FusedHits(rows, sources, needles, semantic, words),
@@ -370,23 +372,28 @@ class _FusedHits(Hits):
         return python_snippet(row[0] if row else None, self.content_needles)
 
 
-@dataclass
-class FusedPick:
-    """What `pick_fused` did for ``session_search``: whether anything matched, whether a
-    fallback row was kept, and the demoted (cron) rows to pick after everything else."""
+class RankedHit(NamedTuple):
+    """One row of the fused ranking: the row, the `Hits` that makes its snippet, and
+    whether only the natural-language fallback found it."""
 
-    matched: bool
-    any_terms_used: bool
-    deferred: list[tuple[dict[str, Any], Hits, bool]] = field(default_factory=list)
+    row: dict[str, Any]
+    hits: Hits
+    any_terms: bool
+
+
+@dataclass(frozen=True)
+class FusedRanking:
+    """The fused discovery ranking ``session_search`` picks from, best first; empty when
+    nothing matched. Rows only the dense side found carry ``"_semantic": True``."""
+
+    rows: tuple[RankedHit, ...]
 
 
 #: Fused messages read for ``session_search`` discovery (one per lineage is kept).
 TOOL_POOL = 80
 
 
-def _words_first(
-    rows: list[tuple[dict[str, Any], Hits, bool]],
-) -> list[tuple[dict[str, Any], Hits, bool]]:
+def _words_first(rows: list[RankedHit]) -> list[RankedHit]:
     """The fused rows with each session's rows together, at the place of its best row, and
     the rows that matched the query's words ahead of those only the dense side found.
 
@@ -394,55 +401,46 @@ def _words_first(
     A session found by the word searched for is shown at a message containing that word
     (highlighted in its snippet), not at a neighbour that merely scored higher by meaning.
     """
-    groups: dict[str, list[tuple[dict[str, Any], Hits, bool]]] = {}
+    groups: dict[str, list[RankedHit]] = {}
     for item in rows:
-        groups.setdefault(str(item[0].get("session_id")), []).append(item)
+        groups.setdefault(str(item.row.get("session_id")), []).append(item)
     # sorted() is stable: within each kind the fused order is kept.
     return [
         item
         for group in groups.values()
-        for item in sorted(group, key=lambda it: bool(it[0].get("_semantic")))
+        for item in sorted(group, key=lambda it: bool(it.row.get("_semantic")))
     ]
 
 
-def pick_fused(
+def fused_ranking(
     store: Any,
-    query: str,
-    common: dict[str, Any],
-    kept: dict[str, Any],
-    limit: int,
-    pick: Callable[..., None],
-    lineages: Any,
-) -> FusedPick | None:
-    """Fill ``kept`` (``session_search``'s lineage → hit map) from the fused ranking.
+    query: str | ParsedQuery,
+    *,
+    role_filter: Sequence[str] | None = None,
+    exclude_sources: Sequence[str] | None = None,
+    sort: str | None = None,
+    pool: int = TOOL_POOL,
+) -> FusedRanking | None:
+    """The fused (lexical + dense) ranking of ``query`` for ``session_search`` discovery.
 
-    Returns None — the caller runs the lexical discovery exactly as without vectors — when
-    the store has no vector index, the query uses search syntax, or the query embedding
-    failed. Rows that only the dense side found carry ``"_semantic": True``.
+    None — the caller runs the lexical discovery exactly as without vectors — when the
+    store has no vector index, a ``sort`` is asked for, the query uses search syntax, or
+    the query embedding failed.
     """
-    if vector_index_of(store) is None or common.get("sort"):
-        return None
-    if parse_query(query).has_syntax:
+    parsed = parse_query(query)
+    if vector_index_of(store) is None or sort or parsed.has_syntax:
         return None
     found = discover(
-        store,
-        query,
-        limit=TOOL_POOL,
-        role_filter=common.get("role_filter"),
-        exclude_sources=common.get("exclude_sources"),
+        store, parsed, limit=pool, role_filter=role_filter, exclude_sources=exclude_sources
     )
     if found is not None and not found.hybrid:
         return None  # the embedder failed: plain lexical discovery, as without vectors
     if found is None:
-        return FusedPick(matched=False, any_terms_used=False)
-    before = set(kept)
-    rows: list[tuple[dict[str, Any], Hits, bool]] = []
+        return FusedRanking(())
+    rows: list[RankedHit] = []
     for row in found.rows:
         label = row.pop("match")
         if label == "semantic":
             row["_semantic"] = True
-        rows.append((row, found.hits, label == "any_terms"))
-    deferred: list[tuple[dict[str, Any], Hits, bool]] = []
-    pick(_words_first(rows), lineages, kept, limit, deferred)
-    any_used = any(kept[k][2] for k in kept if k not in before)
-    return FusedPick(matched=True, any_terms_used=any_used, deferred=deferred)
+        rows.append(RankedHit(row, found.hits, label == "any_terms"))
+    return FusedRanking(tuple(_words_first(rows)))

@@ -32,7 +32,7 @@ from typing import Any
 
 from hermes_memory_sessions.search._cjk import cjk_match_expr, split_cjk
 from hermes_memory_sessions.search._hit_filters import HIT_SELECT, hit_filters
-from hermes_memory_sessions.search._query import ParsedQuery, Term, parse_query
+from hermes_memory_sessions.search._query import ParsedQuery, Term, latin_only, parse_query
 from hermes_memory_sessions.search._query import any_terms as content_terms
 from hermes_memory_sessions.search._shaping import (
     SMOOTH_SEEDS,
@@ -94,51 +94,6 @@ def _items(parsed: ParsedQuery, any_term: bool) -> list[Term | str]:
     return or_items(content_terms(parsed))
 
 
-def _has_cjk(term: Term) -> bool:
-    return any(is_cjk for is_cjk, _ in split_cjk(term.text))
-
-
-def _latin_only(items: list[Term | str]) -> list[Term | str]:
-    """``items`` evaluated for a message without CJK text: every CJK term is false there.
-
-    An AND group with a positive CJK term can never match and is dropped; ``NOT <cjk>`` is
-    always true and disappears. Returns [] when nothing can match.
-    """
-    groups: list[list[Term | str]] = [[]]
-    for item in items:
-        if item == "OR":
-            groups.append([])
-        else:
-            groups[-1].append(item)
-    kept: list[list[Term | str]] = []
-    for group in groups:
-        out: list[Term | str] = []
-        negate = False
-        possible = True
-        for item in group:
-            if isinstance(item, str):
-                negate = item == "NOT"
-                continue
-            if _has_cjk(item):
-                if not negate:
-                    possible = False
-                    break
-            elif negate:
-                if out:
-                    out.extend(["NOT", item])
-            else:
-                out.append(item)
-            negate = False
-        if possible and out:
-            kept.append(out)
-    joined: list[Term | str] = []
-    for group in kept:
-        if joined:
-            joined.append("OR")
-        joined.extend(group)
-    return joined
-
-
 def _render(items: list[Term | str], *, cjk: bool) -> str:
     out: list[str] = []
     for item in items:
@@ -159,17 +114,6 @@ def _render(items: list[Term | str], *, cjk: bool) -> str:
 def build_expression(parsed: ParsedQuery, *, cjk: bool, any_term: bool) -> str:
     """The FTS5 MATCH expression for ``parsed`` on the CJK or the word index."""
     return _render(_items(parsed, any_term), cjk=cjk)
-
-
-def _needles(parsed: ParsedQuery) -> list[str]:
-    needles: list[str] = []
-    for t in parsed.terms:
-        for is_cjk, seg in split_cjk(t.text):
-            if is_cjk:
-                needles.append(seg)
-            else:
-                needles.extend(w for w in re.findall(r"\w+", seg) if len(w) > 1 or not needles)
-    return sorted(set(needles), key=len, reverse=True)
 
 
 #: Messages longer than this get `python_snippet` rather than FTS5's ``snippet()``.
@@ -275,7 +219,7 @@ def _search_items(
     if has_cjk:
         # CJK messages answer from the CJK index (their Latin words are indexed there too);
         # messages without CJK can only match through the query's Latin terms.
-        latin = _render(_latin_only(items), cjk=False)
+        latin = _render(latin_only(items), cjk=False)
         plans = [(_CJK, _render(items, cjk=True))] + [(t, latin) for t in word_tables]
         fallback: list[tuple[str, str]] = []
     else:
@@ -360,7 +304,7 @@ def _prune_common(conn: sqlite3.Connection, table: str, terms: Sequence[Term]) -
 
 def find_hits(
     conn: sqlite3.Connection,
-    query: str,
+    query: str | ParsedQuery,
     *,
     role_filter: Sequence[str] | None = None,
     source_filter: Sequence[str] | None = None,
@@ -375,8 +319,9 @@ def find_hits(
 ) -> Hits | None:
     """Matching rows without snippets/context (None when nothing matches or no terms).
 
-    ``any_terms=True`` is the natural-language fallback (see `_natural`); ``since`` /
-    ``until`` (epoch seconds, inclusive) bound the message timestamps.
+    ``query`` is a string or a `ParsedQuery` parsed once by the caller; ``any_terms=True``
+    is the natural-language fallback (see `_natural`); ``since`` / ``until`` (epoch
+    seconds, inclusive) bound the message timestamps.
     """
     parsed = parse_query(query)
     if not parsed.terms:
@@ -399,12 +344,12 @@ def find_hits(
     if not rows:
         return None
     merged, sources = dedupe_hits(rows, offset, limit)
-    return Hits(merged, sources, _needles(parsed))
+    return Hits(merged, sources, list(parsed.needles))
 
 
 def search_messages(
     conn: sqlite3.Connection,
-    query: str,
+    query: str | ParsedQuery,
     *,
     with_context: bool = True,
     with_snippet: bool = True,

@@ -18,7 +18,9 @@ quoted run (``"数据库备份"``) must still occur verbatim.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
 
 from hermes_memory_sessions.search._cjk import split_cjk
 from hermes_memory_sessions.search._cjk_text import CJK_STOP_WORDS, content_form, fold, segment_run
@@ -28,7 +30,10 @@ __all__ = [
     "STOP_WORDS",
     "ParsedQuery",
     "Term",
+    "any_terms",
+    "latin_only",
     "parse_query",
+    "term_has_cjk",
 ]
 
 #: Longest query (in characters) that is looked at; the rest is ignored.
@@ -72,30 +77,103 @@ class Term:
         return '"' + self.text.replace('"', '""') + '"' + ("*" if self.prefix else "")
 
 
-@dataclass
+@dataclass(frozen=True)
 class ParsedQuery:
-    """A sanitised query: a sequence of `Term` and operator strings (``AND``/``OR``/``NOT``)."""
+    """A sanitised query, parsed once and handed down: `Term` and operator strings
+    (``AND``/``OR``/``NOT``) in ``items``, and the query as given in ``text`` (what an
+    embedder reads). What search derives from it is computed on first use and kept.
+    """
 
-    items: list[Term | str] = field(default_factory=list)
+    items: tuple[Term | str, ...] = ()
+    text: str = ""
 
-    @property
-    def terms(self) -> list[Term]:
+    @cached_property
+    def terms(self) -> tuple[Term, ...]:
         """The terms, without operators."""
-        return [i for i in self.items if isinstance(i, Term)]
+        return tuple(i for i in self.items if isinstance(i, Term))
 
-    @property
+    @cached_property
     def has_syntax(self) -> bool:
         """True when the user wrote operators, phrases or prefixes (no NL fallback then)."""
         return any(isinstance(i, str) or i.prefix or i.phrase for i in self.items)
 
-    @property
+    @cached_property
     def has_cjk(self) -> bool:
         """True when some term contains an indexable CJK character."""
-        return any(is_cjk for t in self.terms for is_cjk, _ in split_cjk(t.text) if is_cjk)
+        return any(term_has_cjk(t) for t in self.terms)
+
+    @cached_property
+    def content_terms(self) -> tuple[Term, ...]:
+        """Distinct content terms for the natural-language fallback (stop words out)."""
+        return tuple(_content_terms(self))
+
+    @cached_property
+    def natural(self) -> bool:
+        """True when the natural-language fallback applies: a plain question (no search
+        syntax) with two content words or more."""
+        return not self.has_syntax and len(self.content_terms) >= 2
+
+    @cached_property
+    def needles(self) -> tuple[str, ...]:
+        """The words a snippet highlights, longest first (CJK runs whole)."""
+        found: list[str] = []
+        for t in self.terms:
+            for is_cjk, seg in split_cjk(t.text):
+                if is_cjk:
+                    found.append(seg)
+                else:
+                    found.extend(w for w in re.findall(r"\w+", seg) if len(w) > 1 or not found)
+        return tuple(sorted(set(found), key=len, reverse=True))
 
     def fts(self) -> str:
         """The FTS5 expression for the word index ("" when there is nothing to search)."""
         return " ".join(i if isinstance(i, str) else i.fts() for i in self.items)
+
+
+def term_has_cjk(term: Term) -> bool:
+    """True when ``term`` holds an indexable CJK character."""
+    return any(is_cjk for is_cjk, _ in split_cjk(term.text))
+
+
+def latin_only(items: Sequence[Term | str]) -> list[Term | str]:
+    """``items`` evaluated for a message without CJK text: every CJK term is false there.
+
+    An AND group with a positive CJK term can never match and is dropped; ``NOT <cjk>`` is
+    always true and disappears. Returns [] when nothing can match.
+    """
+    groups: list[list[Term | str]] = [[]]
+    for item in items:
+        if item == "OR":
+            groups.append([])
+        else:
+            groups[-1].append(item)
+    kept: list[list[Term | str]] = []
+    for group in groups:
+        out: list[Term | str] = []
+        negate = False
+        possible = True
+        for item in group:
+            if isinstance(item, str):
+                negate = item == "NOT"
+                continue
+            if term_has_cjk(item):
+                if not negate:
+                    possible = False
+                    break
+            elif negate:
+                if out:
+                    out.extend(["NOT", item])
+            else:
+                out.append(item)
+            negate = False
+        if possible and out:
+            kept.append(out)
+    joined: list[Term | str] = []
+    for group in kept:
+        if joined:
+            joined.append("OR")
+        joined.extend(group)
+    return joined
 
 
 def _cjk_words(piece: str) -> list[str]:
@@ -136,10 +214,15 @@ def _clean_token(raw: str, *, expand: bool = True) -> list[Term]:
 
 
 def parse_query(query: object) -> ParsedQuery:
-    """Sanitise ``query`` into a `ParsedQuery`; never raises (non-strings give an empty query)."""
-    parsed = ParsedQuery()
+    """Sanitise ``query`` into a `ParsedQuery`; never raises (non-strings give an empty query).
+
+    A `ParsedQuery` is returned as it is: a caller that parsed the query once hands it down
+    and nothing below parses it again.
+    """
+    if isinstance(query, ParsedQuery):
+        return query
     if not isinstance(query, str):
-        return parsed
+        return ParsedQuery()
     text = fold(query[:MAX_QUERY_CHARS].replace("\x00", " "))
     items: list[Term | str] = []
     for m in _PHRASE_OR_TOKEN.finditer(text):
@@ -165,12 +248,16 @@ def parse_query(query: object) -> ParsedQuery:
         cleaned.append(item)
     while cleaned and isinstance(cleaned[-1], str):
         cleaned.pop()
-    parsed.items = cleaned
-    return parsed
+    return ParsedQuery(tuple(cleaned), query)
 
 
 def any_terms(parsed: ParsedQuery) -> list[Term]:
-    """Distinct content terms for the natural-language any-term fallback (stop words out)."""
+    """Distinct content terms for the natural-language any-term fallback (stop words out):
+    ``parsed.content_terms`` as a list."""
+    return list(parsed.content_terms)
+
+
+def _content_terms(parsed: ParsedQuery) -> list[Term]:
     seen: set[str] = set()
     out: list[Term] = []
     for term in parsed.terms:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from hermes_memory_sessions.search._lexical import Hits
+from hermes_memory_sessions.search._query import ParsedQuery
 from hermes_memory_sessions.search._shaping import like_prefix
 from hermes_memory_sessions.storage._message_rows import PREVIEW_ELIGIBLE
 from hermes_memory_sessions.storage._titles import compression_tip, session_by_title
@@ -23,7 +24,7 @@ class SqliteArchiveReads:
     def read_with(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         raise NotImplementedError  # pragma: no cover - SessionStore provides it
 
-    def find_hits(self, query: str, **filters: Any) -> Hits | None:
+    def find_hits(self, query: str | ParsedQuery, **filters: Any) -> Hits | None:
         """Matching rows without snippets; ``filters`` are the keywords of
         `hermes_memory_sessions.search._lexical.find_hits` (the protocol's ``find_hits``)."""
         from hermes_memory_sessions.search._lexical import find_hits
