@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hermes_memory_sessions.importers._follow import follow_hermes, pending_hermes_import
-from hermes_memory_sessions.storage._store import SessionStore
+from hermes_memory_sessions.storage import SessionStore
 
 
 def build_state(path: Path, sessions: int, messages: int) -> None:

@@ -51,7 +51,7 @@ import hermes_memory_sessions.search._cjk as cjk_mod
 import hermes_memory_sessions.search._hybrid as hybrid_mod
 import hermes_memory_sessions.search._query as query_mod
 from hermes_memory_sessions.search._query import any_terms, parse_query
-from hermes_memory_sessions.storage._store import SessionStore
+from hermes_memory_sessions.storage import SessionStore
 
 KS = (5, 10)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hermes_memory_sessions.provider import SessionArchiveProvider
-from hermes_memory_sessions.storage._store import SessionStore
+from hermes_memory_sessions.storage import SessionStore
 
 
 def _builders():

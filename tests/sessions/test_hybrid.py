@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from hermes_memory_sessions.storage._store import SessionStore
+from hermes_memory_sessions.storage import SessionStore
 from hermes_memory_sessions.tool import session_search
 
 vectors = pytest.importorskip("hermes_memory_vectors")

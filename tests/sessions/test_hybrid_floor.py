@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import hermes_memory_sessions.search._hybrid as hybrid
-from hermes_memory_sessions.storage._store import SessionStore
+from hermes_memory_sessions.storage import SessionStore
 from hermes_memory_sessions.tool import session_search
 
 pytest.importorskip("numpy")

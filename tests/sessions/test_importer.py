@@ -21,7 +21,7 @@ from hermes_memory_sessions.importers._hermes import (
     ImportReport,
     import_hermes_db,
 )
-from hermes_memory_sessions.storage._store import SessionStore
+from hermes_memory_sessions.storage import SessionStore
 
 SESSION_KEYS = (
     "id",
@@ -386,7 +386,7 @@ def test_error_in_a_subprocess_is_one_line(tmp_path: Path) -> None:
     code = (
         "import sys\n"
         "from hermes_memory_sessions.importers._hermes import HermesImportError, import_hermes_db\n"
-        "from hermes_memory_sessions.storage._store import SessionStore\n"
+        "from hermes_memory_sessions.storage import SessionStore\n"
         "s = SessionStore(sys.argv[2])\n"
         "try:\n"
         "    import_hermes_db(sys.argv[1], s)\n"

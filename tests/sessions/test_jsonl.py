@@ -17,7 +17,7 @@ from hermes_memory_sessions.importers._jsonl import (
     export_jsonl,
     import_jsonl,
 )
-from hermes_memory_sessions.storage._store import SessionStore
+from hermes_memory_sessions.storage import SessionStore
 
 ROOT = "20250305_091523_a1b2c3"
 CHILD = "20250305_101010_d4e5f6"

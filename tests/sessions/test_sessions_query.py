@@ -10,7 +10,7 @@ import pytest
 
 from hermes_memory_sessions.search._lexical import build_expression
 from hermes_memory_sessions.search._query import MAX_QUERY_CHARS, parse_query
-from hermes_memory_sessions.storage._store import SessionStore
+from hermes_memory_sessions.storage import SessionStore
 
 
 @pytest.mark.parametrize(

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from hermes_memory_sessions.storage import SessionStore, sanitize_title
 from hermes_memory_sessions.storage._hermesdb import HermesDatabaseError
 from hermes_memory_sessions.storage._schema import (
     META_SCHEMA_KEY,
     SCHEMA_VERSION,
     TOOL_INDEX_PREFIX,
 )
-from hermes_memory_sessions.storage._store import SessionStore, sanitize_title
 
 
 @pytest.fixture

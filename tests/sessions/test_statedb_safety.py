@@ -20,6 +20,7 @@ from hermes_statedb import Expected, build_l1, build_v23, populate
 from hermes_memory_core.config import sessions_db_path
 from hermes_memory_sessions.importers._hermes import import_hermes_db
 from hermes_memory_sessions.importers._migrate_out import BACKUP_INFIX, MigrateOutError, migrate_out
+from hermes_memory_sessions.storage import SessionStore
 from hermes_memory_sessions.storage import _schema as schema
 from hermes_memory_sessions.storage._hermesdb import (
     HermesDatabaseError,
@@ -27,7 +28,6 @@ from hermes_memory_sessions.storage._hermesdb import (
     legacy_archive_notice,
     our_objects,
 )
-from hermes_memory_sessions.storage._store import SessionStore
 
 SCRIPT = shutil.which("hermes-memory", path=str(Path(sys.executable).parent))
 

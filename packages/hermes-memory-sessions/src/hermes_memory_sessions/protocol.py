@@ -5,7 +5,7 @@ the importers and exporters call only these methods, so any backend that impleme
 works everywhere: `hermes_memory_sessions.SessionStore` (SQLite, the embedded default)
 and ``hermes_memory_postgres.PostgresSessionArchive`` (PostgreSQL).
 
-Rows are plain dicts with Hermes' column names (see `hermes_memory_sessions.storage._store`).
+Rows are plain dicts with Hermes' column names (see `hermes_memory_sessions.SessionStore`).
 Timestamps are epoch seconds (float); message ids are integers that grow with insertion.
 
 Write semantics shared by the backends: the recording methods (``append_message(s)``,

@@ -1,62 +1,9 @@
 """`SessionStore`: every message of every session in one SQLite file.
 
-Public API (stable; importers and the CLI build on it)::
-
-    store = SessionStore(path, *, busy_timeout_ms=5000, write_budget_s=60.0, read_budget_s=5.0,
-                         journal_mode="wal", read_only=None, scrub_secrets=True)
-        # HermesDatabaseError (a sqlite3.DatabaseError) when path is Hermes' own state.db
-
-    # sessions
-    store.create_session(session_id, *, source="cli", model=None, parent_session_id=None,
-                         title=None, started_at=None) -> str   # idempotent (existing id: no-op)
-    store.end_session(session_id, end_reason) -> bool          # first writer wins
-    store.set_title(session_id, title) -> str | None           # sanitised, masked; None clears
-    store.get_session(session_id) -> dict | None               # every stored column
-    store.resolve_session_id(id_or_unique_prefix) -> str | None
-    store.list_sessions(*, source=None, exclude_sources=None, limit=None, offset=0,
-                        order="started_desc") -> list[dict]
-        # order: "started_desc" (newest first), "started_asc", or "last_active"
-        # (COALESCE(last_activity_at, started_at) DESC); ties broken by id
-    store.iter_sessions() -> Iterator[dict]                    # started_at ASC, id ASC
-    store.delete_session(session_id) -> bool                   # children are orphaned
-    store.prune(older_than_days) -> int                        # ended sessions only
-    store.end_stale_sessions(older_than_hours) -> list[str]    # left open by a crash
-    store.count_open_sessions(older_than_days=None) -> int
-    store.lineage_root(session_id) -> str
-
-    # messages
-    store.append_message(session_id, role, content, *, tool_name=None, tool_calls=None,
-                         tool_call_id=None, timestamp=None) -> int
-    store.append_messages(session_id, messages: Iterable[Mapping]) -> list[int]
-        # one transaction; keys role, content, tool_name, tool_calls, tool_call_id, timestamp
-        # credentials in the text masked (scrub_secrets); imports below keep text as given
-    store.import_session(session: Mapping, messages: Iterable[Mapping], *,
-                         keep_ids=False, import_source=None, source_last_id=None) -> str
-        # one transaction: the session row with all given columns (id, source, model, title,
-        # parent_session_id, started_at, ended_at, end_reason, counters, ...) and its
-        # messages in order with their timestamps; ValueError if the id already exists
-    store.import_more(session_id, messages, *, import_source, source_last_id,
-                      ended_at=None, end_reason=None) -> bool   # incremental imports
-    store.import_state(source) -> (watermark, {session_id: last source message id})
-    store.set_import_watermark(source, message_id, *, sessions=0, messages=0)
-    store.forget_import_source(source)
-    store.get_messages(session_id) -> list[dict]               # all stored columns, id order
-    store.tail_messages(session_id, n) -> list[dict]            # the last n, id order
-    store.get_messages_around(session_id, anchor_id, window) -> dict
-    store.get_anchored_view(session_id, anchor_id, window=5, bookend=3,
-                            keep_roles=("user", "assistant")) -> dict
-    store.rewind_messages(session_id, message_ids) -> int   # /undo: rows marked not live
-    store.reopen_session(session_id) -> bool                # resume: the end is cleared
-
-    # search / maintenance
-    store.search_messages(query, *, role_filter=None, source_filter=None,
-                          exclude_sources=None, limit=20, offset=0, sort=None,
-                          include_inactive=False, any_terms=False,
-                          with_context=True) -> list[dict]
-    store.stats() -> dict   # sessions, messages, db_size_bytes, text_bytes, journal_mode
-    store.index_sizes() -> dict   # bytes per full-text index
-    store.optimize()        # merge the full-text indexes (after a large import)
-    store.close()
+Its methods are the `hermes_memory_sessions.protocol.SessionArchive` protocol (shared with
+the PostgreSQL backend; ``docs/reference/api.md`` lists them) plus what only SQLite has
+(``index_sizes``, ``optimize``, the vector index of ``embedder=``). Opening Hermes' own
+``state.db`` raises `HermesDatabaseError` (a ``sqlite3.DatabaseError``).
 
 Message dicts use Hermes' column names: ``id, session_id, role, content, tool_call_id,
 tool_calls, tool_name, timestamp, token_count, finish_reason, reasoning, active,
@@ -78,11 +25,11 @@ Every writer runs in ``BEGIN IMMEDIATE`` with a bounded retry (jittered backoff 
 surfacing "database is locked". One store may be shared by threads (a lock serialises use).
 
 The class is assembled from parts with one job each, one level deep: the connection and its
-write transaction (`archive_connection`, composed), recording (`archive_writes`), imports
-(`archive_imports`), plain reads (`archive_browse`), titles and lineage (`archive_titles`),
-upkeep (`archive_maintenance`), the protocol's search reads (`sqlite_reads`) and vectors
-(`archive_vectors`). Why parts mixed in rather than objects held: the API above is one
-object shared with the PostgreSQL backend, and holding parts would need every signature
+write transaction (`_connection`, composed), recording (`_writes`), imports (`_imports`),
+plain reads (`_browse`), titles and lineage (`_titles`), upkeep (`_maintenance`), the
+protocol's search reads (`_reads`), undo (`_rewind`) and vectors
+(`hermes_memory_sessions.vectors`). Why parts mixed in rather than objects held: the API is
+one object shared with the PostgreSQL backend, and holding parts would need every signature
 written twice.
 """
 
@@ -91,55 +38,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hermes_memory_sessions.search._shaping import NUMBERED_TITLE
 from hermes_memory_sessions.storage._browse import ArchiveBrowse
-from hermes_memory_sessions.storage._connection import (
-    ArchiveConnection,
-    ArchiveReadOnly,
-    cjk_document,
-)
+from hermes_memory_sessions.storage._connection import ArchiveConnection
 from hermes_memory_sessions.storage._imports import ArchiveImports
-from hermes_memory_sessions.storage._maintenance import STALE_END_REASON, ArchiveMaintenance
-from hermes_memory_sessions.storage._message_rows import (
-    MESSAGE_DATA_FIELDS,
-    MESSAGE_FIELDS,
-    check_id,
-    count_tool_calls,
-    encode_content,
-    encode_json,
-    schema_columns,
-)
+from hermes_memory_sessions.storage._maintenance import ArchiveMaintenance
 from hermes_memory_sessions.storage._reads import SqliteArchiveReads
 from hermes_memory_sessions.storage._rewind import ArchiveRewind
-from hermes_memory_sessions.storage._titles import (
-    TITLE_MAX_CHARS,
-    TITLE_SOURCES,
-    ArchiveTitles,
-    sanitize_title,
-)
+from hermes_memory_sessions.storage._titles import ArchiveTitles
 from hermes_memory_sessions.storage._writes import ArchiveWrites
 from hermes_memory_sessions.vectors._archive import ArchiveVectors
 
-__all__ = [
-    "MESSAGE_DATA_FIELDS",
-    "STALE_END_REASON",
-    "TITLE_MAX_CHARS",
-    "TITLE_SOURCES",
-    "ArchiveReadOnly",
-    "SessionStore",
-    "cjk_document",
-    "sanitize_title",
-    "schema_columns",
-]
-
-# Kept importable here under their historical names: the PostgreSQL backend imports them
-# from this module.
-_MESSAGE_FIELDS = MESSAGE_FIELDS
-_NUMBERED_TITLE = NUMBERED_TITLE
-_check_id = check_id
-_count_tool_calls = count_tool_calls
-_encode_content = encode_content
-_encode_json = encode_json
+__all__ = ["SessionStore"]
 
 
 class SessionStore(
@@ -152,7 +61,7 @@ class SessionStore(
     SqliteArchiveReads,
     ArchiveVectors,
 ):
-    """The session archive over one SQLite file (see the module docstring for the API).
+    """The session archive over one SQLite file (see the module docstring).
 
     :param path: database file; created with mode 0600 (parent directories too).
     :param busy_timeout_ms: SQLite busy timeout per attempt.
