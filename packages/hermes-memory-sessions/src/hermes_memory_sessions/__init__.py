@@ -3,7 +3,8 @@
 * `SessionStore` — every message of every session in one SQLite file, with a word index
   and a CJK index (``hermes_memory_sessions.storage``).
 * `session_search` / `SESSION_SEARCH_SCHEMA` — the agent tool (discovery, scroll, browse).
-* `SessionArchiveProvider` — the ``"sessions"`` memory provider for `MemoryManager`.
+* `SessionArchiveProvider` — the ``"sessions"`` memory provider for `MemoryManager`;
+  `SessionsSettings` — its ``sessions:`` section of ``config.yaml``, typed.
 * `load_conversation` / `undo` — resume a conversation at its compression tip, take back
   the last exchanges (``hermes_memory_sessions._conversation``).
 """
@@ -15,6 +16,7 @@ from hermes_memory_sessions._conversation import (
     load_conversation,
     undo,
 )
+from hermes_memory_sessions._settings import SessionsSettings
 from hermes_memory_sessions.provider import SessionArchiveProvider
 from hermes_memory_sessions.storage._store import SessionStore
 from hermes_memory_sessions.tool import SESSION_SEARCH_SCHEMA, session_search
@@ -25,6 +27,7 @@ __all__ = [
     "SessionArchiveProvider",
     "SessionNotFoundError",
     "SessionStore",
+    "SessionsSettings",
     "UndoResult",
     "load_conversation",
     "session_search",

