@@ -265,6 +265,22 @@ def test_the_allow_list_of_private_imports_is_current() -> None:
     assert not gone, f"remove these entries from KNOWN_PRIVATE_IMPORTS: {gone}"
 
 
+#: Packages whose modules take no underscore name from one another either (issue 20: the
+#: sessions rooms); a module's private helpers stay in it.
+STRICT_PACKAGES = ("hermes_memory_sessions",)
+
+
+def test_strict_packages_take_no_underscore_names_inside() -> None:
+    taken = [
+        f"{imp.source}:{imp.line} imports {', '.join(names)} from {imp.target}"
+        for imp in IMPORTS
+        if _package(imp.source) in STRICT_PACKAGES
+        and _package(imp.target) == _package(imp.source)
+        and (names := [n for n in imp.names if n.startswith("_")])
+    ]
+    assert not taken, "\n".join(taken)
+
+
 @pytest.mark.parametrize(
     ("source", "expected"),
     [

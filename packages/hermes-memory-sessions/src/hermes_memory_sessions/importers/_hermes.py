@@ -59,7 +59,9 @@ __all__ = [
     "ImportReport",
     "ProgressCallback",
     "detect_layout",
+    "free_title",
     "import_hermes_db",
+    "is_title_conflict",
     "open_source_readonly",
 ]
 
@@ -697,11 +699,13 @@ def _session_order(conn: sqlite3.Connection) -> list[tuple[Any, Any]]:
     return ordered
 
 
-def _is_title_conflict(exc: ValueError) -> bool:
+def is_title_conflict(exc: ValueError) -> bool:
+    """Whether an archive refused a session because its title is taken."""
     return "already in use" in str(exc)
 
 
-def _free_title(base: str, attempt: int) -> str:
+def free_title(base: str, attempt: int) -> str:
+    """``base`` marked as imported (``"x (imported 2)"``), for a title already taken."""
     suffix = " (imported)" if attempt == 1 else f" (imported {attempt})"
     return base[: 100 - len(suffix)].rstrip() + suffix
 
@@ -959,11 +963,11 @@ def _import(
                     store.import_session(session, messages, import_source=key, source_last_id=high)
                     break
                 except ValueError as exc:
-                    if not (original_title and _is_title_conflict(exc)) or attempt >= 20:
+                    if not (original_title and is_title_conflict(exc)) or attempt >= 20:
                         raise
                     attempt += 1
                     done = start_done
-                    session["title"] = _free_title(str(original_title), attempt)
+                    session["title"] = free_title(str(original_title), attempt)
         except ValueError as exc:
             report.sessions_failed += 1
             report.messages_failed += per_session.get(raw_sid, 0)

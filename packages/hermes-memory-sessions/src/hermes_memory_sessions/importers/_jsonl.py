@@ -41,8 +41,8 @@ from typing import IO, TYPE_CHECKING, Any, cast
 from hermes_memory_sessions.importers._hermes import (
     ImportReport,
     ProgressCallback,
-    _free_title,
-    _is_title_conflict,
+    free_title,
+    is_title_conflict,
 )
 
 if TYPE_CHECKING:
@@ -443,10 +443,10 @@ def _write(
                             " new ids assigned (order kept)"
                         )
                         continue
-                    if not (original_title and _is_title_conflict(exc)) or attempt >= 20:
+                    if not (original_title and is_title_conflict(exc)) or attempt >= 20:
                         raise
                     attempt += 1
-                    session["title"] = _free_title(str(original_title), attempt)
+                    session["title"] = free_title(str(original_title), attempt)
             if attempt:
                 report.warnings.append(
                     f"session {sid}: title {original_title!r} is already used in the archive;"

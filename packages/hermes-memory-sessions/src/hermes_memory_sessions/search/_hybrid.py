@@ -31,7 +31,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from hermes_memory_sessions.search._lexical import Hits, _search_items, python_snippet
+from hermes_memory_sessions.search._lexical import (
+    Hits,
+    adjacent_ids,
+    natural_rows,
+    python_snippet,
+    search_items,
+)
 from hermes_memory_sessions.search._query import ParsedQuery, parse_query
 
 __all__ = [
@@ -131,17 +137,15 @@ def _lexical(
     store: Any, parsed: ParsedQuery, pool: int, filters: dict[str, Any]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[int, tuple[str, str]], list[str]]:
     """``(and_rows, fallback_rows, sources, needles)`` of the lexical policy, each best first."""
-    from hermes_memory_sessions.search._lexical import _natural
-
     if not parsed.terms:
         return [], [], {}, []
     flt = _filters(filters)
 
     def run(conn: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        first = _search_items(conn, list(parsed.items), parsed.has_cjk, pool, flt)
+        first = search_items(conn, list(parsed.items), parsed.has_cjk, pool, flt)
         second: list[dict[str, Any]] = []
         if len(first) < pool and parsed.natural:
-            second = _natural(conn, parsed, pool, flt)
+            second = natural_rows(conn, parsed, pool, flt)
         return first, second
 
     first, second = store.read_with(run)
@@ -289,9 +293,7 @@ def discover(
         match.setdefault(mid, "semantic")
         score[mid] = score.get(mid, 0.0) + DENSE_WEIGHT * s
     if FUSED_SMOOTHING > 0 and score:
-        from hermes_memory_sessions.search._lexical import _adjacent
-
-        near = store.read_with(_adjacent, list(score))
+        near = store.read_with(adjacent_ids, list(score))
         score = {
             mid: value
             + FUSED_SMOOTHING * max((score.get(n, 0.0) for n in near.get(mid, ())), default=0.0)

@@ -10,7 +10,7 @@ Routing of `search_messages`:
   match); Latin terms of a mixed query match the Latin words of CJK messages;
 * ``any_terms=True`` ORs the content terms (function words dropped) instead of ANDing all
   terms, with neighbour smoothing: the natural-language fallback of `session_search`
-  (see `_natural`).
+  (see `natural_rows`).
 
 Cost is bounded for common words: BM25 ranks at most the `RANK_WINDOW` newest matching
 messages (all of them when fewer match), and only the top ``scan`` hits by rank are joined
@@ -35,7 +35,6 @@ from hermes_memory_sessions.search._hit_filters import HIT_SELECT, hit_filters
 from hermes_memory_sessions.search._query import ParsedQuery, Term, latin_only, parse_query
 from hermes_memory_sessions.search._query import any_terms as content_terms
 from hermes_memory_sessions.search._shaping import (
-    SMOOTH_SEEDS,
     anchored_result,
     context_rows,
     dedupe_hits,
@@ -46,16 +45,24 @@ from hermes_memory_sessions.search._shaping import (
     smoothing_extra,
     terms_have_cjk,
 )
-from hermes_memory_sessions.search._shaping import SMOOTHING as SMOOTHING  # re-exported
 from hermes_memory_sessions.search._shaping import decode_row as _decode
 from hermes_memory_sessions.storage._schema import ArchiveBusy
 
 __all__ = [
+    "COMMON_TERM_CAP",
+    "NATURAL_POOL",
+    "NATURAL_WINDOW",
+    "RANK_WINDOW",
+    "SNIPPET_FTS_MAX_CHARS",
     "Hits",
+    "adjacent_ids",
     "anchored_view",
     "build_expression",
     "find_hits",
     "messages_around",
+    "natural_rows",
+    "python_snippet",
+    "search_items",
     "search_messages",
     "shape_message",
 ]
@@ -196,7 +203,7 @@ class Hits:
         return snippet_for(conn, table, expr, message_id, self.needles)
 
 
-def _search_items(
+def search_items(
     conn: sqlite3.Connection,
     items: list[Term | str],
     has_cjk: bool,
@@ -207,7 +214,7 @@ def _search_items(
     """Rows (each with ``rank`` and ``_src``) matching one boolean item list, best first.
 
     ``natural`` (the content terms of an any-term fallback) switches `_run` to the
-    natural-language ranking and lets the word indexes drop common terms (`_natural`).
+    natural-language ranking and lets the word indexes drop common terms (`natural_rows`).
     """
     role_filter = filters.get("role_filter")
     sort = filters.get("sort")
@@ -267,11 +274,9 @@ COMMON_TERM_CAP = 5000
 NATURAL_WINDOW = 2000
 #: Any-term fallback: how many BM25-ranked messages are re-scored by smoothing.
 NATURAL_POOL = 50
-#: Any-term fallback: the adjacent turns of this many best hits become candidates.
-_SMOOTH_SEEDS = SMOOTH_SEEDS
 
 
-def _natural(
+def natural_rows(
     conn: sqlite3.Connection, parsed: ParsedQuery, want: int, filters: dict[str, Any]
 ) -> list[dict[str, Any]]:
     """Natural-language fallback: any-term BM25 with neighbour smoothing, best first.
@@ -288,7 +293,7 @@ def _natural(
     terms = content_terms(parsed)
     if not terms:
         return []
-    return _search_items(conn, or_items(terms), terms_have_cjk(terms), want, filters, natural=terms)
+    return search_items(conn, or_items(terms), terms_have_cjk(terms), want, filters, natural=terms)
 
 
 def _prune_common(conn: sqlite3.Connection, table: str, terms: Sequence[Term]) -> list[Term]:
@@ -320,7 +325,7 @@ def find_hits(
     """Matching rows without snippets/context (None when nothing matches or no terms).
 
     ``query`` is a string or a `ParsedQuery` parsed once by the caller; ``any_terms=True``
-    is the natural-language fallback (see `_natural`); ``since`` / ``until`` (epoch
+    is the natural-language fallback (see `natural_rows`); ``since`` / ``until`` (epoch
     seconds, inclusive) bound the message timestamps.
     """
     parsed = parse_query(query)
@@ -338,9 +343,9 @@ def find_hits(
         "until": until,
     }
     if any_terms:
-        rows = _natural(conn, parsed, limit + offset, filters)
+        rows = natural_rows(conn, parsed, limit + offset, filters)
     else:
-        rows = _search_items(conn, list(parsed.items), parsed.has_cjk, limit + offset, filters)
+        rows = search_items(conn, list(parsed.items), parsed.has_cjk, limit + offset, filters)
     if not rows:
         return None
     merged, sources = dedupe_hits(rows, offset, limit)
@@ -498,7 +503,7 @@ def _ranked(
     return [dict(r) for r in rows]
 
 
-def _adjacent(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, tuple[int, ...]]:
+def adjacent_ids(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, tuple[int, ...]]:
     """The previous and next message id (same session) of each of ``ids``."""
     if not ids:
         return {}
@@ -524,7 +529,7 @@ def _smooth(
 ) -> list[dict[str, Any]]:
     """Re-rank: score(m) = bm25(m) + `SMOOTHING` × max bm25(adjacent message of m).
 
-    The adjacent turns of the `_SMOOTH_SEEDS` best rows become candidates too (they pass
+    The adjacent turns of the `SMOOTH_SEEDS` best rows become candidates too (they pass
     the same filters). ``rank`` of the returned rows is the negated smoothed score.
     """
     if not rows:
@@ -534,7 +539,7 @@ def _smooth(
     # Adjacency is symmetric (m is the next message of its previous one), so the
     # neighbours of every candidate that carry a score follow from the pool's own
     # neighbours: no lookup is needed for the added turns.
-    near = neighbour_graph(_adjacent(conn, list(score)))
+    near = neighbour_graph(adjacent_ids(conn, list(score)))
     extra = smoothing_extra(list(score), near, by_id)
     if extra:
         marks = ",".join("?" * len(extra))
