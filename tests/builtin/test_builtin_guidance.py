@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from builtin_helpers import write_file
 
-from hermes_memory_builtin.guidance import (
+from hermes_memory_builtin._guidance import (
     MEMORY_GUIDANCE,
     USER_PROFILE_GUIDANCE,
     memory_guidance,

@@ -10,7 +10,7 @@ import pytest
 from builtin_helpers import write_file
 
 from hermes_memory_builtin import MEMORY_SCHEMA, BuiltinMemoryProvider, MemoryStore
-from hermes_memory_builtin.guidance import MEMORY_GUIDANCE, memory_guidance
+from hermes_memory_builtin._guidance import MEMORY_GUIDANCE, memory_guidance
 from hermes_memory_core import MemoryProvider
 from hermes_memory_core.manager import MemoryManager
 from hermes_memory_core.plugins import PluginRegistry

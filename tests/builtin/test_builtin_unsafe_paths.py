@@ -16,7 +16,7 @@ import pytest
 from builtin_helpers import call, write_file
 
 from hermes_memory_builtin import MemoryFileError, MemoryStore, UnsafeMemoryPath
-from hermes_memory_builtin.format import _open_problem, read_raw
+from hermes_memory_builtin._format import _open_problem, read_raw
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX links and modes")
 pytestmark = posix_only

@@ -54,7 +54,7 @@ KNOWN_PRIVATE_IMPORTS: dict[tuple[str, str, str], str] = {
 } | {
     (
         "hermes_memory_postgres.memory",
-        "hermes_memory_builtin.sidecar",
+        "hermes_memory_builtin._sidecar",
         "_valid_meta",
     ): "to be removed by the builtin reorganisation (pending/store are being rewritten)",
 }

@@ -11,17 +11,17 @@ directory) raises `MemoryFileError` (`UnsafeMemoryPath` for links) from
 fix. Without ``strict`` the problem is recorded in ``MemoryStore.load_problems``.
 """
 
-from hermes_memory_builtin.errors import MemoryFileError, UnsafeMemoryPath
-from hermes_memory_builtin.format import ENTRY_DELIMITER, MEMORY_BLOCK_HEADERS
-from hermes_memory_builtin.pending import PendingError, PendingStore
-from hermes_memory_builtin.provider import BuiltinMemoryProvider
-from hermes_memory_builtin.store import (
+from hermes_memory_builtin._errors import MemoryFileError, UnsafeMemoryPath
+from hermes_memory_builtin._format import ENTRY_DELIMITER, MEMORY_BLOCK_HEADERS
+from hermes_memory_builtin._pending import PendingError, PendingStore
+from hermes_memory_builtin._provider import BuiltinMemoryProvider
+from hermes_memory_builtin._store import (
     DEFAULT_MEMORY_CHAR_LIMIT,
     DEFAULT_USER_CHAR_LIMIT,
     MAX_CONSOLIDATION_FAILURES_PER_TURN,
     MemoryStore,
 )
-from hermes_memory_builtin.tool import MEMORY_SCHEMA, list_pending, memory_schema, memory_tool
+from hermes_memory_builtin._tool import MEMORY_SCHEMA, list_pending, memory_schema, memory_tool
 
 __all__ = [
     "DEFAULT_MEMORY_CHAR_LIMIT",

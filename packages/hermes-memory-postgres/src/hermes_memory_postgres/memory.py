@@ -1,6 +1,6 @@
 """`PostgresMemoryStore`: the curated MEMORY.md / USER.md store with its text in PostgreSQL.
 
-It is `hermes_memory_builtin.store.MemoryStore` with the storage swapped: every rule of the
+It is `hermes_memory_builtin._store.MemoryStore` with the storage swapped: every rule of the
 builtin store — entries joined by ``"\\n§\\n"``, character limits, the delimiter and threat
 rules, near-duplicate detection, the result messages, the frozen snapshot taken at session
 start — is the builtin's own code. What changes:
@@ -27,8 +27,8 @@ from typing import Any
 
 import psycopg
 
-from hermes_memory_builtin.files import ensure_memory_dir
-from hermes_memory_builtin.format import (
+from hermes_memory_builtin._files import ensure_memory_dir
+from hermes_memory_builtin._format import (
     TARGET_FILES,
     char_count,
     parse_entries,
@@ -36,8 +36,8 @@ from hermes_memory_builtin.format import (
     render_block,
     serialise,
 )
-from hermes_memory_builtin.scan import scan_entries
-from hermes_memory_builtin.sidecar import (
+from hermes_memory_builtin._scan import scan_entries
+from hermes_memory_builtin._sidecar import (
     EntryMeta,
     _valid_meta,
     approved_entries,
@@ -46,7 +46,7 @@ from hermes_memory_builtin.sidecar import (
     reconcile,
     save_sidecar,
 )
-from hermes_memory_builtin.store import FILE_MODE, TARGETS, MemoryStore, Result
+from hermes_memory_builtin._store import FILE_MODE, TARGETS, MemoryStore, Result
 from hermes_memory_core.fsutil import atomic_write_text
 from hermes_memory_postgres.connection import ArchiveUnavailable, Database, check_owner
 

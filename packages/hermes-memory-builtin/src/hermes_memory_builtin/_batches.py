@@ -3,7 +3,7 @@
 
 Operations run in order on a working copy of the entries on disk and the budget is checked
 on the final state only, so a batch may remove before it adds. One failing step aborts
-everything. A staged change (see `hermes_memory_builtin.pending`) is *pinned*: each of its
+everything. A staged change (see `hermes_memory_builtin._pending`) is *pinned*: each of its
 replace/remove steps names the exact entry a human reviewed, and the batch refuses to
 touch anything if that entry changed since.
 """
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes_memory_builtin.editing import approved, as_text, distinct_matches, screen_content
-from hermes_memory_builtin.feedback import (
+from hermes_memory_builtin._entry_edits import approved, as_text, distinct_matches, screen_content
+from hermes_memory_builtin._feedback import (
     BATCH_SUFFIX,
     Result,
     WriteFeedback,
@@ -22,10 +22,10 @@ from hermes_memory_builtin.feedback import (
     split_threat,
     stale_error,
 )
-from hermes_memory_builtin.format import TARGET_FILES, char_count, dedupe, preview
-from hermes_memory_builtin.sidecar import EntryMeta, entry_key, now_iso
-from hermes_memory_builtin.similarity import find_near_duplicate
-from hermes_memory_builtin.writes import Mutation, Outcome
+from hermes_memory_builtin._format import TARGET_FILES, char_count, dedupe, preview
+from hermes_memory_builtin._sidecar import EntryMeta, entry_key, now_iso
+from hermes_memory_builtin._similarity import find_near_duplicate
+from hermes_memory_builtin._file_writes import Mutation, Outcome
 
 __all__ = ["batch_mutation", "screen_operations"]
 

@@ -11,15 +11,15 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from hermes_memory_builtin.events import tool_writes
-from hermes_memory_builtin.guidance import memory_guidance
-from hermes_memory_builtin.store import (
+from hermes_memory_builtin._events import tool_writes
+from hermes_memory_builtin._guidance import memory_guidance
+from hermes_memory_builtin._store import (
     DEFAULT_MEMORY_CHAR_LIMIT,
     DEFAULT_USER_CHAR_LIMIT,
     TARGETS,
     MemoryStore,
 )
-from hermes_memory_builtin.tool import memory_schema, memory_tool
+from hermes_memory_builtin._tool import memory_schema, memory_tool
 from hermes_memory_core.coerce import as_bool
 from hermes_memory_core.provider import MemoryProvider, ToolSchema
 from hermes_memory_core.toolresult import tool_result
@@ -167,7 +167,7 @@ class BuiltinMemoryProvider(MemoryProvider):
         """The memory guidance, the frozen MEMORY block, then the USER block, joined by a
         blank line.
 
-        The guidance (`hermes_memory_builtin.guidance`) is static text that tells the model
+        The guidance (`hermes_memory_builtin._guidance`) is static text that tells the model
         what to save; it is there whenever the ``memory`` tool is, even while both files are
         empty, and is the narrower user-profile guidance when only USER.md is on.
         """

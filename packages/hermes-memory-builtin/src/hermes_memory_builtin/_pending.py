@@ -1,6 +1,6 @@
 """Staged memory writes: proposals waiting for a person to apply or reject them.
 
-Two gates in front of the ``memory`` tool (`hermes_memory_builtin.tool`) stage a write
+Two gates in front of the ``memory`` tool (`hermes_memory_builtin._tool`) stage a write
 instead of applying it:
 
 * the **background-review gate**: a write whose origin is ``"background_review"`` (an
@@ -39,9 +39,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from hermes_memory_builtin.format import TARGET_FILES
-from hermes_memory_builtin.locking import LockError, exclusive_lock
-from hermes_memory_builtin.sidecar import now_iso
+from hermes_memory_builtin._format import TARGET_FILES
+from hermes_memory_builtin._locking import LockError, exclusive_lock
+from hermes_memory_builtin._sidecar import now_iso
 from hermes_memory_core.fsutil import atomic_write_text
 
 __all__ = [

@@ -19,7 +19,7 @@ import functools
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from hermes_memory_builtin.format import TARGET_FILES, serialise
+from hermes_memory_builtin._format import TARGET_FILES, serialise
 from hermes_memory_guard import (
     HOLD,
     REFUSE,

@@ -6,11 +6,11 @@ Two states per target:
 * **snapshot** — the rendered system-prompt block captured by `load_from_disk`, never changed
   by writes, so the system prompt stays byte-stable for a whole session.
 
-The store is a facade over modules with one job each: `hermes_memory_builtin.writes` (the
+The store is a facade over modules with one job each: `hermes_memory_builtin._file_writes` (the
 write protocol: lock, re-read, drift check, atomic write, sidecar), `.editing` and `.batch`
 (what each edit decides), `.feedback` (the answers given to the model and the per-turn
 failure count) and `.snapshot` (reading a file for the system prompt). Results are plain
-dicts in the reference's response shapes; the ``memory`` tool (`hermes_memory_builtin.tool`)
+dicts in the reference's response shapes; the ``memory`` tool (`hermes_memory_builtin._tool`)
 serialises them.
 """
 
@@ -23,39 +23,39 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from hermes_memory_builtin.batch import batch_mutation, screen_operations
-from hermes_memory_builtin.editing import (
+from hermes_memory_builtin._batches import batch_mutation, screen_operations
+from hermes_memory_builtin._entry_edits import (
     add_mutation,
     as_text,
     remove_mutation,
     replace_mutation,
     screen_content,
 )
-from hermes_memory_builtin.errors import MemoryFileError
-from hermes_memory_builtin.feedback import (
+from hermes_memory_builtin._errors import MemoryFileError
+from hermes_memory_builtin._feedback import (
     MAX_CONSOLIDATION_FAILURES_PER_TURN,
     Result,
     WriteFeedback,
     annotate,
     invalid_target,
 )
-from hermes_memory_builtin.files import ensure_memory_dir
-from hermes_memory_builtin.format import (
+from hermes_memory_builtin._files import ensure_memory_dir
+from hermes_memory_builtin._format import (
     TARGET_FILES,
     char_count,
     format_usage,
     parse_entries,
     read_raw,
 )
-from hermes_memory_builtin.scan import scan_entries
-from hermes_memory_builtin.sidecar import (
+from hermes_memory_builtin._scan import scan_entries
+from hermes_memory_builtin._sidecar import (
     approved_entries,
     load_sidecar,
     metadata_rows,
     reconcile,
 )
-from hermes_memory_builtin.snapshot import LoadedTarget, load_target
-from hermes_memory_builtin.writes import FILE_MODE, Mutation, clean_temps_if_any, mutate_file
+from hermes_memory_builtin._snapshot import LoadedTarget, load_target
+from hermes_memory_builtin._file_writes import FILE_MODE, Mutation, clean_temps_if_any, mutate_file
 from hermes_memory_core.coerce import as_positive_int
 from hermes_memory_core.config import resolve_home
 

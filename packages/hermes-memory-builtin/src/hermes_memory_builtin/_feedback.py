@@ -13,15 +13,15 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from hermes_memory_builtin.format import (
+from hermes_memory_builtin._format import (
     ENTRY_DELIMITER,
     char_count,
     format_count_usage,
     format_usage,
     preview,
 )
-from hermes_memory_builtin.scan import scan_entries
-from hermes_memory_builtin.sidecar import EntryMeta, approved_entries, entry_key
+from hermes_memory_builtin._scan import scan_entries
+from hermes_memory_builtin._sidecar import EntryMeta, approved_entries, entry_key
 from hermes_memory_guard import threat_tier
 
 __all__ = [

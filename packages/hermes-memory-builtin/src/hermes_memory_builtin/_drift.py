@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hermes_memory_builtin.format import dedupe, split_pieces
+from hermes_memory_builtin._format import dedupe, split_pieces
 from hermes_memory_core.fsutil import atomic_write_text
 
 __all__ = ["DriftReport", "check_drift", "save_backup"]

@@ -13,16 +13,16 @@ import copy
 import logging
 from typing import Any
 
-from hermes_memory_builtin.format import TARGET_FILES, char_count, format_count_usage
-from hermes_memory_builtin.pending import (
+from hermes_memory_builtin._format import TARGET_FILES, char_count, format_count_usage
+from hermes_memory_builtin._pending import (
     BACKGROUND_REVIEW,
     THREAT_REVIEW,
     WRITE_APPROVAL,
     PendingError,
     PendingStore,
 )
-from hermes_memory_builtin.scan import scan_entries
-from hermes_memory_builtin.store import MemoryStore
+from hermes_memory_builtin._scan import scan_entries
+from hermes_memory_builtin._store import MemoryStore
 from hermes_memory_core.toolresult import tool_result
 from hermes_memory_guard import HOLD, scrub_secrets
 
@@ -172,7 +172,7 @@ def memory_tool(
         ``write_origin``). It comes from the host, never from ``args`` (an ``origin`` key
         there is ignored). ``"background_review"`` (an unattended review) turns on the
         background-review gate: adds are applied, replace/remove steps are staged as a
-        proposal (`hermes_memory_builtin.pending`).
+        proposal (`hermes_memory_builtin._pending`).
     :param write_approval: the approval gate (``memory.write_approval``): every write is
         staged for a person to apply or reject, whatever the origin.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from hermes_memory_builtin.provider import BuiltinMemoryProvider
+from hermes_memory_builtin._provider import BuiltinMemoryProvider
 from hermes_memory_core import hookimpl
 
 __all__ = ["register_memory_providers"]

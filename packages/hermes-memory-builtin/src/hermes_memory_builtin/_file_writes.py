@@ -16,24 +16,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hermes_memory_builtin.drift import check_drift, save_backup
-from hermes_memory_builtin.errors import MemoryFileError
-from hermes_memory_builtin.feedback import Result
-from hermes_memory_builtin.files import (
+from hermes_memory_builtin._drift import check_drift, save_backup
+from hermes_memory_builtin._errors import MemoryFileError
+from hermes_memory_builtin._feedback import Result
+from hermes_memory_builtin._files import (
     STALE_TEMP_AGE_S,
     TEMP_PREFIX,
     clean_stale_temps,
     ensure_memory_dir,
 )
-from hermes_memory_builtin.format import (
+from hermes_memory_builtin._format import (
     RawFile,
     hermes_entries,
     parse_entries,
     read_raw,
     serialise,
 )
-from hermes_memory_builtin.locking import LockError, exclusive_lock
-from hermes_memory_builtin.sidecar import EntryMeta, load_sidecar, reconcile, save_sidecar
+from hermes_memory_builtin._locking import LockError, exclusive_lock
+from hermes_memory_builtin._sidecar import EntryMeta, load_sidecar, reconcile, save_sidecar
 from hermes_memory_core.fsutil import atomic_write_text
 
 __all__ = [

@@ -1,7 +1,7 @@
 """The single-entry edits of `MemoryStore`: what `add`, `replace` and `remove` decide.
 
 Each function returns a `Mutation` that `MemoryStore` runs under the file's lock on the
-entries as they are on disk (`hermes_memory_builtin.writes`), so the decision is never
+entries as they are on disk (`hermes_memory_builtin._file_writes`), so the decision is never
 made on a stale copy. Content is screened first (`screen_content`): the entry separator is
 refused, credentials are masked, and the threat scan runs on the content alone; once the
 final entries are known it runs again on them joined, so an instruction split across
@@ -12,18 +12,18 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from hermes_memory_builtin.feedback import Result, WriteFeedback, echo, split_threat
-from hermes_memory_builtin.format import (
+from hermes_memory_builtin._feedback import Result, WriteFeedback, echo, split_threat
+from hermes_memory_builtin._format import (
     char_count,
     dedupe,
     delimiter_problem,
     normalize_newlines,
     preview,
 )
-from hermes_memory_builtin.scan import write_verdict
-from hermes_memory_builtin.sidecar import EntryMeta, entry_key, now_iso
-from hermes_memory_builtin.similarity import find_near_duplicate
-from hermes_memory_builtin.writes import Mutation, Outcome
+from hermes_memory_builtin._scan import write_verdict
+from hermes_memory_builtin._sidecar import EntryMeta, entry_key, now_iso
+from hermes_memory_builtin._similarity import find_near_duplicate
+from hermes_memory_builtin._file_writes import Mutation, Outcome
 from hermes_memory_guard import scrub_secrets
 
 __all__ = [

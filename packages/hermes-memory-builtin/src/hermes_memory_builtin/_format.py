@@ -15,7 +15,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from hermes_memory_builtin.errors import MemoryFileError, UnsafeMemoryPath
+from hermes_memory_builtin._errors import MemoryFileError, UnsafeMemoryPath
 
 __all__ = [
     "BLOCK_RULE",

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hermes_memory_builtin.format import read_raw, serialise
-from hermes_memory_builtin.locking import exclusive_lock
-from hermes_memory_builtin.sidecar import (
+from hermes_memory_builtin._format import read_raw, serialise
+from hermes_memory_builtin._locking import exclusive_lock
+from hermes_memory_builtin._sidecar import (
     EntryMeta,
     entry_key,
     load_sidecar,
