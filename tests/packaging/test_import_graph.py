@@ -51,12 +51,6 @@ KNOWN_PRIVATE_IMPORTS: dict[tuple[str, str, str], str] = {
         name,
     ): "to be removed by the sessions reorganisation (the search subpackage gets a public API)"
     for name in ("_latin_only", "_needles")
-} | {
-    (
-        "hermes_memory_postgres.memory",
-        "hermes_memory_builtin._sidecar",
-        "_valid_meta",
-    ): "to be removed by the builtin reorganisation (pending/store are being rewritten)",
 }
 
 

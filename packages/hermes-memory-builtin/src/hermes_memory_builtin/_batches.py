@@ -22,10 +22,10 @@ from hermes_memory_builtin._feedback import (
     split_threat,
     stale_error,
 )
+from hermes_memory_builtin._file_writes import Mutation, Outcome
 from hermes_memory_builtin._format import TARGET_FILES, char_count, dedupe, preview
 from hermes_memory_builtin._sidecar import EntryMeta, entry_key, now_iso
 from hermes_memory_builtin._similarity import find_near_duplicate
-from hermes_memory_builtin._file_writes import Mutation, Outcome
 
 __all__ = ["batch_mutation", "screen_operations"]
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from hermes_memory_builtin._feedback import Result, WriteFeedback, echo, split_threat
+from hermes_memory_builtin._file_writes import Mutation, Outcome
 from hermes_memory_builtin._format import (
     char_count,
     dedupe,
@@ -23,7 +24,6 @@ from hermes_memory_builtin._format import (
 from hermes_memory_builtin._scan import write_verdict
 from hermes_memory_builtin._sidecar import EntryMeta, entry_key, now_iso
 from hermes_memory_builtin._similarity import find_near_duplicate
-from hermes_memory_builtin._file_writes import Mutation, Outcome
 from hermes_memory_guard import scrub_secrets
 
 __all__ = [

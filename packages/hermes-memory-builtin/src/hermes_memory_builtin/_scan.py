@@ -301,7 +301,3 @@ def sanitize_for_prompt(
     entries whose joined text does (see `scan_entries`). Entries in ``approved`` are kept.
     """
     return scan_entries(target, entries, approved).entries
-
-
-#: The 0.1 spelling (it was in this module's ``__all__``); kept so existing imports work.
-sanitise_for_prompt = sanitize_for_prompt

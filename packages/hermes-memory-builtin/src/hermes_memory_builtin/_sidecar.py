@@ -36,6 +36,7 @@ __all__ = [
     "load_sidecar",
     "metadata_rows",
     "now_iso",
+    "parse_entry_meta",
     "reconcile",
     "save_sidecar",
     "sidecar_path_for",
@@ -83,7 +84,9 @@ def _mtime_iso(path: Path) -> str:
         return now_iso()
 
 
-def _valid_meta(value: Any) -> EntryMeta | None:
+def parse_entry_meta(value: Any) -> EntryMeta | None:
+    """One stored metadata record as `EntryMeta`, or ``None`` when it is not one (any backend
+    that keeps the sidecar's records elsewhere checks them with this)."""
     if not isinstance(value, dict):
         return None
     created, updated, origin = value.get("created"), value.get("updated"), value.get("origin")
@@ -123,7 +126,7 @@ def load_sidecar(data_path: Path) -> dict[str, EntryMeta] | None:
         return None
     metas: dict[str, EntryMeta] = {}
     for item in payload["entries"]:
-        meta = _valid_meta(item)
+        meta = parse_entry_meta(item)
         key = item.get("sha256") if isinstance(item, dict) else None
         if meta is not None and isinstance(key, str):
             metas[key] = meta

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hermes_memory_builtin._errors import MemoryFileError
+from hermes_memory_builtin._file_writes import problem_of
 from hermes_memory_builtin._format import char_count, parse_entries, read_raw, render_block
 from hermes_memory_builtin._scan import scan_entries
 from hermes_memory_builtin._sidecar import approved_entries, load_sidecar
-from hermes_memory_builtin._file_writes import problem_of
 
 __all__ = ["LoadedTarget", "load_target"]
 

@@ -39,6 +39,7 @@ from hermes_memory_builtin._feedback import (
     annotate,
     invalid_target,
 )
+from hermes_memory_builtin._file_writes import FILE_MODE, Mutation, clean_temps_if_any, mutate_file
 from hermes_memory_builtin._files import ensure_memory_dir
 from hermes_memory_builtin._format import (
     TARGET_FILES,
@@ -55,7 +56,6 @@ from hermes_memory_builtin._sidecar import (
     reconcile,
 )
 from hermes_memory_builtin._snapshot import LoadedTarget, load_target
-from hermes_memory_builtin._file_writes import FILE_MODE, Mutation, clean_temps_if_any, mutate_file
 from hermes_memory_core.coerce import as_positive_int
 from hermes_memory_core.config import resolve_home
 

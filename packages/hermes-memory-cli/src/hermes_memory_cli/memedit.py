@@ -17,9 +17,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hermes_memory_builtin._replace_file import ConcurrentChange, replace_entries
-from hermes_memory_builtin._format import char_count, parse_entries, preview, split_pieces
-from hermes_memory_builtin._scan import write_threat
+from hermes_memory_builtin import (
+    ConcurrentChange,
+    char_count,
+    parse_entries,
+    preview,
+    replace_entries,
+    split_pieces,
+    write_threat,
+)
 from hermes_memory_cli._i18n import cli_gettext as _
 from hermes_memory_core.fsutil import atomic_write_text
 

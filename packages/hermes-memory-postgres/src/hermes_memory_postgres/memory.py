@@ -27,26 +27,27 @@ from typing import Any
 
 import psycopg
 
-from hermes_memory_builtin._files import ensure_memory_dir
-from hermes_memory_builtin._format import (
+from hermes_memory_builtin import (
+    FILE_MODE,
     TARGET_FILES,
-    char_count,
-    parse_entries,
-    read_raw,
-    render_block,
-    serialise,
-)
-from hermes_memory_builtin._scan import scan_entries
-from hermes_memory_builtin._sidecar import (
+    TARGETS,
     EntryMeta,
-    _valid_meta,
+    MemoryStore,
+    Result,
     approved_entries,
+    char_count,
+    ensure_memory_dir,
     entry_key,
     load_sidecar,
+    parse_entries,
+    parse_entry_meta,
+    read_raw,
     reconcile,
+    render_block,
     save_sidecar,
+    scan_entries,
+    serialise,
 )
-from hermes_memory_builtin._store import FILE_MODE, TARGETS, MemoryStore, Result
 from hermes_memory_core.fsutil import atomic_write_text
 from hermes_memory_postgres.connection import ArchiveUnavailable, Database, check_owner
 
@@ -63,7 +64,7 @@ def _metas_from_text(text: str) -> dict[str, EntryMeta]:
     out: dict[str, EntryMeta] = {}
     if isinstance(raw, dict):
         for key, value in raw.items():
-            meta = _valid_meta(value)
+            meta = parse_entry_meta(value)
             if meta is not None and isinstance(key, str):
                 out[key] = meta
     return out

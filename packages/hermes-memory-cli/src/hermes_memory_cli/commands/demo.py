@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hermes_memory_builtin._guidance import MEMORY_GUIDANCE
+from hermes_memory_builtin import MEMORY_GUIDANCE
 from hermes_memory_cli._context import CLIError, Context
 from hermes_memory_cli._install import install_command
 

@@ -154,8 +154,13 @@ def check_config_keys(ctx: Context, config: Any) -> list[Check]:
 def check_memory(home: Path, config: Any) -> list[Check]:
     """MEMORY.md and USER.md are real files (no symlinks), readable, private, within budget
     and unflagged (entries a human approved are not reported)."""
-    from hermes_memory_builtin._format import TARGET_FILES, char_count, parse_entries, read_raw
-    from hermes_memory_builtin._scan import write_threat
+    from hermes_memory_builtin import (
+        TARGET_FILES,
+        char_count,
+        parse_entries,
+        read_raw,
+        write_threat,
+    )
     from hermes_memory_cli._files import diagnose, symlink_reason, symlinked_paths
 
     checks = []
@@ -240,7 +245,7 @@ def check_memory(home: Path, config: Any) -> list[Check]:
 def _approved(path: Path, entries: list[str]) -> set[str]:
     """Entries the sidecar records as approved by a human (none with an older builtin)."""
     try:
-        from hermes_memory_builtin._sidecar import approved_entries, load_sidecar
+        from hermes_memory_builtin import approved_entries, load_sidecar
     except ImportError:
         return set()
     return approved_entries(entries, load_sidecar(path))
