@@ -36,7 +36,7 @@ from hermes_memory_core.kit import (
     tool_schema,
     visible_text,
 )
-from hermes_memory_core.kit.testing import FakeService, Raw, Seen, SilentServer, refused_url
+from hermes_memory_testing import FakeService, Raw, Seen, SilentServer, refused_url
 
 
 # ---------------------------------------------------------------------- the tool table

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from hindsight_fake import FakeHindsight
 
-from hermes_memory_core.kit.testing import provider_factory
 from hermes_memory_hindsight import HindsightProvider
+from hermes_memory_testing import provider_factory
 
 FAST: dict[str, Any] = {
     "mode": "local_external",

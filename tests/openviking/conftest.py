@@ -13,8 +13,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from openviking_fake import KEY, FakeOpenViking
 
-from hermes_memory_core.kit.testing import provider_factory
 from hermes_memory_openviking import OpenVikingProvider
+from hermes_memory_testing import provider_factory
 
 
 def settings_for(url: str, **extra: Any) -> dict[str, Any]:

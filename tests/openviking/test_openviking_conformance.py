@@ -7,8 +7,8 @@ from pathlib import Path
 from conftest import settings_for
 from openviking_fake import FakeOpenViking
 
-from hermes_memory_core.kit.testing import conformance_suites
 from hermes_memory_openviking import OpenVikingProvider
+from hermes_memory_testing import conformance_suites
 
 
 def build(home: Path, url: str | None) -> OpenVikingProvider:

@@ -7,8 +7,8 @@ from pathlib import Path
 from conftest import settings_for
 from retaindb_fake import FakeRetainDB
 
-from hermes_memory_core.kit.testing import conformance_suites
 from hermes_memory_retaindb import RetainDBProvider
+from hermes_memory_testing import conformance_suites
 
 
 def build(home: Path, url: str | None) -> RetainDBProvider:

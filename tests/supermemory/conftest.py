@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from supermemory_fake import FakeSupermemory
 
-from hermes_memory_core.kit.testing import provider_factory
 from hermes_memory_supermemory import SupermemoryProvider
+from hermes_memory_testing import provider_factory
 
 FAST: dict[str, Any] = {
     "api_key": "sm-test-key",

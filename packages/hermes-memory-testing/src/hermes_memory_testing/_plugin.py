@@ -1,7 +1,7 @@
 """pytest fixtures and a provider conformance suite for provider authors.
 
 Installed as a pytest plugin (entry point ``pytest11``), so the fixtures are available in any
-test suite once hermes-memory-core is installed. Their names are namespaced, so they never
+test suite once hermes-memory-testing is installed. Their names are namespaced, so they never
 shadow a fixture of yours:
 
 * ``hermes_memory_home``: an empty home directory, also exported as ``$HERMES_HOME``;
@@ -15,7 +15,7 @@ Run the conformance suite against your provider by subclassing `ProviderConforma
 overriding the ``provider`` fixture::
 
     import pytest
-    from hermes_memory_core.testing import ProviderConformance
+    from hermes_memory_testing import ProviderConformance
     from my_plugin import MyProvider
 
     class TestMyProvider(ProviderConformance):
@@ -60,7 +60,7 @@ _SCHEMA_FORBIDDEN_TOP_LEVEL = ("allOf", "anyOf", "oneOf", "enum", "not")
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(
         "hermes_memory_short_fixtures",
-        "also offer hermes_home, memory_manager and no_network (hermes-memory-core)",
+        "also offer hermes_home, memory_manager and no_network (hermes-memory-testing)",
         type="bool",
         default=False,
     )

@@ -3,7 +3,7 @@ answers, a port nobody listens on, and the conformance suite run three ways.
 
 Import it in your tests (it is not loaded as a pytest plugin and adds no fixture)::
 
-    from hermes_memory_core.kit.testing import FakeService, Seen, conformance_suites
+    from hermes_memory_testing import FakeService, Seen, conformance_suites
 
     class FakeNotes(FakeService):
         def __init__(self) -> None:
@@ -49,7 +49,7 @@ import pytest
 
 from hermes_memory_core.health import read_provider_status
 from hermes_memory_core.provider import MemoryProvider
-from hermes_memory_core.testing import ProviderConformance
+from hermes_memory_testing._plugin import ProviderConformance
 
 __all__ = [
     "FakeService",
