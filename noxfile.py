@@ -24,6 +24,7 @@ PACKAGES = {
     "packages/hermes-memory-core": ["tests/core"],
     "packages/hermes-memory-guard": ["tests/guard"],
     "packages/hermes-memory-testing": ["tests/testing"],
+    "packages/hermes-memory-review": ["tests/review"],
     "packages/hermes-memory-builtin": ["tests/builtin"],
     "packages/hermes-memory-sessions": ["tests/sessions"],
     "packages/hermes-memory-cli": ["tests/cli", "tests/integration"],

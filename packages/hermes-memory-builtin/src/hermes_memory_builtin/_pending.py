@@ -4,7 +4,7 @@ Two gates in front of the ``memory`` tool (`hermes_memory_builtin._tool`) stage 
 instead of applying it:
 
 * the **background-review gate**: a write whose origin is ``"background_review"`` (an
-  unattended review, see `hermes_memory_core.review`) may add entries, but its replace and
+  unattended review, see `hermes_memory_review`) may add entries, but its replace and
   remove steps — alone or inside a batch — become a proposal;
 * the **approval gate** (``memory.write_approval: true``): every write the tool receives is
   staged;

@@ -41,14 +41,6 @@ if TYPE_CHECKING:
         RecallStatus,
         ToolSchema,
     )
-    from hermes_memory_core.review import (
-        REVIEW_PROMPT,
-        ModelReply,
-        ReviewHandle,
-        ReviewModel,
-        ReviewResult,
-        ToolCall,
-    )
     from hermes_memory_core.toolformats import to_anthropic_tools, to_openai_tools
     from hermes_memory_core.toolresult import tool_error, tool_result
     from hermes_memory_core.trivial import is_trivial_prompt
@@ -66,6 +58,14 @@ if TYPE_CHECKING:
         scan_for_threats,
         scrub_secrets,
     )
+    from hermes_memory_review import (
+        REVIEW_PROMPT,
+        ModelReply,
+        ReviewHandle,
+        ReviewModel,
+        ReviewResult,
+        ToolCall,
+    )
 
 #: Public name -> the module that defines it (imported on first attribute access). Text
 #: safety lives in hermes-memory-guard and is re-exported from its public API.
@@ -77,7 +77,7 @@ _EXPORTS: dict[str, str] = {
     "MAX_SCAN_CHARS": "hermes_memory_guard",
     "MEMORY_CONTEXT_NOTE": "hermes_memory_guard",
     "REDACTED": "hermes_memory_guard",
-    "REVIEW_PROMPT": "review",
+    "REVIEW_PROMPT": "hermes_memory_review",
     "ConfigError": "config",
     "HermesConfig": "config",
     "ManagerClosedError": "manager",
@@ -85,16 +85,16 @@ _EXPORTS: dict[str, str] = {
     "MemoryManager": "manager",
     "MemoryProvider": "provider",
     "MemoryWrite": "events",
-    "ModelReply": "review",
+    "ModelReply": "hermes_memory_review",
     "PluginRegistry": "plugins",
     "ProviderInfo": "plugins",
     "RecallStatus": "provider",
-    "ReviewHandle": "review",
-    "ReviewModel": "review",
-    "ReviewResult": "review",
+    "ReviewHandle": "hermes_memory_review",
+    "ReviewModel": "hermes_memory_review",
+    "ReviewResult": "hermes_memory_review",
     "SessionsConfig": "config",
     "StreamingContextScrubber": "hermes_memory_guard",
-    "ToolCall": "review",
+    "ToolCall": "hermes_memory_review",
     "ToolSchema": "provider",
     "build_memory_context_block": "hermes_memory_guard",
     "cap_recall": "hermes_memory_guard",

@@ -32,7 +32,7 @@ from hermes_memory_core.worker import SerialWorker, call_bounded
 if TYPE_CHECKING:
     from hermes_memory_core.config import HermesConfig
     from hermes_memory_core.events import MemoryWrite
-    from hermes_memory_core.review import ReviewCoordinator
+    from hermes_memory_review import ReviewCoordinator
 
 logger = logging.getLogger("hermes_memory_core.manager")
 
@@ -44,7 +44,7 @@ DEFAULT_MAX_QUEUED = 256
 #: Same values as `hermes_memory_guard` (not imported: it loads the threat scanner).
 DEFAULT_RECALL_MAX_CHARS = 8000
 DEFAULT_RECALL_MAX_LINES = 200
-#: Same values as `hermes_memory_core.review`, which loads when a review is first needed.
+#: Same values as `hermes_memory_review`, which loads when a review is first needed.
 DEFAULT_NUDGE_INTERVAL = 10
 DEFAULT_REVIEW_TIMEOUT = 120.0
 DEFAULT_REVIEW_MAX_TURNS = 8
@@ -141,10 +141,10 @@ class ManagerBase:
 
     @property
     def _review(self) -> ReviewCoordinator:
-        """The review nudge and loop (`hermes_memory_core.review`, imported on first use)."""
+        """The review nudge and loop (`hermes_memory_review`, imported on first use)."""
         with self._lock:
             if self._review_state is None:
-                from hermes_memory_core.review import ReviewCoordinator
+                from hermes_memory_review import ReviewCoordinator
 
                 self._review_state = ReviewCoordinator(**self._review_options)
             return self._review_state

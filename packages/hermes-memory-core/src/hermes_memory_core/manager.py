@@ -85,7 +85,7 @@ class MemoryManager(ManagerTools):
     :param hermes_home: passed to providers' `initialize` as ``hermes_home``.
     :param scrub_secrets: mask credentials in everything handed to providers (default on).
     :param nudge_interval: user turns without a ``memory`` call before `review_due` (default
-        10, 0 disables; ``memory.nudge_interval``). See `hermes_memory_core.review`.
+        10, 0 disables; ``memory.nudge_interval``). See `hermes_memory_review`.
     :param review_timeout: seconds a `run_review` may take (default 120;
         ``memory.review_timeout``).
     :param review_max_turns: model calls a `run_review` may make (default 8;

@@ -176,7 +176,7 @@ def _turns(
 
 def _scripted_review_model(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
     """Stands in for an LLM: saves the alert preference once, then says it is done."""
-    from hermes_memory_core.review import ModelReply, ToolCall
+    from hermes_memory_core import ModelReply, ToolCall
 
     if messages[-1].get("role") == "tool":
         return ModelReply("Saved the alert preference.")

@@ -13,7 +13,7 @@ import pytest
 
 from hermes_memory_builtin import BuiltinMemoryProvider, MemoryStore, PendingStore
 from hermes_memory_core import ConfigError, ManagerClosedError, MemoryManager
-from hermes_memory_core.review import (
+from hermes_memory_review import (
     REVIEW_PROMPT,
     ModelReply,
     NudgeCounter,

@@ -61,7 +61,7 @@ __all__ = [
     "run_review",
 ]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("hermes_memory_review")
 
 #: The write origin of an unattended background review (the builtin store's gate keys on it).
 BACKGROUND_REVIEW_ORIGIN = "background_review"
