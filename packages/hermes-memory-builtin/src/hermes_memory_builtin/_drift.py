@@ -22,9 +22,13 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hermes_memory_builtin._format import dedupe, split_pieces
 from hermes_memory_core.fsutil import atomic_write_text
+
+if TYPE_CHECKING:
+    from hermes_memory_builtin._memory_dir import MemoryDir
 
 __all__ = ["DriftReport", "check_drift", "save_backup"]
 
@@ -82,8 +86,11 @@ def _existing_backups(path: Path) -> list[Path]:
     return sorted(candidates, key=mtime, reverse=True)
 
 
-def save_backup(path: Path, data: bytes) -> str:
+def save_backup(path: Path, data: bytes, *, directory: MemoryDir | None = None) -> str:
     """Copy ``data`` (the drifted file's bytes) next to ``path`` and return the backup path.
+
+    With ``directory`` (``path``'s directory, held open) the backup is created through its
+    descriptor.
 
     An existing ``<file>.bak.*`` with identical bytes is reused. If no backup can be
     written the returned string says so (``" (BACKUP FAILED — file unchanged on disk)"``).
@@ -97,12 +104,15 @@ def save_backup(path: Path, data: bytes) -> str:
     stamp = int(time.time())
     backup = path.with_name(f"{path.name}.bak.{stamp}")
     serial = 1
-    while os.path.lexists(backup):
+    while directory.exists(backup.name) if directory is not None else os.path.lexists(backup):
         backup = path.with_name(f"{path.name}.bak.{stamp}-{serial}")
         serial += 1
     try:
         text = data.decode("utf-8")  # callers only back up files that decoded
-        atomic_write_text(backup, text, tmp_prefix=".mem_")
+        if directory is not None:
+            directory.write_atomic(backup.name, text, tmp_prefix=".mem_")
+        else:
+            atomic_write_text(backup, text, tmp_prefix=".mem_")
     except (OSError, UnicodeError) as exc:
         logger.warning("could not write drift backup %s: %s", backup, exc)
         return f"{backup} (BACKUP FAILED — file unchanged on disk)"

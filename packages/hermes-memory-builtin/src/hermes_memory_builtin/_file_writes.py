@@ -33,8 +33,8 @@ from hermes_memory_builtin._format import (
     serialise,
 )
 from hermes_memory_builtin._locking import LockError, exclusive_lock
+from hermes_memory_builtin._memory_dir import MemoryDir
 from hermes_memory_builtin._sidecar import EntryMeta, load_sidecar, reconcile, save_sidecar
-from hermes_memory_core.fsutil import atomic_write_text
 
 __all__ = [
     "FILE_MODE",
@@ -82,8 +82,9 @@ def mutate_file(
         }, None
     seen: list[str] | None = None
     try:
-        with exclusive_lock(path):
-            clean_stale_temps(path.parent, STALE_TEMP_AGE_S)
+        # Every file below is created relative to the directory opened here (issue 21).
+        with MemoryDir.open(path.parent) as directory, exclusive_lock(path, directory=directory):
+            clean_stale_temps(path.parent, STALE_TEMP_AGE_S, opened=directory)
             raw = read_raw(path)
             if not raw.readable:
                 return {
@@ -96,21 +97,31 @@ def mutate_file(
                 report = check_drift(text, disk, limit)
                 if report.drifted:
                     logger.warning("%s drifted: %s", path, "; ".join(report.reasons))
-                    return _drift_error(name, save_backup(path, raw.data)), None
+                    backup = save_backup(path, raw.data, directory=directory)
+                    return _drift_error(name, backup), None
             seen = disk
             metas = reconcile(load_sidecar(path), disk, path)
             outcome = mutation(list(disk), metas)
             if outcome.entries is not None:
                 normalised = _normalisation(raw, disk)
-                backup = save_backup(path, raw.data) if normalised and raw.data else ""
-                atomic_write_text(
-                    path, serialise(outcome.entries), tmp_prefix=TEMP_PREFIX, mode=FILE_MODE
+                backup = (
+                    save_backup(path, raw.data, directory=directory)
+                    if normalised and raw.data
+                    else ""
+                )
+                directory.write_atomic(
+                    name, serialise(outcome.entries), tmp_prefix=TEMP_PREFIX, mode=FILE_MODE
                 )
                 seen = outcome.entries
-                save_sidecar(path, outcome.entries, outcome.metas or metas)
+                save_sidecar(path, outcome.entries, outcome.metas or metas, directory=directory)
                 if normalised:
                     outcome.result.update(_normalised_fields(name, normalised, backup))
             return outcome.result, seen
+    except MemoryFileError as exc:  # the directory became a link or a file meanwhile
+        return {
+            "success": False,
+            "error": f"Refusing to write {name}: {exc}. Nothing was changed.",
+        }, seen
     except LockError as exc:
         return {
             "success": False,

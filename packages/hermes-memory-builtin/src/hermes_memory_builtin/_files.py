@@ -18,9 +18,13 @@ import os
 import stat
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hermes_memory_builtin._errors import MemoryFileError
 from hermes_memory_builtin._format import directory_symlink_problem, not_a_directory_problem
+
+if TYPE_CHECKING:
+    from hermes_memory_builtin._memory_dir import MemoryDir
 
 __all__ = ["STALE_TEMP_AGE_S", "TEMP_PREFIX", "clean_stale_temps", "ensure_memory_dir"]
 
@@ -73,33 +77,39 @@ def ensure_memory_dir(directory: Path) -> None:
         raise directory_symlink_problem(directory)
 
 
-def clean_stale_temps(directory: Path, max_age: float = STALE_TEMP_AGE_S) -> list[Path]:
+def clean_stale_temps(
+    directory: Path, max_age: float = STALE_TEMP_AGE_S, *, opened: MemoryDir | None = None
+) -> list[Path]:
     """Delete ``.mem_*.tmp`` files in ``directory`` last modified over ``max_age`` s ago.
 
     Only regular files and links are removed (a link is removed, never followed). Returns
     the removed paths; errors are logged, never raised. Call it while holding a memory
-    file's lock.
+    file's lock. With ``opened`` (``directory`` held open) names are listed, checked and
+    removed through its descriptor.
     """
     removed: list[Path] = []
     cutoff = time.time() - max_age
     try:
-        scanner = os.scandir(directory)
+        names = opened.names() if opened is not None else os.listdir(directory)
     except OSError:
         return removed
-    with scanner:
-        for item in scanner:
-            if not (item.name.startswith(TEMP_PREFIX) and item.name.endswith(".tmp")):
+    for name in names:
+        if not (name.startswith(TEMP_PREFIX) and name.endswith(".tmp")):
+            continue
+        where = directory / name
+        try:
+            info = opened.lstat(name) if opened is not None else os.lstat(where)
+            if stat.S_ISDIR(info.st_mode) or info.st_mtime > cutoff:
                 continue
-            try:
-                info = item.stat(follow_symlinks=False)
-                if stat.S_ISDIR(info.st_mode) or info.st_mtime > cutoff:
-                    continue
-                os.unlink(item.path)
-            except FileNotFoundError:
-                continue
-            except OSError as exc:
-                logger.warning("could not remove stale temp file %s: %s", item.path, exc)
-                continue
-            logger.info("removed stale temp file %s (left by a killed writer)", item.path)
-            removed.append(Path(item.path))
+            if opened is not None:
+                opened.unlink(name)
+            else:
+                os.unlink(where)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            logger.warning("could not remove stale temp file %s: %s", where, exc)
+            continue
+        logger.info("removed stale temp file %s (left by a killed writer)", where)
+        removed.append(where)
     return removed

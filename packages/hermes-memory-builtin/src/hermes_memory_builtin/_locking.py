@@ -18,8 +18,12 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hermes_memory_core.fsutil import make_private_dirs
+
+if TYPE_CHECKING:
+    from hermes_memory_builtin._memory_dir import MemoryDir
 
 __all__ = ["LOCK_TIMEOUT_S", "LockError", "exclusive_lock", "lock_path_for"]
 
@@ -54,10 +58,13 @@ def _thread_lock(lock_path: Path) -> threading.Lock:
         return lock
 
 
-def _open_lock_file(lock_path: Path) -> int:
+def _open_lock_file(lock_path: Path, directory: MemoryDir | None = None) -> int:
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(lock_path, flags, 0o600)
+        if directory is not None:
+            fd = directory.open_file(lock_path.name, os.O_RDWR | os.O_CREAT, 0o600)
+        else:
+            fd = os.open(lock_path, flags, 0o600)
     except OSError as exc:
         if exc.errno == errno.ELOOP or lock_path.is_symlink():
             raise LockError(
@@ -82,8 +89,13 @@ def _open_lock_file(lock_path: Path) -> int:
 
 
 @contextlib.contextmanager
-def exclusive_lock(path: Path, timeout: float | None = None) -> Iterator[None]:
+def exclusive_lock(
+    path: Path, timeout: float | None = None, *, directory: MemoryDir | None = None
+) -> Iterator[None]:
     """Hold the exclusive lock of data file ``path`` for the duration of the ``with`` block.
+
+    With ``directory`` (``path``'s directory, held open) the lock file is opened relative to
+    its descriptor, never by path.
 
     Waits up to ``timeout`` seconds (default `LOCK_TIMEOUT_S`) for the lock. Raises
     `LockError` when the lock file cannot be used or stays taken. The lock is released when
@@ -92,7 +104,8 @@ def exclusive_lock(path: Path, timeout: float | None = None) -> Iterator[None]:
     if timeout is None:
         timeout = LOCK_TIMEOUT_S
     lock_path = lock_path_for(path)
-    make_private_dirs(lock_path.parent)
+    if directory is None:
+        make_private_dirs(lock_path.parent)
     with _thread_lock(lock_path):
         if sys.platform == "win32":  # pragma: no cover - no flock on Windows
             import filelock
@@ -105,7 +118,7 @@ def exclusive_lock(path: Path, timeout: float | None = None) -> Iterator[None]:
         else:
             import fcntl
 
-            fd = _open_lock_file(lock_path)
+            fd = _open_lock_file(lock_path, directory)
             try:
                 _flock_with_deadline(fd, lock_path, timeout)
                 try:

@@ -39,10 +39,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from hermes_memory_builtin._errors import MemoryFileError
+from hermes_memory_builtin._files import ensure_memory_dir
 from hermes_memory_builtin._format import TARGET_FILES
 from hermes_memory_builtin._locking import LockError, exclusive_lock
+from hermes_memory_builtin._memory_dir import MemoryDir
 from hermes_memory_builtin._sidecar import now_iso
-from hermes_memory_core.fsutil import atomic_write_text
 
 __all__ = [
     "BACKGROUND_REVIEW",
@@ -121,7 +123,7 @@ class PendingStore:
         """
         if target not in TARGET_FILES:
             raise PendingError(f"invalid target {target!r}")
-        with self._locked():
+        with self._locked() as directory:
             records = self._read()
             for record in records:
                 if record.get("target") == target and record.get("operations") == operations:
@@ -146,16 +148,16 @@ class PendingStore:
                     "operations": operations,
                 }
             )
-            self._write(records)
+            self._write(records, directory)
             return pending_id, False
 
     def reject(self, pending_id: str) -> dict[str, Any] | None:
         """Drop proposal ``pending_id`` without applying it; returns it (``None``: unknown)."""
-        with self._locked():
+        with self._locked() as directory:
             records = self._read()
             found = next((r for r in records if r.get("id") == pending_id), None)
             if found is not None:
-                self._write([r for r in records if r is not found])
+                self._write([r for r in records if r is not found], directory)
             return found
 
     def apply(self, pending_id: str, store: Any, *, origin: str | None = None) -> dict[str, Any]:
@@ -171,7 +173,7 @@ class PendingStore:
         :param origin: recorded as the writer in the entry metadata (default: the
             proposal's own origin).
         """
-        with self._locked():
+        with self._locked() as directory:
             records = self._read()
             record = next((r for r in records if r.get("id") == pending_id), None)
             if record is None:
@@ -183,12 +185,12 @@ class PendingStore:
             result = _apply_record(record, store, origin or str(record.get("origin") or ""))
             result["pending_id"] = pending_id
             if result.get("success") is True:
-                self._write([r for r in records if r is not record])
+                self._write([r for r in records if r is not record], directory)
             return result
 
     # ------------------------------------------------------------------ internals
     @contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self) -> Iterator[MemoryDir]:
         if not self.memory_dir.is_absolute():
             # A store without a directory of its own (e.g. rows in a database) must provide
             # its own proposals store; never write beside whatever the working directory is.
@@ -199,9 +201,15 @@ class PendingStore:
         if self.memory_dir.is_symlink():
             raise PendingError(f"{self.memory_dir} is a symbolic link; refusing to use it")
         try:
-            self.memory_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-            with exclusive_lock(self.path):
-                yield
+            ensure_memory_dir(self.memory_dir)
+            # the lock and the new file are created relative to this descriptor (issue 21)
+            with (
+                MemoryDir.open(self.memory_dir) as directory,
+                exclusive_lock(self.path, directory=directory),
+            ):
+                yield directory
+        except MemoryFileError as exc:
+            raise PendingError(f"cannot use {self.memory_dir}: {exc}") from None
         except LockError as exc:
             raise PendingError(f"cannot lock {self.path}: {exc}") from None
 
@@ -237,12 +245,14 @@ class PendingStore:
             )
         return records
 
-    def _write(self, records: list[dict[str, Any]]) -> None:
+    def _write(self, records: list[dict[str, Any]], directory: MemoryDir) -> None:
         text = json.dumps(
             {"version": PENDING_VERSION, "pending": records}, ensure_ascii=False, indent=1
         )
         try:
-            atomic_write_text(self.path, text + "\n", tmp_prefix=".pending_", mode=_FILE_MODE)
+            directory.write_atomic(
+                self.path.name, text + "\n", tmp_prefix=".pending_", mode=_FILE_MODE
+            )
         except OSError as exc:
             raise PendingError(f"cannot write {self.path}: {exc.strerror or exc}") from None
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hermes_memory_builtin._files import ensure_memory_dir
 from hermes_memory_builtin._format import read_raw, serialise
 from hermes_memory_builtin._locking import exclusive_lock
+from hermes_memory_builtin._memory_dir import MemoryDir
 from hermes_memory_builtin._sidecar import (
     EntryMeta,
     entry_key,
@@ -20,7 +22,6 @@ from hermes_memory_builtin._sidecar import (
     reconcile,
     save_sidecar,
 )
-from hermes_memory_core.fsutil import atomic_write_text
 
 __all__ = ["ConcurrentChange", "replace_entries"]
 
@@ -44,7 +45,8 @@ def replace_entries(
     :param origin: recorded for entries that are new.
     :raises ConcurrentChange: the file differs from ``expected`` (nothing written).
     """
-    with exclusive_lock(path):
+    ensure_memory_dir(path.parent)
+    with MemoryDir.open(path.parent) as directory, exclusive_lock(path, directory=directory):
         raw = read_raw(path)
         current = raw.data if raw.exists else None
         if raw.exists and current is None:
@@ -61,5 +63,5 @@ def replace_entries(
                 metas[key] = EntryMeta(created=stamp, updated=stamp, origin=origin)
             if approved and entry in approved:
                 metas[key]["human_approved"] = True
-        atomic_write_text(path, serialise(entries), tmp_prefix=".mem_")
-        save_sidecar(path, entries, metas)
+        directory.write_atomic(path.name, serialise(entries), tmp_prefix=".mem_")
+        save_sidecar(path, entries, metas, directory=directory)

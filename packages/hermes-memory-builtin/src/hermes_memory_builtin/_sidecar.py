@@ -25,9 +25,12 @@ import os
 import stat
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from hermes_memory_core.fsutil import atomic_write_text
+
+if TYPE_CHECKING:
+    from hermes_memory_builtin._memory_dir import MemoryDir
 
 __all__ = [
     "EntryMeta",
@@ -167,9 +170,16 @@ def approved_entries(entries: list[str], metas: dict[str, EntryMeta] | None) -> 
     return approved
 
 
-def save_sidecar(data_path: Path, entries: list[str], metas: dict[str, EntryMeta]) -> None:
+def save_sidecar(
+    data_path: Path,
+    entries: list[str],
+    metas: dict[str, EntryMeta],
+    *,
+    directory: MemoryDir | None = None,
+) -> None:
     """Write the sidecar for ``entries`` (in file order). Failures are logged, not raised:
-    the data file is already safely written and metadata is secondary."""
+    the data file is already safely written and metadata is secondary. With ``directory``
+    (the data file's directory, held open) it is written through its descriptor."""
     rows = []
     for entry in entries:
         key = entry_key(entry)
@@ -185,9 +195,11 @@ def save_sidecar(data_path: Path, entries: list[str], metas: dict[str, EntryMeta
     try:
         # Atomic (readers see the old or the new sidecar) but not fsynced: the sidecar is
         # rebuildable metadata, and skipping two fsyncs halves the cost of every memory write.
-        atomic_write_text(
-            sidecar_path_for(data_path), text, tmp_prefix=".mem_", mode=0o600, fsync=False
-        )
+        target = sidecar_path_for(data_path)
+        if directory is not None:
+            directory.write_atomic(target.name, text, tmp_prefix=".mem_", mode=0o600, fsync=False)
+        else:
+            atomic_write_text(target, text, tmp_prefix=".mem_", mode=0o600, fsync=False)
     except OSError as exc:
         logger.warning("could not write memory sidecar for %s: %s", data_path, exc)
 
