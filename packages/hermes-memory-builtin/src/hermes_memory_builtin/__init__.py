@@ -37,6 +37,7 @@ from hermes_memory_builtin._pending import THREAT_REVIEW, PendingError, PendingS
 from hermes_memory_builtin._provider import BuiltinMemoryProvider
 from hermes_memory_builtin._replace_file import ConcurrentChange, replace_entries
 from hermes_memory_builtin._scan import WriteVerdict, scan_entries, write_threat, write_verdict
+from hermes_memory_builtin._settings import BuiltinSettings
 from hermes_memory_builtin._sidecar import (
     EntryMeta,
     approved_entries,
@@ -70,6 +71,7 @@ __all__ = [
     "TARGET_FILES",
     "THREAT_REVIEW",
     "BuiltinMemoryProvider",
+    "BuiltinSettings",
     "ConcurrentChange",
     "EntryMeta",
     "MemoryFileError",

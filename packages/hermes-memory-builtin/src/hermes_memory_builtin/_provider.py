@@ -1,46 +1,31 @@
 """`BuiltinMemoryProvider`: the curated store plugged into `MemoryManager` as ``"builtin"``.
 
 It contributes the frozen MEMORY/USER snapshot to the system prompt and the ``memory`` tool.
-The manager mirrors successful ``memory`` writes to the external provider by reading the
-tool's JSON answer, so nothing here calls other providers.
+Each entry its tool writes is emitted as a `hermes_memory_core.MemoryWrite` event
+(`emit_memory_write`), which the manager forwards to the external provider; nothing here
+calls other providers. Its ``memory:`` keys are typed settings (`BuiltinSettings`), validated
+by core like every adapter's.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from hermes_memory_builtin._events import tool_writes
 from hermes_memory_builtin._guidance import memory_guidance
-from hermes_memory_builtin._store import (
-    DEFAULT_MEMORY_CHAR_LIMIT,
-    DEFAULT_USER_CHAR_LIMIT,
-    TARGETS,
-    MemoryStore,
-)
+from hermes_memory_builtin._settings import BuiltinSettings
+from hermes_memory_builtin._store import TARGETS, MemoryStore
 from hermes_memory_builtin._tool import memory_schema, memory_tool
-from hermes_memory_core.coerce import as_bool
+from hermes_memory_core.kit import SettingsError
 from hermes_memory_core.provider import MemoryProvider, ToolSchema
 from hermes_memory_core.toolresult import tool_result
 
-__all__ = ["BuiltinMemoryProvider", "parse_flag"]
+__all__ = ["BuiltinMemoryProvider"]
 
 logger = logging.getLogger(__name__)
-
-
-def parse_flag(key: str, value: Any, default: bool) -> bool:
-    """A boolean ``memory.<key>`` value: ``default`` when unset (``None``), otherwise what
-    `hermes_memory_core.coerce.as_bool` accepts (the same rule ``load_config`` applies).
-
-    :raises ValueError: ``"memory.<key> must be true or false, got <value>"``.
-    """
-    if value is None:
-        return default
-    try:
-        return as_bool(value)
-    except ValueError:
-        raise ValueError(f"memory.{key} must be true or false, got {value!r}") from None
 
 
 class BuiltinMemoryProvider(MemoryProvider):
@@ -50,13 +35,16 @@ class BuiltinMemoryProvider(MemoryProvider):
         ``<hermes_home>/memories`` with the limits and switches of ``config``.
     :param hermes_home: the Hermes home directory; defaults to the ``hermes_home`` passed to
         `initialize`, then to ``$HERMES_HOME`` / ``~/.hermes``.
-    :param config: the parsed ``config.yaml``; its ``memory:`` section is read for
-        ``memory_enabled``, ``user_profile_enabled``, ``memory_char_limit``,
-        ``user_char_limit`` and ``write_approval``.
-    :raises ValueError: when one of those settings has an unusable value.
+    :param config: the parsed ``config.yaml``; its ``memory:`` keys are `BuiltinSettings`
+        (``memory_enabled``, ``user_profile_enabled``, ``memory_char_limit``,
+        ``user_char_limit``, ``write_approval``); ``memory.backend`` picks the storage.
+    :raises SettingsError: (a `ValueError`) one of those settings has an unusable value;
+        the message names the key.
     """
 
     name = "builtin"
+    settings_class = BuiltinSettings
+    settings: BuiltinSettings  # for the type checker only
     #: A local tier (trusted because the class comes from this project's distribution).
     tier = "local"
     #: ``old_text`` only finds an entry; it reaches the store unscrubbed.
@@ -69,23 +57,17 @@ class BuiltinMemoryProvider(MemoryProvider):
         hermes_home: str | Path | None = None,
         config: dict[str, Any] | None = None,
     ) -> None:
-        section = (config or {}).get("memory") or {}
-        if not isinstance(section, dict):
-            raise ValueError(f"memory must be a mapping in config.yaml, got {section!r}")
-        self.memory_enabled = parse_flag(
-            "memory_enabled", section.get("memory_enabled"), default=True
-        )
-        self.user_profile_enabled = parse_flag(
-            "user_profile_enabled", section.get("user_profile_enabled"), default=True
-        )
-        #: The approval gate (``memory.write_approval``): stage every ``memory`` tool write.
-        self.write_approval = parse_flag(
-            "write_approval", section.get("write_approval"), default=False
-        )
-        self._memory_char_limit = section.get("memory_char_limit", DEFAULT_MEMORY_CHAR_LIMIT)
-        self._user_char_limit = section.get("user_char_limit", DEFAULT_USER_CHAR_LIMIT)
-        self._hermes_home = Path(hermes_home).expanduser() if hermes_home is not None else None
         self._config = config or {}
+        # Validated once from ``config`` here; core validates again from the same parse of
+        # config.yaml (`configure`) before anything else runs.
+        if self.settings_error:
+            raise SettingsError(self.settings_error.removeprefix("configuration error: "))
+        settings = self.settings
+        self.memory_enabled = settings.memory_enabled
+        self.user_profile_enabled = settings.user_profile_enabled
+        #: The approval gate (``memory.write_approval``): stage every ``memory`` tool write.
+        self.write_approval = settings.write_approval
+        self._hermes_home = Path(hermes_home).expanduser() if hermes_home is not None else None
         self._store_given = store is not None
         if store is not None:
             store.memory_enabled = self.memory_enabled
@@ -100,12 +82,8 @@ class BuiltinMemoryProvider(MemoryProvider):
         memory_section = self._config.get("memory") or {}
         # The same limits and switches whichever storage holds the text.
         options: dict[str, Any] = {
-            "memory_char_limit": self._memory_char_limit
-            if self._memory_char_limit is not None
-            else DEFAULT_MEMORY_CHAR_LIMIT,
-            "user_char_limit": self._user_char_limit
-            if self._user_char_limit is not None
-            else DEFAULT_USER_CHAR_LIMIT,
+            "memory_char_limit": self.settings.memory_char_limit,
+            "user_char_limit": self.settings.user_char_limit,
             "memory_enabled": self.memory_enabled,
             "user_profile_enabled": self.user_profile_enabled,
         }
@@ -117,6 +95,9 @@ class BuiltinMemoryProvider(MemoryProvider):
             store: MemoryStore = load_backend("memory", "postgres")(self._config, **options)
             return store
         return MemoryStore(home / "memories" if home is not None else None, **options)
+
+    def _settings_source(self) -> tuple[Mapping[str, Any] | None, Mapping[str, str] | None]:
+        return self._config, None
 
     @property
     def store(self) -> MemoryStore:
@@ -167,7 +148,7 @@ class BuiltinMemoryProvider(MemoryProvider):
         """The memory guidance, the frozen MEMORY block, then the USER block, joined by a
         blank line.
 
-        The guidance (`hermes_memory_builtin._guidance`) is static text that tells the model
+        The guidance (`hermes_memory_builtin.MEMORY_GUIDANCE`) is static text that tells the model
         what to save; it is there whenever the ``memory`` tool is, even while both files are
         empty, and is the narrower user-profile guidance when only USER.md is on.
         """
@@ -207,46 +188,6 @@ class BuiltinMemoryProvider(MemoryProvider):
     def on_turn_start(self, turn_number: int, message: str, **kwargs: Any) -> None:
         """Reset the per-turn consolidation-failure counter."""
         self._store.start_turn()
-
-    def get_config_schema(self) -> list[dict[str, Any]]:
-        """The ``memory:`` settings this provider reads."""
-        return [
-            {
-                "key": "memory_enabled",
-                "description": "Keep MEMORY.md (the agent's notes) and show it in the prompt.",
-                "type": "boolean",
-                "default": True,
-            },
-            {
-                "key": "user_profile_enabled",
-                "description": "Keep USER.md (the user profile) and show it in the prompt.",
-                "type": "boolean",
-                "default": True,
-            },
-            {
-                "key": "memory_char_limit",
-                "description": "Write budget of MEMORY.md in characters.",
-                "type": "integer",
-                "default": DEFAULT_MEMORY_CHAR_LIMIT,
-                "minimum": 1,
-            },
-            {
-                "key": "user_char_limit",
-                "description": "Write budget of USER.md in characters.",
-                "type": "integer",
-                "default": DEFAULT_USER_CHAR_LIMIT,
-                "minimum": 1,
-            },
-            {
-                "key": "write_approval",
-                "description": (
-                    "Stage every memory tool write for a person to apply or reject "
-                    "(hermes-memory memory pending)."
-                ),
-                "type": "boolean",
-                "default": False,
-            },
-        ]
 
 
 def memory_tool_error(message: str) -> str:
