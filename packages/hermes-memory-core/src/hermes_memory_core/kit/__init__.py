@@ -24,12 +24,13 @@
   ``httpx`` (imported only when a client is built: declare ``httpx`` in your adapter) with
   bounded timeouts, fixed headers, no redirects, and its failures in the taxonomy;
 * `SerialWorker` (one ordered background thread with a bounded queue) and
-  `atomic_write_text` (write a file so a reader never sees half of it).
+  `atomic_write_text` (write a file so a reader never sees half of it), `make_private_dirs`
+  (directories created 0700).
 
 `docs/how-to/write-a-provider.md` builds a complete remote provider from these pieces.
 """
 
-from hermes_memory_core.fsutil import atomic_write_text
+from hermes_memory_core.fsutil import atomic_write_text, make_private_dirs
 from hermes_memory_core.kit.failures import (
     CallFailed,
     Failure,
@@ -113,6 +114,7 @@ __all__ = [
     "fact_key",
     "int_arg",
     "kind_for_status",
+    "make_private_dirs",
     "one_line",
     "optional_text",
     "overlay",
