@@ -30,7 +30,7 @@ import httpx
 
 from hermes_memory_context import CompressionResult, ContextCompressor
 from hermes_memory_core import MemoryManager, to_openai_tools
-from hermes_memory_core.ids import new_session_id
+from hermes_memory_core._ids import new_session_id
 from hermes_memory_sessions import (
     SessionArchiveProvider,
     SessionNotFoundError,

@@ -16,7 +16,7 @@ from hermes_memory_builtin._guidance import (
     memory_guidance,
 )
 from hermes_memory_core import scan_for_threats
-from hermes_memory_core.manager import MemoryManager
+from hermes_memory_core._manager import MemoryManager
 
 RULE = "═" * 46
 

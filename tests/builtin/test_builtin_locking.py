@@ -52,7 +52,7 @@ def test_symlinked_lock_is_refused(mem_dir: Path, tmp_path: Path) -> None:
 HOLDER = """
 import sys, time
 from pathlib import Path
-from hermes_memory_core.fsutil import atomic_write_text
+from hermes_memory_core._fsutil import atomic_write_text
 from hermes_memory_builtin._locking import exclusive_lock
 path = Path(sys.argv[1])
 with exclusive_lock(path):

@@ -12,7 +12,7 @@ from builtin_helpers import write_file
 from hermes_memory_builtin import MEMORY_SCHEMA, BuiltinMemoryProvider, MemoryStore
 from hermes_memory_builtin._guidance import MEMORY_GUIDANCE, memory_guidance
 from hermes_memory_core import MemoryProvider
-from hermes_memory_core.manager import MemoryManager
+from hermes_memory_core._manager import MemoryManager
 from hermes_memory_core.plugins import PluginRegistry
 
 RULE = "═" * 46

@@ -56,7 +56,7 @@ from hermes_memory_builtin._sidecar import (
     reconcile,
 )
 from hermes_memory_builtin._snapshot import LoadedTarget, load_target
-from hermes_memory_core.coerce import as_positive_int
+from hermes_memory_core._coerce import as_positive_int
 from hermes_memory_core.config import resolve_home
 
 __all__ = [

@@ -31,7 +31,7 @@ def continue_in_archive(
     nothing for this agent (a subagent's) still moves on to the new id.
     """
     from hermes_memory_core import scrub_secrets
-    from hermes_memory_core.ids import new_session_id
+    from hermes_memory_core._ids import new_session_id
 
     if getattr(manager, "closed", False):  # before the provider reopens its store for nothing
         raise RuntimeError("the memory manager was shut down (shutdown_all)")

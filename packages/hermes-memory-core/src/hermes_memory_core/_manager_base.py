@@ -1,6 +1,6 @@
 """The state of a `MemoryManager`, provider registration and the fan-out glue (internal).
 
-Split from `hermes_memory_core.manager` by concern: this module owns who is registered and how
+Split from `hermes_memory_core._manager` by concern: this module owns who is registered and how
 one hook reaches every provider; `_manager_tools` routes tools and curated-write events; the
 manager itself holds the session lifecycle and recall.
 """
@@ -26,12 +26,12 @@ from hermes_memory_core._dispatch import (
 from hermes_memory_core._egress import EgressPolicy, plain_str
 from hermes_memory_core._project_context import ProjectContext
 from hermes_memory_core._routing import ToolRoutes, normalize_schema
-from hermes_memory_core.provider import MemoryProvider, ToolSchema
-from hermes_memory_core.worker import SerialWorker, call_bounded
+from hermes_memory_core._provider import MemoryProvider, ToolSchema
+from hermes_memory_core._worker import SerialWorker, call_bounded
 
 if TYPE_CHECKING:
     from hermes_memory_core.config import HermesConfig
-    from hermes_memory_core.events import MemoryWrite
+    from hermes_memory_core._events import MemoryWrite
     from hermes_memory_review import ReviewCoordinator
 
 logger = logging.getLogger("hermes_memory_core.manager")

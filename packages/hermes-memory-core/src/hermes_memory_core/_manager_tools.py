@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, cast
 from hermes_memory_core._dispatch import Outcome, Slot
 from hermes_memory_core._egress import note_redaction, plain_str
 from hermes_memory_core._manager_base import ManagerBase
-from hermes_memory_core.provider import ToolSchema
-from hermes_memory_core.toolresult import tool_error, tool_result
+from hermes_memory_core._provider import ToolSchema
+from hermes_memory_core._toolresult import tool_error, tool_result
 
 if TYPE_CHECKING:
     import hermes_memory_review as _review
@@ -125,7 +125,7 @@ class ManagerTools(ManagerBase):
 
         with self._using("run_review"):
             schemas = [s for s in self.get_all_tool_schemas() if s.get("name") == MEMORY_TOOL_NAME]
-        from hermes_memory_core.toolformats import to_openai_tools
+        from hermes_memory_core._toolformats import to_openai_tools
 
         def execute(name: str, args: dict[str, Any]) -> str:
             return self.handle_tool_call(name, args, origin=BACKGROUND_REVIEW_ORIGIN)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hermes_memory_core.coerce import (
+from hermes_memory_core._coerce import (
     as_bool,
     as_non_negative_int,
     as_positive_float,

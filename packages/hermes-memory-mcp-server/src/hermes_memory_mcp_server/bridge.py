@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from hermes_memory_core.config import HermesConfig, load_config
-from hermes_memory_core.manager import MemoryManager
-from hermes_memory_core.provider import ToolSchema
-from hermes_memory_core.toolresult import tool_error
+from hermes_memory_core._manager import MemoryManager
+from hermes_memory_core._provider import ToolSchema
+from hermes_memory_core._toolresult import tool_error
 from hermes_memory_mcp_server.ids import new_session_id
 
 __all__ = ["DEFAULT_TURN_GAP", "PLATFORM", "MemoryBridge", "ToolOutcome"]

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_memory_core.config import ConfigError, load_config, resolve_home
-from hermes_memory_core.toolresult import tool_error, tool_result
+from hermes_memory_core._toolresult import tool_error, tool_result
 from hermes_memory_sessions.embedding_config import await_embedder, recall_state
 from hermes_memory_sessions.hybrid import pick_fused
 from hermes_memory_sessions.protocol import SessionArchive

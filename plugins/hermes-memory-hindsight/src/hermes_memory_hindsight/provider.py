@@ -31,7 +31,7 @@ from hermes_memory_core.kit import (
     fact_key,
     truncate_text,
 )
-from hermes_memory_core.provider import RecallStatus
+from hermes_memory_core._provider import RecallStatus
 from hermes_memory_hindsight import writes
 from hermes_memory_hindsight.config import HindsightSettings
 from hermes_memory_hindsight.tools import CURATED, PROMPT, TOOLS, now

@@ -22,7 +22,7 @@ from hermes_memory_core.kit import (
     optional_text,
     required_text,
 )
-from hermes_memory_core.toolresult import tool_error, tool_result
+from hermes_memory_core._toolresult import tool_error, tool_result
 from hermes_memory_honcho.config import ID_PATTERN, REASONING_LEVELS
 from hermes_memory_honcho.schemas import TOOL_NAMES
 

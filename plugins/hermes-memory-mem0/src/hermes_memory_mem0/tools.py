@@ -15,7 +15,7 @@ from hermes_memory_core.kit import (
     int_arg,
     required_text,
 )
-from hermes_memory_core.toolresult import tool_error, tool_result
+from hermes_memory_core._toolresult import tool_error, tool_result
 
 if TYPE_CHECKING:
     from hermes_memory_mem0.connection import Connection

@@ -22,7 +22,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from hermes_memory_core.kit import BackgroundRecall, RemoteProvider, TurnBuffer, fact_key
-from hermes_memory_core.provider import RecallStatus
+from hermes_memory_core._provider import RecallStatus
 from hermes_memory_supermemory import recall, writes
 from hermes_memory_supermemory.config import (
     SupermemoryConfigError,

@@ -30,7 +30,7 @@
 `docs/how-to/write-a-provider.md` builds a complete remote provider from these pieces.
 """
 
-from hermes_memory_core.fsutil import atomic_write_text, make_private_dirs
+from hermes_memory_core._fsutil import atomic_write_text, make_private_dirs
 from hermes_memory_core.kit.failures import (
     CallFailed,
     Failure,
@@ -74,7 +74,7 @@ from hermes_memory_core.kit.toolargs import (
 )
 from hermes_memory_core.kit.tools import Queued, Tool, ToolTable, call_or_queue, tool_schema
 from hermes_memory_core.kit.writes import PendingWrites, TurnBuffer, Write, close_when_idle
-from hermes_memory_core.worker import SerialWorker
+from hermes_memory_core._worker import SerialWorker
 
 __all__ = [
     "BackgroundRecall",

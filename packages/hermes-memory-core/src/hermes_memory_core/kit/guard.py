@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hermes_memory_core.breaker import CIRCUIT_OPEN, OK, CircuitBreaker
+from hermes_memory_core._breaker import CIRCUIT_OPEN, OK, CircuitBreaker
 from hermes_memory_core.health import write_provider_status
 from hermes_memory_core.kit.failures import CallFailed, Failure, FailureKind, Unavailable
 

@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from hermes_memory_core.worker import SerialWorker, TaskHandle
+from hermes_memory_core._worker import SerialWorker, TaskHandle
 
 __all__ = [
     "BackgroundRecall",

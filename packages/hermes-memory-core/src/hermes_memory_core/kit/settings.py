@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
-from hermes_memory_core.coerce import as_bool, as_float, as_int
+from hermes_memory_core._coerce import as_bool, as_float, as_int
 
 __all__ = [
     "Field",

@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ManagerClosedError", "MemoryManager"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("hermes_memory_core.manager")
 
 
 class MemoryManager(ManagerTools):
@@ -315,7 +315,7 @@ class MemoryManager(ManagerTools):
         commands) recall nothing.
         """
         with self._using("prefetch_all"):
-            from hermes_memory_core.trivial import is_trivial_prompt
+            from hermes_memory_core._trivial import is_trivial_prompt
 
             if is_trivial_prompt(query):
                 return ""

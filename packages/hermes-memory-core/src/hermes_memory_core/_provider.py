@@ -3,7 +3,7 @@
 A provider author subclasses `MemoryProvider`, implements the four abstract members and
 overrides any optional hook (a documented no-op here). The hook reference
 (``docs/reference/hooks.md``) is generated from this class; pluggy is used only to find
-plugins (`hermes_memory_core.hookspecs`), never to call providers.
+plugins (`hermes_memory_core._hookspecs`), never to call providers.
 
 How the manager calls a hook: one provider at a time, inside its own try/except (an
 exception costs only that provider's contribution), passing each keyword argument only if
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 if TYPE_CHECKING:
-    from hermes_memory_core.events import MemoryWrite
+    from hermes_memory_core._events import MemoryWrite
     from hermes_memory_core.kit.settings import Settings
 
 __all__ = [

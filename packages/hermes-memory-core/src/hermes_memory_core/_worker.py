@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 __all__ = ["BoundedOutcome", "SerialWorker", "TaskHandle", "call_bounded"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("hermes_memory_core.worker")
 
 Overflow = Literal["refuse", "drop_oldest"]
 

@@ -4,7 +4,7 @@
 A plugin module named by an entry point in the ``hermes_memory`` group implements
 ``register_memory_providers(register)`` with `hookimpl` (`RegistrationSpec`). That is the
 only hook: the provider contract is the `MemoryProvider` base class
-(`hermes_memory_core.provider`), whose methods the `MemoryManager` calls one provider at a
+(`hermes_memory_core._provider`), whose methods the `MemoryManager` calls one provider at a
 time through a single dispatcher.
 """
 
