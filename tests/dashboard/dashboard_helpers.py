@@ -57,8 +57,8 @@ def clean_env(home: Path, tmp: Path) -> dict[str, str]:
 def seed_home(home: Path) -> None:
     """Curated entries, a config with comments, and an archive with English, Chinese,
     tool calls and a compressed (continued) conversation."""
-    from hermes_memory_builtin._store import MemoryStore
-    from hermes_memory_sessions.store import SessionStore
+    from hermes_memory_builtin import MemoryStore
+    from hermes_memory_sessions.storage._store import SessionStore
 
     home.mkdir(parents=True)
     (home / "config.yaml").write_text(CONFIG, encoding="utf-8")
