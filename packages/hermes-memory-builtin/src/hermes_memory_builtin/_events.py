@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from hermes_memory_core._events import MemoryWrite
+from hermes_memory_core import MemoryWrite
 
 __all__ = ["tool_writes"]
 

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hermes_memory_core._fsutil import make_private_dirs
+from hermes_memory_core.kit import make_private_dirs
 
 if TYPE_CHECKING:
     from hermes_memory_builtin._memory_dir import MemoryDir

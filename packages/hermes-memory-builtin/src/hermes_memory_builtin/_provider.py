@@ -19,9 +19,8 @@ from hermes_memory_builtin._guidance import memory_guidance
 from hermes_memory_builtin._settings import BuiltinSettings
 from hermes_memory_builtin._store import TARGETS, MemoryStore
 from hermes_memory_builtin._tool import memory_schema, memory_tool
+from hermes_memory_core import MemoryProvider, ToolSchema, tool_result
 from hermes_memory_core.kit import SettingsError
-from hermes_memory_core._provider import MemoryProvider, ToolSchema
-from hermes_memory_core._toolresult import tool_result
 
 __all__ = ["BuiltinMemoryProvider"]
 

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
-from hermes_memory_core._fsutil import atomic_write_text
+from hermes_memory_core.kit import atomic_write_text
 
 if TYPE_CHECKING:
     from hermes_memory_builtin._memory_dir import MemoryDir

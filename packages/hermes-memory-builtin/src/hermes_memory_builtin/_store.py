@@ -56,8 +56,8 @@ from hermes_memory_builtin._sidecar import (
     reconcile,
 )
 from hermes_memory_builtin._snapshot import LoadedTarget, load_target
-from hermes_memory_core._coerce import as_positive_int
 from hermes_memory_core.config import resolve_home
+from hermes_memory_core.kit import as_positive_int
 
 __all__ = [
     "DEFAULT_MEMORY_CHAR_LIMIT",

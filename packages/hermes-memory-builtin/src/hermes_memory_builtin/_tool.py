@@ -23,7 +23,7 @@ from hermes_memory_builtin._pending import (
 )
 from hermes_memory_builtin._scan import scan_entries
 from hermes_memory_builtin._store import MemoryStore
-from hermes_memory_core._toolresult import tool_result
+from hermes_memory_core import tool_result
 from hermes_memory_guard import HOLD, scrub_secrets
 
 __all__ = ["MEMORY_SCHEMA", "list_pending", "memory_schema", "memory_tool"]

@@ -27,7 +27,7 @@ from hermes_memory_builtin import (
     write_threat,
 )
 from hermes_memory_cli._i18n import cli_gettext as _
-from hermes_memory_core._fsutil import atomic_write_text
+from hermes_memory_core.kit import atomic_write_text
 
 __all__ = ["ConcurrentChange", "EditCheck", "apply_edit", "check_edit", "keep_rejected"]
 

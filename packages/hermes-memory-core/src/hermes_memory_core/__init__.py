@@ -17,24 +17,10 @@ from hermes_memory_core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from hermes_memory_core._backends import BACKEND_GROUPS, BackendNotInstalled, load_backend
-    from hermes_memory_core.config import (
-        ConfigError,
-        HermesConfig,
-        MemoryConfig,
-        SessionsConfig,
-        load_config,
-        resolve_home,
-    )
     from hermes_memory_core._events import MemoryWrite
     from hermes_memory_core._hookspecs import hookimpl, hookspec
     from hermes_memory_core._ids import new_session_id
     from hermes_memory_core._manager import ManagerClosedError, MemoryManager
-    from hermes_memory_core.plugins import (
-        PluginRegistry,
-        ProviderInfo,
-        get_registry,
-        list_providers,
-    )
     from hermes_memory_core._provider import (
         BUILTIN_TIER_NAMES,
         MemoryProvider,
@@ -44,6 +30,20 @@ if TYPE_CHECKING:
     from hermes_memory_core._toolformats import to_anthropic_tools, to_openai_tools
     from hermes_memory_core._toolresult import tool_error, tool_result
     from hermes_memory_core._trivial import is_trivial_prompt
+    from hermes_memory_core.config import (
+        ConfigError,
+        HermesConfig,
+        MemoryConfig,
+        SessionsConfig,
+        load_config,
+        resolve_home,
+    )
+    from hermes_memory_core.plugins import (
+        PluginRegistry,
+        ProviderInfo,
+        get_registry,
+        list_providers,
+    )
     from hermes_memory_guard import (
         INVISIBLE_CHARS,
         MAX_SCAN_CHARS,

@@ -14,8 +14,8 @@ from hermes_memory_core._provider import BUILTIN_TIER_NAMES, MemoryProvider
 from hermes_memory_core._worker import call_bounded
 
 if TYPE_CHECKING:
-    from hermes_memory_core.config import HermesConfig
     from hermes_memory_core._manager import MemoryManager
+    from hermes_memory_core.config import HermesConfig
     from hermes_memory_core.plugins import PluginRegistry
 
 logger = logging.getLogger("hermes_memory_core.manager")

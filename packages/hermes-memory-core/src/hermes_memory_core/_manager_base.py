@@ -25,13 +25,13 @@ from hermes_memory_core._dispatch import (
 )
 from hermes_memory_core._egress import EgressPolicy, plain_str
 from hermes_memory_core._project_context import ProjectContext
-from hermes_memory_core._routing import ToolRoutes, normalize_schema
 from hermes_memory_core._provider import MemoryProvider, ToolSchema
+from hermes_memory_core._routing import ToolRoutes, normalize_schema
 from hermes_memory_core._worker import SerialWorker, call_bounded
 
 if TYPE_CHECKING:
-    from hermes_memory_core.config import HermesConfig
     from hermes_memory_core._events import MemoryWrite
+    from hermes_memory_core.config import HermesConfig
     from hermes_memory_review import ReviewCoordinator
 
 logger = logging.getLogger("hermes_memory_core.manager")

@@ -45,6 +45,7 @@ from hermes_memory_core._worker import call_bounded
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "PROVIDER_HOOK_NAMES",
     "RESERVED_PROVIDER_NAMES",
     "LazyFactory",
     "PluginLoadError",

@@ -48,7 +48,7 @@ from hermes_memory_builtin import (
     scan_entries,
     serialise,
 )
-from hermes_memory_core._fsutil import atomic_write_text
+from hermes_memory_core.kit import atomic_write_text
 from hermes_memory_postgres.connection import ArchiveUnavailable, Database, check_owner
 
 __all__ = ["PostgresMemoryStore"]

@@ -27,9 +27,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from hermes_memory_core import MemoryProvider, tool_error
 from hermes_memory_core.config import sessions_db_path
-from hermes_memory_core._provider import MemoryProvider
-from hermes_memory_core._toolresult import tool_error
 from hermes_memory_sessions.protocol import ArchiveUnreachable, SessionArchive
 from hermes_memory_sessions.storage._store import SessionStore
 from hermes_memory_sessions.tool import SESSION_SEARCH_SCHEMA, session_search
@@ -209,7 +208,7 @@ class SessionArchiveProvider(MemoryProvider):
     def _follows_hermes(self) -> bool:
         section = self._config.get("sessions")
         value = section.get("follow_hermes") if isinstance(section, Mapping) else None
-        from hermes_memory_core._coerce import as_bool
+        from hermes_memory_core.kit import as_bool
 
         try:
             return value is not None and as_bool(value)

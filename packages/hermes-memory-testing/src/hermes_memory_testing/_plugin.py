@@ -41,9 +41,8 @@ from typing import Any
 
 import pytest
 
-from hermes_memory_core._manager import MemoryManager
-from hermes_memory_core.plugins import overridden_hooks
-from hermes_memory_core._provider import PROVIDER_HOOK_NAMES, MemoryProvider
+from hermes_memory_core import MemoryManager, MemoryProvider
+from hermes_memory_core.plugins import PROVIDER_HOOK_NAMES, overridden_hooks
 
 __all__ = [
     "ProviderConformance",

@@ -47,8 +47,8 @@ from typing import Any, TypeVar
 
 import pytest
 
+from hermes_memory_core import MemoryProvider
 from hermes_memory_core.health import read_provider_status
-from hermes_memory_core._provider import MemoryProvider
 from hermes_memory_testing._plugin import ProviderConformance
 
 __all__ = [

@@ -127,7 +127,7 @@ class _Narrator:
 
 
 def _new_manager(home: Path, session_id: str) -> Any:
-    from hermes_memory_core._manager import MemoryManager
+    from hermes_memory_core import MemoryManager
 
     manager = MemoryManager.from_config(home)
     missing = {"builtin", "sessions"} - {p.name for p in manager.providers}

@@ -701,9 +701,9 @@ def check_locks(home: Path, db_path: Path) -> list[Check]:
 
 def check_providers(ctx: Context, config: Any) -> list[Check]:
     """Plugins that failed to load, and the configured external provider."""
+    from hermes_memory_core import BUILTIN_TIER_NAMES
     from hermes_memory_core.health import read_provider_status
     from hermes_memory_core.plugins import list_providers
-    from hermes_memory_core._provider import BUILTIN_TIER_NAMES
 
     infos = list_providers(hermes_home=ctx.home, config=config.raw if config else {})
     by_name = {i.name: i for i in infos}

@@ -21,7 +21,7 @@ from typing import Any
 
 from hermes_memory_cli._context import CLIError, Context
 from hermes_memory_cli._i18n import cli_gettext as _
-from hermes_memory_core._fsutil import make_private_dirs
+from hermes_memory_core.kit import make_private_dirs
 
 TARGETS = ("memory", "user")
 _FILES = {"memory": "MEMORY.md", "user": "USER.md"}
@@ -218,7 +218,7 @@ def _call(ctx: Context, method: Any, *args: str) -> dict[str, Any]:
 
 
 def _emit_json(ctx: Context, result: dict[str, Any]) -> None:
-    from hermes_memory_core._toolresult import tool_result
+    from hermes_memory_core import tool_result
 
     sys.stdout.write(tool_result(result) + "\n")
     sys.stdout.flush()

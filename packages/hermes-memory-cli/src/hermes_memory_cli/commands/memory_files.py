@@ -38,7 +38,7 @@ def export_(ctx: Context) -> int:
         save_sidecar,
         serialise,
     )
-    from hermes_memory_core._fsutil import atomic_write_text
+    from hermes_memory_core.kit import atomic_write_text
 
     out = Path(ctx.args.directory).expanduser()
     backend = ctx.config.memory.backend

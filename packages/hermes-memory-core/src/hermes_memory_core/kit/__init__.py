@@ -25,12 +25,25 @@
   bounded timeouts, fixed headers, no redirects, and its failures in the taxonomy;
 * `SerialWorker` (one ordered background thread with a bounded queue) and
   `atomic_write_text` (write a file so a reader never sees half of it), `make_private_dirs`
-  (directories created 0700).
+  (directories created 0700);
+* `CircuitBreaker` (the breaker under `Guard`) and the value coercions ``as_bool``,
+  ``as_int``, ``as_float``, ``as_positive_int`` … that typed settings and ``config.yaml`` use.
 
 `docs/how-to/write-a-provider.md` builds a complete remote provider from these pieces.
 """
 
+from hermes_memory_core._breaker import CircuitBreaker
+from hermes_memory_core._coerce import (
+    as_bool,
+    as_float,
+    as_int,
+    as_non_negative_float,
+    as_non_negative_int,
+    as_positive_float,
+    as_positive_int,
+)
 from hermes_memory_core._fsutil import atomic_write_text, make_private_dirs
+from hermes_memory_core._worker import SerialWorker
 from hermes_memory_core.kit.failures import (
     CallFailed,
     Failure,
@@ -74,11 +87,11 @@ from hermes_memory_core.kit.toolargs import (
 )
 from hermes_memory_core.kit.tools import Queued, Tool, ToolTable, call_or_queue, tool_schema
 from hermes_memory_core.kit.writes import PendingWrites, TurnBuffer, Write, close_when_idle
-from hermes_memory_core._worker import SerialWorker
 
 __all__ = [
     "BackgroundRecall",
     "CallFailed",
+    "CircuitBreaker",
     "Failure",
     "FailureKind",
     "Field",
@@ -102,6 +115,13 @@ __all__ = [
     "TurnBuffer",
     "Unavailable",
     "Write",
+    "as_bool",
+    "as_float",
+    "as_int",
+    "as_non_negative_float",
+    "as_non_negative_int",
+    "as_positive_float",
+    "as_positive_int",
     "atomic_write_text",
     "blank",
     "bullet_block",

@@ -15,13 +15,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from hermes_memory_core._provider import MemoryProvider
+from hermes_memory_core._worker import SerialWorker
 from hermes_memory_core.kit.failures import Failure
 from hermes_memory_core.kit.guard import Guard
 from hermes_memory_core.kit.recall import fact_key
 from hermes_memory_core.kit.tools import ToolTable
 from hermes_memory_core.kit.writes import PendingWrites, Write, close_when_idle
-from hermes_memory_core._provider import MemoryProvider
-from hermes_memory_core._worker import SerialWorker
 
 __all__ = ["RemoteProvider"]
 

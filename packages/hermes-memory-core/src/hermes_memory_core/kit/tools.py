@@ -47,10 +47,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from hermes_memory_core._toolresult import tool_error, tool_result
 from hermes_memory_core.kit.failures import CallFailed, Unavailable
 from hermes_memory_core.kit.guard import Guard
 from hermes_memory_core.kit.toolargs import check_tool_call
-from hermes_memory_core._toolresult import tool_error, tool_result
 
 __all__ = ["READ_ONLY", "Queued", "Tool", "ToolTable", "call_or_queue", "tool_schema"]
 
