@@ -11,8 +11,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from hermes_memory_core import MemoryProvider
 from hermes_memory_core import _hookspecs as hookspecs
-from hermes_memory_core._provider import PROVIDER_HOOK_NAMES, MemoryProvider
+from hermes_memory_core.plugins import PROVIDER_HOOK_NAMES
 
 #: Members every provider has that are not lifecycle hooks, documented first.
 REQUIRED_MEMBERS: tuple[str, ...] = ("name", "is_available", "unavailable_reason")
