@@ -59,9 +59,15 @@ TEST_ONLY_DEPS = {
         "packages/hermes-memory-cli",
         "plugins/hermes-memory-example",  # an external provider to route to
     ],
+    # the review runs through a real MemoryManager and the builtin tier's memory tool
+    "packages/hermes-memory-review": ["packages/hermes-memory-builtin"],
     "plugins/hermes-memory-mem0": ["packages/hermes-memory-builtin"],
     "plugins/hermes-memory-honcho": ["packages/hermes-memory-builtin"],
 }
+
+
+CORE = "packages/hermes-memory-core"
+TESTING = "packages/hermes-memory-testing"
 
 
 def _declared(package: str) -> list[str]:
@@ -83,7 +89,11 @@ def _local_deps(package: str) -> list[str]:
                 order.append(dep)
 
     visit(package)
-    for extra in TEST_ONLY_DEPS.get(package, []):
+    extras = list(TEST_ONLY_DEPS.get(package, []))
+    if package == CORE or CORE in order:
+        # this repository's tests use the fixtures of the pytest plugin of hermes-memory-testing
+        extras.append(TESTING)
+    for extra in extras:
         visit(extra)
         if extra not in order:
             order.append(extra)
