@@ -199,16 +199,12 @@ class MemoryProvider(abc.ABC):
         """The validated, immutable settings (an instance of `settings_class`).
 
         When `settings_error` is set they hold the defaults, and the provider is
-        unavailable: core never initialises it. A provider written before typed settings
-        that assigns ``self.settings`` itself keeps its own value.
-        """
-        if "_hermes_own_settings" in self.__dict__:
-            return self.__dict__["_hermes_own_settings"]  # type: ignore[no-any-return]
-        return self._resolved_settings()[0]
+        unavailable: core never initialises it. Read-only: a provider keeps any settings
+        of its own under another name.
 
-    @settings.setter
-    def settings(self, value: Any) -> None:
-        self.__dict__["_hermes_own_settings"] = value
+        :raises AttributeError: the class declares no `settings_class`.
+        """
+        return self._resolved_settings()[0]
 
     @property
     def settings_error(self) -> str:
