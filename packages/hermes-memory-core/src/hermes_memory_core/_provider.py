@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 if TYPE_CHECKING:
     from hermes_memory_core._events import MemoryWrite
-    from hermes_memory_core.kit.settings import Settings
+    from hermes_memory_core.kit._settings import Settings
 
 __all__ = [
     "BUILTIN_TIER_NAMES",
@@ -176,7 +176,7 @@ class MemoryProvider(abc.ABC):
         """
         if self.settings_class is None:
             return
-        from hermes_memory_core.kit.settings import resolve_settings
+        from hermes_memory_core.kit._settings import resolve_settings
 
         settings, error = resolve_settings(self.settings_class, config, environ=environ)
         self.__dict__["_hermes_settings"] = (settings, error)

@@ -44,7 +44,7 @@ from hermes_memory_core._coerce import (
 )
 from hermes_memory_core._fsutil import atomic_write_text, make_private_dirs
 from hermes_memory_core._worker import SerialWorker
-from hermes_memory_core.kit.failures import (
+from hermes_memory_core.kit._failures import (
     CallFailed,
     Failure,
     FailureKind,
@@ -53,10 +53,10 @@ from hermes_memory_core.kit.failures import (
     kind_for_status,
     one_line,
 )
-from hermes_memory_core.kit.guard import Guard
-from hermes_memory_core.kit.http import JsonClient, ServiceError, classify_http, path_segment
-from hermes_memory_core.kit.provider import RemoteProvider
-from hermes_memory_core.kit.recall import (
+from hermes_memory_core.kit._guard import Guard
+from hermes_memory_core.kit._http import JsonClient, ServiceError, classify_http, path_segment
+from hermes_memory_core.kit._provider import RemoteProvider
+from hermes_memory_core.kit._recall import (
     BackgroundRecall,
     Recall,
     RecallCache,
@@ -65,7 +65,7 @@ from hermes_memory_core.kit.recall import (
     overlay,
     truncate_text,
 )
-from hermes_memory_core.kit.settings import (
+from hermes_memory_core.kit._settings import (
     Field,
     RemoteRecallSettings,
     RemoteSettings,
@@ -75,8 +75,8 @@ from hermes_memory_core.kit.settings import (
     resolve_settings,
     setting,
 )
-from hermes_memory_core.kit.spool import Spool
-from hermes_memory_core.kit.toolargs import (
+from hermes_memory_core.kit._spool import Spool
+from hermes_memory_core.kit._toolargs import (
     blank,
     check_tool_call,
     choice_arg,
@@ -85,8 +85,8 @@ from hermes_memory_core.kit.toolargs import (
     required_text,
     visible_text,
 )
-from hermes_memory_core.kit.tools import Queued, Tool, ToolTable, call_or_queue, tool_schema
-from hermes_memory_core.kit.writes import PendingWrites, TurnBuffer, Write, close_when_idle
+from hermes_memory_core.kit._tools import Queued, Tool, ToolTable, call_or_queue, tool_schema
+from hermes_memory_core.kit._writes import PendingWrites, TurnBuffer, Write, close_when_idle
 
 __all__ = [
     "BackgroundRecall",

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from hermes_memory_core._breaker import CIRCUIT_OPEN, OK, CircuitBreaker
 from hermes_memory_core.health import write_provider_status
-from hermes_memory_core.kit.failures import CallFailed, Failure, FailureKind, Unavailable
+from hermes_memory_core.kit._failures import CallFailed, Failure, FailureKind, Unavailable
 
 __all__ = ["Guard"]
 

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from hermes_memory_core._worker import SerialWorker
-from hermes_memory_core.kit.failures import CallFailed, Unavailable
-from hermes_memory_core.kit.guard import Guard
-from hermes_memory_core.kit.spool import Spool
+from hermes_memory_core.kit._failures import CallFailed, Unavailable
+from hermes_memory_core.kit._guard import Guard
+from hermes_memory_core.kit._spool import Spool
 
 __all__ = ["PendingWrites", "TurnBuffer", "Write", "close_when_idle"]
 

@@ -17,11 +17,11 @@ from typing import Any
 
 from hermes_memory_core._provider import MemoryProvider
 from hermes_memory_core._worker import SerialWorker
-from hermes_memory_core.kit.failures import Failure
-from hermes_memory_core.kit.guard import Guard
-from hermes_memory_core.kit.recall import fact_key
-from hermes_memory_core.kit.tools import ToolTable
-from hermes_memory_core.kit.writes import PendingWrites, Write, close_when_idle
+from hermes_memory_core.kit._failures import Failure
+from hermes_memory_core.kit._guard import Guard
+from hermes_memory_core.kit._recall import fact_key
+from hermes_memory_core.kit._tools import ToolTable
+from hermes_memory_core.kit._writes import PendingWrites, Write, close_when_idle
 
 __all__ = ["RemoteProvider"]
 

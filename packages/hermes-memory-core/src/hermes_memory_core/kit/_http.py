@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from hermes_memory_core.kit.failures import (
+from hermes_memory_core.kit._failures import (
     Failure,
     FailureKind,
     classify_common,

@@ -12,7 +12,7 @@ answers ``get_tool_schemas`` and runs ``handle_tool_call`` the same way for ever
    any argument is read or any request made;
 4. the method runs and its ``dict`` becomes the tool's JSON result;
 5. what it raised becomes a tool error: a `ValueError` (a bad argument, see
-   `hermes_memory_core.kit.toolargs`) as ``"<tool>: <message>"``; the `Guard`'s
+   `hermes_memory_core.kit._toolargs`) as ``"<tool>: <message>"``; the `Guard`'s
    `Unavailable` and `CallFailed` (already counted and on the health record) in the
    table's wording; a `Queued` write as ``{"queued": true, "note": …}``.
 
@@ -48,9 +48,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from hermes_memory_core._toolresult import tool_error, tool_result
-from hermes_memory_core.kit.failures import CallFailed, Unavailable
-from hermes_memory_core.kit.guard import Guard
-from hermes_memory_core.kit.toolargs import check_tool_call
+from hermes_memory_core.kit._failures import CallFailed, Unavailable
+from hermes_memory_core.kit._guard import Guard
+from hermes_memory_core.kit._toolargs import check_tool_call
 
 __all__ = ["READ_ONLY", "Queued", "Tool", "ToolTable", "call_or_queue", "tool_schema"]
 
