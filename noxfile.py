@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parent
 PACKAGES = {
     "packages/hermes-memory-core": ["tests/core"],
     "packages/hermes-memory-guard": ["tests/guard"],
+    "packages/hermes-memory-testing": ["tests/testing"],
+    "packages/hermes-memory-review": ["tests/review"],
     "packages/hermes-memory-builtin": ["tests/builtin"],
     "packages/hermes-memory-sessions": ["tests/sessions"],
     "packages/hermes-memory-cli": ["tests/cli", "tests/integration"],
@@ -57,9 +59,15 @@ TEST_ONLY_DEPS = {
         "packages/hermes-memory-cli",
         "plugins/hermes-memory-example",  # an external provider to route to
     ],
+    # the review runs through a real MemoryManager and the builtin tier's memory tool
+    "packages/hermes-memory-review": ["packages/hermes-memory-builtin"],
     "plugins/hermes-memory-mem0": ["packages/hermes-memory-builtin"],
     "plugins/hermes-memory-honcho": ["packages/hermes-memory-builtin"],
 }
+
+
+CORE = "packages/hermes-memory-core"
+TESTING = "packages/hermes-memory-testing"
 
 
 def _declared(package: str) -> list[str]:
@@ -81,7 +89,11 @@ def _local_deps(package: str) -> list[str]:
                 order.append(dep)
 
     visit(package)
-    for extra in TEST_ONLY_DEPS.get(package, []):
+    extras = list(TEST_ONLY_DEPS.get(package, []))
+    if package == CORE or CORE in order:
+        # this repository's tests use the fixtures of the pytest plugin of hermes-memory-testing
+        extras.append(TESTING)
+    for extra in extras:
         visit(extra)
         if extra not in order:
             order.append(extra)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hermes_memory_builtin import MemoryStore
-from hermes_memory_builtin.format import parse_entries
+from hermes_memory_builtin._format import parse_entries
 
 WRITER = """
 import sys, uuid

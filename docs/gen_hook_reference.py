@@ -1,7 +1,7 @@
 """Regenerate docs/reference/hooks.md from the one contract: ``python docs/gen_hook_reference.py``.
 
 The source is the `MemoryProvider` base class (its members and their docstrings) plus the
-plugin registration hook in `hermes_memory_core.hookspecs`.
+plugin registration hook in `hermes_memory_core._hookspecs`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from hermes_memory_core import hookspecs
-from hermes_memory_core.provider import PROVIDER_HOOK_NAMES, MemoryProvider
+from hermes_memory_core import MemoryProvider
+from hermes_memory_core import _hookspecs as hookspecs
+from hermes_memory_core.plugins import PROVIDER_HOOK_NAMES
 
 #: Members every provider has that are not lifecycle hooks, documented first.
 REQUIRED_MEMBERS: tuple[str, ...] = ("name", "is_available", "unavailable_reason")
@@ -22,7 +23,7 @@ SETTINGS_MEMBERS: tuple[str, ...] = ("configure", "settings", "settings_error")
 INTRO = """# Hook reference
 
 The provider contract of hermes-memory, generated from the `MemoryProvider` base class
-(`hermes_memory_core/provider.py`) and the registration hook (`hermes_memory_core/hookspecs.py`)
+(`hermes_memory_core/_provider.py`) and the registration hook (`hermes_memory_core/_hookspecs.py`)
 by `docs/gen_hook_reference.py`, and checked by `tests/core/test_core_docs.py` (a member
 without a section here, or with a different signature, fails the test suite). Provider hooks
 are plain methods of `MemoryProvider`: override the ones you need. Arguments are passed by

@@ -29,8 +29,7 @@ from typing import Any
 import httpx
 
 from hermes_memory_context import CompressionResult, ContextCompressor
-from hermes_memory_core import MemoryManager, to_openai_tools
-from hermes_memory_core.ids import new_session_id
+from hermes_memory_core import MemoryManager, new_session_id, to_openai_tools
 from hermes_memory_sessions import (
     SessionArchiveProvider,
     SessionNotFoundError,

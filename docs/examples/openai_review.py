@@ -20,7 +20,7 @@ def openai_review_model(
     api_key: str | None = None,
     timeout: float = 60.0,
 ) -> Any:
-    """A `hermes_memory_core.review.ReviewModel` that calls ``<base_url>/v1/chat/completions``.
+    """A `hermes_memory_review.ReviewModel` that calls ``<base_url>/v1/chat/completions``.
 
     ``api_key`` defaults to ``$OPENAI_API_KEY`` (none is sent when neither is set).
     """

@@ -8,7 +8,7 @@ from pathlib import Path
 from builtin_helpers import call, write_file
 
 from hermes_memory_builtin import MemoryStore
-from hermes_memory_builtin.feedback import MAX_ECHOED_CHARS, MAX_SUGGESTED_REMOVALS
+from hermes_memory_builtin._feedback import MAX_ECHOED_CHARS, MAX_SUGGESTED_REMOVALS
 
 
 def test_refusal_lists_are_capped(mem_dir: Path) -> None:

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from hermes_memory_builtin import MemoryStore
-from hermes_memory_builtin.format import char_count
+from hermes_memory_builtin._format import char_count
 
 
 def filled(mem_dir: Path, limit: int) -> MemoryStore:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from hermes_memory_builtin import BuiltinMemoryProvider
-from hermes_memory_core.testing import ProviderConformance
+from hermes_memory_testing import ProviderConformance
 
 
 class TestBuiltinConformance(ProviderConformance):

@@ -8,7 +8,7 @@ import pytest
 from builtin_helpers import call
 
 from hermes_memory_builtin import MemoryStore
-from hermes_memory_builtin.format import hermes_entries
+from hermes_memory_builtin._format import hermes_entries
 
 SMUGGLED = [
     "first fact\n§\nsecond fact",  # the exact Hermes delimiter

@@ -7,7 +7,7 @@ from pathlib import Path
 from builtin_helpers import write_file
 
 from hermes_memory_builtin import ENTRY_DELIMITER, MEMORY_BLOCK_HEADERS, MemoryStore
-from hermes_memory_builtin.format import (
+from hermes_memory_builtin._format import (
     char_count,
     format_usage,
     parse_entries,

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from builtin_helpers import write_file
 
-from hermes_memory_builtin.guidance import (
+from hermes_memory_builtin._guidance import (
     MEMORY_GUIDANCE,
     USER_PROFILE_GUIDANCE,
     memory_guidance,
 )
 from hermes_memory_core import scan_for_threats
-from hermes_memory_core.manager import MemoryManager
+from hermes_memory_core._manager import MemoryManager
 
 RULE = "═" * 46
 

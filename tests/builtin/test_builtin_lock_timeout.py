@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from hermes_memory_builtin import MemoryStore, locking, memory_tool
+from hermes_memory_builtin import MemoryStore, memory_tool
+from hermes_memory_builtin import _locking as locking
 
 HOLDER = """
 import fcntl, os, sys, time

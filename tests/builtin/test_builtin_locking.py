@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hermes_memory_builtin import MemoryStore
-from hermes_memory_builtin.locking import LockError, exclusive_lock
+from hermes_memory_builtin._locking import LockError, exclusive_lock
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX lock semantics")
 
@@ -52,8 +52,8 @@ def test_symlinked_lock_is_refused(mem_dir: Path, tmp_path: Path) -> None:
 HOLDER = """
 import sys, time
 from pathlib import Path
-from hermes_memory_core.fsutil import atomic_write_text
-from hermes_memory_builtin.locking import exclusive_lock
+from hermes_memory_core._fsutil import atomic_write_text
+from hermes_memory_builtin._locking import exclusive_lock
 path = Path(sys.argv[1])
 with exclusive_lock(path):
     print("held", flush=True)

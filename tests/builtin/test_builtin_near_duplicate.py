@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from hermes_memory_builtin import MemoryStore
-from hermes_memory_builtin.similarity import find_near_duplicate, similarity
+from hermes_memory_builtin._similarity import find_near_duplicate, similarity
 
 EXISTING = "The user prefers dark mode in every editor"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from builtin_helpers import call, write_file
 
 from hermes_memory_builtin import MemoryStore
-from hermes_memory_builtin.format import hermes_entries
+from hermes_memory_builtin._format import hermes_entries
 
 
 def backups(mem_dir: Path, name: str = "MEMORY.md") -> list[Path]:

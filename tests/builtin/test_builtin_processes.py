@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hermes_memory_builtin import MemoryStore
-from hermes_memory_builtin.format import parse_entries, serialise
+from hermes_memory_builtin._format import parse_entries, serialise
 
 pytestmark = [
     pytest.mark.slow,

@@ -10,9 +10,9 @@ import pytest
 from builtin_helpers import write_file
 
 from hermes_memory_builtin import MEMORY_SCHEMA, BuiltinMemoryProvider, MemoryStore
-from hermes_memory_builtin.guidance import MEMORY_GUIDANCE, memory_guidance
+from hermes_memory_builtin._guidance import MEMORY_GUIDANCE, memory_guidance
 from hermes_memory_core import MemoryProvider
-from hermes_memory_core.manager import MemoryManager
+from hermes_memory_core._manager import MemoryManager
 from hermes_memory_core.plugins import PluginRegistry
 
 RULE = "═" * 46
@@ -98,8 +98,8 @@ def test_both_disabled(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("section", "message"),
     [
-        ({"memory_char_limit": "big"}, "memory_char_limit must be a positive integer"),
-        ({"user_char_limit": -5}, "user_char_limit must be a positive integer"),
+        ({"memory_char_limit": "big"}, r"memory\.memory_char_limit must be an integer"),
+        ({"user_char_limit": -5}, r"memory\.user_char_limit must be at least 1"),
         ({"memory_enabled": "maybe"}, "memory.memory_enabled must be true or false"),
     ],
 )
@@ -228,3 +228,31 @@ def test_memory_flags_follow_the_core_config_rule(tmp_path: Path, value: object)
             BuiltinMemoryProvider(hermes_home=tmp_path, config=config)
     else:
         assert BuiltinMemoryProvider(hermes_home=tmp_path, config=config).memory_enabled is expected
+
+
+def test_settings_come_through_the_typed_path_like_every_adapter(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from hermes_memory_builtin import BuiltinSettings
+    from hermes_memory_core.plugins import availability
+
+    assert BuiltinMemoryProvider.settings_class is BuiltinSettings
+    config = {"memory": {"provider": "honcho", "nudge_interval": 5, "user_char_limit": 99}}
+    provider = BuiltinMemoryProvider(hermes_home=tmp_path, config=config)
+    # the section's other keys belong to core's MemoryConfig: not "unknown" here
+    assert "unknown key" not in caplog.text
+    assert provider.settings.user_char_limit == 99
+    assert [f["key"] for f in provider.get_config_schema()] == [
+        "memory_enabled",
+        "user_profile_enabled",
+        "memory_char_limit",
+        "user_char_limit",
+        "write_approval",
+    ]
+    provider.configure({"memory": {"write_approval": "sometimes"}})  # what core does
+    available, reason = availability(provider)
+    assert available is False
+    assert (
+        reason
+        == "configuration error: memory.write_approval must be true or false, got 'sometimes'"
+    )

@@ -7,7 +7,7 @@ from pathlib import Path
 from builtin_helpers import call, write_file
 
 from hermes_memory_builtin import MemoryStore
-from hermes_memory_builtin.scan import sanitize_for_prompt, scan_entries
+from hermes_memory_builtin._scan import sanitize_for_prompt, scan_entries
 from hermes_memory_core import scan_for_threats
 
 HEAD = "Ignore all previous"

@@ -16,7 +16,8 @@ import pytest
 from builtin_helpers import call, write_file
 
 from hermes_memory_builtin import MemoryFileError, MemoryStore, UnsafeMemoryPath
-from hermes_memory_builtin.format import _open_problem, read_raw
+from hermes_memory_builtin._format import _open_problem, read_raw
+from hermes_memory_builtin._memory_dir import DIR_FD_SUPPORTED
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX links and modes")
 pytestmark = posix_only
@@ -226,7 +227,7 @@ KILLED_WRITER = """
 import os, sys, time
 from hermes_memory_builtin import MemoryStore
 real_replace = os.replace
-def stuck(src, dst):
+def stuck(src, dst, **kwargs):
     print("temp written", flush=True)
     time.sleep(120)
 os.replace = stuck
@@ -270,3 +271,72 @@ def test_exceptions_pickle_with_their_message(tmp_path: Path) -> None:
     error = UnsafeMemoryPath(tmp_path / "MEMORY.md", "is a symbolic link", "remove it")
     again = pickle.loads(pickle.dumps(error))
     assert type(again) is UnsafeMemoryPath and str(again) == str(error)
+
+
+SWAPPING_WRITER = """
+import os, sys
+from pathlib import Path
+from hermes_memory_builtin import MemoryStore
+memories, elsewhere = Path(sys.argv[1]), Path(sys.argv[2])
+if len(sys.argv) > 3:  # the check of the test itself: writes by path
+    import hermes_memory_builtin._memory_dir as memory_dir
+    memory_dir.DIR_FD_SUPPORTED = False
+real_open = os.open
+def open_then_swap(path, flags, mode=0o777, *, dir_fd=None):
+    # the write has taken its lock and read the file; it now reads the sidecar: swap
+    # memories/ for a link before anything is written
+    if str(path).endswith(".meta.json") and not memories.is_symlink():
+        os.rename(memories, memories.with_name("memories.moved"))
+        os.symlink(elsewhere, memories)
+    return real_open(path, flags, mode, dir_fd=dir_fd)
+os.open = open_then_swap
+print(MemoryStore(memories).add("memory", "written during the swap")["success"])
+"""
+
+
+def _swap_during_a_write(memories: Path, elsewhere: Path, *extra: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", SWAPPING_WRITER, str(memories), str(elsewhere), *extra],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert memories.is_symlink()  # the swap happened during the write
+
+
+@pytest.mark.skipif(not DIR_FD_SUPPORTED, reason="files by descriptor need dir_fd (POSIX)")
+def test_swapping_the_directory_for_a_link_mid_write_sends_nothing_there(
+    home_memories: Path, tmp_path: Path
+) -> None:
+    store = MemoryStore(home_memories)
+    assert store.add("memory", "kept fact")["success"] is True
+    elsewhere = tmp_path / "attacker"
+    elsewhere.mkdir()
+    _swap_during_a_write(home_memories, elsewhere)
+    assert sorted(p.name for p in elsewhere.iterdir()) == []  # nothing landed in the target
+    moved = home_memories.with_name("memories.moved")
+    assert (moved / "MEMORY.md").read_text() == "kept fact\n§\nwritten during the swap"
+    assert (moved / "MEMORY.md.meta.json").exists() and (moved / "MEMORY.md.lock").exists()
+    # the next write sees the link and refuses it, naming the fix
+    again = MemoryStore(home_memories).add("memory", "after the swap")
+    assert again["success"] is False and "symbolic link" in again["error"]
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_the_swap_check_catches_writes_by_path(home_memories: Path, tmp_path: Path) -> None:
+    """The control of the test above: writing by path (the Windows fallback) follows the link."""
+    assert MemoryStore(home_memories).add("memory", "kept fact")["success"] is True
+    elsewhere = tmp_path / "attacker"
+    elsewhere.mkdir()
+    _swap_during_a_write(home_memories, elsewhere, "by-path")
+    assert (elsewhere / "MEMORY.md").read_text() == "kept fact\n§\nwritten during the swap"
+
+
+def test_the_memories_directory_and_its_missing_parents_are_private(tmp_path: Path) -> None:
+    memories = tmp_path / "a" / "b" / "memories"
+    assert MemoryStore(memories).add("user", "Prefers tea")["success"] is True
+    for directory in (tmp_path / "a", tmp_path / "a" / "b", memories):
+        assert stat.S_IMODE(directory.stat().st_mode) == 0o700, directory
+    assert stat.S_IMODE((memories / "USER.md").stat().st_mode) == 0o600

@@ -20,7 +20,7 @@ from hermes_memory_byterover import ByteroverProvider
 from hermes_memory_byterover.cli import BrvError, run_brv
 from hermes_memory_core import MemoryManager, kit
 from hermes_memory_core.health import read_provider_status
-from hermes_memory_core.testing import ProviderConformance
+from hermes_memory_testing import ProviderConformance
 
 
 def calls(home: Path) -> list[dict]:

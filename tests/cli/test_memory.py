@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_memory_builtin.store import MemoryStore
-from hermes_memory_builtin.tool import memory_tool
+from hermes_memory_builtin._store import MemoryStore
+from hermes_memory_builtin._tool import memory_tool
 
 VOLATILE = {"note", "backup"}
 

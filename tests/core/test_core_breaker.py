@@ -1,4 +1,4 @@
-"""hermes_memory_core.breaker: thresholds, cool-down, half-open trial, states, threads."""
+"""hermes_memory_core._breaker: thresholds, cool-down, half-open trial, states, threads."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from hermes_memory_core.breaker import CIRCUIT_OPEN, DEGRADED, OK, CircuitBreaker
+from hermes_memory_core._breaker import CIRCUIT_OPEN, DEGRADED, OK, CircuitBreaker
 
 
 class Clock:

@@ -1,4 +1,4 @@
-"""hermes_memory_core.coerce: YAML/env values to typed settings, errors as message fragments."""
+"""hermes_memory_core._coerce: YAML/env values to typed settings, errors as message fragments."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from hermes_memory_core.coerce import (
+from hermes_memory_core._coerce import (
     as_bool,
     as_float,
     as_int,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hermes_memory_core import MemoryProvider
-from hermes_memory_core.provider import PROVIDER_HOOK_NAMES
+from hermes_memory_core._provider import PROVIDER_HOOK_NAMES
 
 ROOT = Path(__file__).resolve().parents[2]
 HOOKS_DOC = ROOT / "docs" / "reference" / "hooks.md"

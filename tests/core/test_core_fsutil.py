@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_memory_core.fsutil import atomic_write_text
+from hermes_memory_core._fsutil import atomic_write_text
 
 
 @pytest.mark.parametrize("fsync", [True, False])
@@ -33,7 +33,7 @@ def test_fsync_false_skips_both_fsyncs(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_every_directory_created_is_private(tmp_path: Path) -> None:
-    from hermes_memory_core.fsutil import make_private_dirs
+    from hermes_memory_core._fsutil import make_private_dirs
 
     make_private_dirs(tmp_path / "a" / "b" / "c")
     for part in ("a", "a/b", "a/b/c"):

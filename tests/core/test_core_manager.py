@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import pytest
 
 from hermes_memory_core import ConfigError, MemoryProvider, MemoryWrite
-from hermes_memory_core.manager import MemoryManager
+from hermes_memory_core._manager import MemoryManager
 
 
 class Recorder(MemoryProvider):

@@ -1,4 +1,4 @@
-"""hermes_memory_core.worker.SerialWorker: order, bounded drain/close, queue bound, failures."""
+"""hermes_memory_core._worker.SerialWorker: order, bounded drain/close, queue bound, failures."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from hermes_memory_core.worker import SerialWorker
+from hermes_memory_core._worker import SerialWorker
 
 
 def test_worker_keeps_order_and_drain_is_bounded():
@@ -132,7 +132,7 @@ def test_bad_overflow_is_refused():
 
 
 def test_call_bounded_returns_value_error_or_gives_up():
-    from hermes_memory_core.worker import call_bounded
+    from hermes_memory_core._worker import call_bounded
 
     assert call_bounded(lambda: 7, 5).value == 7
     failed = call_bounded(lambda: (_ for _ in ()).throw(SystemExit(1)), 5)

@@ -36,7 +36,7 @@ from hermes_memory_core.kit import (
     tool_schema,
     visible_text,
 )
-from hermes_memory_core.kit.testing import FakeService, Raw, Seen, SilentServer, refused_url
+from hermes_memory_testing import FakeService, Raw, Seen, SilentServer, refused_url
 
 
 # ---------------------------------------------------------------------- the tool table
@@ -416,7 +416,7 @@ def test_two_failures_at_once_leave_the_newer_state_on_the_record(
     the second (the breaker opens) meanwhile. The record must end ``circuit_open``, not
     B's stale ``degraded``."""
     from hermes_memory_core.health import read_provider_status
-    from hermes_memory_core.kit import guard as guard_module
+    from hermes_memory_core.kit import _guard as guard_module
 
     writing, release = threading.Event(), threading.Event()
     write = guard_module.write_provider_status

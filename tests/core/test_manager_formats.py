@@ -15,7 +15,7 @@ from hermes_memory_core import (
     to_anthropic_tools,
     to_openai_tools,
 )
-from hermes_memory_core.ids import SESSION_ID_PATTERN
+from hermes_memory_core._ids import SESSION_ID_PATTERN
 
 SCHEMAS: list[dict[str, Any]] = [
     {

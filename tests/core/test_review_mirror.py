@@ -17,7 +17,7 @@ import pytest
 
 from hermes_memory_builtin import BuiltinMemoryProvider, MemoryStore, PendingStore
 from hermes_memory_core import MemoryManager, MemoryProvider
-from hermes_memory_core.review import ModelReply, ToolCall
+from hermes_memory_review import ModelReply, ToolCall
 
 CONVERSATION = [
     {"role": "user", "content": "我叫小林，我更喜欢用制表符缩进。"},

@@ -22,7 +22,7 @@ import pytest
 
 from hermes_memory_builtin import BuiltinMemoryProvider, MemoryStore, PendingStore
 from hermes_memory_core import MemoryManager
-from hermes_memory_core.review import REVIEW_PROMPT
+from hermes_memory_review import REVIEW_PROMPT
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "openai_review.py"

@@ -62,7 +62,6 @@ class PlainProvider(MemoryProvider):
 
     def __init__(self, *, config: dict[str, Any] | None = None) -> None:
         self.config = config
-        self.settings = {"own": True}  # a name older providers may use for themselves
 
     def configure(self) -> None:  # its own method of that name, never called by core
         raise AssertionError("core called a provider's own configure()")
@@ -251,10 +250,10 @@ def test_providers_that_declare_nothing_keep_working(tmp_path: Path) -> None:
     assert isinstance(provider, PlainProvider) and provider.config == {"plain": {"k": 1}}
     assert provider.settings_error == "" and provider.get_config_schema() == []
     assert provider.unavailable_reason() == ""
-    assert provider.settings == {"own": True}
-    bare = PlainProvider.__new__(PlainProvider)  # no settings of its own
     with pytest.raises(AttributeError, match="declares no settings_class"):
-        _ = bare.settings
+        _ = provider.settings
+    with pytest.raises(AttributeError):  # read-only: the 0.2 pre-release setter is gone
+        provider.settings = {"own": True}  # type: ignore[misc]
     [info] = registry.describe(hermes_home=tmp_path, config={"plain": "anything"})
     assert info.available and info.load_error is None
 

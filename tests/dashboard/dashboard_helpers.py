@@ -57,7 +57,7 @@ def clean_env(home: Path, tmp: Path) -> dict[str, str]:
 def seed_home(home: Path) -> None:
     """Curated entries, a config with comments, and an archive with English, Chinese,
     tool calls and a compressed (continued) conversation."""
-    from hermes_memory_builtin.store import MemoryStore
+    from hermes_memory_builtin import MemoryStore
     from hermes_memory_sessions.storage import SessionStore
 
     home.mkdir(parents=True)

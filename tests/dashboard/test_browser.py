@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from hermes_memory_builtin.pending import PendingStore
+from hermes_memory_builtin._pending import PendingStore
 
 Server = Any  # tests/dashboard/conftest.py:Server
 

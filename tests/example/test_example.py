@@ -7,8 +7,8 @@ import json
 import pytest
 
 from hermes_memory_core import MemoryManager, list_providers
-from hermes_memory_core.testing import ProviderConformance
 from hermes_memory_example import NotesProvider
+from hermes_memory_testing import ProviderConformance
 
 
 class TestNotesProviderConformance(ProviderConformance):

@@ -16,9 +16,8 @@ import pytest
 
 from hermes_memory_core import MemoryManager
 from hermes_memory_core.health import read_provider_status
-from hermes_memory_core.kit.testing import FakeService, Seen
-from hermes_memory_core.testing import ProviderConformance
 from hermes_memory_example.remote import RemoteNotesProvider
+from hermes_memory_testing import FakeService, ProviderConformance, Seen
 
 
 class NotesService(FakeService):

@@ -14,8 +14,8 @@ import pytest
 
 from hermes_memory_core import MemoryManager
 from hermes_memory_core.health import read_provider_status
-from hermes_memory_core.testing import ProviderConformance
 from hermes_memory_facts import FactsProvider
+from hermes_memory_testing import ProviderConformance
 
 
 class TestFactsConformance(ProviderConformance):

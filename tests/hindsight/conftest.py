@@ -9,8 +9,8 @@ import pytest
 from hindsight_fake import FakeHindsight
 from hindsight_helpers import FAST
 
-from hermes_memory_core.kit.testing import provider_factory
 from hermes_memory_hindsight import HindsightProvider
+from hermes_memory_testing import provider_factory
 
 
 @pytest.fixture

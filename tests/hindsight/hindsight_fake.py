@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_memory_core.kit.testing import FakeService, Seen, SilentServer, refused_url
+from hermes_memory_testing import FakeService, Seen, SilentServer, refused_url
 
 __all__ = ["Doc", "FakeHindsight", "Seen", "SilentServer", "refused_url"]
 

@@ -1,4 +1,4 @@
-"""The core provider conformance suite (`hermes_memory_core.testing`) run on
+"""The core provider conformance suite (`hermes_memory_testing`) run on
 HindsightProvider: with the real ``hindsight-client`` against a loopback fake server, against
 a port nobody listens on, and with no configuration at all."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 from hindsight_fake import FakeHindsight
 from hindsight_helpers import FAST
 
-from hermes_memory_core.kit.testing import conformance_suites
 from hermes_memory_hindsight import HindsightProvider
+from hermes_memory_testing import conformance_suites
 
 
 def build(home: Path, url: str | None) -> HindsightProvider:

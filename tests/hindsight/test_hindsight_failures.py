@@ -12,8 +12,8 @@ import pytest
 from hindsight_fake import FakeHindsight
 
 from hermes_memory_core.health import read_provider_status
-from hermes_memory_core.kit.testing import RemoteFailures
 from hermes_memory_hindsight import HindsightProvider
+from hermes_memory_testing import RemoteFailures
 
 Make = Callable[..., HindsightProvider]
 

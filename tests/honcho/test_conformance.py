@@ -1,4 +1,4 @@
-"""The core provider conformance suite (`hermes_memory_core.testing`) run on HonchoProvider.
+"""The core provider conformance suite (`hermes_memory_testing`) run on HonchoProvider.
 
 Three set-ups: a reachable Honcho (the real honcho-ai SDK over ``httpx.MockTransport``
 backed by `FakeHoncho`, built from the recorded real-server exchanges), an unreachable one
@@ -14,8 +14,8 @@ import httpx
 import pytest
 from honcho_fake import FakeHoncho
 
-from hermes_memory_core.testing import ProviderConformance
 from hermes_memory_honcho import HonchoProvider
+from hermes_memory_testing import ProviderConformance
 
 SETTINGS = {"peer_name": "alice", "max_retries": 0, "timeout": 1.0, "prefetch_wait": 0.5}
 

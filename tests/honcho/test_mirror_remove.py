@@ -300,7 +300,7 @@ def test_a_background_review_add_reaches_honcho_its_staged_remove_does_not(
 ) -> None:
     """The review's add becomes a conclusion like a live add; its remove is only a
     proposal, so the conclusion it would delete stays."""
-    from hermes_memory_core.review import ModelReply, ToolCall
+    from hermes_memory_review import ModelReply, ToolCall
 
     manager = start(fake)
     memory(manager, action="add", content="Drinks oolong")

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from honcho_fake import FakeHoncho, LoopbackServer
 
+from hermes_memory_core._manager import MemoryManager
 from hermes_memory_core.health import read_provider_status
-from hermes_memory_core.manager import MemoryManager
 
 pytest.importorskip("hermes_memory_builtin")
 

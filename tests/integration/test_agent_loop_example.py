@@ -25,7 +25,7 @@ import pytest
 from hermes_memory_context import ContextCompressor, estimate_tokens, is_summary_message
 from hermes_memory_context._summarizer import SUMMARIZER_PROMPT
 from hermes_memory_core.config import sessions_db_path
-from hermes_memory_core.review import REVIEW_PROMPT
+from hermes_memory_review import REVIEW_PROMPT
 from hermes_memory_sessions import SessionStore, load_conversation
 
 ROOT = Path(__file__).resolve().parents[2]

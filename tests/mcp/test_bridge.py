@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from hermes_memory_core import MemoryProvider, tool_result
-from hermes_memory_core.manager import MemoryManager
+from hermes_memory_core._manager import MemoryManager
 from hermes_memory_mcp_server import MemoryBridge
 from hermes_memory_mcp_server.bridge import classify_result
 from hermes_memory_mcp_server.ids import SESSION_ID_PATTERN

@@ -1,4 +1,4 @@
-"""The core provider conformance suite (`hermes_memory_core.testing`) against Mem0Provider.
+"""The core provider conformance suite (`hermes_memory_testing`) against Mem0Provider.
 
 Run in four set-ups: unconfigured, Platform mode on the real ``mem0.MemoryClient`` with a
 ``MockTransport`` fake, self-hosted mode against the fake served on 127.0.0.1, and OSS mode
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from mem0_fake import FakeMem0
 
-from hermes_memory_core.testing import ProviderConformance
 from hermes_memory_mem0 import Mem0Provider
+from hermes_memory_testing import ProviderConformance
 
 _FAST = {"prefetch_wait": 1.0, "timeout": 3.0, "connect_timeout": 1.0}
 

@@ -14,8 +14,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from openviking_fake import FakeOpenViking
 
-from hermes_memory_core.kit.testing import provider_factory
 from hermes_memory_openviking import OpenVikingProvider
+from hermes_memory_testing import provider_factory
 
 
 @pytest.fixture

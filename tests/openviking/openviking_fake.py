@@ -25,7 +25,7 @@ import re
 import urllib.parse
 from typing import Any
 
-from hermes_memory_core.kit.testing import FakeService, Seen
+from hermes_memory_testing import FakeService, Seen
 
 KEY = "ov-test-key-0123456789"
 _WORD = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|\w{2,}")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from openviking_fake import KEY, FakeOpenViking
 
-from hermes_memory_core.kit.testing import plugin_info, run_cli
 from hermes_memory_openviking import OpenVikingProvider
+from hermes_memory_testing import plugin_info, run_cli
 
 
 def test_plugins_lists_openviking_with_its_availability(hermes_home: Path) -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 from openviking_fake import FakeOpenViking
 from openviking_helpers import settings_for
 
-from hermes_memory_core.kit.testing import conformance_suites
 from hermes_memory_openviking import OpenVikingProvider
+from hermes_memory_testing import conformance_suites
 
 
 def build(home: Path, url: str | None) -> OpenVikingProvider:

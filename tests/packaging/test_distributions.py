@@ -104,6 +104,7 @@ def test_wheels_install_into_a_fresh_venv_and_run(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
     wanted = [
         "hermes-memory-guard",
+        "hermes-memory-review",
         "hermes-memory-core",
         "hermes-memory-builtin",
         "hermes-memory-sessions",

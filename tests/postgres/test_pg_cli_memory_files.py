@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hermes_memory_builtin.store import MemoryStore
+from hermes_memory_builtin._store import MemoryStore
 from hermes_memory_postgres.memory import PostgresMemoryStore
 
 SCRIPT = shutil.which("hermes-memory", path=str(Path(sys.executable).parent))

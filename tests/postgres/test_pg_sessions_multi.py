@@ -125,7 +125,7 @@ HOST_SCRIPT = textwrap.dedent("""
     import json, sys
     from hermes_memory_core.config import load_config
     from hermes_memory_sessions.provider import SessionArchiveProvider
-    from hermes_memory_builtin.provider import BuiltinMemoryProvider
+    from hermes_memory_builtin._provider import BuiltinMemoryProvider
     home, action = sys.argv[1], sys.argv[2]
     cfg = load_config(home)
     sessions = SessionArchiveProvider(hermes_home=home, config=cfg.raw)

@@ -14,8 +14,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from retaindb_fake import FakeRetainDB
 
-from hermes_memory_core.kit.testing import provider_factory
 from hermes_memory_retaindb import RetainDBProvider
+from hermes_memory_testing import provider_factory
 
 
 @pytest.fixture

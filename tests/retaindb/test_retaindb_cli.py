@@ -7,8 +7,8 @@ from pathlib import Path
 
 from retaindb_fake import KEY, FakeRetainDB
 
-from hermes_memory_core.kit.testing import plugin_info, run_cli
 from hermes_memory_retaindb import RetainDBProvider
+from hermes_memory_testing import plugin_info, run_cli
 
 
 def test_plugins_lists_retaindb_with_its_availability(hermes_home: Path) -> None:

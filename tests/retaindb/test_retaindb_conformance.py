@@ -7,8 +7,8 @@ from pathlib import Path
 from retaindb_fake import FakeRetainDB
 from retaindb_helpers import settings_for
 
-from hermes_memory_core.kit.testing import conformance_suites
 from hermes_memory_retaindb import RetainDBProvider
+from hermes_memory_testing import conformance_suites
 
 
 def build(home: Path, url: str | None) -> RetainDBProvider:

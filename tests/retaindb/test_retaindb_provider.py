@@ -12,9 +12,9 @@ from retaindb_fake import KEY, FakeRetainDB
 
 from hermes_memory_core import MemoryManager
 from hermes_memory_core.health import read_provider_status
-from hermes_memory_core.kit.testing import RemoteFailures, Seen
 from hermes_memory_retaindb import RetainDBProvider
 from hermes_memory_retaindb.journal import journal_files
+from hermes_memory_testing import RemoteFailures, Seen
 
 
 def wait_for(condition, timeout: float = 5.0) -> bool:

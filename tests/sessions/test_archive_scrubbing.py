@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_memory_core import REDACTED
-from hermes_memory_core.manager import MemoryManager
+from hermes_memory_core._manager import MemoryManager
 from hermes_memory_postgres.factory import session_archive
 from hermes_memory_postgres.migrate import copy_archive
 from hermes_memory_sessions.importers._jsonl import export_jsonl, import_jsonl

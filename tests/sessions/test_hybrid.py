@@ -168,8 +168,8 @@ def test_configured_embedder_reaches_session_search_through_the_manager(
 ) -> None:
     """``sessions.embedder`` in config.yaml → the provider (as the MCP server and the agent
     build it) attaches the embedder and ``session_search`` answers by meaning."""
+    from hermes_memory_core._manager import MemoryManager
     from hermes_memory_core.config import sessions_db_path
-    from hermes_memory_core.manager import MemoryManager
 
     home = tmp_path / "home"
     home.mkdir()

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_memory_core.testing import ProviderConformance
 from hermes_memory_sessions import SessionArchiveProvider
+from hermes_memory_testing import ProviderConformance
 
 
 class TestSessionsConformance(ProviderConformance):

@@ -9,8 +9,8 @@ import pytest
 from supermemory_fake import FakeSupermemory
 from supermemory_helpers import FAST
 
-from hermes_memory_core.kit.testing import provider_factory
 from hermes_memory_supermemory import SupermemoryProvider
+from hermes_memory_testing import provider_factory
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_memory_core.kit.testing import FakeService, Raw, Seen, SilentServer, refused_url
+from hermes_memory_testing import FakeService, Raw, Seen, SilentServer, refused_url
 
 __all__ = ["Doc", "FakeSupermemory", "Seen", "SilentServer", "refused_url"]
 

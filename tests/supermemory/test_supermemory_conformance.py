@@ -1,4 +1,4 @@
-"""The core provider conformance suite (`hermes_memory_core.testing`) run on
+"""The core provider conformance suite (`hermes_memory_testing`) run on
 SupermemoryProvider: with the real ``supermemory`` SDK against a loopback fake server,
 against a port nobody listens on, and with no configuration at all."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 from supermemory_fake import FakeSupermemory
 from supermemory_helpers import FAST
 
-from hermes_memory_core.kit.testing import conformance_suites
 from hermes_memory_supermemory import SupermemoryProvider
+from hermes_memory_testing import conformance_suites
 
 
 def build(home: Path, url: str | None) -> SupermemoryProvider:

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from supermemory_fake import Doc, FakeSupermemory
 
-from hermes_memory_core.kit.testing import RemoteFailures
 from hermes_memory_supermemory import SupermemoryProvider
+from hermes_memory_testing import RemoteFailures
 
 Make = Callable[..., SupermemoryProvider]
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hermes_memory_cli._i18n import cli_gettext as _
-from hermes_memory_core.coerce import as_bool, as_float, as_int
+from hermes_memory_core.kit import as_bool, as_float, as_int
 
 __all__ = ["KeySpec", "UnknownKey", "known_keys", "suggest", "unknown_keys"]
 

@@ -22,7 +22,7 @@ from hermes_memory_cli._i18n import cli_gettext as _
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from hermes_memory_builtin.store import MemoryStore
+    from hermes_memory_builtin import MemoryStore
     from hermes_memory_core.config import HermesConfig
     from hermes_memory_sessions.protocol import SessionArchive
 
@@ -155,7 +155,7 @@ class Context:
         made: a missing ``memories`` folder is an empty store. With ``create=True`` the home
         is created when missing (and said so).
         """
-        from hermes_memory_builtin.store import MemoryStore
+        from hermes_memory_builtin import MemoryStore
 
         if create:
             self.ensure_home()

@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 
 from hermes_memory_cli._i18n import cli_gettext as _
-from hermes_memory_core.fsutil import atomic_write_text, make_private_dirs
+from hermes_memory_core.kit import atomic_write_text, make_private_dirs
 
 __all__ = ["ConfigEditError", "set_memory_provider", "with_memory_provider"]
 

@@ -4,7 +4,7 @@ The edited text must parse as entries separated by lines holding only ``§``, fi
 character budget, and pass the strict threat scan entry by entry (an entry a human already
 approved, or every flagged entry with ``allow_flagged``, is kept and recorded as approved).
 Only then does it replace the file through the store's API
-(`hermes_memory_builtin.edit.replace_entries`: the lock the ``memory`` tool takes, the
+(`hermes_memory_builtin._replace_file.replace_entries`: the lock the ``memory`` tool takes, the
 sidecar, an atomic replace), and only if nobody changed the file while it was edited. A
 rejected edit that differs from the file is never thrown away: it is saved beside the file
 as ``<FILE>.rejected-<timestamp>`` (mode 0600) and its path is reported.
@@ -17,11 +17,17 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hermes_memory_builtin.edit import ConcurrentChange, replace_entries
-from hermes_memory_builtin.format import char_count, parse_entries, preview, split_pieces
-from hermes_memory_builtin.scan import write_threat
+from hermes_memory_builtin import (
+    ConcurrentChange,
+    char_count,
+    parse_entries,
+    preview,
+    replace_entries,
+    split_pieces,
+    write_threat,
+)
 from hermes_memory_cli._i18n import cli_gettext as _
-from hermes_memory_core.fsutil import atomic_write_text
+from hermes_memory_core.kit import atomic_write_text
 
 __all__ = ["ConcurrentChange", "EditCheck", "apply_edit", "check_edit", "keep_rejected"]
 

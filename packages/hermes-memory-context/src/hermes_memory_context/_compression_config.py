@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hermes_memory_core.coerce import as_bool, as_float, as_non_negative_int, as_positive_float
 from hermes_memory_core.config import ConfigError, load_config
+from hermes_memory_core.kit import as_bool, as_float, as_non_negative_int, as_positive_float
 
 __all__ = ["CompressionSettings", "read_compression_settings"]
 

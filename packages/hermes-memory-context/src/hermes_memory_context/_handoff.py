@@ -30,8 +30,7 @@ def continue_in_archive(
     raises, or `RuntimeError` for a manager already shut down. An archive that records
     nothing for this agent (a subagent's) still moves on to the new id.
     """
-    from hermes_memory_core import scrub_secrets
-    from hermes_memory_core.ids import new_session_id
+    from hermes_memory_core import new_session_id, scrub_secrets
 
     if getattr(manager, "closed", False):  # before the provider reopens its store for nothing
         raise RuntimeError("the memory manager was shut down (shutdown_all)")

@@ -1,9 +1,9 @@
 """Asking the host's model for the summary of the compressed middle of a conversation.
 
-The model is called as the background review calls it (`hermes_memory_core.review`):
+The model is called as the background review calls it (`hermes_memory_review`):
 ``summarize(messages, tools)`` with OpenAI chat messages and an empty tool list, returning a
 `hermes_memory_core.ModelReply`, an assistant message dict or a chat-completion dict (read
-by `hermes_memory_core.review.parse_reply`). The call runs on a daemon thread and is
+by `hermes_memory_review.parse_reply`). The call runs on a daemon thread and is
 abandoned after ``timeout`` seconds: a hung model costs the turn one bound, never the
 conversation. A callable that accepts a ``cancel`` keyword gets a `threading.Event`, set at
 the timeout, so it can abort its request (as the review's model may).
@@ -109,7 +109,7 @@ def ask_for_summary(
     :raises SummaryError: the model raised, returned something unusable or empty text, or
         did not answer within ``timeout`` seconds (its call is abandoned on its thread).
     """
-    from hermes_memory_core.review import accepts_cancel, parse_reply
+    from hermes_memory_review import accepts_cancel, parse_reply
 
     box: dict[str, Any] = {}
     done = threading.Event()

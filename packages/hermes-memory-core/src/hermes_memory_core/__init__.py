@@ -17,6 +17,19 @@ from hermes_memory_core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from hermes_memory_core._backends import BACKEND_GROUPS, BackendNotInstalled, load_backend
+    from hermes_memory_core._events import MemoryWrite
+    from hermes_memory_core._hookspecs import hookimpl, hookspec
+    from hermes_memory_core._ids import new_session_id
+    from hermes_memory_core._manager import ManagerClosedError, MemoryManager
+    from hermes_memory_core._provider import (
+        BUILTIN_TIER_NAMES,
+        MemoryProvider,
+        RecallStatus,
+        ToolSchema,
+    )
+    from hermes_memory_core._toolformats import to_anthropic_tools, to_openai_tools
+    from hermes_memory_core._toolresult import tool_error, tool_result
+    from hermes_memory_core._trivial import is_trivial_prompt
     from hermes_memory_core.config import (
         ConfigError,
         HermesConfig,
@@ -25,33 +38,12 @@ if TYPE_CHECKING:
         load_config,
         resolve_home,
     )
-    from hermes_memory_core.events import MemoryWrite
-    from hermes_memory_core.hookspecs import hookimpl, hookspec
-    from hermes_memory_core.ids import new_session_id
-    from hermes_memory_core.manager import ManagerClosedError, MemoryManager
     from hermes_memory_core.plugins import (
         PluginRegistry,
         ProviderInfo,
         get_registry,
         list_providers,
     )
-    from hermes_memory_core.provider import (
-        BUILTIN_TIER_NAMES,
-        MemoryProvider,
-        RecallStatus,
-        ToolSchema,
-    )
-    from hermes_memory_core.review import (
-        REVIEW_PROMPT,
-        ModelReply,
-        ReviewHandle,
-        ReviewModel,
-        ReviewResult,
-        ToolCall,
-    )
-    from hermes_memory_core.toolformats import to_anthropic_tools, to_openai_tools
-    from hermes_memory_core.toolresult import tool_error, tool_result
-    from hermes_memory_core.trivial import is_trivial_prompt
     from hermes_memory_guard import (
         INVISIBLE_CHARS,
         MAX_SCAN_CHARS,
@@ -66,56 +58,64 @@ if TYPE_CHECKING:
         scan_for_threats,
         scrub_secrets,
     )
+    from hermes_memory_review import (
+        REVIEW_PROMPT,
+        ModelReply,
+        ReviewHandle,
+        ReviewModel,
+        ReviewResult,
+        ToolCall,
+    )
 
 #: Public name -> the module that defines it (imported on first attribute access). Text
 #: safety lives in hermes-memory-guard and is re-exported from its public API.
 _EXPORTS: dict[str, str] = {
     "BACKEND_GROUPS": "_backends",
     "BackendNotInstalled": "_backends",
-    "BUILTIN_TIER_NAMES": "provider",
+    "BUILTIN_TIER_NAMES": "_provider",
     "INVISIBLE_CHARS": "hermes_memory_guard",
     "MAX_SCAN_CHARS": "hermes_memory_guard",
     "MEMORY_CONTEXT_NOTE": "hermes_memory_guard",
     "REDACTED": "hermes_memory_guard",
-    "REVIEW_PROMPT": "review",
+    "REVIEW_PROMPT": "hermes_memory_review",
     "ConfigError": "config",
     "HermesConfig": "config",
-    "ManagerClosedError": "manager",
+    "ManagerClosedError": "_manager",
     "MemoryConfig": "config",
-    "MemoryManager": "manager",
-    "MemoryProvider": "provider",
-    "MemoryWrite": "events",
-    "ModelReply": "review",
+    "MemoryManager": "_manager",
+    "MemoryProvider": "_provider",
+    "MemoryWrite": "_events",
+    "ModelReply": "hermes_memory_review",
     "PluginRegistry": "plugins",
     "ProviderInfo": "plugins",
-    "RecallStatus": "provider",
-    "ReviewHandle": "review",
-    "ReviewModel": "review",
-    "ReviewResult": "review",
+    "RecallStatus": "_provider",
+    "ReviewHandle": "hermes_memory_review",
+    "ReviewModel": "hermes_memory_review",
+    "ReviewResult": "hermes_memory_review",
     "SessionsConfig": "config",
     "StreamingContextScrubber": "hermes_memory_guard",
-    "ToolCall": "review",
-    "ToolSchema": "provider",
+    "ToolCall": "hermes_memory_review",
+    "ToolSchema": "_provider",
     "build_memory_context_block": "hermes_memory_guard",
     "cap_recall": "hermes_memory_guard",
     "find_secrets": "hermes_memory_guard",
     "first_threat_message": "hermes_memory_guard",
     "get_registry": "plugins",
-    "hookimpl": "hookspecs",
-    "hookspec": "hookspecs",
-    "is_trivial_prompt": "trivial",
+    "hookimpl": "_hookspecs",
+    "hookspec": "_hookspecs",
+    "is_trivial_prompt": "_trivial",
     "list_providers": "plugins",
     "load_backend": "_backends",
     "load_config": "config",
-    "new_session_id": "ids",
+    "new_session_id": "_ids",
     "resolve_home": "config",
     "sanitize_context": "hermes_memory_guard",
     "scan_for_threats": "hermes_memory_guard",
     "scrub_secrets": "hermes_memory_guard",
-    "to_anthropic_tools": "toolformats",
-    "to_openai_tools": "toolformats",
-    "tool_error": "toolresult",
-    "tool_result": "toolresult",
+    "to_anthropic_tools": "_toolformats",
+    "to_openai_tools": "_toolformats",
+    "tool_error": "_toolresult",
+    "tool_result": "_toolresult",
 }
 
 __all__ = [

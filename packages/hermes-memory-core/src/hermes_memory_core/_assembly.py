@@ -10,12 +10,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from hermes_memory_core.provider import BUILTIN_TIER_NAMES, MemoryProvider
-from hermes_memory_core.worker import call_bounded
+from hermes_memory_core._provider import BUILTIN_TIER_NAMES, MemoryProvider
+from hermes_memory_core._worker import call_bounded
 
 if TYPE_CHECKING:
+    from hermes_memory_core._manager import MemoryManager
     from hermes_memory_core.config import HermesConfig
-    from hermes_memory_core.manager import MemoryManager
     from hermes_memory_core.plugins import PluginRegistry
 
 logger = logging.getLogger("hermes_memory_core.manager")

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from hermes_memory_core.provider import PROVIDER_HOOK_NAMES, MemoryProvider
-from hermes_memory_core.worker import SerialWorker, TaskHandle
+from hermes_memory_core._provider import PROVIDER_HOOK_NAMES, MemoryProvider
+from hermes_memory_core._worker import SerialWorker, TaskHandle
 
 logger = logging.getLogger("hermes_memory_core.manager")
 

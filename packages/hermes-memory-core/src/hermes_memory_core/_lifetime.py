@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hermes_memory_core._manager_base import ManagerBase as MemoryManager
-    from hermes_memory_core.worker import SerialWorker
+    from hermes_memory_core._worker import SerialWorker
 
 logger = logging.getLogger("hermes_memory_core.manager")
 

@@ -1,6 +1,6 @@
 """The state of a `MemoryManager`, provider registration and the fan-out glue (internal).
 
-Split from `hermes_memory_core.manager` by concern: this module owns who is registered and how
+Split from `hermes_memory_core._manager` by concern: this module owns who is registered and how
 one hook reaches every provider; `_manager_tools` routes tools and curated-write events; the
 manager itself holds the session lifecycle and recall.
 """
@@ -25,14 +25,14 @@ from hermes_memory_core._dispatch import (
 )
 from hermes_memory_core._egress import EgressPolicy, plain_str
 from hermes_memory_core._project_context import ProjectContext
+from hermes_memory_core._provider import MemoryProvider, ToolSchema
 from hermes_memory_core._routing import ToolRoutes, normalize_schema
-from hermes_memory_core.provider import MemoryProvider, ToolSchema
-from hermes_memory_core.worker import SerialWorker, call_bounded
+from hermes_memory_core._worker import SerialWorker, call_bounded
 
 if TYPE_CHECKING:
+    from hermes_memory_core._events import MemoryWrite
     from hermes_memory_core.config import HermesConfig
-    from hermes_memory_core.events import MemoryWrite
-    from hermes_memory_core.review import ReviewCoordinator
+    from hermes_memory_review import ReviewCoordinator
 
 logger = logging.getLogger("hermes_memory_core.manager")
 
@@ -44,7 +44,7 @@ DEFAULT_MAX_QUEUED = 256
 #: Same values as `hermes_memory_guard` (not imported: it loads the threat scanner).
 DEFAULT_RECALL_MAX_CHARS = 8000
 DEFAULT_RECALL_MAX_LINES = 200
-#: Same values as `hermes_memory_core.review`, which loads when a review is first needed.
+#: Same values as `hermes_memory_review`, which loads when a review is first needed.
 DEFAULT_NUDGE_INTERVAL = 10
 DEFAULT_REVIEW_TIMEOUT = 120.0
 DEFAULT_REVIEW_MAX_TURNS = 8
@@ -141,10 +141,10 @@ class ManagerBase:
 
     @property
     def _review(self) -> ReviewCoordinator:
-        """The review nudge and loop (`hermes_memory_core.review`, imported on first use)."""
+        """The review nudge and loop (`hermes_memory_review`, imported on first use)."""
         with self._lock:
             if self._review_state is None:
-                from hermes_memory_core.review import ReviewCoordinator
+                from hermes_memory_review import ReviewCoordinator
 
                 self._review_state = ReviewCoordinator(**self._review_options)
             return self._review_state

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any, cast
 from hermes_memory_core._dispatch import Outcome, Slot
 from hermes_memory_core._egress import note_redaction, plain_str
 from hermes_memory_core._manager_base import ManagerBase
-from hermes_memory_core.provider import ToolSchema
-from hermes_memory_core.toolresult import tool_error, tool_result
+from hermes_memory_core._provider import ToolSchema
+from hermes_memory_core._toolresult import tool_error, tool_result
 
 if TYPE_CHECKING:
-    from hermes_memory_core import review as _review
+    import hermes_memory_review as _review
 
 logger = logging.getLogger("hermes_memory_core.manager")
 
@@ -86,12 +86,12 @@ class ManagerTools(ManagerBase):
     def review_due(self) -> bool:
         """True once ``nudge_interval`` user turns (`on_turn_start` calls) passed without a
         ``memory`` tool call; cleared by a memory call or by `run_review`. Logic and
-        details: `hermes_memory_core.review`."""
+        details: `hermes_memory_review`."""
         return self._review.nudge.due
 
     def review_prompt(self) -> str:
         """The request a review appends to the conversation (`review.REVIEW_PROMPT`)."""
-        from hermes_memory_core.review import REVIEW_PROMPT
+        from hermes_memory_review import REVIEW_PROMPT
 
         return REVIEW_PROMPT
 
@@ -99,7 +99,7 @@ class ManagerTools(ManagerBase):
         """``messages`` (recall blocks stripped) plus the review prompt, for a host that
         runs the review with its own model loop; it should pass ``origin=
         "background_review"`` to `handle_tool_call` for the memory calls that come back."""
-        from hermes_memory_core.review import review_messages
+        from hermes_memory_review import review_messages
 
         return review_messages(messages)
 
@@ -113,7 +113,7 @@ class ManagerTools(ManagerBase):
         """Run the background memory review with the host's model callable.
 
         Call it after the reply was delivered (typically when `review_due`). ``llm(messages,
-        tools)`` is a `hermes_memory_core.review.ReviewModel`; its ``memory`` calls run
+        tools)`` is a `hermes_memory_review.ReviewModel`; its ``memory`` calls run
         through `handle_tool_call` with ``origin="background_review"`` (the builtin store
         applies adds and stages replace/remove for a person). Bounded by
         ``review_max_turns`` model calls and ``review_timeout`` seconds; the next
@@ -121,11 +121,11 @@ class ManagerTools(ManagerBase):
         calling thread. Returns a `ReviewHandle` (``wait()``, ``cancel()``, ``result``).
         :raises ManagerClosedError: after `shutdown_all`.
         """
-        from hermes_memory_core.review import BACKGROUND_REVIEW_ORIGIN
+        from hermes_memory_review import BACKGROUND_REVIEW_ORIGIN
 
         with self._using("run_review"):
             schemas = [s for s in self.get_all_tool_schemas() if s.get("name") == MEMORY_TOOL_NAME]
-        from hermes_memory_core.toolformats import to_openai_tools
+        from hermes_memory_core._toolformats import to_openai_tools
 
         def execute(name: str, args: dict[str, Any]) -> str:
             return self.handle_tool_call(name, args, origin=BACKGROUND_REVIEW_ORIGIN)

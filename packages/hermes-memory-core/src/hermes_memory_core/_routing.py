@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hermes_memory_core._dispatch import Slot
-from hermes_memory_core.provider import ToolSchema
+from hermes_memory_core._provider import ToolSchema
 
 logger = logging.getLogger("hermes_memory_core.manager")
 

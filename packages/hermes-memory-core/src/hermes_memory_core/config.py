@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hermes_memory_core.coerce import (
+from hermes_memory_core._coerce import (
     as_bool,
     as_non_negative_int,
     as_positive_float,
@@ -53,7 +53,7 @@ class MemoryConfig:
     ``recall_max_lines`` cap the external provider's recall before it is scanned.
     ``nudge_interval`` (user turns, 0 = off), ``review_timeout`` (seconds) and
     ``review_max_turns`` (model calls) drive the background memory review
-    (`hermes_memory_core.review`); ``write_approval`` stages every ``memory`` tool write.
+    (`hermes_memory_review`); ``write_approval`` stages every ``memory`` tool write.
     """
 
     memory_enabled: bool = True

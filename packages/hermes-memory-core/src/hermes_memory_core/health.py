@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hermes_memory_core.fsutil import atomic_write_text
+from hermes_memory_core._fsutil import atomic_write_text
 
 __all__ = ["read_provider_status", "status_path", "write_provider_status"]
 

@@ -39,12 +39,13 @@ from typing import Any, cast
 
 import pluggy
 
-from hermes_memory_core.hookspecs import PROJECT_NAME, RegistrationSpec
-from hermes_memory_core.provider import BUILTIN_TIER_NAMES, PROVIDER_HOOK_NAMES, MemoryProvider
-from hermes_memory_core.worker import call_bounded
+from hermes_memory_core._hookspecs import PROJECT_NAME, RegistrationSpec
+from hermes_memory_core._provider import BUILTIN_TIER_NAMES, PROVIDER_HOOK_NAMES, MemoryProvider
+from hermes_memory_core._worker import call_bounded
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "PROVIDER_HOOK_NAMES",
     "RESERVED_PROVIDER_NAMES",
     "LazyFactory",
     "PluginLoadError",

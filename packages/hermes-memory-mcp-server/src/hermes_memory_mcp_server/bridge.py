@@ -20,10 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from hermes_memory_core import MemoryManager, ToolSchema, tool_error
 from hermes_memory_core.config import HermesConfig, load_config
-from hermes_memory_core.manager import MemoryManager
-from hermes_memory_core.provider import ToolSchema
-from hermes_memory_core.toolresult import tool_error
 from hermes_memory_mcp_server.ids import new_session_id
 
 __all__ = ["DEFAULT_TURN_GAP", "PLATFORM", "MemoryBridge", "ToolOutcome"]

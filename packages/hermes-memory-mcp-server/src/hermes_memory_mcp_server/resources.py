@@ -13,8 +13,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from hermes_memory_builtin.format import read_raw, serialise
-from hermes_memory_builtin.store import MemoryStore
+from hermes_memory_builtin import MemoryStore, read_raw, serialise
 from hermes_memory_core.config import HermesConfig
 
 __all__ = [

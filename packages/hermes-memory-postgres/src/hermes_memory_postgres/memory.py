@@ -1,6 +1,6 @@
 """`PostgresMemoryStore`: the curated MEMORY.md / USER.md store with its text in PostgreSQL.
 
-It is `hermes_memory_builtin.store.MemoryStore` with the storage swapped: every rule of the
+It is `hermes_memory_builtin._store.MemoryStore` with the storage swapped: every rule of the
 builtin store — entries joined by ``"\\n§\\n"``, character limits, the delimiter and threat
 rules, near-duplicate detection, the result messages, the frozen snapshot taken at session
 start — is the builtin's own code. What changes:
@@ -27,27 +27,28 @@ from typing import Any
 
 import psycopg
 
-from hermes_memory_builtin.files import ensure_memory_dir
-from hermes_memory_builtin.format import (
+from hermes_memory_builtin import (
+    FILE_MODE,
     TARGET_FILES,
-    char_count,
-    parse_entries,
-    read_raw,
-    render_block,
-    serialise,
-)
-from hermes_memory_builtin.scan import scan_entries
-from hermes_memory_builtin.sidecar import (
+    TARGETS,
     EntryMeta,
-    _valid_meta,
+    MemoryStore,
+    Result,
     approved_entries,
+    char_count,
+    ensure_memory_dir,
     entry_key,
     load_sidecar,
+    parse_entries,
+    parse_entry_meta,
+    read_raw,
     reconcile,
+    render_block,
     save_sidecar,
+    scan_entries,
+    serialise,
 )
-from hermes_memory_builtin.store import FILE_MODE, TARGETS, MemoryStore, Result
-from hermes_memory_core.fsutil import atomic_write_text
+from hermes_memory_core.kit import atomic_write_text
 from hermes_memory_postgres.connection import ArchiveUnavailable, Database, check_owner
 
 __all__ = ["PostgresMemoryStore"]
@@ -63,7 +64,7 @@ def _metas_from_text(text: str) -> dict[str, EntryMeta]:
     out: dict[str, EntryMeta] = {}
     if isinstance(raw, dict):
         for key, value in raw.items():
-            meta = _valid_meta(value)
+            meta = parse_entry_meta(value)
             if meta is not None and isinstance(key, str):
                 out[key] = meta
     return out

@@ -33,9 +33,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from hermes_memory_core import MemoryProvider, tool_error
 from hermes_memory_core.config import resolve_home, sessions_db_path
-from hermes_memory_core.provider import MemoryProvider
-from hermes_memory_core.toolresult import tool_error
 from hermes_memory_sessions._settings import SessionsSettings
 from hermes_memory_sessions.protocol import ArchiveUnreachable, SessionArchive
 from hermes_memory_sessions.storage._store import SessionStore

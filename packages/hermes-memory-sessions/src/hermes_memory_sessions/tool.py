@@ -32,8 +32,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from hermes_memory_core import tool_error, tool_result
 from hermes_memory_core.config import ConfigError, load_config, resolve_home
-from hermes_memory_core.toolresult import tool_error, tool_result
 from hermes_memory_sessions.protocol import SessionArchive
 from hermes_memory_sessions.search._hybrid import RankedHit, fused_ranking
 from hermes_memory_sessions.search._lexical import NATURAL_POOL, Hits, shape_message

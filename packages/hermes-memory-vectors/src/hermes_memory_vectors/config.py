@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_memory_core.coerce import as_positive_float, as_positive_int
+from hermes_memory_core.kit import as_positive_float, as_positive_int
 from hermes_memory_vectors.base import EmbedderConfigError
 
 __all__ = [

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from hermes_memory_core.breaker import CircuitBreaker
+from hermes_memory_core.kit import CircuitBreaker
 from hermes_memory_vectors.base import EmbedderUnavailable, check_vectors, clean_text, clean_texts
 
 __all__ = ["OpenAIEmbedder", "embeddings_endpoint"]

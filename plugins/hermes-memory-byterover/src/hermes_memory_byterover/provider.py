@@ -105,7 +105,7 @@ class ByteroverProvider(kit.RemoteProvider):
         workdir = self.workdir()
         if workdir is not None:
             try:
-                workdir.mkdir(parents=True, exist_ok=True)
+                kit.make_private_dirs(workdir)
             except OSError as exc:
                 guard.report("degraded", f"cannot create {workdir}: {exc}", warn=True)
 
@@ -124,7 +124,7 @@ class ByteroverProvider(kit.RemoteProvider):
         command, workdir = self.command(), self.workdir()
         if command is None or workdir is None:
             raise kit.Unavailable("no home directory")
-        workdir.mkdir(parents=True, exist_ok=True)
+        kit.make_private_dirs(workdir)
         env = self._env()
         key = self.settings.api_key
         if key:

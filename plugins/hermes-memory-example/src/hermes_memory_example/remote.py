@@ -14,8 +14,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_memory_core import kit
-from hermes_memory_core.toolresult import tool_error, tool_result
+from hermes_memory_core import kit, tool_error, tool_result
 
 logger = logging.getLogger(__name__)
 

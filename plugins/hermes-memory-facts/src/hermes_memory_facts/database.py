@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from hermes_memory_core.fsutil import make_private_dirs
+from hermes_memory_core.kit import make_private_dirs
 from hermes_memory_facts.records import Fact, FactStoreError
 
 __all__ = ["COLUMNS", "FactsDatabase"]

@@ -21,6 +21,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
+from hermes_memory_core import RecallStatus
 from hermes_memory_core.kit import (
     BackgroundRecall,
     CallFailed,
@@ -31,7 +32,6 @@ from hermes_memory_core.kit import (
     fact_key,
     truncate_text,
 )
-from hermes_memory_core.provider import RecallStatus
 from hermes_memory_hindsight import writes
 from hermes_memory_hindsight.config import HindsightSettings
 from hermes_memory_hindsight.tools import CURATED, PROMPT, TOOLS, now

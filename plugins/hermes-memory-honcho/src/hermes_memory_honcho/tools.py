@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
-from hermes_memory_core import first_threat_message
+from hermes_memory_core import first_threat_message, tool_error, tool_result
 from hermes_memory_core.kit import (
     CallFailed,
     FailureKind,
@@ -22,7 +22,6 @@ from hermes_memory_core.kit import (
     optional_text,
     required_text,
 )
-from hermes_memory_core.toolresult import tool_error, tool_result
 from hermes_memory_honcho.config import ID_PATTERN, REASONING_LEVELS
 from hermes_memory_honcho.schemas import TOOL_NAMES
 

@@ -19,6 +19,7 @@ from urllib.parse import quote
 
 import httpx
 
+from hermes_memory_core.kit import make_private_dirs
 from hermes_memory_mem0.errors import BackendError, FailureKind, kind_for_status
 from hermes_memory_mem0.settings import Mem0Settings
 
@@ -339,9 +340,9 @@ class OSSBackend:
         """Build ``mem0.Memory.from_config`` (opens the local store; may take a second)."""
         config = build_oss_config(settings, home)
         store_path = config["vector_store"]["config"].get("path")
-        if store_path:
-            Path(store_path).mkdir(parents=True, exist_ok=True)
-        Path(config["history_db_path"]).parent.mkdir(parents=True, exist_ok=True)
+        if store_path:  # the project's directories are private (0700), like every other
+            make_private_dirs(store_path)
+        make_private_dirs(Path(config["history_db_path"]).parent)
         memory = mem0.Memory.from_config(config)
         _keyword_search_from_cache_only(memory)
         return cls(memory)

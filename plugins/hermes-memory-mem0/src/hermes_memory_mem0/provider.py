@@ -15,9 +15,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes_memory_core import RecallStatus, tool_error
 from hermes_memory_core.kit import RemoteProvider, fact_key
-from hermes_memory_core.provider import RecallStatus
-from hermes_memory_core.toolresult import tool_error
 from hermes_memory_mem0 import sdk, writes
 from hermes_memory_mem0.errors import classify
 from hermes_memory_mem0.recall import Recaller

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from hermes_memory_core import first_threat_message
+from hermes_memory_core import first_threat_message, tool_error, tool_result
 from hermes_memory_core.kit import (
     CallFailed,
     FailureKind,
@@ -15,7 +15,6 @@ from hermes_memory_core.kit import (
     int_arg,
     required_text,
 )
-from hermes_memory_core.toolresult import tool_error, tool_result
 
 if TYPE_CHECKING:
     from hermes_memory_mem0.connection import Connection

@@ -26,7 +26,7 @@ import json
 from typing import Any
 
 from hermes_memory_core.kit import Failure, JsonClient, ServiceError, classify_http
-from hermes_memory_core.kit.http import check_visible, path_segment, user_agent
+from hermes_memory_core.kit._http import check_visible, path_segment, user_agent
 
 __all__ = ["OpenVikingClient", "OpenVikingError", "check_uri", "classify", "path_segment"]
 

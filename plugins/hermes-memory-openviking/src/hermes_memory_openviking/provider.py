@@ -22,9 +22,8 @@ import contextlib
 import logging
 from typing import Any
 
-from hermes_memory_core import kit
-from hermes_memory_core.provider import RecallStatus
-from hermes_memory_core.worker import SerialWorker
+from hermes_memory_core import RecallStatus, kit
+from hermes_memory_core.kit import SerialWorker
 from hermes_memory_openviking import writes
 from hermes_memory_openviking.client import OpenVikingClient, classify
 from hermes_memory_openviking.settings import OpenVikingSettings

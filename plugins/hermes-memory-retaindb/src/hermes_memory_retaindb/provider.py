@@ -23,9 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from hermes_memory_core import kit
-from hermes_memory_core.provider import RecallStatus
-from hermes_memory_core.worker import SerialWorker
+from hermes_memory_core import RecallStatus, kit
+from hermes_memory_core.kit import SerialWorker
 from hermes_memory_retaindb.client import RetainDBClient, classify
 from hermes_memory_retaindb.journal import JournaledWrites
 from hermes_memory_retaindb.settings import RetainDBSettings

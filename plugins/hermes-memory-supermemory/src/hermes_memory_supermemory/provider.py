@@ -21,8 +21,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from hermes_memory_core import RecallStatus
 from hermes_memory_core.kit import BackgroundRecall, RemoteProvider, TurnBuffer, fact_key
-from hermes_memory_core.provider import RecallStatus
 from hermes_memory_supermemory import recall, writes
 from hermes_memory_supermemory.config import (
     SupermemoryConfigError,

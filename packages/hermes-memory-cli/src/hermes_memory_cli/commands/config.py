@@ -132,7 +132,7 @@ def _describe(name: str, suggestion: str | None) -> str:
 
 
 def _write(ctx: Context, text: str) -> None:
-    from hermes_memory_core.fsutil import atomic_write_text
+    from hermes_memory_core.kit import atomic_write_text
 
     path = ctx.home / "config.yaml"
     mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o600

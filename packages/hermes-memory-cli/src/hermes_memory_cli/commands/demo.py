@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hermes_memory_builtin.guidance import MEMORY_GUIDANCE
+from hermes_memory_builtin import MEMORY_GUIDANCE
 from hermes_memory_cli._context import CLIError, Context
 from hermes_memory_cli._install import install_command
 
@@ -127,7 +127,7 @@ class _Narrator:
 
 
 def _new_manager(home: Path, session_id: str) -> Any:
-    from hermes_memory_core.manager import MemoryManager
+    from hermes_memory_core import MemoryManager
 
     manager = MemoryManager.from_config(home)
     missing = {"builtin", "sessions"} - {p.name for p in manager.providers}
@@ -176,7 +176,7 @@ def _turns(
 
 def _scripted_review_model(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
     """Stands in for an LLM: saves the alert preference once, then says it is done."""
-    from hermes_memory_core.review import ModelReply, ToolCall
+    from hermes_memory_core import ModelReply, ToolCall
 
     if messages[-1].get("role") == "tool":
         return ModelReply("Saved the alert preference.")

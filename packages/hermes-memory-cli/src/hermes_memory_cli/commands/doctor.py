@@ -154,8 +154,13 @@ def check_config_keys(ctx: Context, config: Any) -> list[Check]:
 def check_memory(home: Path, config: Any) -> list[Check]:
     """MEMORY.md and USER.md are real files (no symlinks), readable, private, within budget
     and unflagged (entries a human approved are not reported)."""
-    from hermes_memory_builtin.format import TARGET_FILES, char_count, parse_entries, read_raw
-    from hermes_memory_builtin.scan import write_threat
+    from hermes_memory_builtin import (
+        TARGET_FILES,
+        char_count,
+        parse_entries,
+        read_raw,
+        write_threat,
+    )
     from hermes_memory_cli._files import diagnose, symlink_reason, symlinked_paths
 
     checks = []
@@ -240,7 +245,7 @@ def check_memory(home: Path, config: Any) -> list[Check]:
 def _approved(path: Path, entries: list[str]) -> set[str]:
     """Entries the sidecar records as approved by a human (none with an older builtin)."""
     try:
-        from hermes_memory_builtin.sidecar import approved_entries, load_sidecar
+        from hermes_memory_builtin import approved_entries, load_sidecar
     except ImportError:
         return set()
     return approved_entries(entries, load_sidecar(path))
@@ -696,9 +701,9 @@ def check_locks(home: Path, db_path: Path) -> list[Check]:
 
 def check_providers(ctx: Context, config: Any) -> list[Check]:
     """Plugins that failed to load, and the configured external provider."""
+    from hermes_memory_core import BUILTIN_TIER_NAMES
     from hermes_memory_core.health import read_provider_status
     from hermes_memory_core.plugins import list_providers
-    from hermes_memory_core.provider import BUILTIN_TIER_NAMES
 
     infos = list_providers(hermes_home=ctx.home, config=config.raw if config else {})
     by_name = {i.name: i for i in infos}

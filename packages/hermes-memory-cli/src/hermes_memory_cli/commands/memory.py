@@ -21,7 +21,7 @@ from typing import Any
 
 from hermes_memory_cli._context import CLIError, Context
 from hermes_memory_cli._i18n import cli_gettext as _
-from hermes_memory_core.fsutil import make_private_dirs
+from hermes_memory_core.kit import make_private_dirs
 
 TARGETS = ("memory", "user")
 _FILES = {"memory": "MEMORY.md", "user": "USER.md"}
@@ -63,7 +63,7 @@ def show(ctx: Context) -> int:
 
 
 def _target_report(store: Any, target: str) -> dict[str, Any]:
-    from hermes_memory_builtin.format import char_count
+    from hermes_memory_builtin import char_count
 
     entries = store.entries(target)
     return {
@@ -218,7 +218,7 @@ def _call(ctx: Context, method: Any, *args: str) -> dict[str, Any]:
 
 
 def _emit_json(ctx: Context, result: dict[str, Any]) -> None:
-    from hermes_memory_core.toolresult import tool_result
+    from hermes_memory_core import tool_result
 
     sys.stdout.write(tool_result(result) + "\n")
     sys.stdout.flush()
@@ -256,7 +256,7 @@ def _refusal(
     entries: list[str],
 ) -> CLIError:
     """The human words for a refused write (details on stdout, the reason as the error)."""
-    from hermes_memory_builtin.format import char_count
+    from hermes_memory_builtin import char_count
 
     name = _FILES[target]
     limit = store.limit(target)
@@ -408,7 +408,7 @@ def _confirm_change(ctx: Context, old_text: str, entry: str, question: str) -> N
 def _backup(path: Path, data: bytes | None) -> str | None:
     if data is None:
         return None
-    from hermes_memory_builtin.drift import save_backup
+    from hermes_memory_builtin import save_backup
 
     backup = save_backup(path, data)
     return backup if "BACKUP FAILED" not in backup else None
@@ -502,7 +502,7 @@ def edit(ctx: Context) -> int:
     Needs a terminal. The edited text is kept beside the file as ``*.rejected-<time>``
     only when it differs from the file and could not be saved.
     """
-    from hermes_memory_builtin.format import read_raw
+    from hermes_memory_builtin import read_raw
     from hermes_memory_cli import memedit
 
     if not sys.stdin.isatty():
@@ -604,7 +604,7 @@ def edit(ctx: Context) -> int:
 def _approved(path: Path, entries: list[str]) -> set[str]:
     """Entries the sidecar records as approved by a human (none with an older builtin)."""
     try:
-        from hermes_memory_builtin.sidecar import approved_entries, load_sidecar
+        from hermes_memory_builtin import approved_entries, load_sidecar
     except ImportError:
         return set()
     return approved_entries(entries, load_sidecar(path))
@@ -664,14 +664,14 @@ def pending(ctx: Context) -> int:
 
 
 def _pending_store(ctx: Context, *, create: bool) -> tuple[Any, Any]:
-    from hermes_memory_builtin.pending import PendingStore
+    from hermes_memory_builtin import PendingStore
 
     store = ctx.memory_store(create=create)
     return store, PendingStore(store.memory_dir)
 
 
 def _proposals(pending_store: Any) -> list[dict[str, Any]]:
-    from hermes_memory_builtin.pending import PendingError
+    from hermes_memory_builtin import PendingError
 
     try:
         records: list[dict[str, Any]] = pending_store.proposals()
@@ -742,7 +742,7 @@ def _print_proposal(ctx: Context, record: dict[str, Any]) -> None:
 
 
 def _pending_apply(ctx: Context, pending_id: str) -> int:
-    from hermes_memory_builtin.pending import PendingError
+    from hermes_memory_builtin import PendingError
 
     store, pending_store = _pending_store(ctx, create=False)
     record = next((r for r in _proposals(pending_store) if r.get("id") == pending_id), None)
@@ -799,7 +799,7 @@ def _pending_apply(ctx: Context, pending_id: str) -> int:
 
 
 def _pending_reject(ctx: Context, pending_id: str) -> int:
-    from hermes_memory_builtin.pending import PendingError
+    from hermes_memory_builtin import PendingError
 
     _store, pending_store = _pending_store(ctx, create=False)
     _proposals(pending_store)  # a broken file is reported as such, not as an unknown id

@@ -30,11 +30,15 @@ def _same_dir(a: Path, b: Path) -> bool:
 
 def export_(ctx: Context) -> int:
     """``memory export DIR [--force]``: write MEMORY.md / USER.md (+ sidecars) into DIR."""
-    from hermes_memory_builtin.files import ensure_memory_dir
-    from hermes_memory_builtin.format import serialise
-    from hermes_memory_builtin.sidecar import load_sidecar, reconcile, save_sidecar
-    from hermes_memory_builtin.store import FILE_MODE
-    from hermes_memory_core.fsutil import atomic_write_text
+    from hermes_memory_builtin import (
+        FILE_MODE,
+        ensure_memory_dir,
+        load_sidecar,
+        reconcile,
+        save_sidecar,
+        serialise,
+    )
+    from hermes_memory_core.kit import atomic_write_text
 
     out = Path(ctx.args.directory).expanduser()
     backend = ctx.config.memory.backend
@@ -85,8 +89,7 @@ def export_(ctx: Context) -> int:
 
 def import_(ctx: Context) -> int:
     """``memory import DIR [--yes]``: replace the PostgreSQL entries by DIR's files."""
-    from hermes_memory_builtin.format import parse_entries, read_raw
-    from hermes_memory_builtin.sidecar import approved_entries, load_sidecar
+    from hermes_memory_builtin import approved_entries, load_sidecar, parse_entries, read_raw
     from hermes_memory_cli.memedit import check_edit
 
     src = Path(ctx.args.directory).expanduser()

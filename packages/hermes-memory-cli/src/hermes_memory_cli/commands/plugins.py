@@ -50,7 +50,7 @@ def plugins(ctx: Context) -> int:
 
 
 def _external(ctx: Context) -> str:
-    from hermes_memory_core.provider import BUILTIN_TIER_NAMES
+    from hermes_memory_core import BUILTIN_TIER_NAMES
 
     name = ctx.config.memory.provider
     return "" if name in BUILTIN_TIER_NAMES else name
@@ -205,8 +205,8 @@ def _write(ctx: Context, value: str) -> None:
 
 def provider_use(ctx: Context) -> int:
     """Select an installed provider; say what it still needs when it is not available."""
+    from hermes_memory_core import BUILTIN_TIER_NAMES
     from hermes_memory_core.plugins import get_registry
-    from hermes_memory_core.provider import BUILTIN_TIER_NAMES
 
     name: str = ctx.args.name.strip()
     if name in BUILTIN_TIER_NAMES:

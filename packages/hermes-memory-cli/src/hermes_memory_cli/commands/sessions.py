@@ -707,7 +707,7 @@ def export(ctx: Context) -> int:
     with ctx.session_store(create=False) as store:
         ids = [resolve(store, p) for p in ctx.args.session_ids] or None
         if store is None:  # no archive yet: an empty export, and no archive is created
-            from hermes_memory_core.fsutil import atomic_write_text
+            from hermes_memory_core.kit import atomic_write_text
             from hermes_memory_sessions.importers import FORMAT, VERSION
 
             header = json.dumps({"type": FORMAT, "version": VERSION, "sessions": 0}) + "\n"
@@ -1170,7 +1170,7 @@ def export_markdown(ctx: Context) -> int:
     sessions are exported) one ``<id>.md`` per session.
     """
     from hermes_memory_cli._markdown import file_name, session_markdown
-    from hermes_memory_core.fsutil import atomic_write_text
+    from hermes_memory_core.kit import atomic_write_text
 
     output: str | None = ctx.args.output
     with ctx.session_store(create=False) as store:

@@ -47,8 +47,7 @@ ORIGIN = "dashboard"
 
 # ---------------------------------------------------------------------- reading
 def _target_view(store: Any, target: str) -> dict[str, Any]:
-    from hermes_memory_builtin.drift import check_drift
-    from hermes_memory_builtin.format import read_raw
+    from hermes_memory_builtin import check_drift, read_raw
 
     info = _target_report(store, target)
     path = Path(info["file"])
@@ -273,14 +272,14 @@ def _saved(text: str, name: str, result: dict[str, Any]) -> Flash:
 
 # ---------------------------------------------------------------------- pending
 def _pending_store(dash: Dashboard) -> tuple[Any, Any]:
-    from hermes_memory_builtin.pending import PendingStore
+    from hermes_memory_builtin import PendingStore
 
     store = dash.context().memory_store(create=False)
     return store, PendingStore(store.memory_dir)
 
 
 def pending_page(dash: Dashboard, query: Mapping[str, str], params: Mapping[str, str]) -> Page:
-    from hermes_memory_builtin.pending import PendingError
+    from hermes_memory_builtin import PendingError
 
     _store, pending = _pending_store(dash)
     error = None
@@ -323,7 +322,7 @@ def approve(
     dash: Dashboard, query: Mapping[str, str], params: Mapping[str, str], form: Mapping[str, str]
 ) -> Redirect:
     """Apply a proposal as the person's decision; with edited text, apply that instead."""
-    from hermes_memory_builtin.pending import PendingError
+    from hermes_memory_builtin import PendingError
 
     pending_id = form.get("id", "")
     store, pending = _pending_store(dash)
@@ -409,7 +408,7 @@ def _apply_edited(store: Any, pending: Any, record: dict[str, Any], content: str
 def reject(
     dash: Dashboard, query: Mapping[str, str], params: Mapping[str, str], form: Mapping[str, str]
 ) -> Redirect:
-    from hermes_memory_builtin.pending import PendingError
+    from hermes_memory_builtin import PendingError
 
     pending_id = form.get("id", "")
     _store, pending = _pending_store(dash)

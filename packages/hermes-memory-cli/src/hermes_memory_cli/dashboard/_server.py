@@ -44,7 +44,7 @@ def serve(ctx: Context, state_dir: Path) -> int:
     from hermes_memory_cli.dashboard._app import build_app
     from hermes_memory_cli.dashboard._state import STATE_FILE, announce
     from hermes_memory_cli.dashboard._token import token_for
-    from hermes_memory_core.fsutil import atomic_write_text
+    from hermes_memory_core.kit import atomic_write_text
     from hermes_memory_mcp_server.auth import is_loopback
 
     host: str = ctx.args.host

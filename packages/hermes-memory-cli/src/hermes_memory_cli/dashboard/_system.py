@@ -44,9 +44,9 @@ def _mask(key: str, value: Any, secret: bool = False) -> str:
 # ---------------------------------------------------------------------- providers
 def providers_page(dash: Dashboard, query: Mapping[str, str], params: Mapping[str, str]) -> Page:
     from hermes_memory_cli.commands.plugins import _external, _infos, _postgres_state
+    from hermes_memory_core import BUILTIN_TIER_NAMES
     from hermes_memory_core.health import read_provider_status
     from hermes_memory_core.plugins import get_registry
-    from hermes_memory_core.provider import BUILTIN_TIER_NAMES
 
     ctx = dash.context()
     ctx.require_home()
@@ -98,7 +98,7 @@ def _settings_of(registry: Any, name: str, raw: Mapping[str, Any]) -> dict[str, 
     fields: list[dict[str, Any]] = []
     error = ""
     if settings_class is not None:
-        from hermes_memory_core.kit.settings import resolve_settings
+        from hermes_memory_core.kit._settings import resolve_settings
 
         _settings, error = resolve_settings(settings_class, raw)
         for field in settings_class.schema():
@@ -450,7 +450,7 @@ def save_settings(
     """Validate the whole file with core's own parser on a copy, then edit it in place."""
     from hermes_memory_cli.dashboard._config_edit import ConfigEditError, with_values
     from hermes_memory_core.config import ConfigError, load_config
-    from hermes_memory_core.fsutil import atomic_write_text
+    from hermes_memory_core.kit import atomic_write_text
     from hermes_memory_sessions.vectors import build_embedder, configured_embedder_section
 
     ctx = dash.context()
@@ -508,7 +508,7 @@ def choose_provider(
 ) -> Redirect:
     """Set ``memory.provider`` (as ``hermes-memory provider use|off``; comments kept)."""
     from hermes_memory_cli.commands.plugins import _infos
-    from hermes_memory_core.provider import BUILTIN_TIER_NAMES
+    from hermes_memory_core import BUILTIN_TIER_NAMES
 
     name = (form.get("name") or "").strip()
     if name:

@@ -24,13 +24,27 @@
   ``httpx`` (imported only when a client is built: declare ``httpx`` in your adapter) with
   bounded timeouts, fixed headers, no redirects, and its failures in the taxonomy;
 * `SerialWorker` (one ordered background thread with a bounded queue) and
-  `atomic_write_text` (write a file so a reader never sees half of it).
+  `atomic_write_text` (write a file so a reader never sees half of it), `make_private_dirs`
+  (directories created 0700);
+* `CircuitBreaker` (the breaker under `Guard`) and the value coercions ``as_bool``,
+  ``as_int``, ``as_float``, ``as_positive_int`` … that typed settings and ``config.yaml`` use.
 
 `docs/how-to/write-a-provider.md` builds a complete remote provider from these pieces.
 """
 
-from hermes_memory_core.fsutil import atomic_write_text
-from hermes_memory_core.kit.failures import (
+from hermes_memory_core._breaker import CircuitBreaker
+from hermes_memory_core._coerce import (
+    as_bool,
+    as_float,
+    as_int,
+    as_non_negative_float,
+    as_non_negative_int,
+    as_positive_float,
+    as_positive_int,
+)
+from hermes_memory_core._fsutil import atomic_write_text, make_private_dirs
+from hermes_memory_core._worker import SerialWorker
+from hermes_memory_core.kit._failures import (
     CallFailed,
     Failure,
     FailureKind,
@@ -39,10 +53,10 @@ from hermes_memory_core.kit.failures import (
     kind_for_status,
     one_line,
 )
-from hermes_memory_core.kit.guard import Guard
-from hermes_memory_core.kit.http import JsonClient, ServiceError, classify_http, path_segment
-from hermes_memory_core.kit.provider import RemoteProvider
-from hermes_memory_core.kit.recall import (
+from hermes_memory_core.kit._guard import Guard
+from hermes_memory_core.kit._http import JsonClient, ServiceError, classify_http, path_segment
+from hermes_memory_core.kit._provider import RemoteProvider
+from hermes_memory_core.kit._recall import (
     BackgroundRecall,
     Recall,
     RecallCache,
@@ -51,7 +65,7 @@ from hermes_memory_core.kit.recall import (
     overlay,
     truncate_text,
 )
-from hermes_memory_core.kit.settings import (
+from hermes_memory_core.kit._settings import (
     Field,
     RemoteRecallSettings,
     RemoteSettings,
@@ -61,8 +75,8 @@ from hermes_memory_core.kit.settings import (
     resolve_settings,
     setting,
 )
-from hermes_memory_core.kit.spool import Spool
-from hermes_memory_core.kit.toolargs import (
+from hermes_memory_core.kit._spool import Spool
+from hermes_memory_core.kit._toolargs import (
     blank,
     check_tool_call,
     choice_arg,
@@ -71,13 +85,13 @@ from hermes_memory_core.kit.toolargs import (
     required_text,
     visible_text,
 )
-from hermes_memory_core.kit.tools import Queued, Tool, ToolTable, call_or_queue, tool_schema
-from hermes_memory_core.kit.writes import PendingWrites, TurnBuffer, Write, close_when_idle
-from hermes_memory_core.worker import SerialWorker
+from hermes_memory_core.kit._tools import Queued, Tool, ToolTable, call_or_queue, tool_schema
+from hermes_memory_core.kit._writes import PendingWrites, TurnBuffer, Write, close_when_idle
 
 __all__ = [
     "BackgroundRecall",
     "CallFailed",
+    "CircuitBreaker",
     "Failure",
     "FailureKind",
     "Field",
@@ -101,6 +115,13 @@ __all__ = [
     "TurnBuffer",
     "Unavailable",
     "Write",
+    "as_bool",
+    "as_float",
+    "as_int",
+    "as_non_negative_float",
+    "as_non_negative_int",
+    "as_positive_float",
+    "as_positive_int",
     "atomic_write_text",
     "blank",
     "bullet_block",
@@ -113,6 +134,7 @@ __all__ = [
     "fact_key",
     "int_arg",
     "kind_for_status",
+    "make_private_dirs",
     "one_line",
     "optional_text",
     "overlay",

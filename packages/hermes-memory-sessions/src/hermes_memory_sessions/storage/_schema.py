@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hermes_memory_core.fsutil import make_private_dirs
+from hermes_memory_core.kit import make_private_dirs
 from hermes_memory_sessions.search._cjk import CJK_GLOB, CJK_INDEX_GLOB
 from hermes_memory_sessions.search._cjk_text import fold_version
 
