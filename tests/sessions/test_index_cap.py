@@ -108,3 +108,16 @@ def test_an_archive_indexed_before_the_cap_is_reindexed_on_upgrade(tmp_path: Pat
         assert store.delete_session("s")
         assert store.search_messages("earlybird") == []
     _integrity(path)
+
+
+def test_a_nul_character_does_not_lift_the_cap(tmp_path: Path) -> None:
+    # SQLite's length() and substr() stop at U+0000: a long message with one early must not
+    # be indexed whole, and a short one keeps every word (tests/backends checks NUL round trips).
+    path = tmp_path / "nul.db"
+    with SessionStore(path) as store:
+        store.create_session("s")
+        store.append_message("s", "user", "a\x00 " + _long_message("latecomer"))
+        store.append_message("s", "user", "zebra\x00 okapi")
+        assert store.search_messages("latecomer") == []
+        assert store.search_messages("okapi")
+    _integrity(path)

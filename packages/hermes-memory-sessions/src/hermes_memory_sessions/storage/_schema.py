@@ -155,24 +155,35 @@ CREATE INDEX IF NOT EXISTS idx_sessions_last_active
 _P = TOOL_INDEX_PREFIX
 _M = MESSAGE_INDEX_PREFIX
 
+
+def _indexed(column: str) -> str:
+    """SQL for the indexed part of a text column: the first `MESSAGE_INDEX_PREFIX`
+    characters. Text of at most that many bytes is taken whole, because SQLite's ``substr``
+    (like ``length``) stops at a NUL character; longer text is cut by ``substr``, at the
+    first NUL at the latest, so it never indexes more."""
+    return (
+        f"CASE WHEN length(CAST({column} AS BLOB)) > {_M}"
+        f" THEN substr({column}, 1, {_M}) ELSE {column} END"
+    )
+
+
 _WORDS_SYNC_DDL = f"""
 CREATE VIEW IF NOT EXISTS hm_fts_words_src AS
-    SELECT id, substr(content, 1, {_M}) AS content, tool_name,
-           substr(tool_calls, 1, {_M}) AS tool_calls
+    SELECT id, {_indexed("content")} AS content, tool_name,
+           {_indexed("tool_calls")} AS tool_calls
     FROM messages WHERE role <> 'tool';
 CREATE TRIGGER IF NOT EXISTS hm_fts_words_ai AFTER INSERT ON messages
 WHEN new.role <> 'tool'
 BEGIN
     INSERT INTO hm_fts_words(rowid, content, tool_name, tool_calls)
-    VALUES (new.id, substr(new.content, 1, {_M}), new.tool_name,
-            substr(new.tool_calls, 1, {_M}));
+    VALUES (new.id, {_indexed("new.content")}, new.tool_name, {_indexed("new.tool_calls")});
 END;
 CREATE TRIGGER IF NOT EXISTS hm_fts_words_ad AFTER DELETE ON messages
 WHEN old.role <> 'tool'
 BEGIN
     INSERT INTO hm_fts_words(hm_fts_words, rowid, content, tool_name, tool_calls)
-    VALUES ('delete', old.id, substr(old.content, 1, {_M}), old.tool_name,
-            substr(old.tool_calls, 1, {_M}));
+    VALUES ('delete', old.id, {_indexed("old.content")}, old.tool_name,
+            {_indexed("old.tool_calls")});
 END;
 CREATE TRIGGER IF NOT EXISTS hm_fts_words_au
 AFTER UPDATE OF content, tool_name, tool_calls, role ON messages
@@ -180,12 +191,11 @@ WHEN old.content IS NOT new.content OR old.tool_name IS NOT new.tool_name
      OR old.tool_calls IS NOT new.tool_calls OR old.role IS NOT new.role
 BEGIN
     INSERT INTO hm_fts_words(hm_fts_words, rowid, content, tool_name, tool_calls)
-    SELECT 'delete', old.id, substr(old.content, 1, {_M}), old.tool_name,
-           substr(old.tool_calls, 1, {_M})
+    SELECT 'delete', old.id, {_indexed("old.content")}, old.tool_name,
+           {_indexed("old.tool_calls")}
     WHERE old.role <> 'tool';
     INSERT INTO hm_fts_words(rowid, content, tool_name, tool_calls)
-    SELECT new.id, substr(new.content, 1, {_M}), new.tool_name,
-           substr(new.tool_calls, 1, {_M})
+    SELECT new.id, {_indexed("new.content")}, new.tool_name, {_indexed("new.tool_calls")}
     WHERE new.role <> 'tool';
 END;
 """  # noqa: S608
@@ -545,7 +555,7 @@ BEGIN
 END;
 """  # noqa: S608
 _LONG_ROWS = f"""SELECT id FROM messages
-WHERE (role <> 'tool' AND length(content) > {_M}) OR length(tool_calls) > {_M}"""  # noqa: S608
+WHERE length(CAST(content AS BLOB)) > {_M} OR length(CAST(tool_calls AS BLOB)) > {_M}"""  # noqa: S608
 _OLD_WORDS_SYNC = """
 DROP TRIGGER IF EXISTS hm_fts_words_ai;
 DROP TRIGGER IF EXISTS hm_fts_words_ad;
@@ -566,7 +576,7 @@ def _v5(conn: sqlite3.Connection) -> None:
     view = conn.execute(
         "SELECT sql FROM sqlite_master WHERE type = 'view' AND name = 'hm_fts_words_src'"
     ).fetchone()
-    if view is not None and f"substr(content, 1, {_M})" in str(view[0]):
+    if view is not None and "CAST(content AS BLOB)" in str(view[0]):
         return  # a new file: `_v1` created the capped layout already
     conn.execute("DROP TABLE IF EXISTS temp.hm_long_rows")
     conn.execute("CREATE TEMP TABLE hm_long_rows AS " + _LONG_ROWS)
