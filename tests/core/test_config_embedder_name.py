@@ -41,3 +41,10 @@ def test_installed_names_and_off_words_are_quiet(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, value: str
 ) -> None:
     assert _load(tmp_path, value, caplog) == []
+
+
+def test_the_builtin_names_match_the_vectors_package() -> None:
+    from hermes_memory_core import config
+    from hermes_memory_vectors.config import BUILTIN_EMBEDDERS
+
+    assert set(BUILTIN_EMBEDDERS) == config._BUILTIN_EMBEDDERS

@@ -320,6 +320,9 @@ def _parse_sessions(section: Mapping[str, Any], path: Path, home: Path) -> Sessi
 #: there too), and the values of ``sessions.embedder`` that mean "no embedder".
 _EMBEDDER_GROUP: Final = "hermes_memory.embedders"
 _EMBEDDER_OFF: Final = frozenset({"", "none", "off", "false", "no", "disabled"})
+#: The names hermes-memory-vectors reserves for its own embedders (a test keeps this equal to
+#: its ``BUILTIN_EMBEDDERS``): the usual values, accepted without reading package metadata.
+_BUILTIN_EMBEDDERS: Final = frozenset({"default", "onnx", "fastembed", "openai"})
 
 
 def _warn_unknown_embedder(path: Path, value: Any) -> None:
@@ -330,6 +333,8 @@ def _warn_unknown_embedder(path: Path, value: Any) -> None:
     archive says what to install, so nothing is said here.
     """
     if not isinstance(value, str) or value.strip().lower() in _EMBEDDER_OFF:
+        return
+    if value.strip() in _BUILTIN_EMBEDDERS:
         return
     from importlib.metadata import entry_points
 
