@@ -14,6 +14,9 @@ are several times that), and the size of the answers that must stay bounded:
   and the size of the refusal);
 * ``session_search`` for a word of a 240 KB pasted log, and hostile 50,000-character
   queries;
+* the indexed text of pasted logs: appending ten 240 KB messages of distinct words and a
+  prefix search over them, on SQLite and (with ``--dsn`` or HERMES_MEMORY_PG_DSN /
+  HERMES_MEMORY_TEST_PG_DSN) on PostgreSQL, whose rows are deleted afterwards;
 * an external provider's 30 MB tool result through `MemoryManager.handle_tool_call`.
 Everything is generated here; nothing is read from outside the repository.
 """
@@ -22,8 +25,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -109,6 +114,45 @@ def sessions(size: int) -> None:
         assert '"success": true' in answer, answer[:200]
 
 
+def _pasted_logs(store: Any, backend: str, size: int) -> None:
+    """Ten pasted logs of ``size`` characters of distinct words: what indexing them costs."""
+    from hermes_memory_sessions.tool import session_search
+
+    store.create_session("logs")
+    log = " ".join(f"line{i}" for i in range(size // 9))
+    start = time.perf_counter()
+    for _ in range(10):
+        store.append_message("logs", "user", log)
+    each = (time.perf_counter() - start) / 10
+    print(
+        f"{backend + f': append one {len(log) // 1000} KB message of distinct words':70} {each:7.3f} s"
+    )
+    for query in ("line*", "line1*", "line2000"):
+        timed(
+            f"{backend}: session_search {query!r} over ten such messages",
+            lambda q=query: session_search({"query": q}, store=store),
+        )
+
+
+def pasted_logs(size: int, dsn: str | None) -> None:
+    from hermes_memory_sessions import SessionStore
+
+    store = SessionStore(Path(tempfile.mkdtemp()) / "archive.db")
+    _pasted_logs(store, "SQLite", size)
+    store.close()
+    if not dsn:
+        print("PostgreSQL: skipped (no --dsn, HERMES_MEMORY_PG_DSN or HERMES_MEMORY_TEST_PG_DSN)")
+        return
+    from hermes_memory_postgres.sessions import PostgresSessionArchive
+
+    pg = PostgresSessionArchive(dsn, owner=f"bench-{uuid.uuid4().hex[:8]}", write_budget_s=600)
+    try:
+        _pasted_logs(pg, "PostgreSQL", size)
+    finally:
+        pg.delete_session("logs")
+        pg.close()
+
+
 def tool_results() -> None:
     from hermes_memory_core import MemoryManager, MemoryProvider
 
@@ -140,7 +184,17 @@ def tool_results() -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, default=500_000)
+    parser.add_argument("--dsn", default=None, help="PostgreSQL DSN (default: the environment)")
+    parser.add_argument("--only-logs", action="store_true", help="run the pasted-log part only")
     args = parser.parse_args()
+    dsn = (
+        args.dsn
+        or os.environ.get("HERMES_MEMORY_PG_DSN")
+        or os.environ.get("HERMES_MEMORY_TEST_PG_DSN")
+    )
+    pasted_logs(240_000, dsn)
+    if args.only_logs:
+        return 0
     threats(args.size)
     memory_files(args.size)
     sessions(args.size)

@@ -114,8 +114,11 @@ def test_sanitize_removes_whole_blocks_case_and_whitespace_insensitive() -> None
 
 
 def test_sanitize_is_non_greedy_and_strips_stray_tags() -> None:
-    text = "<memory-context>x</memory-context>keep<memory-context>y</memory-context>"
+    text = "<memory-context>\nx</memory-context>keep<memory-context>\ny</memory-context>"
     assert sanitize_context(text) == "keep"
+    # Open tags not followed by a line break are mentions: their tags go, the text stays.
+    text = "<memory-context>x</memory-context>keep<memory-context>y</memory-context>"
+    assert sanitize_context(text) == "xkeepy"
     assert sanitize_context("stray </memory-context> and <memory-context> tags") == (
         "stray  and  tags"
     )
@@ -176,11 +179,10 @@ def test_every_three_way_split_around_the_tags() -> None:
         "The <memory-context> tag is used for recalled memory.\nOK",
         "<memory-context> followed by a space is prose\n",
         "Line one\n<memory-context> tag at line start, then a space\nend",
-        "inline <memory-context>\nstill prose because not at a block boundary",
         "ends with a tag <memory-context>",
         "<memory-context>",
         "half a tag <memo",
-        "简体中文 <memory-context>\n文本",
+        "简体中文 <memory-context> 文本",
     ],
 )
 def test_prose_mentions_pass_verbatim(text: str) -> None:
@@ -239,14 +241,13 @@ def test_reset_clears_span_and_buffer() -> None:
     assert scrubber.flush() == ""
 
 
-def test_line_start_flag_tracks_emitted_text() -> None:
+def test_open_tag_mid_line_opens_a_block_when_a_line_break_follows() -> None:
     scrubber = StreamingContextScrubber()
     assert scrubber.feed("text") == "text"
-    # Not at a line start: the tag is prose.
-    assert scrubber.feed("<memory-context>\n") == "<memory-context>\n"
-    assert scrubber.feed("  ") == "  "
-    # After a newline plus whitespace, a boundary tag opens a block.
-    assert scrubber.feed("<memory-context>\nhidden\n</memory-context>") == ""
+    assert scrubber.feed("<memory-context>\nhidden") == ""
+    assert scrubber.feed("</memory-context> shown") == " shown"
+    # Followed by anything but a line break, the same tag is a mention.
+    assert scrubber.feed(" <memory-context> tag") == " <memory-context> tag"
     assert scrubber.flush() == ""
 
 

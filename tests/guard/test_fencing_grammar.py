@@ -272,7 +272,7 @@ def test_stream_lookalike_mentions_in_prose_are_shown() -> None:
     for text in [
         "Use </memory_context> to close.",
         "<Memory Context> followed by text\n",
-        "inline &lt;memory-context&gt;\nstill prose",
+        "inline &lt;memory-context&gt; still prose\n",
     ]:
         assert run([text]) == text
         assert run(list(text)) == text

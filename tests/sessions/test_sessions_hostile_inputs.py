@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from hermes_memory_sessions.search._lexical import SNIPPET_FTS_MAX_CHARS
-from hermes_memory_sessions.storage import SessionStore
+from hermes_memory_sessions.storage import MESSAGE_INDEX_PREFIX, SessionStore
 from hermes_memory_sessions.tool import session_search
 
 
@@ -38,8 +38,10 @@ def test_a_huge_query_of_pattern_characters_is_answered(store: SessionStore, cha
 
 
 def test_a_long_message_gets_a_linear_snippet(store: SessionStore) -> None:
-    log = " ".join(f"line{i} ok" for i in range(30_000)) + " kaboom failure at the end"
-    assert len(log) > SNIPPET_FTS_MAX_CHARS
+    # kaboom is past the snippet bound but within the indexed prefix of the message
+    head = " ".join(f"line{i} ok" for i in range(2_400)) + " kaboom failure here "
+    log = head + " ".join(f"line{i} ok" for i in range(30_000))
+    assert SNIPPET_FTS_MAX_CHARS < len(head) < MESSAGE_INDEX_PREFIX < len(log)
     store.create_session("s2")
     store.append_message("s2", "user", log)
     out = call(store, query="kaboom")

@@ -497,28 +497,36 @@ def _prefix_re() -> re.Pattern[str]:
 #: Upper bound on the length of one tag in the grammar (a stream never holds back more).
 MAX_TAG_CHARS: Final[int] = 1024
 
-_BLANK_RE: Final = re.compile(
-    "[" + _class_body(_HSPACE) + _class_body(_IGNORABLE) + "\\r\\n\\x1c-\\x1e\\x85\\u2028\\u2029]*"
-)
-#: What ends a line for the streaming scrubber, as for `str.splitlines`: a block opened
-#: on the line after a U+2028 or U+0085 is at a block boundary too.
+#: What ends a line, as for `str.splitlines` (``\r``, ``\n``, U+0085, U+2028, U+2029 and the
+#: C0 separators).
 _LINE_BREAKS: Final = "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-_LAST_BREAK_RE: Final = re.compile(f"[{_LINE_BREAKS}][^{_LINE_BREAKS}]*\\Z")
-
-
-def _last_break(text: str) -> int:
-    """Index of the last line break of ``text`` (any of `_LINE_BREAKS`), or -1."""
-    newline = text.rfind("\n")
-    tail = text[newline + 1 :]
-    if tail.isascii() and not any(c in tail for c in "\r\x0b\x0c\x1c\x1d\x1e"):
-        return newline  # the common case, without a regex
-    found = _LAST_BREAK_RE.search(text)
-    return found.start() if found is not None else -1
-
-
+#: Blanks allowed between an open tag and the line break that makes it open a block.
+_OPEN_TAIL: Final = 2 * _GAP
 _OPEN_TAIL_RE: Final = re.compile(
-    "[" + _class_body(_HSPACE) + _class_body(_IGNORABLE) + f"]{{0,{2 * _GAP}}}+"
+    "["
+    + _class_body(c for c in _HSPACE if isinstance(c, tuple) or c not in _LINE_BREAKS)
+    + _class_body(_IGNORABLE)
+    + f"]{{0,{_OPEN_TAIL}}}+"
 )
+
+
+def _opens_block(text: str, end: int) -> bool | None:
+    """THE block-opening rule, shared by `sanitize_context` and `StreamingContextScrubber`.
+
+    A complete open tag ending at ``end`` opens a block when it is followed by a line break
+    (after at most :data:`_OPEN_TAIL` spaces or invisible characters), wherever the tag stands
+    on its line: ``Recall: <memory-context>⏎`` opens one, ``The <memory-context> tag …`` is
+    a mention. Returns ``None`` when ``text`` ends before the question is decided (only
+    blanks after the tag so far): a stream waits for the next character, whole text reads
+    it as a mention.
+    """
+    after = _OPEN_TAIL_RE.match(text, end)
+    stop = after.end() if after is not None else end
+    if stop == len(text):
+        return None
+    return text[stop] in _LINE_BREAKS
+
+
 _ASTRAL_RE: Final = re.compile("[\U00010000-\U0010ffff]")
 
 
@@ -638,12 +646,12 @@ def neutralize_memory_tags(text: str, *, complete_only: bool = False) -> str:
 
 
 def _remove_blocks(text: str, tags: list[MemoryTag]) -> str:
-    """Remove each open-tag … close-tag span (first close after an open), linear time."""
+    """Remove each block: an opening tag that `_opens_block`, up to the first close tag."""
     pieces: list[str] = []
     keep_from = 0
     block_start: int | None = None
     for tag in tags:
-        if block_start is None and not tag.closing:
+        if block_start is None and not tag.closing and _opens_block(text, tag.end):
             block_start = tag.start
         elif block_start is not None and tag.closing:
             pieces.append(text[keep_from:block_start])
@@ -667,15 +675,21 @@ def _remove_tags(text: str) -> str:
 def sanitize_context(text: str) -> str:
     """Strip memory fencing from ``text``.
 
-    In order: whole blocks — an open tag, then everything up to the first close tag after it
-    — then every recalled-memory system note (authoritative, informational and advisory
-    wordings) with the whitespace that follows it, then any stray open or close tag. A tag
-    here is any *complete* match of the shared grammar (the module docstring): ``< MEMORY-
-    context >``, ``</memory_context id="2">``, ``＜/ｍｅｍｏｒｙ-context＞``,
+    In order: whole blocks — an open tag that opens a block, then everything up to the first
+    close tag after it — then every recalled-memory system note (authoritative, informational
+    and advisory wordings) with the whitespace that follows it, then any stray open or close
+    tag. A tag here is any *complete* match of the shared grammar (the module docstring):
+    ``< MEMORY-context >``, ``</memory_context id="2">``, ``＜/ｍｅｍｏｒｙ-context＞``,
     ``&lt;/memory-context&gt;`` and so on. If those removals glue two halves of a tag together
     (``<memory-<memory-context>context>``), the new tag's brackets are rendered harmless
     (``[memory-context]``), so the result never contains a complete tag. Everything else is
     returned unchanged.
+
+    An open tag opens a block under the rule the streaming scrubber uses too: it is followed
+    by a line break (after at most 64 spaces or invisible characters), wherever it stands on
+    its line — ``Recall: <memory-context>⏎secret⏎</memory-context>`` is a block, the tags of
+    ``The <memory-context> tag …`` are stray tags (removed, the sentence kept). A block
+    without a close tag is not removed (only its open tag is).
     """
     if not text:
         return text
@@ -1015,11 +1029,6 @@ def filter_recall_threats(text: str, *, scope: str = "untrusted") -> FilteredRec
 # ----------------------------------------------------------------- StreamingContextScrubber
 
 
-def _is_blank(text: str) -> bool:
-    """True if ``text`` is whitespace and invisible characters only."""
-    return _BLANK_RE.fullmatch(text) is not None
-
-
 class StreamingContextScrubber:
     """Remove echoed ``<memory-context>`` blocks from a streamed reply, delta by delta.
 
@@ -1028,17 +1037,19 @@ class StreamingContextScrubber:
 
     Tags are those of the shared grammar (the module docstring): ``< memory-context >``,
     ``<Memory_Context id="1">``, ``＜/ｍｅｍｏｒｙ-context＞``, ``&lt;/memory-context&gt;``…
-    Rules (those of the reference):
+    Rules:
 
-    * Outside a block, an opening tag opens one only at a *block boundary* — nothing but
-      whitespace (or invisible characters) between the start of its line and the tag — and
-      only when the rest of its line is blank (at most 64 spaces) up to ``\\r`` or ``\\n``.
-      Mid-sentence mentions ("The <memory-context> tag …") and line-start mentions followed
-      by more text are shown verbatim.
+    * Outside a block, an opening tag opens one when it is followed by a line break
+      (``\\r``, ``\\n``, U+0085, U+2028, U+2029…; at most 64 spaces or invisible characters
+      may come between), **wherever it stands on its line** — the rule
+      :func:`sanitize_context` applies too. ``Recall: <memory-context>⏎…`` is hidden;
+      a mention followed by anything else ("The <memory-context> tag …") is shown verbatim.
+      (The reference opened a block only at a block boundary, the start of a line; a model
+      echoing recall after a prefix, or after a U+2028, leaked it to the screen.)
     * Whatever tail of the text seen so far could still become a tag (``"<memo"``,
       ``"</memory-context id="``) is held back, and released once the next delta shows it is
-      prose; a tag at a block boundary followed only by blanks is held until the next
-      character decides. At most :data:`MAX_TAG_CHARS` characters are ever held.
+      prose; a complete open tag followed only by blanks is held until the next character
+      decides. At most :data:`MAX_TAG_CHARS` characters are ever held.
     * Inside a block everything is dropped until a closing tag (recognised anywhere); the
       text after it is shown.
     * :meth:`flush` inside an unterminated block returns ``""`` and discards the rest —
@@ -1050,30 +1061,16 @@ class StreamingContextScrubber:
     def __init__(self) -> None:
         self._buffer = ""
         self._in_span = False
-        self._at_line_start = True
 
     def reset(self) -> None:
         """Forget all state: start of a new stream."""
         self._buffer = ""
         self._in_span = False
-        self._at_line_start = True
 
-    def _emit(self, text: str, out: list[str]) -> None:
-        if not text:
-            return
-        out.append(text)
-        newline = _last_break(text)
-        if newline >= 0:
-            self._at_line_start = _is_blank(text[newline + 1 :])
-        elif not _is_blank(text):
-            self._at_line_start = False
-
-    def _is_boundary(self, index: int) -> bool:
-        before = self._buffer[:index]
-        newline = _last_break(before)
-        if newline >= 0:
-            return _is_blank(before[newline + 1 :])
-        return self._at_line_start and _is_blank(before)
+    @staticmethod
+    def _emit(text: str, out: list[str]) -> None:
+        if text:
+            out.append(text)
 
     def _hold_start(self) -> int:
         """Index of the earliest buffer position whose rest could still grow into a tag."""
@@ -1123,7 +1120,6 @@ class StreamingContextScrubber:
             if match.group("slash") is not None and match.group("close") is not None:
                 self._buffer = self._buffer[match.end() :]
                 self._in_span = False
-                self._at_line_start = True
                 return True
         self._buffer = self._buffer[hold:]
         return False
@@ -1136,16 +1132,13 @@ class StreamingContextScrubber:
             if match.group("slash") is not None or match.group("close") is None:
                 continue
             index, end = match.start(), match.end()
-            if not self._is_boundary(index):
-                continue
-            blanks = _OPEN_TAIL_RE.match(buffer, end)
-            after = blanks.end() if blanks is not None else end
-            if after == len(buffer):
+            opens = _opens_block(buffer, end)
+            if opens is None:
                 # Only blanks after the tag so far: the next character decides.
                 self._emit(buffer[:index], out)
                 self._buffer = buffer[index:]
                 return False
-            if buffer[after] in _LINE_BREAKS:
+            if opens:
                 self._emit(buffer[:index], out)
                 self._buffer = buffer[end:]
                 self._in_span = True

@@ -46,6 +46,7 @@ from typing import Final
 __all__ = [
     "EXCLUDED_RULES",
     "RULES_RESOURCE",
+    "WHOLE_MATCH_RULES",
     "RuleConversionError",
     "RuleSet",
     "SecretRule",
@@ -66,6 +67,13 @@ EXCLUDED_RULES: Final[dict[str, str]] = {
     "hashicorp-tf-password": "applies to *.tf/*.hcl files only; chat text has no path",
     "kubernetes-secret-yaml": "applies to *.yaml files only; chat text has no path",
     "nuget-config-password": "applies to nuget.config files only; chat text has no path",
+}
+
+#: Rules whose upstream capture groups do not hold the credential, so the whole match is
+#: the secret instead (checked for every rule by tests/guard/test_redact_rule_captures.py).
+WHOLE_MATCH_RULES: Final[dict[str, str]] = {
+    "microsoft-teams-webhook": "its only groups repeat a GUID's ([a-z0-9]{4}-), so the first "
+    "group is a 5-character fragment; the whole webhook URL is the credential",
 }
 
 #: Regex flags every converted pattern is compiled with: RE2's ``\\w``, ``\\d``, ``\\s``, ``\\b``
@@ -473,6 +481,7 @@ class SecretRule:
         "rule_id",
         "secret_group",
         "source",
+        "whole_match",
     )
 
     def __init__(
@@ -484,8 +493,11 @@ class SecretRule:
         entropy: float = 0.0,
         secret_group: int = 0,
         allowlists: Iterable[_Allowlist] = (),
+        whole_match: bool = False,
     ) -> None:
         self.rule_id = rule_id
+        #: The secret is the whole match, not a group (:data:`WHOLE_MATCH_RULES`).
+        self.whole_match = whole_match
         #: The upstream (RE2) regex.
         self.source = source
         self.keywords = tuple(k.lower() for k in keywords)
@@ -612,6 +624,8 @@ class SecretRule:
 
     def secret_span(self, match: re.Match[str]) -> tuple[int, int]:
         """Span of the secret in a match (gitleaks' choice of group)."""
+        if self.whole_match:
+            return match.span()
         if self.secret_group:
             return match.span(self.secret_group)
         named = set(match.re.groupindex.values())
@@ -820,6 +834,7 @@ def build_rule_set(data: dict[str, object]) -> RuleSet:
                 entropy=float(table.get("entropy", 0.0)),
                 secret_group=int(table.get("secretGroup", 0)),
                 allowlists=[_Allowlist.from_toml(a) for a in table.get("allowlists", [])],
+                whole_match=rule_id in WHOLE_MATCH_RULES,
             )
         )
     global_tables: list[dict[str, object]] = []

@@ -86,7 +86,7 @@ def public_values(text: str, found: set[str]) -> set[str]:
     for value in found:
         if value in public:
             continue
-        if _is_reference(value) or (_SNAKE_RE.fullmatch(value) and not _named_secret(text, value)):
+        if _is_reference(value) or (_is_identifier(value) and not _named_secret(text, value)):
             public.add(value)
     return public
 
@@ -98,6 +98,16 @@ def _is_reference(value: str) -> bool:
         return False
     root = re.split(r"[.\[(]", value, maxsplit=1)[0]
     return root in _REFERENCE_ROOTS or "environ" in value or "getenv" in value
+
+
+def _is_identifier(value: str) -> bool:
+    """``customer_id_region_v2``: snake_case words. A long part mixing letters and digits
+    is generated (``live_pub_8fc9fb6494384932af3bda6fe8102c0``, a Lob key), not a word."""
+    if _SNAKE_RE.fullmatch(value) is None:
+        return False
+    return not any(
+        len(part) >= 12 and not part.isalpha() and not part.isdigit() for part in value.split("_")
+    )
 
 
 def _named_secret(text: str, value: str) -> bool:

@@ -22,7 +22,7 @@ from functools import lru_cache
 from itertools import chain
 
 from hermes_memory_sessions.search import Term, split_cjk
-from hermes_memory_sessions.storage import TOOL_INDEX_PREFIX, cjk_document
+from hermes_memory_sessions.storage import MESSAGE_INDEX_PREFIX, TOOL_INDEX_PREFIX, cjk_document
 
 __all__ = [
     "MAX_POSITION",
@@ -147,13 +147,13 @@ def _template(n: int) -> str:
 def words_document(role: str | None, content: str | None, tool_name: str | None,
                    tool_calls: str | None) -> list[str]:  # fmt: skip
     """The tokens of the word index of one message (content, tool name and tool calls; a
-    tool result only by its first `TOOL_INDEX_PREFIX` characters), as the SQLite archive."""
-    text = content or ""
-    if role == "tool":
-        text = text[:TOOL_INDEX_PREFIX]
+    tool result only by its first `TOOL_INDEX_PREFIX` characters, other content and tool
+    calls by their first `MESSAGE_INDEX_PREFIX`), as the SQLite archive."""
+    text = (content or "")[: TOOL_INDEX_PREFIX if role == "tool" else MESSAGE_INDEX_PREFIX]
     if not tool_name and not tool_calls:  # most messages: the text alone
         return word_tokens(text)
-    return word_tokens(" ".join(p for p in (text, tool_name or "", tool_calls or "") if p))
+    calls = (tool_calls or "")[:MESSAGE_INDEX_PREFIX]
+    return word_tokens(" ".join(p for p in (text, tool_name or "", calls) if p))
 
 
 def words_tsvector(role: str | None, content: str | None, tool_name: str | None,

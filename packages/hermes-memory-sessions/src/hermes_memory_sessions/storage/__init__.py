@@ -27,7 +27,11 @@ from hermes_memory_sessions.storage._message_rows import (
     schema_columns,
     scrub_messages,
 )
-from hermes_memory_sessions.storage._schema import TOOL_INDEX_PREFIX, ArchiveBusy
+from hermes_memory_sessions.storage._schema import (
+    MESSAGE_INDEX_PREFIX,
+    TOOL_INDEX_PREFIX,
+    ArchiveBusy,
+)
 from hermes_memory_sessions.storage._store import SessionStore
 from hermes_memory_sessions.storage._titles import (
     TITLE_MAX_CHARS,
@@ -39,6 +43,7 @@ from hermes_memory_sessions.storage._titles import (
 __all__ = [
     "MESSAGE_DATA_FIELDS",
     "MESSAGE_FIELDS",
+    "MESSAGE_INDEX_PREFIX",
     "PREVIEW_ELIGIBLE",
     "STALE_END_REASON",
     "TITLE_MAX_CHARS",

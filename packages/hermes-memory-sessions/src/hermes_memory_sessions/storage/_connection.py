@@ -48,12 +48,14 @@ class ArchiveReadOnly(sqlite3.OperationalError):
 
 
 def cjk_document(role: Any, content: Any, tool_calls: Any) -> str | None:
-    """The CJK-index document of one message (None when it contains no CJK)."""
+    """The CJK-index document of one message (None when it contains no CJK): the indexed
+    prefix of its text (`TOOL_INDEX_PREFIX` of tool output, `MESSAGE_INDEX_PREFIX` of any
+    other content and of tool calls), as the word indexes."""
     text = content if isinstance(content, str) else ""
-    if role == "tool":
-        text = text[: schema.TOOL_INDEX_PREFIX]
+    limit = schema.TOOL_INDEX_PREFIX if role == "tool" else schema.MESSAGE_INDEX_PREFIX
+    text = text[:limit]
     if isinstance(tool_calls, str) and tool_calls:
-        text = f"{text}\n{tool_calls}"
+        text = f"{text}\n{tool_calls[: schema.MESSAGE_INDEX_PREFIX]}"
     return cjk_index_text(text)
 
 

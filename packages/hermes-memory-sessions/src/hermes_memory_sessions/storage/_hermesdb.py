@@ -190,6 +190,7 @@ def inspect_database(path: str | Path) -> DatabaseInfo:
             str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
         }
         objects = tuple(our_objects(conn))
+        born_ours = _born_ours(conn)
         marker = False
         if "state_meta" in tables:
             with contextlib.suppress(sqlite3.Error):
@@ -208,6 +209,14 @@ def inspect_database(path: str | Path) -> DatabaseInfo:
             return DatabaseInfo(p, "archive", objects, "an archive of ours (no tables yet)")
         return DatabaseInfo(p, "other", detail="no 'sessions'/'messages' tables")
     hermes = bool(foreign) or not ours
+    if hermes and ours and marker and born_ours and p.name != "state.db":
+        named = ", ".join(sorted(foreign & HERMES_ONLY_TABLES) or sorted(foreign)[:3])
+        return DatabaseInfo(
+            p,
+            "archive",
+            objects,
+            f"an archive of ours that Hermes Agent opened read-write ({named})",
+        )
     if hermes and ours:
         return DatabaseInfo(
             p, "legacy", objects, f"Hermes' state.db with {len(objects)} objects of ours inside"
@@ -217,6 +226,25 @@ def inspect_database(path: str | Path) -> DatabaseInfo:
         why = f"has Hermes' tables ({named})" if foreign else "has no hermes-memory marker"
         return DatabaseInfo(p, "hermes", (), why)
     return DatabaseInfo(p, "archive", objects)
+
+
+def _born_ours(conn: sqlite3.Connection) -> bool:
+    """Whether the file was created as an archive of ours, whatever was added to it later.
+
+    ``sqlite_master`` lists objects in the order they were created. Our schema creates the
+    shared tables (``sessions``, ``messages``…) and then our ``hm_*`` objects, so in an archive
+    of ours the first object that is not a shared table or an index is an ``hm_*`` one, even
+    after Hermes Agent opened the file read-write and added its tables and triggers. In
+    Hermes' ``state.db`` its own tables (``messages_fts``…) come first and anything an earlier
+    release of ours added comes after them.
+    """
+    row = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view', 'trigger')"
+        " AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+        " AND name NOT IN ('sessions', 'messages', 'schema_version', 'state_meta')"
+        " ORDER BY rowid LIMIT 1"
+    ).fetchone()
+    return row is not None and str(row[0]).startswith("hm_")
 
 
 def check_not_hermes(path: Path) -> None:

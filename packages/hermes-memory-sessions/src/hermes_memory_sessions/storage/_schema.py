@@ -9,7 +9,8 @@ file; `hermes_memory_sessions.importers.migrate_out` moves such an archive out):
 
 * ``hm_fts_words`` — FTS5 ``unicode61`` (diacritics folded), *external content* over the
   view ``hm_fts_words_src`` (no second copy of the text), kept in sync by triggers. Columns
-  ``content, tool_name, tool_calls``; every message except tool output.
+  ``content, tool_name, tool_calls``; every message except tool output, content and tool
+  calls each up to `MESSAGE_INDEX_PREFIX` characters.
 * ``hm_fts_tools`` — the same for ``role='tool'`` rows, indexed only up to
   `TOOL_INDEX_PREFIX` characters. Kept apart so that bulky tool output neither inflates the
   document frequencies BM25 must count for ordinary searches nor crowds their candidates.
@@ -38,6 +39,7 @@ from hermes_memory_sessions.search._cjk import CJK_GLOB, CJK_INDEX_GLOB
 from hermes_memory_sessions.search._cjk_text import fold_version
 
 __all__ = [
+    "MESSAGE_INDEX_PREFIX",
     "META_SCHEMA_KEY",
     "SCHEMA_VERSION",
     "TOOL_INDEX_PREFIX",
@@ -48,11 +50,15 @@ __all__ = [
 ]
 
 #: Current hermes-memory schema version (see `MIGRATIONS`).
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: ``state_meta`` key that holds our schema version.
 META_SCHEMA_KEY = "hermes_memory_schema_version"
 #: Characters of a ``role='tool'`` message that are indexed (the rest is stored, not indexed).
 TOOL_INDEX_PREFIX = 8192
+#: Characters of any other message's content, and of any message's tool calls, that are
+#: indexed (the rest is stored, not indexed): one pasted log cannot make every search over its
+#: words slow, nor one append index a quarter of a megabyte.
+MESSAGE_INDEX_PREFIX = 32768
 
 _SESSION_COLUMNS = """
     id TEXT PRIMARY KEY,
@@ -147,27 +153,37 @@ CREATE INDEX IF NOT EXISTS idx_sessions_last_active
 """
 
 _P = TOOL_INDEX_PREFIX
+_M = MESSAGE_INDEX_PREFIX
 
-_FTS_DDL = (
-    f"""
+
+def _indexed(column: str) -> str:
+    """SQL for the indexed part of a text column: the first `MESSAGE_INDEX_PREFIX`
+    characters. Text of at most that many bytes is taken whole, because SQLite's ``substr``
+    (like ``length``) stops at a NUL character; longer text is cut by ``substr``, at the
+    first NUL at the latest, so it never indexes more."""
+    return (
+        f"CASE WHEN length(CAST({column} AS BLOB)) > {_M}"
+        f" THEN substr({column}, 1, {_M}) ELSE {column} END"
+    )
+
+
+_WORDS_SYNC_DDL = f"""
 CREATE VIEW IF NOT EXISTS hm_fts_words_src AS
-    SELECT id, content, tool_name, tool_calls FROM messages WHERE role <> 'tool';
-CREATE VIRTUAL TABLE IF NOT EXISTS hm_fts_words USING fts5(
-    content, tool_name, tool_calls,
-    content='hm_fts_words_src', content_rowid='id',
-    tokenize='unicode61 remove_diacritics 2'
-);
+    SELECT id, {_indexed("content")} AS content, tool_name,
+           {_indexed("tool_calls")} AS tool_calls
+    FROM messages WHERE role <> 'tool';
 CREATE TRIGGER IF NOT EXISTS hm_fts_words_ai AFTER INSERT ON messages
 WHEN new.role <> 'tool'
 BEGIN
     INSERT INTO hm_fts_words(rowid, content, tool_name, tool_calls)
-    VALUES (new.id, new.content, new.tool_name, new.tool_calls);
+    VALUES (new.id, {_indexed("new.content")}, new.tool_name, {_indexed("new.tool_calls")});
 END;
 CREATE TRIGGER IF NOT EXISTS hm_fts_words_ad AFTER DELETE ON messages
 WHEN old.role <> 'tool'
 BEGIN
     INSERT INTO hm_fts_words(hm_fts_words, rowid, content, tool_name, tool_calls)
-    VALUES ('delete', old.id, old.content, old.tool_name, old.tool_calls);
+    VALUES ('delete', old.id, {_indexed("old.content")}, old.tool_name,
+            {_indexed("old.tool_calls")});
 END;
 CREATE TRIGGER IF NOT EXISTS hm_fts_words_au
 AFTER UPDATE OF content, tool_name, tool_calls, role ON messages
@@ -175,12 +191,26 @@ WHEN old.content IS NOT new.content OR old.tool_name IS NOT new.tool_name
      OR old.tool_calls IS NOT new.tool_calls OR old.role IS NOT new.role
 BEGIN
     INSERT INTO hm_fts_words(hm_fts_words, rowid, content, tool_name, tool_calls)
-    SELECT 'delete', old.id, old.content, old.tool_name, old.tool_calls
+    SELECT 'delete', old.id, {_indexed("old.content")}, old.tool_name,
+           {_indexed("old.tool_calls")}
     WHERE old.role <> 'tool';
     INSERT INTO hm_fts_words(rowid, content, tool_name, tool_calls)
-    SELECT new.id, new.content, new.tool_name, new.tool_calls
+    SELECT new.id, {_indexed("new.content")}, new.tool_name, {_indexed("new.tool_calls")}
     WHERE new.role <> 'tool';
 END;
+"""  # noqa: S608
+
+
+_FTS_DDL = (
+    """
+CREATE VIRTUAL TABLE IF NOT EXISTS hm_fts_words USING fts5(
+    content, tool_name, tool_calls,
+    content='hm_fts_words_src', content_rowid='id',
+    tokenize='unicode61 remove_diacritics 2'
+);
+"""  # noqa: S608
+    + _WORDS_SYNC_DDL
+    + f"""
 CREATE VIEW IF NOT EXISTS hm_fts_tools_src AS
     SELECT id, substr(content, 1, {_P}) AS content, tool_name, tool_calls
     FROM messages WHERE role = 'tool';
@@ -524,6 +554,50 @@ BEGIN
     INSERT INTO hm_cjk_pending(op, id) VALUES ('i', new.id);
 END;
 """  # noqa: S608
+_LONG_ROWS = f"""SELECT id FROM messages
+WHERE length(CAST(content AS BLOB)) > {_M} OR length(CAST(tool_calls AS BLOB)) > {_M}"""  # noqa: S608
+_OLD_WORDS_SYNC = """
+DROP TRIGGER IF EXISTS hm_fts_words_ai;
+DROP TRIGGER IF EXISTS hm_fts_words_ad;
+DROP TRIGGER IF EXISTS hm_fts_words_au;
+DROP VIEW IF EXISTS hm_fts_words_src;
+"""
+
+
+def _v5(conn: sqlite3.Connection) -> None:
+    """Index message text up to `MESSAGE_INDEX_PREFIX` characters (content and tool calls).
+
+    The word index's view and triggers are replaced. Rows longer than the prefix are taken
+    out of the index with the values they were indexed with (the whole text) and put back
+    with the prefix, so the external-content index stays exact; shorter rows are untouched.
+    When there are such rows, the CJK index is rebuilt too (`_check_cjk_fold`, in the same
+    transaction): its documents are now derived from the prefix. Messages are not changed.
+    """
+    view = conn.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'view' AND name = 'hm_fts_words_src'"
+    ).fetchone()
+    if view is not None and "CAST(content AS BLOB)" in str(view[0]):
+        return  # a new file: `_v1` created the capped layout already
+    conn.execute("DROP TABLE IF EXISTS temp.hm_long_rows")
+    conn.execute("CREATE TEMP TABLE hm_long_rows AS " + _LONG_ROWS)
+    long_rows = conn.execute("SELECT count(*) FROM temp.hm_long_rows").fetchone()[0]
+    conn.execute(
+        "INSERT INTO hm_fts_words(hm_fts_words, rowid, content, tool_name, tool_calls)"
+        " SELECT 'delete', id, content, tool_name, tool_calls FROM messages"
+        " WHERE role <> 'tool' AND id IN (SELECT id FROM temp.hm_long_rows)"
+    )
+    _run_script(conn, _OLD_WORDS_SYNC)
+    _run_script(conn, _WORDS_SYNC_DDL)
+    conn.execute(
+        "INSERT INTO hm_fts_words(rowid, content, tool_name, tool_calls)"
+        " SELECT id, content, tool_name, tool_calls FROM hm_fts_words_src"
+        " WHERE id IN (SELECT id FROM temp.hm_long_rows)"
+    )
+    conn.execute("DROP TABLE temp.hm_long_rows")
+    if long_rows:
+        conn.execute("DELETE FROM state_meta WHERE key = ?", (META_CJK_FOLD_KEY,))
+
+
 #: ``state_meta`` key: the `fold_version` the CJK index was built with.
 META_CJK_FOLD_KEY = "hermes_memory_cjk_fold"
 
@@ -577,6 +651,7 @@ MIGRATIONS: list[tuple[int, Callable[[sqlite3.Connection], None]]] = [
     (2, _v2),
     (3, _v3),
     (4, _v4),
+    (5, _v5),
 ]
 #: The oldest schema version a read-only open can serve (reads need nothing newer).
 READABLE_VERSION = 1
