@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, TypeAlias
 
@@ -53,12 +54,42 @@ class Char:
     source: str
     #: The lower-case characters it matches when they are few and none is whitespace.
     members: frozenset[str] | None
-    #: Whether it matches a space.
-    space: bool
-    #: Whether it matches each of ``[a-z0-9]`` (case-insensitively).
-    alnum: bool
-    #: Whether case can matter: it may match a letter that has another case.
-    cased: bool = True
+    #: What it matches: these characters, ranges and class escapes (or all others).
+    chars: frozenset[str] = frozenset()
+    ranges: tuple[tuple[str, str], ...] = ()
+    escapes: frozenset[str] = frozenset()
+    negated: bool = False
+
+    def holds(self, char: str) -> bool:
+        """Whether it matches ``char`` (case-insensitively)."""
+        for c in {char, char.lower(), char.upper()}:
+            if c in self.chars or any(low <= c <= high for low, high in self.ranges):
+                return not self.negated
+            if any(_ESCAPE_TESTS[escape](c) for escape in self.escapes):
+                return not self.negated
+        return self.negated
+
+    @functools.cached_property
+    def space(self) -> bool:
+        """Whether it matches a space."""
+        return self.holds(" ")
+
+    @functools.cached_property
+    def alnum(self) -> bool:
+        """Whether it matches each of ``[a-z0-9]``."""
+        return all(self.holds(c) for c in _ALNUM_CHARS)
+
+    @functools.cached_property
+    def cased(self) -> bool:
+        """Whether case can matter: it may match a letter that has another case."""
+        if self.negated or self.escapes - {"s", "d"}:
+            return True
+        chars = set(self.chars)
+        for low, high in self.ranges:
+            if ord(high) - ord(low) > _MAX_CASE_SCAN:
+                return True
+            chars.update(map(chr, range(ord(low), ord(high) + 1)))
+        return any(c.lower() != c or c.upper() != c for c in chars)
 
 
 @dataclass(frozen=True, eq=False)  # identity: the analyses are cached per node
@@ -104,15 +135,14 @@ Node: TypeAlias = Char | Text | Seq | Alt | Repeat | Look | Anchor
 Group: TypeAlias = tuple[frozenset[str], int | None]
 
 _CLASS_ESCAPES: Final = frozenset("sSwWdD")
-#: What each class escape says of a space and of ``[a-z0-9]``.
-_ESCAPE_SPACE: Final = {"s": True, "S": False, "w": False, "W": True, "d": False, "D": True}
-_ESCAPE_ALNUM: Final = {
-    "s": "",
-    "S": _ALNUM_CHARS,
-    "w": _ALNUM_CHARS,
-    "W": "",
-    "d": "0123456789",
-    "D": "abcdefghijklmnopqrstuvwxyz",
+#: What each class escape matches.
+_ESCAPE_TESTS: Final[dict[str, Callable[[str], bool]]] = {
+    "s": str.isspace,
+    "S": lambda c: not c.isspace(),
+    "w": lambda c: c.isalnum() or c == "_",
+    "W": lambda c: not (c.isalnum() or c == "_"),
+    "d": str.isdigit,
+    "D": lambda c: not c.isdigit(),
 }
 _QUANTIFIER_RE: Final = re.compile(r"\{(\d*)(,?)(\d*)\}")
 _FLAGS_RE: Final = re.compile(r"[aiLmsux-]*")
@@ -170,7 +200,7 @@ class _Parser:
             return self.char_class()
         self.pos += 1
         if char == ".":
-            return Char(".", None, True, True)
+            return Char(".", None, frozenset("\n"), negated=True)
         if char in "^$":
             return Anchor(char)
         if char == "\\":
@@ -183,8 +213,7 @@ class _Parser:
         char = self.source[self.pos]
         self.pos += 1
         if char in _CLASS_ESCAPES:
-            alnum = _ESCAPE_ALNUM[char] == _ALNUM_CHARS
-            return Char("\\" + char, None, _ESCAPE_SPACE[char], alnum, char not in "sd")
+            return Char("\\" + char, None, escapes=frozenset(char))
         if char in _ANCHOR_ESCAPES:
             return Anchor("\\" + char)
         if char.isdigit():
@@ -244,8 +273,6 @@ class _Parser:
         members: set[str] = set()
         ranges: list[tuple[str, str]] = []
         escapes: set[str] = set()
-        space = False
-        alnum: set[str] = set()
         enumerable = not negated
         first = True
         while first or not self.peek("]"):
@@ -260,8 +287,6 @@ class _Parser:
                 if escaped in _CLASS_ESCAPES:
                     escapes.add(escaped)
                     enumerable = False
-                    space = space or _ESCAPE_SPACE[escaped]
-                    alnum.update(_ESCAPE_ALNUM[escaped])
                     continue
                 char = self.escaped_char(escaped)
             if self.peek("-") and not self.peek("-]"):
@@ -278,33 +303,10 @@ class _Parser:
             members.add(char)
         self.pos += 1  # "]"
         source = self.source[start : self.pos]
-
-        def holds(char: str) -> bool:
-            return any(
-                c in members or any(low <= c <= high for low, high in ranges)
-                for c in {char, char.lower(), char.upper()}
-            )
-
-        space = (space or holds(" ")) != negated
-        cased = negated or self.cased_class(members, ranges, escapes)
-        covered = all((c in alnum or holds(c)) != negated for c in _ALNUM_CHARS)
         folded = frozenset(m.lower() for m in members)
         small = enumerable and len(folded) <= _MAX_CLASS
-        if not small or any(m.isspace() for m in folded):
-            return Char(source, None, space, covered, cased)
-        return Char(source, folded, space, covered, cased)
-
-    @staticmethod
-    def cased_class(members: set[str], ranges: list[tuple[str, str]], escapes: set[str]) -> bool:
-        """Whether a class (not negated) may match a letter that has another case."""
-        if escapes - {"s", "d"}:
-            return True
-        chars = set(members)
-        for low, high in ranges:
-            if ord(high) - ord(low) > _MAX_CASE_SCAN:
-                return True
-            chars.update(map(chr, range(ord(low), ord(high) + 1)))
-        return any(c.lower() != c or c.upper() != c for c in chars)
+        exact = folded if small and not any(m.isspace() for m in folded) else None
+        return Char(source, exact, frozenset(members), tuple(ranges), frozenset(escapes), negated)
 
     def quantified(self, atom: Node) -> Node:
         while True:
@@ -336,7 +338,7 @@ class _Parser:
 def _literal(char: str) -> Char | Text:
     lowered = char.lower()
     if lowered.isspace():
-        return Char(re.escape(char), None, char == " ", False, False)
+        return Char(re.escape(char), None, frozenset(char))
     return Text(lowered)
 
 
@@ -533,8 +535,13 @@ def exact(node: Node) -> frozenset[str] | None:
 
 
 def _unprefixed(strings: frozenset[str]) -> frozenset[str]:
-    """``strings`` without those starting with another one."""
-    return frozenset(s for s in strings if not any(o != s and s.startswith(o) for o in strings))
+    """``strings`` without those starting with another one (either is found where the
+    longer is, at the same offset)."""
+    kept: list[str] = []
+    for string in sorted(strings):  # a prefix sorts first, and so does all that holds it
+        if not kept or not string.startswith(kept[-1]):
+            kept.append(string)
+    return frozenset(kept)
 
 
 def score(literals: frozenset[str]) -> int:

@@ -1865,10 +1865,18 @@ def _raw_gates() -> dict[str, Callable[[str], bool]]:
         elif lead is not None:
             # Case-insensitive classes search slower: only when case can matter.
             flags = re.IGNORECASE if lead.cased else 0
-            gates[pid] = re.compile(lead.source, flags).search
+            gates[pid] = functools.partial(_found, re.compile(lead.source, flags))
         else:
-            gates[pid] = bool
+            gates[pid] = _always
     return gates
+
+
+def _always(_text: str) -> bool:
+    return True
+
+
+def _found(regex: re.Pattern[str], text: str) -> bool:
+    return regex.search(text) is not None
 
 
 def _holds_literals(groups: tuple[tuple[str, ...], ...], caseless: bool, text: str) -> bool:
