@@ -28,7 +28,7 @@ from hermes_memory_core.worker import SerialWorker
 from hermes_memory_openviking import writes
 from hermes_memory_openviking.client import OpenVikingClient, classify
 from hermes_memory_openviking.settings import OpenVikingSettings
-from hermes_memory_openviking.tools import TOOL_SCHEMAS, TOOLS
+from hermes_memory_openviking.tools import TOOL_SCHEMAS, TOOLS, ToolContext
 from hermes_memory_openviking.writes import memory_uri, ov_session_id
 
 __all__ = ["TOOL_SCHEMAS", "OpenVikingProvider"]
@@ -216,4 +216,13 @@ class OpenVikingProvider(kit.RemoteProvider):
     # ------------------------------------------------------------------ tools
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
         """Run a ``viking_*`` tool; always a JSON string, errors as ``{"error": …}``."""
-        return self._run_tool(TOOLS, tool_name, args)
+        tools = ToolContext(
+            memory_root=str(self.settings.memory_root),
+            memory_uri=self._memory_uri,
+            enqueue=self._enqueue,
+            stored=self._stored,
+        )
+        return self._run_tool(TOOLS, tool_name, args, owner=tools)
+
+    def _stored(self, content: str) -> None:
+        self._known_facts.add(kit.fact_key(content))

@@ -18,6 +18,7 @@ Every call goes through the kit's `Guard` (breaker, failure taxonomy, health rec
 from __future__ import annotations
 
 import logging
+import os
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -226,4 +227,46 @@ class RetainDBProvider(kit.RemoteProvider):
     # ------------------------------------------------------------------ tools
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
         """Run a ``retaindb_*`` tool; always a JSON string, errors as ``{"error": …}``."""
-        return self._run_tool(TOOLS, tool_name, args)
+        return self._run_tool(TOOLS, tool_name, args, owner=_ToolView(self))
+
+
+class _ToolView:
+    """The tools' `ToolContext`: the few provider calls they need, read when used."""
+
+    __slots__ = ("_provider",)
+
+    def __init__(self, provider: RetainDBProvider) -> None:
+        self._provider = provider
+
+    @property
+    def user(self) -> str:
+        return self._provider._user
+
+    @property
+    def session(self) -> str:
+        return self._provider._session
+
+    @property
+    def profile(self) -> list[str]:
+        return self._provider._profile or []
+
+    @property
+    def file_timeout(self) -> float:
+        return float(self._provider.settings.file_timeout)
+
+    @property
+    def cwd(self) -> Path:
+        return self._provider._cwd or Path(os.getcwd())
+
+    def keep_profile(self, profile: list[str]) -> None:
+        self._provider._profile = profile
+        self._provider._profile_at = time.monotonic()
+
+    def profile_changed(self) -> None:
+        self._provider._profile_at = 0.0
+
+    def write(self, op: str, **fields: Any) -> kit.Write:
+        return self._provider._write(op, **fields)
+
+    def enqueue(self, row: kit.Write) -> None:
+        self._provider._enqueue(row)
