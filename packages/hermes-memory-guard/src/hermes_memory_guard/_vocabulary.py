@@ -571,8 +571,12 @@ def _phrase_found(phrase: _Phrase, folded: str, index: LiteralIndex) -> bool:
 def _decoded_runs(text: str) -> list[str]:
     """Readable English decoded from base64 / hex runs (a few words with spaces)."""
     out: list[str] = []
-    if all(len(word) < _SHORTEST_RUN for word in text.split()):
-        return out  # a run holds no whitespace: no word is long enough to hold one
+    # A run holds no whitespace (nor does either regex read across any): only the words
+    # long enough to hold one are searched, in order, joined by a space.
+    long_words = [word for word in text.split() if len(word) >= _SHORTEST_RUN]
+    if not long_words:
+        return out
+    text = " ".join(long_words)
     for regex, decode in ((_B64_RE, _b64), (_HEX_RE, _hex)):
         for match in regex.finditer(text):
             if len(out) >= _MAX_DECODED:
