@@ -18,8 +18,16 @@ from hermes_memory_openviking import OpenVikingProvider
 
 
 def settings_for(url: str, **extra: Any) -> dict[str, Any]:
-    return {"url": url, "api_key": KEY, "account": "acme", "user": "alice",
-            "timeout": 2.0, "recall_timeout": 1.0, "recall_total": 1.5, **extra}  # fmt: skip
+    return {
+        "url": url,
+        "api_key": KEY,
+        "account": "acme",
+        "user": "alice",
+        "timeout": 2.0,
+        "recall_timeout": 1.0,
+        "recall_total": 1.5,
+        **extra,
+    }
 
 
 @pytest.fixture
@@ -34,10 +42,12 @@ def make_provider(
 ) -> Iterator[Callable[..., OpenVikingProvider]]:
     with provider_factory(OpenVikingProvider, hermes_home, "openviking") as factory:
 
-        def make(*, url: str | None = None, init: bool = True, session_id: str = "s1",
-                 **settings: Any) -> OpenVikingProvider:  # fmt: skip
-            return factory(init=session_id if init else None,
-                           **settings_for(url or fake.url, **settings))  # fmt: skip
+        def make(
+            *, url: str | None = None, init: bool = True, session_id: str = "s1", **settings: Any
+        ) -> OpenVikingProvider:
+            return factory(
+                init=session_id if init else None, **settings_for(url or fake.url, **settings)
+            )
 
         yield make
 

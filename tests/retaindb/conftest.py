@@ -18,8 +18,15 @@ from hermes_memory_retaindb import RetainDBProvider
 
 
 def settings_for(url: str, **extra: Any) -> dict[str, Any]:
-    return {"api_key": KEY, "base_url": url, "project": "p", "user_id": "alice",
-            "timeout": 2.0, "recall_timeout": 1.0, **extra}  # fmt: skip
+    return {
+        "api_key": KEY,
+        "base_url": url,
+        "project": "p",
+        "user_id": "alice",
+        "timeout": 2.0,
+        "recall_timeout": 1.0,
+        **extra,
+    }
 
 
 @pytest.fixture
@@ -34,10 +41,12 @@ def make_provider(
 ) -> Iterator[Callable[..., RetainDBProvider]]:
     with provider_factory(RetainDBProvider, hermes_home, "retaindb") as factory:
 
-        def make(*, url: str | None = None, init: bool = True, session_id: str = "s1",
-                 **settings: Any) -> RetainDBProvider:  # fmt: skip
-            return factory(init=session_id if init else None,
-                           **settings_for(url or fake.url, **settings))  # fmt: skip
+        def make(
+            *, url: str | None = None, init: bool = True, session_id: str = "s1", **settings: Any
+        ) -> RetainDBProvider:
+            return factory(
+                init=session_id if init else None, **settings_for(url or fake.url, **settings)
+            )
 
         yield make
 

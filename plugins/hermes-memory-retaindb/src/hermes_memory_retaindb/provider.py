@@ -96,13 +96,17 @@ class RetainDBProvider(kit.RemoteProvider):
             return
         self._user = s.user_id or str(kwargs.get("user_id") or "") or "default"
         self._client = RetainDBClient(
-            api_key=s.api_key, base_url=s.base_url, project=s.project,
-            timeout=s.timeout, transport=self._transport,
-        )  # fmt: skip
+            api_key=s.api_key,
+            base_url=s.base_url,
+            project=s.project,
+            timeout=s.timeout,
+            transport=self._transport,
+        )
         self._init_error = ""
         self._recall = SerialWorker("retaindb-recall")
-        self._pending = JournaledWrites(guard, self._send, home=self._home,
-                                        max_pending=s.max_pending, accept=_accept)  # fmt: skip
+        self._pending = JournaledWrites(
+            guard, self._send, home=self._home, max_pending=s.max_pending, accept=_accept
+        )
         if self._writes_enabled:
             self._pending.restore()
         self._recall.submit(self._refresh_profile)
@@ -141,9 +145,11 @@ class RetainDBProvider(kit.RemoteProvider):
         now = datetime.now(UTC).isoformat()
         row = self._write(
             "ingest",
-            messages=[{"role": "user", "content": user_content, "timestamp": now},
-                      {"role": "assistant", "content": assistant_content, "timestamp": now}],
-        )  # fmt: skip
+            messages=[
+                {"role": "user", "content": user_content, "timestamp": now},
+                {"role": "assistant", "content": assistant_content, "timestamp": now},
+            ],
+        )
         if kwargs.get("session_id"):
             row["session_id"] = str(kwargs["session_id"])
         self._enqueue(row)
@@ -157,8 +163,9 @@ class RetainDBProvider(kit.RemoteProvider):
         self._known_facts.add(kit.fact_key(content))
         if self.active:
             kind = "preference" if target == "user" else "factual"
-            self._enqueue(self._write("remember", content=content.strip(), memory_type=kind,
-                                      importance=0.7))  # fmt: skip
+            self._enqueue(
+                self._write("remember", content=content.strip(), memory_type=kind, importance=0.7)
+            )
 
     # ------------------------------------------------------------------ recall
     def system_prompt_block(self) -> str:
@@ -209,14 +216,18 @@ class RetainDBProvider(kit.RemoteProvider):
         wait = self.settings.recall_timeout
         session = session_id or self._session
         try:
-            found = guard.call("context", lambda: client.context(self._user, session, query,
-                                                                   timeout=wait))  # fmt: skip
+            found = guard.call(
+                "context", lambda: client.context(self._user, session, query, timeout=wait)
+            )
         except (kit.Unavailable, kit.CallFailed):
             found = []
-        text, self._last_count = kit.overlay("## RetainDB profile", profile,
-                                             "## Relevant memories",
-                                             [str(m["content"]) for m in found],
-                                             exclude=self._known_facts)  # fmt: skip
+        text, self._last_count = kit.overlay(
+            "## RetainDB profile",
+            profile,
+            "## Relevant memories",
+            [str(m["content"]) for m in found],
+            exclude=self._known_facts,
+        )
         return text
 
     def recall_status(self) -> RecallStatus | None:
