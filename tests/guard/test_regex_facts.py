@@ -126,3 +126,18 @@ def test_every_threat_pattern_parses_and_its_literal_shape_is_known() -> None:
     for pid, _scope, source in _pattern_source():
         node = facts.parse(source)
         assert facts.reads(node) is None or facts.reads(node)[0] > 0, pid  # type: ignore[index]
+
+
+def test_class_facts_space_letters_and_case() -> None:
+    def char(source: str) -> facts.Char:
+        node = facts.parse(source)
+        assert isinstance(node, facts.Char)
+        return node
+
+    assert char(r"[\s\d-]").space and not char(r"[\s\d-]").cased
+    assert char("[ab]").cased and not char("[ab]").space
+    assert char(r"[^\w\s]").cased and not char(r"[^\w\s]").space
+    assert char("[^a-z0-9]").space and not char("[^a-z0-9]").alnum
+    assert char(r"\w").alnum and char("[a-z0-9_]").alnum and not char("[a-y0-9]").alnum
+    assert not char("[\U000e0020-\U000e007e]").cased  # tag characters have no case
+    assert char(".").space and char(".").alnum

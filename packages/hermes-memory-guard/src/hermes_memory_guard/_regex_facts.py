@@ -62,12 +62,7 @@ class Char:
 
     def holds(self, char: str) -> bool:
         """Whether it matches ``char`` (case-insensitively)."""
-        for c in {char, char.lower(), char.upper()}:
-            if c in self.chars or any(low <= c <= high for low, high in self.ranges):
-                return not self.negated
-            if any(_ESCAPE_TESTS[escape](c) for escape in self.escapes):
-                return not self.negated
-        return self.negated
+        return _holds(self.chars, self.ranges, self.escapes, self.negated, char)
 
     @functools.cached_property
     def space(self) -> bool:
@@ -90,6 +85,22 @@ class Char:
                 return True
             chars.update(map(chr, range(ord(low), ord(high) + 1)))
         return any(c.lower() != c or c.upper() != c for c in chars)
+
+
+@functools.cache  # the same classes recur in every pattern (\s, [a-z0-9], [^\w\s])
+def _holds(
+    chars: frozenset[str],
+    ranges: tuple[tuple[str, str], ...],
+    escapes: frozenset[str],
+    negated: bool,
+    char: str,
+) -> bool:
+    for c in {char, char.lower(), char.upper()}:
+        if c in chars or any(low <= c <= high for low, high in ranges):
+            return not negated
+        if any(_ESCAPE_TESTS[escape](c) for escape in escapes):
+            return not negated
+    return negated
 
 
 @dataclass(frozen=True, eq=False)  # identity: the analyses are cached per node

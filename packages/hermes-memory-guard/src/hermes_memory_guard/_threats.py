@@ -942,7 +942,7 @@ def _derive(record: _Record, source: str) -> _Facts:
         # Every match holds a verb, so each word of it: the longest word of each is required.
         required = (tuple(dict.fromkeys(max(verb.split(), key=len) for verb in verbs)),)
         plan = _Plan(words, nouns, _regex_facts.width(read), spaced=True)
-    else:
+    elif record.matcher not in ("plan", "spaced"):  # a plan gates on its own literals
         required = _gate(_regex_facts.literal_groups(node))
     if record.matcher == "lines":
         plan = _Plan((record.command,), lines=True)
