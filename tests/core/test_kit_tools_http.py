@@ -70,14 +70,20 @@ def _forget(owner: Notes, args: dict[str, Any], client: str, guard: str) -> dict
 
 def table(**options: Any) -> ToolTable:
     return ToolTable(
-        Tool(tool_schema("notes_search", "Search.", {"query": {"type": "string"}}, ["query"]),
-             "_search"),
+        Tool(
+            tool_schema("notes_search", "Search.", {"query": {"type": "string"}}, ["query"]),
+            "_search",
+        ),
         Tool(tool_schema("notes_add", "Add."), "_add", writes=True),
-        Tool(tool_schema("notes_forget", "Forget."), _forget, writes=True,
-             read_only="this agent may not forget notes"),
+        Tool(
+            tool_schema("notes_forget", "Forget."),
+            _forget,
+            writes=True,
+            read_only="this agent may not forget notes",
+        ),
         service="Notes",
         **options,
-    )  # fmt: skip
+    )
 
 
 def run(tools: ToolTable, owner: Notes, name: str, args: Any, **kwargs: Any) -> Any:
@@ -88,8 +94,10 @@ def run(tools: ToolTable, owner: Notes, name: str, args: Any, **kwargs: Any) -> 
 def test_a_tool_runs_with_its_context_and_answers_json() -> None:
     owner = Notes()
     assert run(table(), owner, "notes_search", {"query": "x"}) == {
-        "found": ["京都の蜂"], "client": "client", "guard": "guard"
-    }  # fmt: skip
+        "found": ["京都の蜂"],
+        "client": "client",
+        "guard": "guard",
+    }
     assert table().dispatch(owner, "notes_search", {}, context=("c", "g")).count("京都") == 1
     assert run(table(), owner, "notes_add", {}) == {"raw": True}  # a str answer passes through
     assert run(table(), owner, "notes_forget", {"id": "n1"}) == {"forgotten": "n1"}
@@ -129,13 +137,19 @@ def test_writing_tools_are_refused_in_a_read_only_context_before_they_run() -> N
 @pytest.mark.parametrize(
     ("boom", "default", "named"),
     [
-        ("value", "notes_search: 'query' must be a string",
-         "notes_search: 'query' must be a string"),
-        ("down", "Notes is temporarily unavailable",
-         "notes_search: Notes is temporarily unavailable"),
+        (
+            "value",
+            "notes_search: 'query' must be a string",
+            "notes_search: 'query' must be a string",
+        ),
+        (
+            "down",
+            "Notes is temporarily unavailable",
+            "notes_search: Notes is temporarily unavailable",
+        ),
         ("failed", "HTTP 503", "notes_search failed: HTTP 503"),
     ],
-)  # fmt: skip
+)
 def test_failures_become_tool_errors_in_the_tables_wording(
     boom: str, default: str, named: str
 ) -> None:
@@ -154,20 +168,28 @@ def test_the_schemas_are_copies_and_names_are_unique() -> None:
     schemas = tools.schemas()
     assert [s["name"] for s in schemas] == ["notes_search", "notes_add", "notes_forget"]
     assert schemas[0]["parameters"] == {
-        "type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]
-    }  # fmt: skip
+        "type": "object",
+        "properties": {"query": {"type": "string"}},
+        "required": ["query"],
+    }
     schemas[0]["name"] = "changed"
     assert tools.schemas()[0]["name"] == "notes_search"
     assert tools.names == frozenset({"notes_search", "notes_add", "notes_forget"})
     with pytest.raises(ValueError, match="share a name"):
-        ToolTable(Tool(tool_schema("a", "A."), "_a"), Tool(tool_schema("a", "B."), "_b"),
-                  service="X")  # fmt: skip
+        ToolTable(
+            Tool(tool_schema("a", "A."), "_a"), Tool(tool_schema("a", "B."), "_b"), service="X"
+        )
 
 
 # ---------------------------------------------------------------------- call_or_queue
 def guard(threshold: int = 5) -> Guard:
-    return Guard("notes", lambda exc: classify_http(exc, "Notes"), threshold=threshold,
-                 cooldown=60.0, label="Notes")  # fmt: skip
+    return Guard(
+        "notes",
+        lambda exc: classify_http(exc, "Notes"),
+        threshold=threshold,
+        cooldown=60.0,
+        label="Notes",
+    )
 
 
 def test_call_or_queue_sends_now_when_it_can() -> None:
@@ -245,8 +267,13 @@ def service() -> Iterator[Service]:
 
 @pytest.fixture
 def client(service: Service) -> Iterator[EnvelopeClient]:
-    made = EnvelopeClient(service.url + "/", service="Notes", timeout=2.0, secret=SECRET,
-                          headers={"X-Key": SECRET, "User-Agent": "tests"})  # fmt: skip
+    made = EnvelopeClient(
+        service.url + "/",
+        service="Notes",
+        timeout=2.0,
+        secret=SECRET,
+        headers={"X-Key": SECRET, "User-Agent": "tests"},
+    )
     yield made
     made.close()
 
@@ -387,9 +414,12 @@ def test_invisible_text_is_not_text() -> None:
 
 def test_the_overlay_leaves_out_known_and_repeated_facts() -> None:
     text, count = overlay(
-        "## Profile", ["Lives in Kyoto", "Keeps bees"], "## Memories",
-        ["keeps bees.", "Likes tea", "LIKES TEA"], exclude={"lives in kyoto"},
-    )  # fmt: skip
+        "## Profile",
+        ["Lives in Kyoto", "Keeps bees"],
+        "## Memories",
+        ["keeps bees.", "Likes tea", "LIKES TEA"],
+        exclude={"lives in kyoto"},
+    )
     assert text == "## Profile\n- Keeps bees\n\n## Memories\n- Likes tea"
     assert count == 2
     assert overlay("## P", [], "## M", [], exclude=()) == ("", 0)
@@ -428,13 +458,21 @@ def test_two_failures_at_once_leave_the_newer_state_on_the_record(
         return write(*args, **kwargs)
 
     monkeypatch.setattr(guard_module, "write_provider_status", slow_for_b)
-    g = Guard("race", lambda exc: classify_http(exc, "Race"), threshold=2, cooldown=60.0,
-              home=tmp_path, label="Race")  # fmt: skip
+    g = Guard(
+        "race",
+        lambda exc: classify_http(exc, "Race"),
+        threshold=2,
+        cooldown=60.0,
+        home=tmp_path,
+        label="Race",
+    )
     failure = Failure(FailureKind.CONNECTION, "refused")
-    b = threading.Thread(target=g.record_failure, args=(failure,),
-                         kwargs={"operation": "b"}, name="B")  # fmt: skip
-    a = threading.Thread(target=g.record_failure, args=(failure,),
-                         kwargs={"operation": "a"}, name="A")  # fmt: skip
+    b = threading.Thread(
+        target=g.record_failure, args=(failure,), kwargs={"operation": "b"}, name="B"
+    )
+    a = threading.Thread(
+        target=g.record_failure, args=(failure,), kwargs={"operation": "a"}, name="A"
+    )
     b.start()
     assert writing.wait(5)
     a.start()

@@ -30,10 +30,12 @@ def make_provider(
 ) -> Iterator[Callable[..., OpenVikingProvider]]:
     with provider_factory(OpenVikingProvider, hermes_home, "openviking") as factory:
 
-        def make(*, url: str | None = None, init: bool = True, session_id: str = "s1",
-                 **settings: Any) -> OpenVikingProvider:  # fmt: skip
-            return factory(init=session_id if init else None,
-                           **settings_for(url or fake.url, **settings))  # fmt: skip
+        def make(
+            *, url: str | None = None, init: bool = True, session_id: str = "s1", **settings: Any
+        ) -> OpenVikingProvider:
+            return factory(
+                init=session_id if init else None, **settings_for(url or fake.url, **settings)
+            )
 
         yield make
 

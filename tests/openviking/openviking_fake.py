@@ -29,8 +29,14 @@ from hermes_memory_testing import FakeService, Seen
 
 KEY = "ov-test-key-0123456789"
 _WORD = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|\w{2,}")
-_CODES = {401: "UNAUTHENTICATED", 404: "NOT_FOUND", 409: "ALREADY_EXISTS", 429:
-          "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}  # fmt: skip
+_CODES = {
+    401: "UNAUTHENTICATED",
+    404: "NOT_FOUND",
+    409: "ALREADY_EXISTS",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+}
 
 
 def words(text: str) -> set[str]:
@@ -83,11 +89,21 @@ class FakeOpenViking(FakeService):
             score = len(wanted & words(text))
             if not score:
                 continue
-            kind = "resource" if uri.startswith("viking://resources") else (
-                "skill" if uri.startswith("viking://skills") else "memory")  # fmt: skip
+            kind = (
+                "resource"
+                if uri.startswith("viking://resources")
+                else ("skill" if uri.startswith("viking://skills") else "memory")
+            )
             out[kind + "s" if kind != "memory" else "memories"].append(
-                {"context_type": kind, "uri": uri, "level": 2, "score": score / 10,
-                 "abstract": text[:120], "tags": []})  # fmt: skip
+                {
+                    "context_type": kind,
+                    "uri": uri,
+                    "level": 2,
+                    "score": score / 10,
+                    "abstract": text[:120],
+                    "tags": [],
+                }
+            )
         for items in out.values():
             items.sort(key=lambda i: -i["score"])
             del items[limit:]
@@ -101,8 +117,13 @@ class FakeOpenViking(FakeService):
         if method == "POST" and path == "/api/v1/search/find":
             if not isinstance(body.get("query", ""), str) or int(body.get("limit", 10)) < 1:
                 return 422, {"detail": [{"msg": "invalid find request"}]}
-            return ok(self._find(body.get("query", ""), int(body.get("limit", 10)),
-                                 str(body.get("target_uri") or "")))  # fmt: skip
+            return ok(
+                self._find(
+                    body.get("query", ""),
+                    int(body.get("limit", 10)),
+                    str(body.get("target_uri") or ""),
+                )
+            )
         if method == "GET" and path.startswith("/api/v1/content/"):
             uri = query.get("uri")
             if uri is None:
@@ -124,8 +145,10 @@ class FakeOpenViking(FakeService):
                     children[base + rest.split("/")[0]] = "/" in rest
             if not children:
                 return error(404, f"Directory not found: {base}")
-            entries = [{"uri": u, "isDir": d, "abstract": "" if d else self.files.get(u, "")[:40]}
-                       for u, d in sorted(children.items())]  # fmt: skip
+            entries = [
+                {"uri": u, "isDir": d, "abstract": "" if d else self.files.get(u, "")[:40]}
+                for u, d in sorted(children.items())
+            ]
             return 200, {"status": "ok", "result": entries, "has_more": False}
         if method == "POST" and path == "/api/v1/content/write":
             uri, content, mode = body.get("uri"), body.get("content"), body.get("mode", "replace")
@@ -154,8 +177,8 @@ class FakeOpenViking(FakeService):
             if parts[5:] == ["messages", "batch"]:
                 messages = body.get("messages")
                 if not isinstance(messages, list) or not all(
-                        isinstance(m, dict) and isinstance(m.get("role"), str)
-                        for m in messages):  # fmt: skip
+                    isinstance(m, dict) and isinstance(m.get("role"), str) for m in messages
+                ):
                     return 422, {"detail": [{"msg": "messages must be a list"}]}
                 with self.lock:
                     self.sessions.setdefault(session, []).extend(messages)
@@ -169,6 +192,7 @@ class FakeOpenViking(FakeService):
                         if message["role"] == "user":
                             digest = hashlib.sha1(message["content"].encode()).hexdigest()[:12]
                             self.files[f"viking://user/memories/events/{digest}.md"] = message[
-                                "content"]  # fmt: skip
+                                "content"
+                            ]
                 return ok({"session_id": session, "status": "committed", "task_id": "t1"})
         return error(404, f"no route {method} {path}")

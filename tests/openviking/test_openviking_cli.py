@@ -15,11 +15,13 @@ def test_plugins_lists_openviking_with_its_availability(hermes_home: Path) -> No
     info = plugin_info(hermes_home, "openviking", clean="OPENVIKING_")
     assert info["distribution"] == "hermes-memory-openviking" and info["load_error"] is None
     assert info["available"] is False and "OPENVIKING_URL" in info["unavailable_reason"]
-    info = plugin_info(hermes_home, "openviking", clean="OPENVIKING_",
-                       OPENVIKING_URL="http://127.0.0.1:1933")  # fmt: skip
+    info = plugin_info(
+        hermes_home, "openviking", clean="OPENVIKING_", OPENVIKING_URL="http://127.0.0.1:1933"
+    )
     assert info["available"] is True and info["unavailable_reason"] == ""
-    info = plugin_info(hermes_home, "openviking", clean="OPENVIKING_",
-                       OPENVIKING_URL="ftp://example.org")  # fmt: skip
+    info = plugin_info(
+        hermes_home, "openviking", clean="OPENVIKING_", OPENVIKING_URL="ftp://example.org"
+    )
     assert info["available"] is False and "http(s) URL" in info["unavailable_reason"]
 
 
@@ -32,8 +34,15 @@ def test_provider_status_shows_the_health_record(hermes_home: Path) -> None:
         provider.handle_tool_call("viking_search", {"query": "x"})
         provider.shutdown()
         url = fake.url
-    answer = run_cli(hermes_home, "--json", "provider", "status", clean="OPENVIKING_",
-                     OPENVIKING_URL=url, OPENVIKING_API_KEY=KEY)  # fmt: skip
+    answer = run_cli(
+        hermes_home,
+        "--json",
+        "provider",
+        "status",
+        clean="OPENVIKING_",
+        OPENVIKING_URL=url,
+        OPENVIKING_API_KEY=KEY,
+    )
     status = json.loads(answer.stdout)
     assert status["provider"] == "openviking" and status["available"] is True
     assert status["health"]["state"] == "circuit_open"

@@ -31,11 +31,19 @@ def wait_for(condition, timeout: float = 5.0) -> bool:
 def test_a_whole_session_through_the_manager(hermes_home: Path, fake: FakeOpenViking) -> None:
     fake.put(PROFILE, "# Profile\n- Prefers 中文 answers\n- Lives in Kyoto")
     fake.put("viking://user/memories/events/a.md", "Deploys with docker compose on 京都 servers")
-    config = {"openviking": {"url": fake.url, "api_key": KEY, "account": "acme",
-                             "user": "alice", "recall_timeout": 2.0}}  # fmt: skip
+    config = {
+        "openviking": {
+            "url": fake.url,
+            "api_key": KEY,
+            "account": "acme",
+            "user": "alice",
+            "recall_timeout": 2.0,
+        }
+    }
     manager = MemoryManager(hermes_home=hermes_home)
-    assert manager.add_provider(OpenVikingProvider(hermes_home=hermes_home, config=config,
-                                                   environ={}))  # fmt: skip
+    assert manager.add_provider(
+        OpenVikingProvider(hermes_home=hermes_home, config=config, environ={})
+    )
     manager.initialize_all("s1", platform="cli")
     assert wait_for(lambda: fake.calls("/api/v1/content/read"))  # profile read at start
     [read] = fake.calls("/api/v1/content/read")
@@ -52,7 +60,11 @@ def test_a_whole_session_through_the_manager(hermes_home: Path, fake: FakeOpenVi
     assert fake.commits == []  # nothing is committed before the session ends
     manager.on_session_end([])
     assert [m["content"] for m in fake.sessions["s1"]] == [
-        "I moved to Porto last spring", "Noted.", "我喜欢绿茶", "好的"]  # fmt: skip
+        "I moved to Porto last spring",
+        "Noted.",
+        "我喜欢绿茶",
+        "好的",
+    ]
     assert fake.commits == ["s1"]
     [mirror] = fake.calls("/api/v1/content/write")
     assert mirror.body["mode"] == "create" and mirror.body["content"] == "Likes tea 🍵"
@@ -87,8 +99,10 @@ def test_odd_session_ids_map_to_one_safe_path_segment(make_provider, fake: FakeO
     provider.on_session_end([])
     ov = ov_session_id("../../admin 会话\u200b")
     assert ov.startswith("hermes-") and fake.commits == [ov]
-    assert all(r.path.count("/") == 5 or r.path.endswith("/messages/batch")
-               for r in fake.calls("/api/v1/sessions"))  # fmt: skip
+    assert all(
+        r.path.count("/") == 5 or r.path.endswith("/messages/batch")
+        for r in fake.calls("/api/v1/sessions")
+    )
 
 
 def test_mirroring_the_same_fact_twice_is_settled_not_retried(
@@ -112,8 +126,9 @@ def test_recall_leaves_out_what_the_curated_tier_shows(
     fake.put("viking://user/memories/a.md", "Keeps bees in the garden")
     fake.put("viking://user/memories/b.md", "Garden faces south")
     provider = make_provider(init=False)
-    provider.initialize("s1", hermes_home=str(hermes_home),
-                        curated_entries=("- keeps bees in the garden",))  # fmt: skip
+    provider.initialize(
+        "s1", hermes_home=str(hermes_home), curated_entries=("- keeps bees in the garden",)
+    )
     recall = provider.prefetch("tell me about the garden bees")
     assert "Garden faces south" in recall and "bees" not in recall.casefold()
     status = provider.recall_status()
@@ -133,8 +148,9 @@ def test_tools_remember_read_browse_search_forget(make_provider, fake: FakeOpenV
     assert brief["level"] == "abstract" and fake.calls("/api/v1/content/abstract")
     listing = json.loads(provider.handle_tool_call("viking_browse", {}))
     assert listing["entries"] == [{"uri": "viking://user/memories/hermes", "isDir": True}]
-    inner = json.loads(provider.handle_tool_call("viking_browse",
-                                                 {"uri": "viking://user/memories/hermes"}))  # fmt: skip
+    inner = json.loads(
+        provider.handle_tool_call("viking_browse", {"uri": "viking://user/memories/hermes"})
+    )
     assert [e["uri"] for e in inner["entries"]] == [uri]
     found = json.loads(provider.handle_tool_call("viking_search", {"query": "周五", "limit": 99}))
     assert found["results"][0]["uri"] == uri
@@ -150,8 +166,9 @@ def test_tools_remember_read_browse_search_forget(make_provider, fake: FakeOpenV
         )
     )
     assert added["accepted"] is True
-    assert fake.resources == [{"path": "https://example.org/doc", "wait": False,
-                               "to": "viking://resources/doc"}]  # fmt: skip
+    assert fake.resources == [
+        {"path": "https://example.org/doc", "wait": False, "to": "viking://resources/doc"}
+    ]
 
 
 @pytest.mark.parametrize(
@@ -237,9 +254,11 @@ def test_a_subagent_never_writes(make_provider, fake: FakeOpenViking, hermes_hom
     provider.initialize("s1", hermes_home=str(hermes_home), agent_context="subagent")
     provider.sync_turn("secret plan", "ok")
     provider.on_memory_write("add", "user", "x")
-    for tool, args in (("viking_remember", {"content": "y"}),
-                       ("viking_forget", {"uri": "viking://user/memories/a.md"}),
-                       ("viking_add_resource", {"url": "https://x.org"})):  # fmt: skip
+    for tool, args in (
+        ("viking_remember", {"content": "y"}),
+        ("viking_forget", {"uri": "viking://user/memories/a.md"}),
+        ("viking_add_resource", {"url": "https://x.org"}),
+    ):
         assert "read-only" in json.loads(provider.handle_tool_call(tool, args))["error"]
     provider.on_session_end([])
     provider.shutdown()
@@ -269,8 +288,9 @@ def test_remember_while_down_is_queued_not_lost(make_provider, fake: FakeOpenVik
 def test_bad_settings_are_explained(
     hermes_home: Path, section: object, env: dict, reason: str
 ) -> None:
-    provider = OpenVikingProvider(hermes_home=hermes_home, config={"openviking": section},
-                                  environ=env)  # fmt: skip
+    provider = OpenVikingProvider(
+        hermes_home=hermes_home, config={"openviking": section}, environ=env
+    )
     assert not provider.is_available()
     assert reason in provider.unavailable_reason()
     provider.initialize("s1", hermes_home=str(hermes_home))
@@ -280,8 +300,12 @@ def test_bad_settings_are_explained(
 
 
 def test_environment_settings(hermes_home: Path, fake: FakeOpenViking) -> None:
-    env = {"OPENVIKING_URL": fake.url, "OPENVIKING_API_KEY": KEY, "OPENVIKING_ACCOUNT": "env-acct",
-           "OPENVIKING_USER": "env-user"}  # fmt: skip
+    env = {
+        "OPENVIKING_URL": fake.url,
+        "OPENVIKING_API_KEY": KEY,
+        "OPENVIKING_ACCOUNT": "env-acct",
+        "OPENVIKING_USER": "env-user",
+    }
     provider = OpenVikingProvider(hermes_home=hermes_home, config={}, environ=env)
     assert provider.is_available()
     provider.initialize("s1", hermes_home=str(hermes_home))
@@ -294,8 +318,9 @@ def test_environment_settings(hermes_home: Path, fake: FakeOpenViking) -> None:
     assert schema["url"]["env_var"] == "OPENVIKING_URL"
     provider.shutdown()
     # The URL alone (a local server without keys) is enough: no X-API-Key is sent.
-    local = OpenVikingProvider(hermes_home=hermes_home, config={},
-                               environ={"OPENVIKING_URL": fake.url})  # fmt: skip
+    local = OpenVikingProvider(
+        hermes_home=hermes_home, config={}, environ={"OPENVIKING_URL": fake.url}
+    )
     assert local.is_available()
     fake.key = ""
     local.initialize("s2", hermes_home=str(hermes_home))

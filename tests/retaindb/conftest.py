@@ -30,10 +30,12 @@ def make_provider(
 ) -> Iterator[Callable[..., RetainDBProvider]]:
     with provider_factory(RetainDBProvider, hermes_home, "retaindb") as factory:
 
-        def make(*, url: str | None = None, init: bool = True, session_id: str = "s1",
-                 **settings: Any) -> RetainDBProvider:  # fmt: skip
-            return factory(init=session_id if init else None,
-                           **settings_for(url or fake.url, **settings))  # fmt: skip
+        def make(
+            *, url: str | None = None, init: bool = True, session_id: str = "s1", **settings: Any
+        ) -> RetainDBProvider:
+            return factory(
+                init=session_id if init else None, **settings_for(url or fake.url, **settings)
+            )
 
         yield make
 

@@ -47,11 +47,14 @@ class FakeRetainDB(FakeService):
             seen.body = multipart(seen.raw, kind.split("boundary=", 1)[1].strip('"'))
         elif seen.body is None:
             seen.body = {}
-        if (seen.headers.get("Authorization", "") != f"Bearer {self.key}"
-                or seen.headers.get("X-API-Key") != self.key):  # fmt: skip
+        if (
+            seen.headers.get("Authorization", "") != f"Bearer {self.key}"
+            or seen.headers.get("X-API-Key") != self.key
+        ):
             return 401, {"message": "invalid api key"}
-        status, payload = self.answer(seen.method, seen.path, seen.body,
-                                      urllib.parse.parse_qs(seen.raw_query))  # fmt: skip
+        status, payload = self.answer(
+            seen.method, seen.path, seen.body, urllib.parse.parse_qs(seen.raw_query)
+        )
         return status, Raw(payload) if isinstance(payload, bytes) else payload
 
     # ------------------------------------------------------------------ state
@@ -59,8 +62,13 @@ class FakeRetainDB(FakeService):
         with self.lock:
             self._next += 1
             mid = f"mem_{self._next}"
-            self.memories[mid] = {"id": mid, "user_id": user, "project": project,
-                                  "content": content, "memory_type": memory_type}  # fmt: skip
+            self.memories[mid] = {
+                "id": mid,
+                "user_id": user,
+                "project": project,
+                "content": content,
+                "memory_type": memory_type,
+            }
         return mid
 
     def contents(self) -> list[str]:
@@ -70,8 +78,11 @@ class FakeRetainDB(FakeService):
     def _match(self, user: str, project: str, query: str) -> list[dict[str, Any]]:
         wanted = words(query)
         with self.lock:
-            mine = [m for m in self.memories.values()
-                    if m["user_id"] == user and m["project"] == project]  # fmt: skip
+            mine = [
+                m
+                for m in self.memories.values()
+                if m["user_id"] == user and m["project"] == project
+            ]
         scored = [(len(wanted & words(m["content"])), m) for m in mine]
         return [{**m, "score": s} for s, m in sorted(scored, key=lambda x: -x[0]) if s > 0]
 
@@ -84,9 +95,13 @@ class FakeRetainDB(FakeService):
             user = urllib.parse.unquote(path.rsplit("/", 1)[1])
             project = query.get("project", [""])[0]
             with self.lock:
-                mine = [m for m in self.memories.values()
-                        if m["user_id"] == user and m["project"] == project
-                        and m["memory_type"] == "preference"]  # fmt: skip
+                mine = [
+                    m
+                    for m in self.memories.values()
+                    if m["user_id"] == user
+                    and m["project"] == project
+                    and m["memory_type"] == "preference"
+                ]
             return 200, {"memories": mine}
         if method == "POST" and path in ("/v1/context/query", "/v1/memory/search"):
             if not isinstance(body.get("query"), str):
@@ -96,8 +111,12 @@ class FakeRetainDB(FakeService):
         if method == "POST" and path == "/v1/memory":
             if not str(body.get("content", "")).strip():
                 return 422, {"message": "content is required"}
-            mid = self.add(body["user_id"], body["content"], body.get("memory_type", "factual"),
-                           body["project"])  # fmt: skip
+            mid = self.add(
+                body["user_id"],
+                body["content"],
+                body.get("memory_type", "factual"),
+                body["project"],
+            )
             return 200, {"memory": self.memories[mid]}
         if method == "DELETE" and path.startswith("/v1/memory/"):
             mid = urllib.parse.unquote(path.rsplit("/", 1)[1])
@@ -122,10 +141,16 @@ class FakeRetainDB(FakeService):
             with self.lock:
                 self._next += 1
                 fid = f"file_{self._next}"
-                record = {"id": fid, "name": upload["filename"], "path": body["path"],
-                          "scope": body.get("scope", "PROJECT"), "project": body.get("project"),
-                          "mime_type": upload["content_type"], "size": len(upload["data"]),
-                          "rdb_uri": f"rdb://{body.get('project')}{body['path']}"}  # fmt: skip
+                record = {
+                    "id": fid,
+                    "name": upload["filename"],
+                    "path": body["path"],
+                    "scope": body.get("scope", "PROJECT"),
+                    "project": body.get("project"),
+                    "mime_type": upload["content_type"],
+                    "size": len(upload["data"]),
+                    "rdb_uri": f"rdb://{body.get('project')}{body['path']}",
+                }
                 self.files[fid] = record
                 self.blobs[fid] = upload["data"]
             return 200, {"file": record}
@@ -177,9 +202,11 @@ def multipart(raw: bytes, boundary: str) -> dict[str, Any]:
         )
         params = dict(_PARAM.findall(headers.get("Content-Disposition", "")))
         if "filename" in params:
-            out[params["name"]] = {"filename": urllib.parse.unquote(params["filename"]),
-                                   "content_type": headers.get("Content-Type", ""),
-                                   "data": data}  # fmt: skip
+            out[params["name"]] = {
+                "filename": urllib.parse.unquote(params["filename"]),
+                "content_type": headers.get("Content-Type", ""),
+                "data": data,
+            }
         else:
             out[params["name"]] = data.decode("utf-8")
     return out

@@ -27,8 +27,9 @@ def test_provider_status_shows_the_health_record(hermes_home: Path) -> None:
         provider.initialize("s1", hermes_home=str(hermes_home))
         provider.handle_tool_call("retaindb_profile", {})
         provider.shutdown()
-    answer = run_cli(hermes_home, "--json", "provider", "status", clean="RETAINDB_",
-                     RETAINDB_API_KEY=KEY)  # fmt: skip
+    answer = run_cli(
+        hermes_home, "--json", "provider", "status", clean="RETAINDB_", RETAINDB_API_KEY=KEY
+    )
     status = json.loads(answer.stdout)
     assert status["provider"] == "retaindb" and status["available"] is True
     assert status["health"]["state"] == "circuit_open"

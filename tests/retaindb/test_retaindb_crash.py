@@ -45,8 +45,10 @@ CHILD = textwrap.dedent(
 def run_child(home: Path, url: str, mode: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-c", CHILD, str(home), url, mode, KEY],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_sigkill_mid_write_then_a_new_process_replays(hermes_home: Path) -> None:
@@ -74,8 +76,11 @@ def test_sigkill_mid_write_then_a_new_process_replays(hermes_home: Path) -> None
         assert replay.returncode == 0 and out.strip() == "replayed", err
         ingested = [r.body["messages"][0]["content"] for r in up.calls("/v1/memory/ingest")]
         assert ingested == ["第0轮: fact 0", "第1轮: fact 1", "第2轮: fact 2"]
-        mirrored = [r.body["content"] for r in up.calls("/v1/memory") if r.method == "POST"
-                    and r.path == "/v1/memory"]  # fmt: skip
+        mirrored = [
+            r.body["content"]
+            for r in up.calls("/v1/memory")
+            if r.method == "POST" and r.path == "/v1/memory"
+        ]
         assert mirrored == ["Prefers 中文"]
         assert up.calls("/v1/memory/ingest")[0].body["session_id"] == "crash-session"
     assert journal_files(hermes_home, "retaindb") == []

@@ -40,8 +40,13 @@ def test_upload_list_read_ingest_delete_with_cjk(
     provider: RetainDBProvider, fake: FakeRetainDB, workdir: Path
 ) -> None:
     (workdir / "笔记.md").write_text("会议在京都举行\n記憶の整理 🍵\n", encoding="utf-8")
-    uploaded = call(provider, "retaindb_upload_file", local_path="笔记.md",
-                    remote_path="/报告/笔记.md", scope="USER")  # fmt: skip
+    uploaded = call(
+        provider,
+        "retaindb_upload_file",
+        local_path="笔记.md",
+        remote_path="/报告/笔记.md",
+        scope="USER",
+    )
     file = uploaded["file"]
     assert file["name"] == "笔记.md" and file["path"] == "/报告/笔记.md"
     assert file["scope"] == "USER" and file["rdb_uri"] == "rdb://p/报告/笔记.md"
@@ -66,8 +71,7 @@ def test_upload_with_ingest_and_the_default_remote_path(
     provider: RetainDBProvider, fake: FakeRetainDB, workdir: Path
 ) -> None:
     (workdir / "a.txt").write_text("one fact\n", encoding="utf-8")
-    answer = call(provider, "retaindb_upload_file", local_path=str(workdir / "a.txt"),
-                  ingest=True)  # fmt: skip
+    answer = call(provider, "retaindb_upload_file", local_path=str(workdir / "a.txt"), ingest=True)
     assert answer["file"]["path"] == "/a.txt" and answer["bytes"] == 9
     assert answer["ingest"]["memories"] == 1 and "one fact" in fake.contents()
 
@@ -136,11 +140,17 @@ def test_upload_refuses_fifos_devices_and_directories(
 
 @pytest.mark.parametrize(
     ("file_id", "words"),
-    [("..", "not a valid identifier"), (".", "not a valid identifier"),
-     ("file_1\u2060", "invisible"), ("file\r1", "control"), ("  ", "non-empty string")],
-)  # fmt: skip
-@pytest.mark.parametrize("tool", ["retaindb_read_file", "retaindb_ingest_file",
-                                  "retaindb_delete_file"])  # fmt: skip
+    [
+        ("..", "not a valid identifier"),
+        (".", "not a valid identifier"),
+        ("file_1\u2060", "invisible"),
+        ("file\r1", "control"),
+        ("  ", "non-empty string"),
+    ],
+)
+@pytest.mark.parametrize(
+    "tool", ["retaindb_read_file", "retaindb_ingest_file", "retaindb_delete_file"]
+)
 def test_bad_file_ids_are_refused_before_any_request(
     provider: RetainDBProvider, fake: FakeRetainDB, tool: str, file_id: str, words: str
 ) -> None:
@@ -196,11 +206,12 @@ def test_a_subagent_cannot_change_the_file_store(
 ) -> None:
     (workdir / "a.txt").write_text("x", encoding="utf-8")
     sub: RetainDBProvider = make_provider(init=False)
-    sub.initialize("s1", hermes_home=str(hermes_home), cwd=str(workdir),
-                   agent_context="subagent")  # fmt: skip
-    for tool, args in (("retaindb_upload_file", {"local_path": "a.txt"}),
-                       ("retaindb_ingest_file", {"file_id": "f"}),
-                       ("retaindb_delete_file", {"file_id": "f"})):  # fmt: skip
+    sub.initialize("s1", hermes_home=str(hermes_home), cwd=str(workdir), agent_context="subagent")
+    for tool, args in (
+        ("retaindb_upload_file", {"local_path": "a.txt"}),
+        ("retaindb_ingest_file", {"file_id": "f"}),
+        ("retaindb_delete_file", {"file_id": "f"}),
+    ):
         assert "read-only" in call(sub, tool, **args)["error"]
     assert call(sub, "retaindb_list_files") == {"files": []}
 
@@ -209,15 +220,19 @@ def test_a_hanging_server_is_bounded_by_the_timeouts(
     make_provider, fake: FakeRetainDB, hermes_home: Path, workdir: Path
 ) -> None:
     (workdir / "a.txt").write_text("x", encoding="utf-8")
-    provider: RetainDBProvider = make_provider(init=False, timeout=0.5, file_timeout=0.5,
-                                               breaker_threshold=10)  # fmt: skip
+    provider: RetainDBProvider = make_provider(
+        init=False, timeout=0.5, file_timeout=0.5, breaker_threshold=10
+    )
     provider.initialize("s1", hermes_home=str(hermes_home), cwd=str(workdir))
     fake.drop.set()
     started = time.monotonic()
-    for tool, args in (("retaindb_upload_file", {"local_path": "a.txt"}),
-                       ("retaindb_list_files", {}), ("retaindb_read_file", {"file_id": "f"}),
-                       ("retaindb_ingest_file", {"file_id": "f"}),
-                       ("retaindb_delete_file", {"file_id": "f"})):  # fmt: skip
+    for tool, args in (
+        ("retaindb_upload_file", {"local_path": "a.txt"}),
+        ("retaindb_list_files", {}),
+        ("retaindb_read_file", {"file_id": "f"}),
+        ("retaindb_ingest_file", {"file_id": "f"}),
+        ("retaindb_delete_file", {"file_id": "f"}),
+    ):
         answer = call(provider, tool, **args)
         assert "timed out" in answer["error"].lower() or "timeout" in answer["error"].lower()
     assert time.monotonic() - started < 20.0  # generous: the bound is 0.5 s per request

@@ -30,11 +30,19 @@ def test_a_whole_session_through_the_manager(hermes_home: Path, fake: FakeRetain
     fake.add("alice", "Prefers 中文 answers", "preference", "p")
     fake.add("alice", "Deploys with docker compose on 京都 servers", "factual", "p")
     fake.add("bob", "Bob also deploys with docker", "factual", "p")  # another user: never shown
-    config = {"retaindb": {"api_key": KEY, "base_url": fake.url, "project": "p",
-                           "user_id": "alice", "recall_timeout": 2.0}}  # fmt: skip
+    config = {
+        "retaindb": {
+            "api_key": KEY,
+            "base_url": fake.url,
+            "project": "p",
+            "user_id": "alice",
+            "recall_timeout": 2.0,
+        }
+    }
     manager = MemoryManager(hermes_home=hermes_home)
-    assert manager.add_provider(RetainDBProvider(hermes_home=hermes_home, config=config,
-                                                 environ={}))  # fmt: skip
+    assert manager.add_provider(
+        RetainDBProvider(hermes_home=hermes_home, config=config, environ={})
+    )
     manager.initialize_all("s1", platform="cli")
     assert wait_for(lambda: fake.calls("/v1/memory/profile/alice"))  # profile read at start
     recall = manager.prefetch_all("how do we deploy with docker? 京都")
@@ -65,8 +73,9 @@ def test_recall_leaves_out_what_the_curated_tier_shows(
     fake.add("alice", "ＫＥＥＰＳ  bees in the garden。", "factual", "p")  # full-width spelling
     fake.add("alice", "Garden faces south", "factual", "p")
     provider = make_provider(init=False)
-    provider.initialize("s1", hermes_home=str(hermes_home),
-                        curated_entries=("- keeps bees in the garden",))  # fmt: skip
+    provider.initialize(
+        "s1", hermes_home=str(hermes_home), curated_entries=("- keeps bees in the garden",)
+    )
     recall = provider.prefetch("tell me about the garden bees")
     assert "Garden faces south" in recall
     assert "bees" not in recall.casefold()
@@ -76,15 +85,21 @@ def test_recall_leaves_out_what_the_curated_tier_shows(
 
 def test_tools_remember_search_forget_profile_context(make_provider, fake: FakeRetainDB) -> None:
     provider = make_provider()
-    stored = json.loads(provider.handle_tool_call(
-        "retaindb_remember", {"content": "会议改到周五", "memory_type": "event"}))  # fmt: skip
+    stored = json.loads(
+        provider.handle_tool_call(
+            "retaindb_remember", {"content": "会议改到周五", "memory_type": "event"}
+        )
+    )
     assert stored["stored"] is True and stored["id"]
     found = json.loads(provider.handle_tool_call("retaindb_search", {"query": "周五", "top_k": 99}))
     assert found["results"][0]["id"] == stored["id"]
     context = json.loads(provider.handle_tool_call("retaindb_context", {"query": "会议"}))
     assert context["memories"][0]["content"] == "会议改到周五"
-    pref = json.loads(provider.handle_tool_call(
-        "retaindb_remember", {"content": "Likes green tea", "memory_type": "preference"}))  # fmt: skip
+    pref = json.loads(
+        provider.handle_tool_call(
+            "retaindb_remember", {"content": "Likes green tea", "memory_type": "preference"}
+        )
+    )
     profile = json.loads(provider.handle_tool_call("retaindb_profile", {}))
     assert [m["id"] for m in profile["memories"]] == [pref["id"]]
     gone = json.loads(provider.handle_tool_call("retaindb_forget", {"memory_id": stored["id"]}))
@@ -179,8 +194,11 @@ def test_writes_wait_while_down_and_go_in_order_when_back(
     assert len(journal_files(hermes_home, "retaindb")) == 3  # each one on disk
     fake.status = 0
     provider.on_session_end([])
-    sent = [r.body["messages"][0]["content"] for r in fake.calls("/v1/memory/ingest")
-            if r.body and fake.status == 0]  # fmt: skip
+    sent = [
+        r.body["messages"][0]["content"]
+        for r in fake.calls("/v1/memory/ingest")
+        if r.body and fake.status == 0
+    ]
     assert sent[-3:] == ["turn 0 第0轮", "turn 1 第1轮", "turn 2 第2轮"]
     assert journal_files(hermes_home, "retaindb") == []
 

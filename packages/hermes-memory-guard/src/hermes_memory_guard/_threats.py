@@ -28,11 +28,12 @@ import bisect
 import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, NamedTuple, cast
 
+from hermes_memory_guard import _regex_facts
 from hermes_memory_guard._literals import Keywords, LiteralIndex
 from hermes_memory_guard._normalize import (
-    PRINTABLE_TAG_RE,
     TAG_PAYLOAD_RE,
     Reading,
     cached_readings,
@@ -427,20 +428,66 @@ _UPLOAD = (
     + r"(?![a-z0-9]))[^\n]*?-infile(?![a-z0-9])"
 )
 
-_PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
+#: How the scanner runs a pattern (see :class:`_Record`).
+Matcher = Literal[
+    "search",
+    "plan",
+    "spaced",
+    "lines",
+    "raw",
+    "multilingual",
+    "hidden",
+    "upload",
+    "header",
+    "connect",
+]
+
+
+@dataclass(frozen=True)
+class _Record:
+    """One threat pattern: its id, home scope, expression and how it is matched.
+
+    Nothing else is kept per pattern: the literals, widths and bounds the fast paths use
+    are derived from ``expression`` on first use (:func:`_facts`). ``matcher``:
+
+    * ``search``: a plain search of each normalised form, once its literals are present;
+    * ``plan``: matched only where one of its leading literals starts; ``spaced`` too, on
+      the text with every whitespace run collapsed to one space (for expressions that
+      only ever consume whole whitespace runs: it bounds how far a match reads);
+    * ``lines``: a ``curl``/``wget`` command line holding ``command`` (see
+      :func:`_line_record`);
+    * ``raw``: searched on the raw text, not the normalised forms;
+    * the others name a matcher written for that one pattern.
+    """
+
+    id: str
+    scope: Scope
+    expression: str
+    matcher: Matcher = "search"
+    command: str = ""
+
+
+def _line_record(pid: str, scope: Scope, command: str) -> _Record:
+    """A command line running ``command`` that also expands a secret variable."""
+    return _Record(pid, scope, _command_with(command) + _SENSITIVE_VAR, "lines", command)
+
+
+_RECORDS: Final[tuple[_Record, ...]] = (
     # ---- all --------------------------------------------------------------------------------
-    (
+    _Record(
         "prompt_injection",
         "all",
         _words("ignore|forget", "previous|all|above|prior", "instructions?"),
+        "spaced",
     ),
-    ("sys_prompt_override", "all", _phrase("system", "prompt", "override")),
-    (
+    _Record("sys_prompt_override", "all", _phrase("system", "prompt", "override"), "spaced"),
+    _Record(
         "disregard_rules",
         "all",
         _words("disregard", "your|all|any", "instructions|rules|guidelines"),
+        "spaced",
     ),
-    (
+    _Record(
         "bypass_restrictions",
         "all",
         _words(
@@ -449,13 +496,12 @@ _PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
             r"have\s+no|don['’]?t\s+have|do\s+not\s+have",
             "restrictions|limits|rules",
         ),
+        "spaced",
     ),
-    (
-        "html_comment_injection",
-        "all",
-        r"<!--" + _COMMENT_BODY + _COMMENT_INSTRUCTION,
+    _Record(
+        "html_comment_injection", "all", r"<!--" + _COMMENT_BODY + _COMMENT_INSTRUCTION, "plan"
     ),
-    (
+    _Record(
         "hidden_div",
         "all",
         # The reference's shape, whatever it hides: a div styled display:none. Any other
@@ -472,18 +518,22 @@ _PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
         + r"[^<>]{0,1024}>(?=[\s\S]{0,512}?(?<![a-z])"
         + _HIDDEN_TEXT_WORDS
         + r"(?![a-z]))",
+        "hidden",
     ),
-    (
+    _Record(
         "translate_execute",
         "all",
         _B + r"translate" + _E + _S + _F + r"into\s+\S{1,64}\s+and\s+(?:execute|run|eval)" + _E,
+        "spaced",
     ),
-    ("deception_hide", "all", _words(r"do\s+not|don['’]?t", "tell", r"the\s+user")),
+    _Record(
+        "deception_hide", "all", _words(r"do\s+not|don['’]?t", "tell", r"the\s+user"), "spaced"
+    ),
     # curl / wget anywhere on a command line (continued lines included) that also expands
     # $..KEY / ${..TOKEN} etc.
-    ("exfil_curl", "all", _command_with("curl") + _SENSITIVE_VAR),
-    ("exfil_wget", "all", _command_with("wget") + _SENSITIVE_VAR),
-    (
+    _line_record("exfil_curl", "all", "curl"),
+    _line_record("exfil_wget", "all", "wget"),
+    _Record(
         "read_secrets",
         "all",
         _B
@@ -500,35 +550,47 @@ _PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
         + _SECRET_PATH
         + _COMMAND_END
         + ")",
+        "spaced",
     ),
-    ("role_markup", "all", _ROLE_MARKUP),
-    ("exfil_url_template", "all", _URL_TEMPLATE),
+    _Record("role_markup", "all", _ROLE_MARKUP, "plan"),
+    _Record("exfil_url_template", "all", _URL_TEMPLATE, "plan"),
     # A payload written in invisible tag characters; matched on the raw text (see _RAW_IDS).
-    ("invisible_tag_text", "all", TAG_PAYLOAD_RE.pattern),
+    _Record("invisible_tag_text", "all", TAG_PAYLOAD_RE.pattern, "raw"),
     # A Hangul filler (drawn as a blank) glued to a letter of another script: Korean text
     # never does that; an obfuscated payload does (raw text, see _RAW_IDS).
-    ("hangul_filler_in_text", "all", _FILLER_GLUE),
+    _Record("hangul_filler_in_text", "all", _FILLER_GLUE, "raw"),
     # Built on first use from translated keywords (see _multilingual_source).
-    ("prompt_injection_multilingual", "all", "(?!)"),
+    _Record("prompt_injection_multilingual", "all", "(?!)", "multilingual"),
     # ---- context ----------------------------------------------------------------------------
-    ("role_hijack", "context", _words(r"you\s+are", r"now\s+(?:a|an|the)")),
-    ("role_pretend", "context", _words("pretend", r"you\s+are|to\s+be")),
-    ("leak_system_prompt", "context", _words("output", r"(?:system|initial)\s+prompt")),
-    (
+    _Record("role_hijack", "context", _words(r"you\s+are", r"now\s+(?:a|an|the)"), "spaced"),
+    _Record("role_pretend", "context", _words("pretend", r"you\s+are|to\s+be"), "spaced"),
+    _Record(
+        "leak_system_prompt", "context", _words("output", r"(?:system|initial)\s+prompt"), "spaced"
+    ),
+    _Record(
         "remove_filters",
         "context",
         _words(r"(?:respond|answer|reply)\s+without", "restrictions|limitations|filters|safety"),
+        "spaced",
     ),
-    ("fake_update", "context", _words(r"you\s+have\s+been", r"(?:updated|upgraded|patched)\s+to")),
-    ("identity_override", "context", _B + r"name\s+yourself\s+[^\W_]"),
-    ("c2_node_registration", "context", _phrase("register", "as", "a", "node")),
-    (
+    _Record(
+        "fake_update",
+        "context",
+        _words(r"you\s+have\s+been", r"(?:updated|upgraded|patched)\s+to"),
+        "spaced",
+    ),
+    _Record("identity_override", "context", _B + r"name\s+yourself\s+[^\W_]", "spaced"),
+    _Record("c2_node_registration", "context", _phrase("register", "as", "a", "node"), "spaced"),
+    _Record(
         "c2_heartbeat",
         "context",
         _B + r"(?:heartbeat|beacon|check-in|check\s+in)\s+(?:back\s+)?(?:to|with)\s+" + _C2_PEER,
+        "spaced",
     ),
-    ("c2_task_pull", "context", _B + r"pull\s+(?:down\s+)?(?:new\s+)?tasking" + _E),
-    (
+    _Record(
+        "c2_task_pull", "context", _B + r"pull\s+(?:down\s+)?(?:new\s+)?tasking" + _E, "spaced"
+    ),
+    _Record(
         "c2_network_connect",
         "context",
         # An instruction ("connect to the network", "you must … connect", "first, …"), not a
@@ -537,36 +599,44 @@ _PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
         r"\s+)connect\s+to\s+the\s+network(?![a-z0-9])"
         # "connect to the network printer / drive / share" is an office note.
         r"(?!\s+(?:printers?|drives?|shares?|folders?|storage|scanners?|cameras?))",
+        "connect",
     ),
-    ("forced_action", "context", _words(r"you\s+must", _FORCED)),
-    ("anti_forensic_oneliner", "context", _ONELINER),
-    (
+    _Record("forced_action", "context", _words(r"you\s+must", _FORCED), "spaced"),
+    _Record("anti_forensic_oneliner", "context", _ONELINER, "plan"),
+    _Record(
         "anti_forensic_disk",
         "context",
         _words("never", "create|write", r"(?:scripts?|files?)", "disk"),
+        "spaced",
     ),
-    (
+    _Record(
         "env_var_unset_agent",
         "context",
         _B
         + r"unset\s+"
         + _F
         + r"\w{0,64}?(?=[acho])(?:claude|codex|hermes|agent|openai|anthropic)",
+        "spaced",
     ),
-    (
+    _Record(
         "known_c2_framework",
         "context",
         _B
         + r"(?:cobalt\s*strike|metasploit|meterpreter|brainworm|(?:sliver|havoc|mythic)\s+"
         + r"(?:c2|implants?|beacons?|listeners?|payloads?|teamserver|stagers?|demons?|callbacks?))"
         + _E,
+        "spaced",
     ),
-    ("c2_explicit", "context", _B + r"c2[\s-]+(?:server|channel|infrastructure|beacon)"),
-    ("c2_explicit_long", "context", _B + r"command[\s-]+(?:and|&)[\s-]+control" + _E),
-    ("fake_tool_result", "context", _FAKE_TOOL_RESULT),
-    ("fake_memory_header", "context", _FAKE_MEMORY_HEADER),
+    _Record(
+        "c2_explicit", "context", _B + r"c2[\s-]+(?:server|channel|infrastructure|beacon)", "plan"
+    ),
+    _Record(
+        "c2_explicit_long", "context", _B + r"command[\s-]+(?:and|&)[\s-]+control" + _E, "plan"
+    ),
+    _Record("fake_tool_result", "context", _FAKE_TOOL_RESULT, "plan"),
+    _Record("fake_memory_header", "context", _FAKE_MEMORY_HEADER, "header"),
     # ---- strict -----------------------------------------------------------------------------
-    (
+    _Record(
         "send_to_url",
         "strict",
         _B
@@ -580,19 +650,21 @@ _PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
         + _E
         + r"[^\w\s]{0,3}(?:\s+\S{1,64}){0,8}?"
         + _TO_URL,
+        "spaced",
     ),
-    (
+    _Record(
         "context_exfil",
         "strict",
         _words(
             "include|output|print|share",
             r"conversation|chat\s+history|previous\s+messages|full\s+context|entire\s+context",
         ),
+        "spaced",
     ),
-    ("ssh_backdoor", "strict", r"authorized_keys"),
-    ("ssh_access", "strict", _SSH_ACCESS),
-    ("hermes_env", "strict", _HOME_PREFIX + r"/\.hermes/\.env(?![a-z0-9])"),
-    (
+    _Record("ssh_backdoor", "strict", r"authorized_keys", "plan"),
+    _Record("ssh_access", "strict", _SSH_ACCESS, "spaced"),
+    _Record("hermes_env", "strict", _HOME_PREFIX + r"/\.hermes/\.env(?![a-z0-9])", "search"),
+    _Record(
         "agent_config_mod",
         "strict",
         _B
@@ -601,18 +673,21 @@ _PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
         + _S
         + _F
         + r"\S{0,128}?(?=[ac.])(?:agents\.md|claude\.md|\.cursorrules|\.clinerules)",
+        "spaced",
     ),
-    (
+    _Record(
         "hermes_config_mod",
         "strict",
         _B + f"(?:{_VERB_EDIT})" + _E + _S + _F + r"\S{0,128}?\.hermes/(?:config\.yaml|soul\.md)",
+        "spaced",
     ),
-    (
+    _Record(
         "hardcoded_secret",
         "strict",
         r"(?:api[_-]?key|token|secret|password)\s*[=:]\s*[\"'][A-Za-z0-9+/=_\-]{20}",
+        "spaced",
     ),
-    ("exfil_upload", "strict", _UPLOAD),
+    _Record("exfil_upload", "strict", _UPLOAD, "upload"),
 )
 
 # --- the override instruction in other languages --------------------------------------------
@@ -621,60 +696,86 @@ _PATTERN_SOURCE: Final[tuple[tuple[str, Scope, str], ...]] = (
 # the mixed-script skeleton the text will have. Each language lists verbs (ignore / forget /
 # disregard), qualifiers (previous / all / above / system) and nouns (instructions / rules).
 
-_CJK_VERBS = (
-    "忽略", "无视", "無視", "忘记", "忘記", "忘掉", "不要理会", "不要理會", "别管", "別管",
-    "抛开", "拋開", "丢弃", "丟棄", "跳过", "跳過", "忘れ", "破棄", "従わな", "무시", "잊어",
-    "잊고", "잊으", "따르지",
-)  # fmt: skip
-_CJK_QUALIFIERS = (
-    "之前", "以前", "先前", "此前", "上面", "上述", "以上", "前面", "前述", "所有", "全部",
-    "一切", "原来", "原來", "原有", "早先", "系统", "系統", "开发者", "開發者", "これまで",
-    "今まで", "上記", "前の", "先の", "すべて", "全て", "既存", "元の", "システム", "이전",
-    "앞의", "앞선", "위의", "위에", "모든", "기존", "지금까지", "시스템",
-)  # fmt: skip
-_CJK_NOUNS = (
-    "指令", "指示", "说明", "說明", "规则", "規則", "提示词", "提示詞", "命令", "设定", "設定",
-    "限制", "约束", "約束", "要求", "内容", "內容", "ルール", "制約", "プロンプト", "지시",
-    "지침", "명령", "규칙", "프롬프트", "설정", "제약", "내용",
-)  # fmt: skip
+
+def _listed(words: str) -> tuple[str, ...]:
+    """The comma-separated ``words`` (a keyword list laid out as prose; a line break inside
+    a phrase reads as a space)."""
+    return tuple(" ".join(word.split()) for word in words.split(",") if word.strip())
+
+
+_CJK_VERBS = _listed(
+    """
+    忽略, 无视, 無視, 忘记, 忘記, 忘掉, 不要理会, 不要理會, 别管, 別管, 抛开, 拋開,
+    丢弃, 丟棄, 跳过, 跳過, 忘れ, 破棄, 従わな, 무시, 잊어, 잊고, 잊으, 따르지
+    """
+)
+_CJK_QUALIFIERS = _listed(
+    """
+    之前, 以前, 先前, 此前, 上面, 上述, 以上, 前面, 前述, 所有, 全部, 一切, 原来, 原來,
+    原有, 早先, 系统, 系統, 开发者, 開發者, これまで, 今まで, 上記, 前の, 先の, すべて,
+    全て, 既存, 元の, システム, 이전, 앞의, 앞선, 위의, 위에, 모든, 기존, 지금까지,
+    시스템
+    """
+)
+_CJK_NOUNS = _listed(
+    """
+    指令, 指示, 说明, 說明, 规则, 規則, 提示词, 提示詞, 命令, 设定, 設定, 限制, 约束,
+    約束, 要求, 内容, 內容, ルール, 制約, プロンプト, 지시, 지침, 명령, 규칙, 프롬프트,
+    설정, 제약, 내용
+    """
+)
 #: Nouns of ordinary notes too (command, note / explanation, content, requirement, setting):
 #: at most _EVERYDAY_NOUN_GAP characters after their qualifier ("之前的所有说明").
-_CJK_EVERYDAY_NOUNS = (
-    "说明", "說明", "命令", "内容", "內容", "要求", "设定", "設定", "명령", "설정", "내용",
-)  # fmt: skip
+_CJK_EVERYDAY_NOUNS = _listed(
+    """
+    说明, 說明, 命令, 内容, 內容, 要求, 设定, 設定, 명령, 설정, 내용
+    """
+)
 _EVERYDAY_NOUN_GAP: Final = 5
-_RU_VERBS = (
-    "игнорир", "проигнорир", "забуд", "забыть", "отброс", "отмен", "пренебре",
-    "не обращай", "не слушай", "не следуй",
-)  # fmt: skip
-_RU_QUALIFIERS = (
-    "предыдущ", "прежн", "вышеуказанн", "вышеизложенн", "все", "всё", "всех", "прошл",
-    "ранее", "системн", "изначальн", "исходн", "сво", "тво",
-)  # fmt: skip
-_RU_NOUNS = (
-    "инструкци", "указани", "правил", "команд", "установк", "ограничени", "директив",
-    "промпт", "распоряжени",
-)  # fmt: skip
-_EU_VERBS = (
-    "ignora", "ignore", "ignorez", "ignorer", "ignorar", "ignoriere", "ignorieren", "ignorier",
-    "olvida", "olvide", "olviden", "olvidar", "oublie", "oubliez", "oublier", "esquece",
-    "esqueça", "dimentica", "dimenticate", "vergiss", "vergessen", "vergesst", "missachte",
-    "missachten", "descarta", "descartar", "scarta", "omite", "haz caso omiso de",
-    "no hagas caso de", "ne tiens pas compte", "ne tenez pas compte", "fais abstraction",
-    "faites abstraction", "non considerare", "non tenere conto", "beachte nicht",
-)  # fmt: skip
-_EU_QUALIFIERS = (
-    "anteriores", "previas", "previos", "precedentes", "precedenti", "previe", "précédentes",
-    "antérieures", "ci-dessus", "todas", "todos", "toutes", "tous", "tutte", "tutti", "alle",
-    "vorherigen", "vorigen", "bisherigen", "vorangegangenen", "obigen", "früheren",
-    "ursprünglichen", "arriba", "sopra", "del sistema", "du système",
-)  # fmt: skip
-_EU_NOUNS = (
-    "instrucciones", "instruções", "istruzioni", "instructions", "indicaciones",
-    "indicazioni", "consignes", "directives", "directivas", "reglas", "regras", "regole",
-    "règles", "órdenes", "ordens", "ordini", "comandos", "comandi", "anweisungen",
-    "instruktionen", "regeln", "befehle", "vorgaben", "anordnungen", "richtlinien",
-)  # fmt: skip
+_RU_VERBS = _listed(
+    """
+    игнорир, проигнорир, забуд, забыть, отброс, отмен, пренебре, не обращай, не слушай,
+    не следуй
+    """
+)
+_RU_QUALIFIERS = _listed(
+    """
+    предыдущ, прежн, вышеуказанн, вышеизложенн, все, всё, всех, прошл, ранее, системн,
+    изначальн, исходн, сво, тво
+    """
+)
+_RU_NOUNS = _listed(
+    """
+    инструкци, указани, правил, команд, установк, ограничени, директив, промпт,
+    распоряжени
+    """
+)
+_EU_VERBS = _listed(
+    """
+    ignora, ignore, ignorez, ignorer, ignorar, ignoriere, ignorieren, ignorier, olvida,
+    olvide, olviden, olvidar, oublie, oubliez, oublier, esquece, esqueça, dimentica,
+    dimenticate, vergiss, vergessen, vergesst, missachte, missachten, descarta,
+    descartar, scarta, omite, haz caso omiso de, no hagas caso de, ne tiens pas compte,
+    ne tenez pas compte, fais abstraction, faites abstraction, non considerare,
+    non tenere conto, beachte nicht
+    """
+)
+_EU_QUALIFIERS = _listed(
+    """
+    anteriores, previas, previos, precedentes, precedenti, previe, précédentes,
+    antérieures, ci-dessus, todas, todos, toutes, tous, tutte, tutti, alle, vorherigen,
+    vorigen, bisherigen, vorangegangenen, obigen, früheren, ursprünglichen, arriba,
+    sopra, del sistema, du système
+    """
+)
+_EU_NOUNS = _listed(
+    """
+    instrucciones, instruções, istruzioni, instructions, indicaciones, indicazioni,
+    consignes, directives, directivas, reglas, regras, regole, règles, órdenes, ordens,
+    ordini, comandos, comandi, anweisungen, instruktionen, regeln, befehle, vorgaben,
+    anordnungen, richtlinien
+    """
+)
 
 
 def _alt(words: tuple[str, ...]) -> str:
@@ -736,8 +837,8 @@ def _pattern_source() -> tuple[tuple[str, str, str], ...]:
     """``(id, home scope, regex source)`` for every pattern, the translated one filled in."""
     multilingual = _multilingual_source()
     return tuple(
-        (pid, scope, multilingual if pid == "prompt_injection_multilingual" else source)
-        for pid, scope, source in _PATTERN_SOURCE
+        (r.id, r.scope, multilingual if r.matcher == "multilingual" else r.expression)
+        for r in _RECORDS
     )
 
 
@@ -748,81 +849,8 @@ _UPLOAD_WORDS: Final = (
     *("invoke-webrequest", "invoke-restmethod"),
 )
 
-#: Patterns matched against the raw text, not the normalised forms, and the cheap test that
-#: must hold before their regex runs.
-_RAW_GATES: Final[dict[str, Callable[[str], bool]]] = {
-    "invisible_tag_text": lambda text: PRINTABLE_TAG_RE.search(text) is not None,
-    "hangul_filler_in_text": lambda text: any(c in text for c in _FILLERS),
-}
-_RAW_IDS: Final = frozenset(_RAW_GATES)
-
-
-#: One of these is in every ``hidden_div`` match (a ``hidden`` attribute or a hiding style).
-_HIDING_WORDS: Final = ("display", "visibility", "font-size", "opacity", "hidden")
-#: The file readers of ``read_secrets``.
-_SECRET_READERS: Final = (
-    *("cat", "head", "tail", "get-content", "gc", "bat", "less", "more", "type"),
-)
-
-#: Literals that every match of a pattern necessarily contains (lower case): each inner tuple
-#: is an any-of group and all groups must be present. A pattern whose literals are absent
-#: from the lower-cased text cannot match, so its regex is skipped — a plain substring test
-#: is far cheaper than a regex pass, and most text contains few trigger words.
-_REQUIRED: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
-    "prompt_injection": (("ignore", "forget"), ("instruction",)),
-    "sys_prompt_override": (("override",),),
-    "disregard_rules": (("disregard",),),
-    "bypass_restrictions": (("act",), ("restrictions", "limits", "rules")),
-    "html_comment_injection": (("<!--",),),
-    "hidden_div": (("<",), _HIDING_WORDS),
-    "translate_execute": (("translate",),),
-    "deception_hide": (("tell",),),
-    "exfil_curl": (("curl",), ("$", "`env", "`printenv")),
-    "exfil_wget": (("wget",), ("$", "`env", "`printenv")),
-    "read_secrets": (
-        _SECRET_READERS,
-        (".env", "credentials", ".netrc", ".pgpass", ".npmrc", ".pypirc"),
-    ),
-    "role_markup": (("<", "["),),
-    "exfil_url_template": (("//",), ("{", "%", "$", "<", "[", "insert", "paste", "_here", "-here")),
-    "invisible_tag_text": (),
-    "hangul_filler_in_text": (),
-    # Every match contains a verb (the reverse word orders end with it).
-    "prompt_injection_multilingual": (),  # verbs: see _multilingual_matches
-    "role_hijack": (("you",), ("now",)),
-    "role_pretend": (("pretend",),),
-    "leak_system_prompt": (("output",), ("prompt",)),
-    "remove_filters": (("without",),),
-    "fake_update": (("been",),),
-    "identity_override": (("yourself",),),
-    "c2_node_registration": (("node",),),
-    "c2_heartbeat": (("heartbeat", "beacon", "check"),),
-    "c2_task_pull": (("tasking",),),
-    "c2_network_connect": (("connect",), ("network",)),
-    "forced_action": (("must",),),
-    "anti_forensic_oneliner": (("liner",),),
-    "anti_forensic_disk": (("never",), ("disk",)),
-    "env_var_unset_agent": (("unset",),),
-    "known_c2_framework": (
-        ("cobalt", "sliver", "havoc", "mythic", "metasploit", "meterpreter", "brainworm"),
-    ),
-    "c2_explicit": (("c2",),),
-    "c2_explicit_long": (("control",),),
-    "fake_tool_result": (("tool", "function", "ipython"),),
-    "fake_memory_header": (("memory", "profile", "═", "system", "developer"),),
-    "send_to_url": (
-        ("send", "post", "upload", "transmit", "forward", "exfiltrate", "leak", "mail", "submit"),
-        ("://",),
-    ),
-    "context_exfil": (("conversation", "history", "messages", "context"),),
-    "ssh_backdoor": (("authorized_keys",),),
-    "ssh_access": ((".ssh", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"),),
-    "hermes_env": (("/.hermes/.env",),),
-    "agent_config_mod": (("agents.md", "claude.md", ".cursorrules", ".clinerules"),),
-    "hermes_config_mod": ((".hermes/",),),
-    "hardcoded_secret": (("key", "token", "secret", "password"),),
-    "exfil_upload": (("curl", "wget", "nc", "netcat", "socat", "invoke-", "iwr", "irm"),),
-}
+#: Patterns matched against the raw text, not the normalised forms.
+_RAW_IDS: Final = frozenset(r.id for r in _RECORDS if r.matcher == "raw")
 
 #: Characters that ``re.IGNORECASE`` equates with an ASCII letter but ``str.lower`` does not
 #: map to it: fold them before the substring pre-check so it stays conservative. (NFKC
@@ -852,148 +880,126 @@ class _Plan(NamedTuple):
     boundary: bool = False
     #: With ``spaced`` and ``near``: at most this many characters of a match can be a
     #: space (whitespace runs are single spaces there), so a head with more spaces before its
-    #: nearest near literal is no candidate. Checked against the regex parser by the tests.
+    #: nearest near literal is no candidate.
     gaps: int | None = None
 
 
-_VERBS = ("update", "modify", "edit", "write", "change", "append", "add")
-_SECRET_FILES = (".env", "credentials", ".netrc", ".pgpass", ".npmrc", ".pypirc")
+class _Facts(NamedTuple):
+    """What the fast paths need to know about one pattern, derived from its expression."""
 
-#: Plans for the patterns whose keywords are common words; the other patterns are gated by
-#: their :data:`_REQUIRED` literals and then searched once. ``reach`` is at least the
-#: pattern's longest possible match on the whitespace-collapsed (or folded) text;
-#: tests/guard/test_threats.py checks it against the regex parser and compares every plan with
-#: a plain whole-text ``search`` on generated text.
-_PLANS: Final[dict[str, _Plan]] = {
-    "prompt_injection": _Plan(("ignore", "forget"), ("instruction",), 1080, spaced=True),
-    "sys_prompt_override": _Plan(("system",), ("override",), 22, spaced=True),
-    "disregard_rules": _Plan(("disregard",), ("instructions", "rules", "guidelines"), 1079, True),
-    "bypass_restrictions": _Plan(("act",), ("restrictions", "limits", "rules"), 1620, True),
-    "html_comment_injection": _Plan(
-        ("<!--",), ("ignore", "override", "system", "developer", "secret", "hidden"), 4124
-    ),
-    "hidden_div": _Plan(("<",), _HIDING_WORDS),
-    "translate_execute": _Plan(("translate",), ("into",), 617, spaced=True),
-    "deception_hide": _Plan(("do",), ("tell",), 1072, spaced=True),
-    "exfil_curl": _Plan(("curl",), lines=True),
-    "exfil_wget": _Plan(("wget",), lines=True),
-    # Readers are also parts of words ("locate", "detail", "unless"): _B refuses those.
-    "read_secrets": _Plan(_SECRET_READERS, _SECRET_FILES, 400, spaced=True, boundary=True),
-    "role_hijack": _Plan(("you",), ("now",), 541, spaced=True),
-    "role_pretend": _Plan(("pretend",), ("are", "be"), 541, spaced=True),
-    "leak_system_prompt": _Plan(("output",), ("prompt",), 547, spaced=True),
-    "remove_filters": _Plan(
-        ("respond", "answer", "reply"),
-        ("restrictions", "limitations", "filters", "safety"),
-        554,
-        spaced=True,
-    ),
-    "fake_update": _Plan(("you",), ("updated", "upgraded", "patched"), 551, spaced=True),
-    "identity_override": _Plan(("name",), ("yourself",), 15, spaced=True),
-    "c2_node_registration": _Plan(("register",), ("node",), 18, spaced=True),
-    "c2_task_pull": _Plan(("pull",), ("tasking",), 21, spaced=True),
-    "anti_forensic_disk": _Plan(("never",), ("disk",), 1603, spaced=True),
-    "env_var_unset_agent": _Plan(
-        ("unset",), ("claude", "codex", "hermes", "agent", "openai", "anthropic"), 602, True
-    ),
-    "c2_explicit": _Plan(("c2",)),
-    "c2_explicit_long": _Plan(("command",), ("control",)),
-    "context_exfil": _Plan(
-        ("include", "output", "print", "share"),
-        ("conversation", "history", "messages", "context"),
-        551,
-        spaced=True,
-    ),
-    "ssh_backdoor": _Plan(("authorized_keys",)),
-    "agent_config_mod": _Plan(
-        _VERBS, ("agents.md", "claude.md", ".cursorrules", ".clinerules"), 673, spaced=True
-    ),
-    "hermes_config_mod": _Plan(_VERBS, (".hermes/",), 680, spaced=True),
-    "ssh_access": _Plan(
-        (
-            *(v.split("\\")[0] for v in _SSH_VERBS.split("|") if "?" not in v),
-            "email",
-            "e-mail",
-            ".ssh",
-            "id_",
-        ),
-        (".ssh", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"),
-        700,
-        spaced=True,
-        boundary=True,  # _B before the verbs, (?<![a-z0-9_]) / (?<![a-z0-9]) before the paths
-    ),
-    "hardcoded_secret": _Plan(("api", "token", "secret", "password"), ("=", ":"), 32, spaced=True),
-    # Names that are also ordinary words ("Sliver", "mythic") and sending verbs are common in
-    # notes: matching at each is cheaper than a search whose first step is a look-behind.
-    "known_c2_framework": _Plan(
-        ("cobalt", "metasploit", "meterpreter", "brainworm", "sliver", "havoc", "mythic"),
-        spaced=True,
-    ),
-    "c2_heartbeat": _Plan(("heartbeat", "beacon", "check"), spaced=True),
-    # Patterns without such common words: a whole-text search (a pass per start) costs more
-    # than trying the few places where their first literal occurs.
-    "forced_action": _Plan(("you",), ("must",), 566, spaced=True),
-    # Not spaced: "[^.\n]{0,80}" counts newlines and other whitespace.
-    "anti_forensic_oneliner": _Plan(("you", "only"), ("liner",)),
-    "fake_tool_result": _Plan(("<", "[", '"', "'"), ("tool", "function", "ipython"), 286),
-    "exfil_url_template": _Plan(("![", "<img", "http"), ("//",), 1621),
-    # Every match ends with a whitespace run and the scheme: a "post" in postgres:// is no
-    # candidate unless such a URL follows within 22 spaces. The near literals hold a space,
-    # so they are only looked up in the collapsed text (spaced plan), where a whitespace run
-    # is one space. (A literal led by a space also keeps the automaton fast on spaces.)
-    "send_to_url": _Plan(
-        (
-            *("send", "post", "upload", "transmit", "forward", "exfiltrate", "leak", "e-mail"),
-            *("email", "submit"),
-        ),
-        (" http", " ftp"),
-        1117,
-        spaced=True,
-    ),
-}
+    #: Literal groups every match holds (lower case): all groups, one literal of each.
+    required: tuple[tuple[str, ...], ...]
+    #: Where matches can start (``plan``, ``spaced``, ``lines`` and the translated override).
+    plan: _Plan | None
+    #: ``(right, left)``: from a start ``s`` the regex reads nothing outside
+    #: ``[s - left, s + right]`` on the text it runs on (``None``: unbounded, or a matcher
+    #: of its own that visits its keywords instead of windows).
+    extent: tuple[int, int] | None
+    #: Patterns run on collapsed text: the most spaces the regex can read from a start
+    #: before it reads a given character (look-aheads counted as if they consumed).
+    read_spaces: int | None
 
 
-#: ``_Plan.gaps`` of the spaced plans with near literals: the most characters of a match
-#: (on collapsed text) that can be a space. tests/guard/test_threats_fast_paths.py computes
-#: them from the regex parser.
-_GAPS: Final[dict[str, int]] = {
-    "prompt_injection": 18,
-    "sys_prompt_override": 2,
-    "disregard_rules": 18,
-    "bypass_restrictions": 31,
-    "translate_execute": 12,
-    "deception_hide": 20,
-    "read_secrets": 7,
-    "role_hijack": 11,
-    "role_pretend": 10,
-    "leak_system_prompt": 10,
-    "remove_filters": 10,
-    "fake_update": 12,
-    "identity_override": 2,
-    "c2_node_registration": 3,
-    "c2_task_pull": 3,
-    "anti_forensic_disk": 27,
-    "env_var_unset_agent": 9,
-    "context_exfil": 10,
-    "agent_config_mod": 10,
-    "hermes_config_mod": 10,
-    "ssh_access": 10,
-    "hardcoded_secret": 2,
-    "forced_action": 14,
-    "send_to_url": 22,
-}
+#: Literal groups tested before a pattern's regex runs: the most selective few (each one
+#: more is a dictionary lookup per pattern and form).
+_GATE_GROUPS: Final = 2
+#: Near literals shorter than this ("to", "as") occur everywhere: they would select nothing.
+_MIN_NEAR: Final = 3
+#: Matchers whose matches are found from windows around inserted spaces when bounded.
+_WINDOWED: Final = frozenset({"search", "plan", "spaced", "multilingual"})
 
-#: Longest match of ``prompt_injection_multilingual`` (checked by the tests).
-_MULTILINGUAL_REACH: Final = 400
+
+def _gate(groups: list[_regex_facts.Group]) -> tuple[tuple[str, ...], ...]:
+    """The :data:`_GATE_GROUPS` most selective ``groups``, in pattern order."""
+    ranked = sorted(range(len(groups)), key=lambda i: -_regex_facts.score(groups[i][0]))
+    kept = sorted(ranked[:_GATE_GROUPS])
+    return tuple(tuple(sorted(groups[i][0])) for i in kept)
+
+
+def _near(
+    groups: list[_regex_facts.Group], heads: frozenset[str]
+) -> tuple[tuple[str, ...], int | None]:
+    """The most selective literal group other than the heads, and how far it starts."""
+    best: _regex_facts.Group | None = None
+    for literals, offset in groups:
+        if literals == heads or _regex_facts.score(literals) < _MIN_NEAR:
+            continue
+        better = best is None or _regex_facts.score(literals) > _regex_facts.score(best[0])
+        if better or (best is not None and best[1] is None and offset is not None):
+            best = (literals, offset)
+    return ((), None) if best is None else (tuple(sorted(best[0])), best[1])
+
+
+def _derive(record: _Record, source: str) -> _Facts:
+    """The facts of ``record`` (``source``: its expression, the translated one built)."""
+    node = _regex_facts.parse(source)
+    spaced = record.matcher in ("spaced", "multilingual")
+    read = _regex_facts.collapsed(node) if spaced else node
+    plan: _Plan | None = None
+    required: tuple[tuple[str, ...], ...]
+    if record.matcher == "multilingual":
+        words, verbs, nouns = _multilingual_words()
+        # Every match holds a verb, so each word of it: the longest word of each is required.
+        required = (tuple(dict.fromkeys(max(verb.split(), key=len) for verb in verbs)),)
+        plan = _Plan(words, nouns, _regex_facts.width(read), spaced=True)
+    elif record.matcher not in ("plan", "spaced"):  # a plan gates on its own literals
+        required = _gate(_regex_facts.literal_groups(node))
+    if record.matcher == "lines":
+        plan = _Plan((record.command,), lines=True)
+    elif record.matcher in ("plan", "spaced"):
+        heads = _regex_facts.heads(node)
+        if heads is None:
+            raise ValueError(f"no literal starts every match of {record.id!r}: use 'search'")
+        near, reach = _near(_regex_facts.literal_groups(read), heads)
+        # The plan looks its head and near literals up anyway: gating on them adds no
+        # literal to the index (a word such as "user" in a gate costs a hit per mention).
+        # The more selective group first: the test stops at the first one absent.
+        groups = [frozenset(heads), frozenset(near)] if near else [frozenset(heads)]
+        groups.sort(key=_regex_facts.score, reverse=True)
+        required = tuple(tuple(sorted(group)) for group in groups)
+        gaps = _regex_facts.spaces(read) if spaced and near else None
+        boundary = _regex_facts.boundary_led(node)
+        plan = _Plan(tuple(sorted(heads)), near, reach, spaced, False, boundary, gaps)
+    extent: tuple[int, int] | None = None
+    reads = _regex_facts.reads(read) if record.matcher in _WINDOWED else None
+    if reads is not None:
+        extent = (reads[1], reads[2])
+    read_spaces = _regex_facts.spaces(read) if spaced and extent is not None else None
+    return _Facts(required, plan, extent, read_spaces)
+
+
+@functools.cache
+def _facts() -> dict[str, _Facts]:
+    """Every pattern's :class:`_Facts`, derived on first use (once per process)."""
+    sources = {pid: source for pid, _scope, source in _pattern_source()}
+    return {record.id: _derive(record, sources[record.id]) for record in _RECORDS}
 
 
 @functools.cache
 def _plans() -> dict[str, _Plan]:
-    """:data:`_PLANS` plus the translated override, whose keywords are folded on first use."""
-    heads, _, nouns = _multilingual_words()
-    plan = _Plan(heads, nouns, _MULTILINGUAL_REACH, spaced=True)
-    gapped = {pid: _PLANS[pid]._replace(gaps=gaps) for pid, gaps in _GAPS.items()}
-    return {**_PLANS, **gapped, "prompt_injection_multilingual": plan}
+    """The patterns matched only where their head literals start."""
+    return {pid: fact.plan for pid, fact in _facts().items() if fact.plan is not None}
+
+
+@functools.cache
+def _extents() -> dict[str, tuple[int, int]]:
+    """``(right, left)`` read bounds of the patterns whose reads are bounded (see
+    :class:`_Facts`): the spaced reading is searched only in windows around its insertions."""
+    return {pid: fact.extent for pid, fact in _facts().items() if fact.extent is not None}
+
+
+@functools.cache
+def _read_spaces() -> dict[str, int]:
+    """:attr:`_Facts.read_spaces` of the patterns run on collapsed text: a start with more
+    spaces before an insertion cannot read it (in prose this narrows a window from ~1000 to
+    ~100 characters)."""
+    return {pid: f.read_spaces for pid, f in _facts().items() if f.read_spaces is not None}
+
+
+@functools.cache
+def _required() -> dict[str, tuple[tuple[str, ...], ...]]:
+    """The literal groups that must all be present before each pattern's regex runs."""
+    return {pid: fact.required for pid, fact in _facts().items()}
 
 
 @functools.cache
@@ -1025,26 +1031,13 @@ def __getattr__(name: str) -> tuple[ThreatPattern, ...]:
 
 
 @functools.cache
-def _required() -> dict[str, tuple[tuple[str, ...], ...]]:
-    """:data:`_REQUIRED` with every literal in normalised form (``═`` and CJK stay as is)."""
-    required = {
-        pid: tuple(tuple(fold_keyword(lit) for lit in group) for group in groups)
-        for pid, groups in _REQUIRED.items()
-    }
-    # Every match holds a verb, so each word of it: the longest word of each is required.
-    verbs = (max(verb.split(), key=len) for verb in _multilingual_words()[1])
-    required["prompt_injection_multilingual"] = (tuple(dict.fromkeys(verbs)),)
-    return required
-
-
-@functools.cache
 def _keywords() -> Keywords:
     """Every literal the scanner looks up (see :class:`_Texts`)."""
     heads, verbs, nouns = _multilingual_words()
     literals = {lit for groups in _required().values() for group in groups for lit in group}
-    for plan in _PLANS.values():
+    for plan in _plans().values():
         literals.update(plan.heads, plan.near)
-    literals.update(_HEADER_NEAR, _UPLOAD_WORDS, heads, verbs, nouns)
+    literals.update(_HEADER_NEAR, _UPLOAD_WORDS, heads, verbs, nouns, ("connect",))
     return Keywords(sorted(literals))
 
 
@@ -1318,17 +1311,46 @@ def _connect_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
     return False
 
 
-#: ``fake_memory_header``: every match contains one of these at most 8 characters after its
-#: start ("user" and 4 spaces before "profile") — but the line header, which starts at the
-#: start of the keyword's line, at most 44 characters before it (the width of
-#: :data:`_HEADER_PREFIX`, checked by the tests).
+#: ``fake_memory_header``: every match contains one of these, a few characters after its
+#: start (see :func:`_header_bounds`).
 _HEADER_NEAR: Final = ("memory", "profile", "═", "system", "developer")
-_HEADER_NEAR_BEFORE: Final = 8
-_HEADER_BEFORE: Final = 44
-#: How far a ``fake_memory_header`` match reads from the start of a keyword it holds: at
-#: most the width of :data:`_HEADER_FRAMES` or of :data:`_HEADER_LINE` (checked against the
-#: regex parser by the tests).
-_HEADER_AFTER: Final = 53
+
+
+class _HeaderBounds(NamedTuple):
+    #: The furthest a :data:`_HEADER_NEAR` keyword starts in a frame match ("user" and 4
+    #: spaces before "profile").
+    near_before: int
+    #: The width of :data:`_HEADER_PREFIX`: the line header starts at most this far before
+    #: its keyword, at the start of the keyword's line.
+    before: int
+    #: The width of :data:`_HEADER_FRAMES` or :data:`_HEADER_LINE`, whichever is wider:
+    #: how far a match reads from the start of a keyword it holds.
+    after: int
+
+
+@functools.cache
+def _header_bounds() -> _HeaderBounds:
+    """:class:`_HeaderBounds`, derived from the expressions."""
+    frames = _regex_facts.parse(_HEADER_FRAMES)
+    assert isinstance(frames, _regex_facts.Alt)
+
+    def keyword_start(branch: _regex_facts.Node) -> int:
+        offsets = [
+            offset
+            for literals, offset in _regex_facts.literal_groups(branch)
+            if offset is not None
+            and all(any(lit.startswith(k) for k in _HEADER_NEAR) for lit in literals)
+        ]
+        if not offsets:
+            raise ValueError("a fake_memory_header frame holds none of its keywords")
+        return min(offsets)
+
+    widths = [_regex_facts.width(_regex_facts.parse(p)) for p in (_HEADER_FRAMES, _HEADER_LINE)]
+    before = _regex_facts.width(_regex_facts.parse(_HEADER_PREFIX))
+    if before is None or None in widths:
+        raise ValueError("the fake_memory_header parts must be bounded")
+    near_before = max(keyword_start(branch) for branch in frames.branches)
+    return _HeaderBounds(near_before, before, max(w for w in widths if w is not None))
 
 
 def _header_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
@@ -1346,17 +1368,18 @@ def _header_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
     if _dense(len(anchors), len(probe)):
         return pattern.regex.search(text) is not None
     search, match = pattern.regex.search, pattern.regex.match
+    bounds = _header_bounds()
     done = 0
     tried = -1
     for anchor in anchors:
-        low = anchor - _HEADER_NEAR_BEFORE
+        low = anchor - bounds.near_before
         line_start = text.rfind("\n", 0, anchor) + 1
-        if anchor - _HEADER_BEFORE <= line_start < low and line_start != tried:
+        if anchor - bounds.before <= line_start < low and line_start != tried:
             if match(text, line_start) is not None:
                 return True
             tried = line_start
         position = max(done, low)
-        end = min(len(text), anchor + _HEADER_AFTER + 16)
+        end = min(len(text), anchor + bounds.after + 16)
         while position <= anchor:
             found = search(text, position, end)
             if found is None or found.start() > anchor:
@@ -1382,7 +1405,7 @@ def _upload_matches(
 
     ``inserted`` (a form whose parent has no match, see :class:`_Form`): a match from a line
     start reads the newline before it, its command line (see :func:`_command_end`) and at
-    most :data:`_UPLOAD_PAST_LINE` characters after it, so only lines with an insertion
+    most :func:`_upload_past_line` characters after it, so only lines with an insertion
     there can match.
     """
     text, probe = texts.folded, texts.probe
@@ -1408,13 +1431,23 @@ def _upload_matches(
 
 #: The netcat words the pipe branch of ``exfil_upload`` reads after a ``|``.
 _PIPED_WORDS: Final = frozenset(("nc", "ncat", "netcat"))
-#: How far past the newline that ends its command line an ``exfil_upload`` match can read.
-#: The curl flag (:data:`_CURL_UPLOAD_FLAG`) starts with a ``\\s`` that may be that newline
-#: and reads at most its width (86) from there: 85 past it. The pipe branch's ``|`` is on
-#: the line, so what follows it (:data:`_PIPE_TO_NETCAT`, 11 characters) ends at most 10
-#: past; netcat's ``<\\s{0,4}[^\\s<]`` at most 4; the other branches stop at the newline.
-#: tests/guard/test_threats_fast_paths.py computes the widths from the regex parser.
-_UPLOAD_PAST_LINE: Final = 85
+
+
+@functools.cache
+def _upload_past_line() -> int:
+    """How far past the newline that ends its command line an ``exfil_upload`` match reads.
+
+    The curl flag (:data:`_CURL_UPLOAD_FLAG`) starts with a ``\\s`` that may be that newline
+    and reads at most its width from there. The pipe branch's ``|`` is on the line, so what
+    follows it (:data:`_PIPE_TO_NETCAT`) ends at most its width less one past; netcat's
+    ``<\\s{0,4}[^\\s<]`` at most 4; the other branches stop at the newline.
+    """
+    widths = [
+        _regex_facts.width(_regex_facts.parse(p)) for p in (_CURL_UPLOAD_FLAG, _PIPE_TO_NETCAT)
+    ]
+    if None in widths:
+        raise ValueError("the exfil_upload flags must be bounded")
+    return max(w for w in widths if w is not None) - 1
 
 
 def _command_end(text: str, line_start: int) -> int:
@@ -1454,7 +1487,7 @@ def _reads_insertion(text: str, line_start: int, inserted: tuple[int, ...]) -> b
     first = bisect.bisect_left(inserted, line_start - 1)
     if first == len(inserted):
         return False
-    return inserted[first] <= _command_end(text, line_start) + _UPLOAD_PAST_LINE
+    return inserted[first] <= _command_end(text, line_start) + _upload_past_line()
 
 
 @functools.cache
@@ -1493,7 +1526,7 @@ def _multilingual_matches(
 ) -> bool:
     """The translated override: keywords are only looked for in the stretch before a verb.
 
-    Every match contains a verb and is at most :data:`_MULTILINGUAL_REACH` characters long
+    Every match contains a verb and is at most its plan's ``reach`` characters long
     (on whitespace-collapsed text), so it starts at a keyword at most that far before a
     verb. The Russian and European branches start, and hold their keywords, only after a
     character that is not ``[a-z0-9]`` (``(?<!\\w)``, ``(?<![a-z0-9])`` or a whitespace run),
@@ -1509,7 +1542,7 @@ def _multilingual_matches(
     if len(probe) != len(text):
         return pattern.regex.search(text) is not None
     index = texts.spaced_index()
-    reach = _MULTILINGUAL_REACH
+    reach = cast(int, _plans()[pattern.id].reach)
     hits = index.spans(verbs, boundary=True)
     if windows is not None:
         hits = [h for h in hits if any(low <= h[0] <= high + reach for low, high in windows)]
@@ -1547,7 +1580,7 @@ def _multilingual_matches(
 def _hidden_parts() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     """``hidden_div`` split in three: the reference's ``div`` shape, any other hidden
     element without its look-ahead, and the instruction words that look-ahead wants."""
-    source = next(src for pid, _scope, src in _PATTERN_SOURCE if pid == "hidden_div")
+    source = next(r.expression for r in _RECORDS if r.id == "hidden_div")
     split = source.index("|" + _HTML_TAG)
     cut = source.rindex(r"(?=[\s\S]{0,512}?")
     flags = re.IGNORECASE
@@ -1610,84 +1643,6 @@ def _pattern_matches(pattern: ThreatPattern, texts: _Texts) -> bool:
     return any(match(text, start) is not None for start in _candidates(plan, index, heads))
 
 
-#: How far the regex engine can read around a start position, for the patterns whose reads
-#: are bounded: ``(right, left)`` — from a start ``s`` it reads no character outside
-#: ``[s - left, s + right]`` (a look-ahead reading as far as it can from the position it
-#: tests, look-behinds and ``^``/``\b`` reading back ``left``), on the text the pattern runs
-#: on (whitespace-collapsed for spaced plans, where a whitespace run is one character). The
-#: other patterns (a ``\s+`` on uncollapsed text, ``[^\n]*``) can read arbitrarily far and
-#: are scanned whole — as is ``fake_memory_header``, whose matcher visits its few keywords
-#: (cheaper than a window around every insertion). tests/guard/test_threats_fast_paths.py
-#: computes these from the regex parser and checks every entry.
-_EXTENTS: Final[dict[str, tuple[int, int]]] = {
-    "prompt_injection": (1083, 1),
-    "sys_prompt_override": (23, 1),
-    "disregard_rules": (1082, 1),
-    "bypass_restrictions": (1624, 1),
-    "html_comment_injection": (4124, 1),
-    "translate_execute": (619, 1),
-    "deception_hide": (1075, 1),
-    "read_secrets": (368, 1),
-    "role_markup": (46, 0),
-    "exfil_url_template": (2089, 1),
-    "prompt_injection_multilingual": (380, 1),
-    "role_hijack": (543, 1),
-    "role_pretend": (543, 1),
-    "leak_system_prompt": (549, 1),
-    "remove_filters": (556, 1),
-    "fake_update": (553, 1),
-    "identity_override": (15, 1),
-    "c2_node_registration": (19, 1),
-    "c2_heartbeat": (40, 1),
-    "c2_task_pull": (22, 1),
-    "forced_action": (568, 1),
-    "known_c2_framework": (18, 1),
-    "anti_forensic_disk": (1607, 1),
-    "env_var_unset_agent": (603, 1),
-    "fake_tool_result": (286, 0),
-    "context_exfil": (553, 1),
-    "ssh_backdoor": (15, 0),
-    "ssh_access": (681, 1),
-    "hermes_env": (87, 0),
-    "agent_config_mod": (675, 1),
-    "hermes_config_mod": (681, 1),
-    "hardcoded_secret": (32, 0),
-    "send_to_url": (1117, 1),
-}
-#: For the patterns run on whitespace-collapsed text: the most spaces the regex engine can
-#: read from a start before it reads a given character (each is consumed by a node that can
-#: match a space, or read by a look-ahead; tests/guard/test_threats_fast_paths.py counts them
-#: on the regex parser, look-aheads as if they consumed). A start with more spaces before an
-#: insertion cannot read it: in prose this narrows a window from ~1000 to ~100 characters.
-_READ_SPACES: Final[dict[str, int]] = {
-    "prompt_injection": 18,
-    "sys_prompt_override": 2,
-    "disregard_rules": 18,
-    "bypass_restrictions": 31,
-    "translate_execute": 12,
-    "deception_hide": 20,
-    "read_secrets": 8,
-    "prompt_injection_multilingual": 32,
-    "role_hijack": 11,
-    "role_pretend": 10,
-    "leak_system_prompt": 10,
-    "remove_filters": 10,
-    "fake_update": 12,
-    "identity_override": 2,
-    "c2_node_registration": 3,
-    "c2_heartbeat": 6,
-    "c2_task_pull": 3,
-    "forced_action": 14,
-    "known_c2_framework": 1,
-    "anti_forensic_disk": 27,
-    "env_var_unset_agent": 9,
-    "context_exfil": 10,
-    "ssh_access": 10,
-    "agent_config_mod": 10,
-    "hermes_config_mod": 10,
-    "hardcoded_secret": 2,
-    "send_to_url": 22,
-}
 #: Added to both sides of an extent: reading the character just past the last one consumed,
 #: and ``\b``/``$`` testing the position after it.
 _EXTENT_MARGIN: Final = 2
@@ -1701,10 +1656,11 @@ _STAND_IN: Final = "\ufdd0"
 
 @functools.cache
 def _widest_spaced_window() -> tuple[int, int, int]:
-    """``(right, left, spaces)`` covering the windows of every :data:`_READ_SPACES` pattern."""
-    right = max(_EXTENTS[pid][0] for pid in _READ_SPACES) + _EXTENT_MARGIN
-    left = max(_EXTENTS[pid][1] for pid in _READ_SPACES) + _EXTENT_MARGIN
-    return right, left, max(_READ_SPACES.values())
+    """``(right, left, spaces)`` covering the windows of every :func:`_read_spaces` pattern."""
+    extents, spaces = _extents(), _read_spaces()
+    right = max(extents[pid][0] for pid in spaces) + _EXTENT_MARGIN
+    left = max(extents[pid][1] for pid in spaces) + _EXTENT_MARGIN
+    return right, left, max(spaces.values())
 
 
 @functools.cache
@@ -1740,7 +1696,7 @@ class _Form:
     def near_literals(self, inserted: tuple[int, ...]) -> set[str]:
         """The literals starting where some spaced pattern's match can start (collapsed text).
 
-        Every window :func:`_matches_near` computes for a pattern of :data:`_READ_SPACES`
+        Every window :func:`_matches_near` computes for a pattern of :func:`_read_spaces`
         lies inside the window computed with the widest extent and the most spaces of them
         all, so a pattern none of whose head literals starts there has no candidate.
         ``inserted``: :meth:`spaced_inserted`.
@@ -1818,7 +1774,7 @@ def _windows(
 ) -> list[tuple[int, int]]:
     """Merged ``[low, high]`` ranges of the starts from which an insertion can be read.
 
-    With ``spaces`` (on collapsed text, see :data:`_READ_SPACES`): also no start with more
+    With ``spaces`` (on collapsed text, see :func:`_read_spaces`): also no start with more
     than that many spaces of ``probe`` between it and the insertion.
     """
     windows: list[tuple[int, int]] = []
@@ -1841,7 +1797,7 @@ def _matches_near(pattern: ThreatPattern, form: _Form, parent: _Form) -> bool:
     spaced_inserted = form.spaced_inserted(parent.texts)  # first: the texts reuse it
     if pattern.id == "exfil_upload":
         return _upload_matches(pattern, form.texts, form.inserted)
-    extent = _EXTENTS.get(pattern.id)
+    extent = _extents().get(pattern.id)
     if extent is None or len(form.inserted) * _INSERTION_SPACING > len(form.texts.folded):
         # Unbounded reads, or insertions so dense that windows would cover the text anyway
         # (and working per insertion from Python would cost more than one whole scan).
@@ -1859,12 +1815,12 @@ def _matches_near(pattern: ThreatPattern, form: _Form, parent: _Form) -> bool:
     plan = _plans().get(pattern.id)
     if (
         plan is not None
-        and pattern.id in _READ_SPACES
+        and pattern.id in _read_spaces()
         and _literal_set(plan.heads).isdisjoint(form.near_literals(inserted))
     ):
         return False  # every match starts at a head literal: none where one could start
     right, left = extent[0] + _EXTENT_MARGIN, extent[1] + _EXTENT_MARGIN
-    windows = _windows(inserted, right, left, probe, _READ_SPACES.get(pattern.id))
+    windows = _windows(inserted, right, left, probe, _read_spaces().get(pattern.id))
     if sum(high - low + 1 for low, high in windows) > _WINDOW_SHARE * len(text):
         return _pattern_matches(pattern, form.texts)
     if pattern.id == "prompt_injection_multilingual":
@@ -1893,6 +1849,42 @@ def _matches_near(pattern: ThreatPattern, form: _Form, parent: _Form) -> bool:
     return False
 
 
+@functools.cache
+def _raw_gates() -> dict[str, Callable[[str], bool]]:
+    """For each raw pattern, a cheap test that must hold before its regex runs: its
+    literals present (see :func:`_required`), else the class its matches start with."""
+    gates: dict[str, Callable[[str], bool]] = {}
+    for pid, _scope, source in _pattern_source():
+        if pid not in _RAW_IDS:
+            continue
+        groups = _required()[pid]
+        lead = _regex_facts.first_class(_regex_facts.parse(source))
+        if groups:
+            caseless = all(lit.upper() == lit for group in groups for lit in group)
+            gates[pid] = functools.partial(_holds_literals, groups, caseless)
+        elif lead is not None:
+            # Case-insensitive classes search slower: only when case can matter.
+            flags = re.IGNORECASE if lead.cased else 0
+            gates[pid] = functools.partial(_found, re.compile(lead.source, flags))
+        else:
+            gates[pid] = _always
+    return gates
+
+
+def _always(_text: str) -> bool:
+    return True
+
+
+def _found(regex: re.Pattern[str], text: str) -> bool:
+    return regex.search(text) is not None
+
+
+def _holds_literals(groups: tuple[tuple[str, ...], ...], caseless: bool, text: str) -> bool:
+    """Whether ``text`` holds a literal of every group (``caseless``: none has a case)."""
+    probe = text if caseless else _lower_probe(text)
+    return all(any(literal in probe for literal in group) for group in groups)
+
+
 def _iter_findings(text: str, scope: str) -> Iterator[tuple[str, str]]:
     """Yield ``(kind, value)`` findings lazily: invisible chars first, then pattern ids."""
     patterns = _patterns_for(scope)
@@ -1914,7 +1906,7 @@ def _iter_findings(text: str, scope: str) -> Iterator[tuple[str, str]]:
             form.texts.derive_from(forms[form.parent].texts, form.inserted)
     for pattern in patterns:
         if pattern.id in _RAW_IDS:
-            if _RAW_GATES[pattern.id](text) and pattern.regex.search(text) is not None:
+            if _raw_gates()[pattern.id](text) and pattern.regex.search(text) is not None:
                 yield "pattern", pattern.id
             continue
         required = _required()[pattern.id]
@@ -2065,7 +2057,7 @@ _UNTRUSTED_SHAPES: Final[frozenset[str]] = frozenset(
 
 @functools.cache
 def _home_scopes() -> dict[str, str]:
-    return {pid: scope for pid, scope, _source in _PATTERN_SOURCE}
+    return {record.id: record.scope for record in _RECORDS}
 
 
 def scan_untrusted(text: str) -> list[str]:

@@ -20,8 +20,10 @@ import base64
 import binascii
 import functools
 import re
-from typing import Final
+from typing import Final, NamedTuple
 
+from hermes_memory_guard import _regex_facts
+from hermes_memory_guard._literals import Keywords, LiteralIndex
 from hermes_memory_guard._normalize import cached_readings
 
 __all__ = [
@@ -419,25 +421,44 @@ VOCABULARY_IDS: Final[tuple[str, ...]] = (
 #: A run of base64 (at least 24 characters) or hex (at least 32) that may hide a payload.
 _B64_RE: Final = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=])")
 _HEX_RE: Final = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){16,}(?![0-9A-Fa-f])")
+#: The shortest run either regex matches (base64: 24 characters, hex: 32).
+_SHORTEST_RUN: Final = 24
 #: Only this many encoded runs are decoded per text (bounded cost on hostile input).
 _MAX_DECODED: Final = 16
 _MAX_SCANNED_CHARS_PER_RUN: Final = 4096
 
 
-@functools.cache
-def _compiled() -> tuple[tuple[str, Gate, re.Pattern[str]], ...]:
-    return tuple((pid, gate, re.compile(src)) for pid, gate, src in (*_SHAPES, *_PHRASES))
+class _Phrase(NamedTuple):
+    pid: str
+    gate: Gate
+    regex: re.Pattern[str]
+    #: The furthest the regex reads past a start on whitespace-collapsed text (``None``:
+    #: unbounded), from `hermes_memory_guard._regex_facts`.
+    reach: int | None
+
+
+def _phrase(pid: str, gate: Gate, source: str) -> _Phrase:
+    reads = _regex_facts.reads(_regex_facts.collapsed(_regex_facts.parse(source)))
+    return _Phrase(pid, gate, re.compile(source), None if reads is None else reads[1])
 
 
 @functools.cache
-def _compiled_raw() -> tuple[tuple[str, Gate, re.Pattern[str]], ...]:
-    return tuple((pid, gate, re.compile(src)) for pid, gate, src in _RAW_PHRASES)
+def _compiled() -> tuple[_Phrase, ...]:
+    return tuple(_phrase(pid, gate, src) for pid, gate, src in (*_SHAPES, *_PHRASES))
+
+
+@functools.cache
+def _compiled_raw() -> tuple[_Phrase, ...]:
+    return tuple(_phrase(pid, gate, src) for pid, gate, src in _RAW_PHRASES)
 
 
 #: Letters joined by hyphens or underscores ("ignore-the-above"), CJK written spaced out.
-_JOINER_RE: Final = re.compile(r"(?<=[A-Za-z])[-_](?=[A-Za-z])")
+#: (Each starts with the character it replaces and looks back from there: a regex that
+#: starts with a class is scanned for it in C, one that starts with a look-behind is tried
+#: at every position — three times slower on a 2 KB note.)
+_JOINER_RE: Final = re.compile(r"[-_](?<=[A-Za-z][-_])(?=[A-Za-z])")
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
-_SPACED_CJK_RE: Final = re.compile(rf"(?<=[{_CJK}])[ \t\u3000]+(?=[{_CJK}])")
+_SPACED_CJK_RE: Final = re.compile(rf"[ \t\u3000](?<=[{_CJK}][ \t\u3000])[ \t\u3000]*(?=[{_CJK}])")
 
 
 _HAS_CJK_RE: Final = re.compile(rf"[{_CJK}]")
@@ -460,18 +481,102 @@ def respelled(text: str) -> str:
 
 
 def _phrase_ids(folded: str, raw: bool = False) -> list[str]:
+    """The phrases found in ``folded`` (whitespace collapsed: every run one space)."""
     found: list[str] = []
-    for pid, gate, regex in _compiled_raw() if raw else _compiled():
-        if pid in found or not all(any(word in folded for word in group) for group in gate):
+    index: LiteralIndex | None = None
+    for phrase in _compiled_raw() if raw else _compiled():
+        if phrase.pid in found:
             continue
-        if regex.search(folded) is not None:
-            found.append(pid)
+        if raw and not all(any(word in folded for word in group) for group in phrase.gate):
+            continue  # the raw text rarely passes: a few substring tests, no index
+        if index is None:  # one pass of the automaton answers every gate
+            index = _gate_keywords().index(folded)
+        if all(index.has_any(group) for group in phrase.gate) and _phrase_found(
+            phrase, folded, index
+        ):
+            found.append(phrase.pid)
     return found
+
+
+@functools.cache
+def _gate_keywords() -> Keywords:
+    """Every gate literal (of the phrases on the readings and on the raw text)."""
+    phrases = (*_SHAPES, *_PHRASES, *_RAW_PHRASES)
+    return Keywords(sorted({w for _pid, gate, _src in phrases for group in gate for w in group}))
+
+
+#: Windows covering more than this share of the text: one whole-text search is cheaper.
+_WINDOW_SHARE: Final = 0.5
+
+
+def _starts_near(index: LiteralIndex, group: tuple[str, ...], reach: int) -> list[tuple[int, int]]:
+    """Merged ``[low, high]`` ranges of the starts of matches holding a literal of ``group``:
+    such a match starts at most ``reach`` characters before the literal."""
+    ranges: list[tuple[int, int]] = []
+    for at in index.starts(group):
+        low = max(0, at - reach)
+        if ranges and low <= ranges[-1][1] + 1:
+            ranges[-1] = (ranges[-1][0], at)
+        else:
+            ranges.append((low, at))
+    return ranges
+
+
+def _intersect(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The starts in both lists of merged, sorted ``[low, high]`` ranges."""
+    out: list[tuple[int, int]] = []
+    i = j = 0
+    while i < len(a) and j < len(b):
+        low, high = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if low <= high:
+            out.append((low, high))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def _phrase_found(phrase: _Phrase, folded: str, index: LiteralIndex) -> bool:
+    """``phrase.regex.search(folded) is not None``, trying only starts that can match.
+
+    Every match holds a literal of each gate group, so it starts at most ``reach``
+    characters before one of each (``reach``: how far the regex reads past a start): the
+    candidate starts are the ranges before the literals of every group, intersected. A
+    range's regex search stops reading at its last start plus ``reach`` (plus the character
+    an assertion tests there); a hit is confirmed on the whole text (a cut-off end can
+    satisfy an assertion the whole text does not), else the search goes on after it. A
+    regex without a known reach (or ranges covering much of the text) gets one whole-text
+    search.
+    """
+    regex, reach, size = phrase.regex, phrase.reach, len(folded)
+    if reach is None or not phrase.gate:
+        return regex.search(folded) is not None
+    starts = _starts_near(index, phrase.gate[0], reach)
+    for group in phrase.gate[1:]:
+        starts = _intersect(starts, _starts_near(index, group, reach))
+    if sum(high - low + 1 + reach for low, high in starts) > size * _WINDOW_SHARE:
+        return regex.search(folded) is not None
+    for low, high in starts:
+        position, end = low, min(size, high + reach + 2)
+        while position <= high and (hit := regex.search(folded, position, end)) is not None:
+            if hit.start() > high:
+                break  # a later range, if any, holds it
+            if regex.match(folded, hit.start()) is not None:
+                return True
+            position = hit.start() + 1
+    return False
 
 
 def _decoded_runs(text: str) -> list[str]:
     """Readable English decoded from base64 / hex runs (a few words with spaces)."""
     out: list[str] = []
+    # A run holds no whitespace (nor does either regex read across any): only the words
+    # long enough to hold one are searched, in order, joined by a space.
+    long_words = [word for word in text.split() if len(word) >= _SHORTEST_RUN]
+    if not long_words:
+        return out
+    text = " ".join(long_words)
     for regex, decode in ((_B64_RE, _b64), (_HEX_RE, _hex)):
         for match in regex.finditer(text):
             if len(out) >= _MAX_DECODED:

@@ -12,8 +12,23 @@ __all__ = ["find_contradictions"]
 
 #: Facts (most recently updated) compared with each other.
 CONTRADICTION_WINDOW = 500
-_NEGATION = frozenset({"not", "never", "no", "dont", "don't", "doesn't", "isn't", "won't",
-                       "cannot", "can't", "不", "没", "别"})  # fmt: skip
+_NEGATION = frozenset(
+    {
+        "not",
+        "never",
+        "no",
+        "dont",
+        "don't",
+        "doesn't",
+        "isn't",
+        "won't",
+        "cannot",
+        "can't",
+        "不",
+        "没",
+        "别",
+    }
+)
 
 
 def find_contradictions(
@@ -73,13 +88,15 @@ def find_contradictions(
             if neg_a != neg_b:
                 score = max(score, overlap * sim)
             if score >= threshold:
-                found.append({
-                    "fact_a": facts[a].as_dict(),
-                    "fact_b": facts[b].as_dict(),
-                    "entity_overlap": round(overlap, 3),
-                    "content_similarity": round(sim, 3),
-                    "contradiction_score": round(score, 3),
-                    "shared_entities": sorted(links[a][k] for k in shared),
-                })  # fmt: skip
+                found.append(
+                    {
+                        "fact_a": facts[a].as_dict(),
+                        "fact_b": facts[b].as_dict(),
+                        "entity_overlap": round(overlap, 3),
+                        "content_similarity": round(sim, 3),
+                        "contradiction_score": round(score, 3),
+                        "shared_entities": sorted(links[a][k] for k in shared),
+                    }
+                )
     found.sort(key=lambda item: -float(item["contradiction_score"]))
     return found[: max(1, limit)]

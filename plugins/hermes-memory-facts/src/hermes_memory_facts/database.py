@@ -124,8 +124,19 @@ class FactsDatabase:
                 (fact_id,),
             )
         )
-        return Fact(fact_id, row[1], row[2], row[3], float(row[4]), int(row[5]), int(row[6]),
-                    int(row[7]), float(row[8]), float(row[9]), names)  # fmt: skip
+        return Fact(
+            fact_id,
+            row[1],
+            row[2],
+            row[3],
+            float(row[4]),
+            int(row[5]),
+            int(row[6]),
+            int(row[7]),
+            float(row[8]),
+            float(row[9]),
+            names,
+        )
 
     def fact_where(self, condition: str, value: Any) -> Fact | None:
         """The one fact matching ``condition`` (a ``column=?`` test of a unique column)."""

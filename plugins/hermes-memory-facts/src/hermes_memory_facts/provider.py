@@ -41,8 +41,11 @@ FACT_STORE_TOOL: dict[str, Any] = {
             "content": {"type": "string", "description": "The fact (add, update)."},
             "query": {"type": "string", "description": "Search text (search)."},
             "entity": {"type": "string", "description": "Entity name (probe, related)."},
-            "entities": {"type": "array", "items": {"type": "string"},
-                         "description": "Entity names (reason)."},
+            "entities": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Entity names (reason).",
+            },
             "fact_id": {"type": "integer", "description": "The fact (update, remove)."},
             "category": {"type": "string", "enum": list(CATEGORIES)},
             "tags": {"type": "string", "description": "Comma-separated tags."},
@@ -52,7 +55,7 @@ FACT_STORE_TOOL: dict[str, Any] = {
         },
         "required": ["action"],
     },
-}  # fmt: skip
+}
 
 FACT_FEEDBACK_TOOL: dict[str, Any] = {
     "name": "fact_feedback",
@@ -185,8 +188,15 @@ class FactsProvider(MemoryProvider):
         self._writes = str(kwargs.get("agent_context") or "primary") == "primary"
         self._known.update(kit.fact_key(str(e)) for e in kwargs.get("curated_entries") or ())
         self._known.discard("")
-        self._guard = kit.Guard(self.name, _classify, threshold=5, cooldown=30.0,
-                                home=self._home, label="fact store", logger=logger)  # fmt: skip
+        self._guard = kit.Guard(
+            self.name,
+            _classify,
+            threshold=5,
+            cooldown=30.0,
+            home=self._home,
+            label="fact store",
+            logger=logger,
+        )
         settings = self.settings
         path = self.db_path()
         if self.settings_error or path is None:
@@ -261,8 +271,11 @@ class FactsProvider(MemoryProvider):
             )
         except (kit.CallFailed, kit.Unavailable):
             return ""
-        lines = [f"[{fact.trust:.2f}] {fact.content}" for fact, _ in found
-                 if kit.fact_key(fact.content) not in self._known][:limit]  # fmt: skip
+        lines = [
+            f"[{fact.trust:.2f}] {fact.content}"
+            for fact, _ in found
+            if kit.fact_key(fact.content) not in self._known
+        ][:limit]
         self._last_count = len(lines)
         return kit.bullet_block("## Fact store", lines, max_chars=2000)[0]
 
@@ -382,27 +395,32 @@ class FactsProvider(MemoryProvider):
             if not isinstance(tags, str):
                 raise _BadArgument("'tags' must be a comma-separated string")
             fact_id, created = store.add(content, category=category or "general", tags=tags)
-            payload: dict[str, Any] = {"fact_id": fact_id,
-                                       "status": "added" if created else "exists"}  # fmt: skip
+            payload: dict[str, Any] = {
+                "fact_id": fact_id,
+                "status": "added" if created else "exists",
+            }
             if created:
                 clashes = store.contradictions(fact_ids=[fact_id], limit=3)
                 if clashes:
                     payload["possible_contradictions"] = [
-                        {"fact_id": other["fact_id"], "content": other["content"],
-                         "contradiction_score": c["contradiction_score"]}
+                        {
+                            "fact_id": other["fact_id"],
+                            "content": other["content"],
+                            "contradiction_score": c["contradiction_score"],
+                        }
                         for c in clashes
                         for other in (c["fact_a"], c["fact_b"])
                         if other["fact_id"] != fact_id
-                    ]  # fmt: skip
+                    ]
             return tool_result(payload)
         if action == "search":
             query = _text(args, "query")
-            found = store.search(query, category=category, min_trust=min_trust or 0.0,
-                                 limit=limit)  # fmt: skip
+            found = store.search(query, category=category, min_trust=min_trust or 0.0, limit=limit)
             return results(found)
         if action == "probe":
-            return results(store.probe(_text(args, "entity"), category=category, limit=limit),
-                           method=method)  # fmt: skip
+            return results(
+                store.probe(_text(args, "entity"), category=category, limit=limit), method=method
+            )
         if action == "related":
             return results(store.related(_text(args, "entity"), limit=limit), method=method)
         if action == "reason":
@@ -424,8 +442,13 @@ class FactsProvider(MemoryProvider):
             tags = args.get("tags")
             if tags is not None and not isinstance(tags, str):
                 raise _BadArgument("'tags' must be a comma-separated string")
-            updated = store.update(fact_id, content=new_content, category=category, tags=tags,
-                                   trust_delta=_float(args, "trust_delta", None))  # fmt: skip
+            updated = store.update(
+                fact_id,
+                content=new_content,
+                category=category,
+                tags=tags,
+                trust_delta=_float(args, "trust_delta", None),
+            )
             return tool_result({"updated": updated, "fact_id": fact_id})
         if action == "remove":
             fact_id = _int(args, "fact_id")

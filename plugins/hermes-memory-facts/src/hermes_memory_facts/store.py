@@ -218,8 +218,12 @@ class FactStore:
                 (new, fact_id),
             )
             count = int(row[1]) + (1 if helpful else 0)
-        return {"fact_id": int(fact_id), "old_trust": round(old, 3), "new_trust": round(new, 3),
-                "helpful_count": count}  # fmt: skip
+        return {
+            "fact_id": int(fact_id),
+            "old_trust": round(old, 3),
+            "new_trust": round(new, 3),
+            "helpful_count": count,
+        }
 
     def _index(self, fact_id: int, text: str, tags: str) -> None:
         """Entities, links, FTS terms and the HRR vector of one fact (inside a write)."""
@@ -337,8 +341,7 @@ class FactStore:
             }
         else:
             sims = dict.fromkeys(self._entities.linked(entity), 1.0)
-            for fact, _ in self.search(entity, min_trust=0.0, limit=limit,
-                                       count_retrieval=False):  # fmt: skip
+            for fact, _ in self.search(entity, min_trust=0.0, limit=limit, count_retrieval=False):
                 sims.setdefault(fact.fact_id, 0.5)
         return self._rank(sims, None, limit)
 

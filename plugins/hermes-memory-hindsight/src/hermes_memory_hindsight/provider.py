@@ -34,7 +34,7 @@ from hermes_memory_core.kit import (
 )
 from hermes_memory_hindsight import writes
 from hermes_memory_hindsight.config import HindsightSettings
-from hermes_memory_hindsight.tools import CURATED, PROMPT, TOOLS, now
+from hermes_memory_hindsight.tools import CURATED, PROMPT, TOOLS, ToolContext, now
 
 if TYPE_CHECKING:
     from hermes_memory_hindsight.client import HindsightClient
@@ -229,4 +229,7 @@ class HindsightProvider(RemoteProvider):
 
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
         """Run a ``hindsight_*`` tool; always a JSON string, errors as ``{"error": …}``."""
-        return self._run_tool(TOOLS, tool_name, args)
+        return self._run_tool(TOOLS, tool_name, args, owner=ToolContext(self._stored))
+
+    def _stored(self, content: str) -> None:
+        self._known_facts.add(fact_key(content))

@@ -3,6 +3,8 @@ them) and the system-prompt paragraph."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -11,13 +13,21 @@ from hermes_memory_hindsight.config import BUDGETS
 
 if TYPE_CHECKING:
     from hermes_memory_hindsight.client import HindsightClient
-    from hermes_memory_hindsight.provider import HindsightProvider
 
-__all__ = ["CURATED", "PROMPT", "TOOLS", "TOOL_NAMES", "TOOL_SCHEMAS", "now"]
+__all__ = ["CURATED", "PROMPT", "TOOLS", "TOOL_NAMES", "TOOL_SCHEMAS", "ToolContext", "now"]
 
 #: The ``context`` of a retained fact that did not come from a conversation.
 CURATED = "a fact the user or the agent chose to keep (hermes curated memory)"
 Args = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What the tools get of their provider, and nothing else (the provider builds it)."""
+
+    #: Note a fact the tools stored, so recall does not hand it back as news.
+    stored: Callable[[str], None]
+
 
 PROMPT = (
     "Long-term memory (Hindsight): memories matching the user's message may appear in a "
@@ -90,18 +100,26 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def retain(p: HindsightProvider, args: Args, client: HindsightClient, guard: kit.Guard) -> Any:
+def retain(ctx: ToolContext, args: Args, client: HindsightClient, guard: kit.Guard) -> Any:
     """Retain one fact at once (synchronously on the server)."""
     content = kit.visible_text(args, "content", max_chars=20000)
     context = kit.optional_text(args, "context")
-    guard.call("retain", lambda: client.retain(
-        content, context=context or CURATED, timestamp=now(),
-        metadata={"source": "hermes-memory"}, retain_async=False))  # fmt: skip
-    p._known_facts.add(kit.fact_key(content))
+    metadata = {"source": "hermes-memory"}
+    guard.call(
+        "retain",
+        lambda: client.retain(
+            content,
+            context=context or CURATED,
+            timestamp=now(),
+            metadata=metadata,
+            retain_async=False,
+        ),
+    )
+    ctx.stored(content)
     return {"result": "Retained.", "bank_id": client.settings.bank_id}
 
 
-def recall(p: HindsightProvider, args: Args, client: HindsightClient, guard: kit.Guard) -> Any:
+def recall(ctx: ToolContext, args: Args, client: HindsightClient, guard: kit.Guard) -> Any:
     """The memories matching ``query`` (at most ``max_results``)."""
     query = kit.visible_text(args, "query")
     limit = kit.int_arg(args, "max_results", 10, low=1, high=50)
@@ -114,7 +132,7 @@ def recall(p: HindsightProvider, args: Args, client: HindsightClient, guard: kit
     return {"results": results, "count": len(results)}
 
 
-def reflect(p: HindsightProvider, args: Args, client: HindsightClient, guard: kit.Guard) -> Any:
+def reflect(ctx: ToolContext, args: Args, client: HindsightClient, guard: kit.Guard) -> Any:
     """Hindsight's reasoned answer to ``query``."""
     query = kit.visible_text(args, "query")
     budget = kit.choice_arg(args, "budget", BUDGETS, client.settings.budget)

@@ -93,8 +93,14 @@ class OpenVikingClient(JsonClient):
             headers["X-OpenViking-Account"] = account
         if user:
             headers["X-OpenViking-User"] = user
-        super().__init__(base_url, service="OpenViking", timeout=timeout, headers=headers,
-                         secret=key, transport=transport)  # fmt: skip
+        super().__init__(
+            base_url,
+            service="OpenViking",
+            timeout=timeout,
+            headers=headers,
+            secret=key,
+            transport=transport,
+        )
 
     def error_detail(self, payload: Any) -> tuple[str, str]:
         """The envelope's ``error: {code, message}`` (or FastAPI's ``detail``)."""
@@ -130,15 +136,17 @@ class OpenVikingClient(JsonClient):
             for key in ("memories", "resources", "skills"):
                 items = answer.get(key)
                 if isinstance(items, list):
-                    found += [i for i in items if isinstance(i, dict) and isinstance(
-                        i.get("uri"), str)]  # fmt: skip
+                    found += [
+                        i for i in items if isinstance(i, dict) and isinstance(i.get("uri"), str)
+                    ]
         found.sort(key=lambda i: -float(i.get("score") or 0.0))
         return found
 
     def read(self, uri: str, level: str = "read", *, timeout: float | None = None) -> str:
         """The content of ``uri`` (``level``: ``read`` full text, ``abstract``, ``overview``)."""
-        answer = self.request("GET", f"/api/v1/content/{level}", params={"uri": uri},
-                              timeout=timeout)  # fmt: skip
+        answer = self.request(
+            "GET", f"/api/v1/content/{level}", params={"uri": uri}, timeout=timeout
+        )
         if isinstance(answer, dict):
             answer = answer.get("content", "")
         return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)

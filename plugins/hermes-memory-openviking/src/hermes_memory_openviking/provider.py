@@ -27,7 +27,7 @@ from hermes_memory_core.kit import SerialWorker
 from hermes_memory_openviking import writes
 from hermes_memory_openviking.client import OpenVikingClient, classify
 from hermes_memory_openviking.settings import OpenVikingSettings
-from hermes_memory_openviking.tools import TOOL_SCHEMAS, TOOLS
+from hermes_memory_openviking.tools import TOOL_SCHEMAS, TOOLS, ToolContext
 from hermes_memory_openviking.writes import memory_uri, ov_session_id
 
 __all__ = ["TOOL_SCHEMAS", "OpenVikingProvider"]
@@ -83,9 +83,13 @@ class OpenVikingProvider(kit.RemoteProvider):
             self._inactive(reason)
             return
         self._client = OpenVikingClient(
-            base_url=s.base_url, api_key=s.api_key, account=s.account, user=s.user,
-            timeout=s.timeout, transport=self._transport,
-        )  # fmt: skip
+            base_url=s.base_url,
+            api_key=s.api_key,
+            account=s.account,
+            user=s.user,
+            timeout=s.timeout,
+            transport=self._transport,
+        )
         self._init_error = ""
         self._recall = SerialWorker("openviking-recall")
         send = lambda write: writes.send(self._client, self._guard, write)  # noqa: E731
@@ -191,20 +195,26 @@ class OpenVikingProvider(kit.RemoteProvider):
 
         def search() -> None:
             with contextlib.suppress(kit.Unavailable, kit.CallFailed):
-                results.extend(guard.call("search", lambda: client.find(
-                    query, limit=8, timeout=s.recall_timeout)))  # fmt: skip
+                results.extend(
+                    guard.call(
+                        "search", lambda: client.find(query, limit=8, timeout=s.recall_timeout)
+                    )
+                )
 
         task = worker.call(search, label="openviking.prefetch")
         if task is None or not task.wait(s.recall_total):
-            guard.report("degraded", f"recall took longer than {s.recall_total} s",
-                         warn=True)  # fmt: skip
+            guard.report("degraded", f"recall took longer than {s.recall_total} s", warn=True)
             found: list[dict[str, Any]] = []
         else:
             found = list(results)
         lines = [str(i.get("abstract") or "").strip() or str(i["uri"]) for i in found]
-        text, self._last_count = kit.overlay("## OpenViking profile", self._profile or [],
-                                             "## Relevant memories", lines,
-                                             exclude=self._known_facts)  # fmt: skip
+        text, self._last_count = kit.overlay(
+            "## OpenViking profile",
+            self._profile or [],
+            "## Relevant memories",
+            lines,
+            exclude=self._known_facts,
+        )
         return text
 
     def recall_status(self) -> RecallStatus | None:
@@ -215,4 +225,13 @@ class OpenVikingProvider(kit.RemoteProvider):
     # ------------------------------------------------------------------ tools
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
         """Run a ``viking_*`` tool; always a JSON string, errors as ``{"error": …}``."""
-        return self._run_tool(TOOLS, tool_name, args)
+        tools = ToolContext(
+            memory_root=str(self.settings.memory_root),
+            memory_uri=self._memory_uri,
+            enqueue=self._enqueue,
+            stored=self._stored,
+        )
+        return self._run_tool(TOOLS, tool_name, args, owner=tools)
+
+    def _stored(self, content: str) -> None:
+        self._known_facts.add(kit.fact_key(content))

@@ -39,8 +39,11 @@ def accept(write: kit.Write) -> bool:
         return isinstance(write.get("session_id"), str) and isinstance(write.get("messages"), list)
     if op == "commit":
         return isinstance(write.get("session_id"), str)
-    return op == "remember" and isinstance(write.get("uri"), str) and isinstance(
-        write.get("content"), str)  # fmt: skip
+    return (
+        op == "remember"
+        and isinstance(write.get("uri"), str)
+        and isinstance(write.get("content"), str)
+    )
 
 
 def send(client: OpenVikingClient | None, guard: kit.Guard | None, write: kit.Write) -> None:

@@ -51,10 +51,19 @@ class RetainDBClient(JsonClient):
     ) -> None:
         self.project = project
         key = api_key.removeprefix("Bearer ").strip()
-        headers = {"Authorization": f"Bearer {key}", "X-API-Key": key,
-                   "x-sdk-runtime": "hermes-memory"}  # fmt: skip
-        super().__init__(base_url, service="RetainDB", timeout=timeout, headers=headers,
-                         secret=key, transport=transport)  # fmt: skip
+        headers = {
+            "Authorization": f"Bearer {key}",
+            "X-API-Key": key,
+            "x-sdk-runtime": "hermes-memory",
+        }
+        super().__init__(
+            base_url,
+            service="RetainDB",
+            timeout=timeout,
+            headers=headers,
+            secret=key,
+            transport=transport,
+        )
 
     def error_detail(self, payload: Any) -> tuple[str, str]:
         """RetainDB's ``message`` (or ``error``)."""
@@ -73,8 +82,9 @@ class RetainDBClient(JsonClient):
         self, user_id: str, session_id: str, query: str, *, timeout: float | None = None
     ) -> list[dict[str, Any]]:
         """Memories relevant to ``query`` (the context overlay)."""
-        body = self._scoped(user_id, session_id, query=query, include_memories=True,
-                            max_tokens=1200)  # fmt: skip
+        body = self._scoped(
+            user_id, session_id, query=query, include_memories=True, max_tokens=1200
+        )
         answer = self.request("POST", "/v1/context/query", body=body, timeout=timeout)
         return memories(answer, "results") or memories(answer, "memories")
 
@@ -86,10 +96,13 @@ class RetainDBClient(JsonClient):
     def add(self, write: dict[str, Any]) -> dict[str, Any]:
         """Store one memory (``write``: user_id, session_id, content, memory_type, importance)."""
         body = self._scoped(
-            str(write["user_id"]), str(write["session_id"]), content=write["content"],
+            str(write["user_id"]),
+            str(write["session_id"]),
+            content=write["content"],
             memory_type=write.get("memory_type", "factual"),
-            importance=write.get("importance", 0.7), write_mode="sync",
-        )  # fmt: skip
+            importance=write.get("importance", 0.7),
+            write_mode="sync",
+        )
         answer = self.request("POST", "/v1/memory", body=body)
         return answer if isinstance(answer, dict) else {}
 
@@ -100,19 +113,30 @@ class RetainDBClient(JsonClient):
     def ingest(self, write: dict[str, Any]) -> Any:
         """Hand a turn's messages to RetainDB's extraction (``write``: user_id, session_id,
         messages)."""
-        body = self._scoped(str(write["user_id"]), str(write["session_id"]),
-                            messages=write["messages"], write_mode="sync")  # fmt: skip
+        body = self._scoped(
+            str(write["user_id"]),
+            str(write["session_id"]),
+            messages=write["messages"],
+            write_mode="sync",
+        )
         return self.request("POST", "/v1/memory/ingest/session", body=body)
 
     # ------------------------------------------------------------------ files
     def upload_file(
-        self, name: str, data: bytes, mime_type: str, remote_path: str, scope: str,
-        *, timeout: float,
-    ) -> dict[str, Any]:  # fmt: skip
+        self,
+        name: str,
+        data: bytes,
+        mime_type: str,
+        remote_path: str,
+        scope: str,
+        *,
+        timeout: float,
+    ) -> dict[str, Any]:
         """Store ``data`` in the file store at ``remote_path``; the stored file's record."""
         form = {"path": remote_path, "scope": scope, "project": self.project}
-        answer = self.request("POST", "/v1/files", files={"file": (name, data, mime_type)},
-                              form=form, timeout=timeout)  # fmt: skip
+        answer = self.request(
+            "POST", "/v1/files", files={"file": (name, data, mime_type)}, form=form, timeout=timeout
+        )
         return _file(answer)
 
     def list_files(self, prefix: str | None, limit: int) -> list[dict[str, Any]]:
@@ -139,8 +163,9 @@ class RetainDBClient(JsonClient):
     def ingest_file(self, file_id: str, user_id: str, *, timeout: float) -> dict[str, Any]:
         """Have RetainDB chunk, embed and extract memories from a stored file."""
         path = f"/v1/files/{path_segment(file_id, 'file id')}/ingest"
-        answer = self.request("POST", path, body={"user_id": user_id, "project": self.project},
-                              timeout=timeout)  # fmt: skip
+        answer = self.request(
+            "POST", path, body={"user_id": user_id, "project": self.project}, timeout=timeout
+        )
         return answer if isinstance(answer, dict) else {}
 
     def delete_file(self, file_id: str) -> Any:

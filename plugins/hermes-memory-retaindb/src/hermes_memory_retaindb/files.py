@@ -57,8 +57,23 @@ def _is_credential_file(path: Path) -> bool:
     )
 
 
-_TEXT_SUFFIXES = (".txt", ".md", ".json", ".csv", ".tsv", ".yaml", ".yml", ".xml", ".html",
-                  ".htm", ".rst", ".toml", ".ini", ".log", ".py")  # fmt: skip
+_TEXT_SUFFIXES = (
+    ".txt",
+    ".md",
+    ".json",
+    ".csv",
+    ".tsv",
+    ".yaml",
+    ".yml",
+    ".xml",
+    ".html",
+    ".htm",
+    ".rst",
+    ".toml",
+    ".ini",
+    ".log",
+    ".py",
+)
 
 
 @dataclass(frozen=True)
@@ -104,8 +119,10 @@ def read_local_file(local_path: str, cwd: Path) -> LocalFile:
         if not stat.S_ISREG(info.st_mode):
             raise ValueError(f"{local_path} is not a regular file")
         if info.st_size > MAX_UPLOAD_BYTES:
-            raise ValueError(f"{local_path} is {info.st_size} bytes; the limit is "
-                             f"{MAX_UPLOAD_BYTES} bytes (10 MiB)")  # fmt: skip
+            raise ValueError(
+                f"{local_path} is {info.st_size} bytes; the limit is "
+                f"{MAX_UPLOAD_BYTES} bytes (10 MiB)"
+            )
         os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=False) as handle:
             data = handle.read(MAX_UPLOAD_BYTES + 1)
@@ -136,8 +153,18 @@ def public_file(file: Any) -> dict[str, Any]:
     """The fields of a stored file shown to the model."""
     if not isinstance(file, dict):
         return {}
-    keys = ("id", "name", "path", "rdb_uri", "scope", "mime_type", "size", "size_bytes",
-            "status", "created_at")  # fmt: skip
+    keys = (
+        "id",
+        "name",
+        "path",
+        "rdb_uri",
+        "scope",
+        "mime_type",
+        "size",
+        "size_bytes",
+        "status",
+        "created_at",
+    )
     return {k: file[k] for k in keys if file.get(k) is not None}
 
 

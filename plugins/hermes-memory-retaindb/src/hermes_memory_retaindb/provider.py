@@ -18,6 +18,7 @@ Every call goes through the kit's `Guard` (breaker, failure taxonomy, health rec
 from __future__ import annotations
 
 import logging
+import os
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -94,13 +95,17 @@ class RetainDBProvider(kit.RemoteProvider):
             return
         self._user = s.user_id or str(kwargs.get("user_id") or "") or "default"
         self._client = RetainDBClient(
-            api_key=s.api_key, base_url=s.base_url, project=s.project,
-            timeout=s.timeout, transport=self._transport,
-        )  # fmt: skip
+            api_key=s.api_key,
+            base_url=s.base_url,
+            project=s.project,
+            timeout=s.timeout,
+            transport=self._transport,
+        )
         self._init_error = ""
         self._recall = SerialWorker("retaindb-recall")
-        self._pending = JournaledWrites(guard, self._send, home=self._home,
-                                        max_pending=s.max_pending, accept=_accept)  # fmt: skip
+        self._pending = JournaledWrites(
+            guard, self._send, home=self._home, max_pending=s.max_pending, accept=_accept
+        )
         if self._writes_enabled:
             self._pending.restore()
         self._recall.submit(self._refresh_profile)
@@ -139,9 +144,11 @@ class RetainDBProvider(kit.RemoteProvider):
         now = datetime.now(UTC).isoformat()
         row = self._write(
             "ingest",
-            messages=[{"role": "user", "content": user_content, "timestamp": now},
-                      {"role": "assistant", "content": assistant_content, "timestamp": now}],
-        )  # fmt: skip
+            messages=[
+                {"role": "user", "content": user_content, "timestamp": now},
+                {"role": "assistant", "content": assistant_content, "timestamp": now},
+            ],
+        )
         if kwargs.get("session_id"):
             row["session_id"] = str(kwargs["session_id"])
         self._enqueue(row)
@@ -155,8 +162,9 @@ class RetainDBProvider(kit.RemoteProvider):
         self._known_facts.add(kit.fact_key(content))
         if self.active:
             kind = "preference" if target == "user" else "factual"
-            self._enqueue(self._write("remember", content=content.strip(), memory_type=kind,
-                                      importance=0.7))  # fmt: skip
+            self._enqueue(
+                self._write("remember", content=content.strip(), memory_type=kind, importance=0.7)
+            )
 
     # ------------------------------------------------------------------ recall
     def system_prompt_block(self) -> str:
@@ -207,14 +215,18 @@ class RetainDBProvider(kit.RemoteProvider):
         wait = self.settings.recall_timeout
         session = session_id or self._session
         try:
-            found = guard.call("context", lambda: client.context(self._user, session, query,
-                                                                   timeout=wait))  # fmt: skip
+            found = guard.call(
+                "context", lambda: client.context(self._user, session, query, timeout=wait)
+            )
         except (kit.Unavailable, kit.CallFailed):
             found = []
-        text, self._last_count = kit.overlay("## RetainDB profile", profile,
-                                             "## Relevant memories",
-                                             [str(m["content"]) for m in found],
-                                             exclude=self._known_facts)  # fmt: skip
+        text, self._last_count = kit.overlay(
+            "## RetainDB profile",
+            profile,
+            "## Relevant memories",
+            [str(m["content"]) for m in found],
+            exclude=self._known_facts,
+        )
         return text
 
     def recall_status(self) -> RecallStatus | None:
@@ -225,4 +237,46 @@ class RetainDBProvider(kit.RemoteProvider):
     # ------------------------------------------------------------------ tools
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
         """Run a ``retaindb_*`` tool; always a JSON string, errors as ``{"error": …}``."""
-        return self._run_tool(TOOLS, tool_name, args)
+        return self._run_tool(TOOLS, tool_name, args, owner=_ToolView(self))
+
+
+class _ToolView:
+    """The tools' `ToolContext`: the few provider calls they need, read when used."""
+
+    __slots__ = ("_provider",)
+
+    def __init__(self, provider: RetainDBProvider) -> None:
+        self._provider = provider
+
+    @property
+    def user(self) -> str:
+        return self._provider._user
+
+    @property
+    def session(self) -> str:
+        return self._provider._session
+
+    @property
+    def profile(self) -> list[str]:
+        return self._provider._profile or []
+
+    @property
+    def file_timeout(self) -> float:
+        return float(self._provider.settings.file_timeout)
+
+    @property
+    def cwd(self) -> Path:
+        return self._provider._cwd or Path(os.getcwd())
+
+    def keep_profile(self, profile: list[str]) -> None:
+        self._provider._profile = profile
+        self._provider._profile_at = time.monotonic()
+
+    def profile_changed(self) -> None:
+        self._provider._profile_at = 0.0
+
+    def write(self, op: str, **fields: Any) -> kit.Write:
+        return self._provider._write(op, **fields)
+
+    def enqueue(self, row: kit.Write) -> None:
+        self._provider._enqueue(row)

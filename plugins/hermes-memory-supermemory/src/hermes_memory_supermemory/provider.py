@@ -29,7 +29,7 @@ from hermes_memory_supermemory.config import (
     SupermemorySettings,
     namespace_for,
 )
-from hermes_memory_supermemory.tools import PROMPT, TOOLS, now
+from hermes_memory_supermemory.tools import PROMPT, TOOLS, ToolContext, now
 
 if TYPE_CHECKING:
     from hermes_memory_supermemory.client import SupermemoryClient
@@ -229,4 +229,7 @@ class SupermemoryProvider(RemoteProvider):
 
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
         """Run a ``supermemory_*`` tool; always a JSON string, errors as ``{"error": …}``."""
-        return self._run_tool(TOOLS, tool_name, args)
+        return self._run_tool(TOOLS, tool_name, args, owner=ToolContext(self._stored))
+
+    def _stored(self, content: str) -> None:
+        self._known_facts.add(fact_key(content))

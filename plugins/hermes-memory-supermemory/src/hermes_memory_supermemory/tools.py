@@ -3,6 +3,8 @@ them) and the system-prompt paragraph."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -10,13 +12,21 @@ from hermes_memory_core import kit
 
 if TYPE_CHECKING:
     from hermes_memory_supermemory.client import SupermemoryClient
-    from hermes_memory_supermemory.provider import SupermemoryProvider
 
-__all__ = ["PROMPT", "SOURCE", "TOOLS", "TOOL_NAMES", "TOOL_SCHEMAS", "now"]
+__all__ = ["PROMPT", "SOURCE", "TOOLS", "TOOL_NAMES", "TOOL_SCHEMAS", "ToolContext", "now"]
 
 #: Metadata stored with every document this adapter writes.
 SOURCE = {"source": "hermes-memory"}
 Args = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What the tools get of their provider, and nothing else (the provider builds it)."""
+
+    #: Note a fact the tools stored, so recall does not hand it back as news.
+    stored: Callable[[str], None]
+
 
 PROMPT = (
     "Long-term memory (Supermemory): memories matching the user's message, and a short "
@@ -90,16 +100,16 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def save(p: SupermemoryProvider, args: Args, client: SupermemoryClient, guard: kit.Guard) -> Any:
+def save(ctx: ToolContext, args: Args, client: SupermemoryClient, guard: kit.Guard) -> Any:
     """Store one fact as a document of its own."""
     content = kit.visible_text(args, "content", max_chars=20000)
     metadata = {**SOURCE, "kind": "tool"}
     doc = guard.call("add", lambda: client.add(content, metadata=metadata, date=now()))
-    p._known_facts.add(kit.fact_key(content))
+    ctx.stored(content)
     return {"result": "Saved.", "id": doc, "container_tag": client.namespace}
 
 
-def search(p: SupermemoryProvider, args: Args, client: SupermemoryClient, guard: kit.Guard) -> Any:
+def search(ctx: ToolContext, args: Args, client: SupermemoryClient, guard: kit.Guard) -> Any:
     """The memories matching ``query`` (at most ``limit``)."""
     query = kit.visible_text(args, "query")
     limit = kit.int_arg(args, "limit", 10, low=1, high=50)
@@ -109,13 +119,13 @@ def search(p: SupermemoryProvider, args: Args, client: SupermemoryClient, guard:
     return {"results": [f.as_json() for f in found], "count": len(found)}
 
 
-def profile(p: SupermemoryProvider, args: Args, client: SupermemoryClient, guard: kit.Guard) -> Any:
+def profile(ctx: ToolContext, args: Args, client: SupermemoryClient, guard: kit.Guard) -> Any:
     """The container's profile: stable facts and current context."""
     static, dynamic = guard.call("profile", client.profile)
     return {"static": static, "dynamic": dynamic, "container_tag": client.namespace}
 
 
-def forget(p: SupermemoryProvider, args: Args, client: SupermemoryClient, guard: kit.Guard) -> Any:
+def forget(ctx: ToolContext, args: Args, client: SupermemoryClient, guard: kit.Guard) -> Any:
     """Forget one memory by ``id``, or those matching ``query`` (``preview`` only lists)."""
     memory_id = kit.optional_text(args, "id") or ""
     wanted = kit.optional_text(args, "query") or ""
@@ -134,15 +144,25 @@ def forget(p: SupermemoryProvider, args: Args, client: SupermemoryClient, guard:
     return {key: done["count"], "matches": done["matches"]}
 
 
-_RUN = {"supermemory_save": save, "supermemory_search": search,
-        "supermemory_forget": forget, "supermemory_profile": profile}  # fmt: skip
-_REFUSED = {"supermemory_save": "this agent may not write memories",
-            "supermemory_forget": "this agent may not forget memories"}  # fmt: skip
+_RUN = {
+    "supermemory_save": save,
+    "supermemory_search": search,
+    "supermemory_forget": forget,
+    "supermemory_profile": profile,
+}
+_REFUSED = {
+    "supermemory_save": "this agent may not write memories",
+    "supermemory_forget": "this agent may not forget memories",
+}
 TOOLS = kit.ToolTable(
-    *(kit.Tool(s, _RUN[s["name"]], writes=s["name"] in _REFUSED,
-               read_only=_REFUSED.get(s["name"], "")) for s in TOOL_SCHEMAS),
+    *(
+        kit.Tool(
+            s, _RUN[s["name"]], writes=s["name"] in _REFUSED, read_only=_REFUSED.get(s["name"], "")
+        )
+        for s in TOOL_SCHEMAS
+    ),
     service="Supermemory",
     unavailable_error="{tool}: {message}",
     failed_error="{tool} failed: {message}",
-)  # fmt: skip
+)
 TOOL_NAMES = TOOLS.names

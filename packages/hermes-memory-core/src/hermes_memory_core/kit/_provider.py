@@ -180,12 +180,24 @@ class RemoteProvider(MemoryProvider):
             close_when_idle(client.close, (*workers, writer), drained=drained, within=within,
                             name=f"{self.name}-close")  # fmt: skip
 
-    def _run_tool(self, tools: ToolTable, tool_name: str, args: Any) -> str:
+    def _run_tool(
+        self, tools: ToolTable, tool_name: str, args: Any, *, owner: object = None
+    ) -> str:
         """Answer ``handle_tool_call`` through ``tools``: each tool is called with
-        ``(args, client, guard)``; a provider that is not `active` answers why."""
+        ``(owner, args, client, guard)``; a provider that is not `active` answers why.
+
+        :param owner: what the tools get of the provider (default: the provider itself) —
+            give function tools a narrow context object, not the provider's private state.
+        """
         ready = (self._client, self._guard) if self.active and self._guard else None
-        return tools.dispatch(self, tool_name, args, context=ready, reason=self._init_error,
-                              writes=self._writes_enabled)  # fmt: skip
+        return tools.dispatch(
+            self if owner is None else owner,
+            tool_name,
+            args,
+            context=ready,
+            reason=self._init_error,
+            writes=self._writes_enabled,
+        )
 
     # ----------------------------------------------------------------- the shared policy
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
