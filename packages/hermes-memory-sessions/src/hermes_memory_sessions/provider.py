@@ -247,7 +247,7 @@ class SessionArchiveProvider(MemoryProvider):
 
     def _start_following(self) -> None:
         """``sessions.follow_hermes``: import what is new in ``<home>/state.db`` on a
-        background thread (bounded by `follow.PROVIDER_FOLLOW_BUDGET_S`), once per provider;
+        background thread (bounded by `importers.PROVIDER_FOLLOW_BUDGET_S`), once per provider;
         the turn never waits for it. Hermes' file is only read."""
         with self._lock:
             if self._follower is not None:

@@ -654,7 +654,7 @@ def _mask_secrets(msg: dict[str, Any]) -> bool:
 
     Another program's history enters the archive here, and the archive feeds prompts
     (``session_search``), so it gets the same scrubbing as live turns: the archives' own
-    (`message_rows.scrub_messages`, which also reads tool calls stored as JSON text).
+    (`_message_rows.scrub_messages`, which also reads tool calls stored as JSON text).
     """
     masked = scrub_messages([msg])[0]
     if masked is msg:

@@ -1,6 +1,6 @@
 """`SessionStore`'s recording methods: sessions started and ended, messages appended.
 
-Every write is one ``BEGIN IMMEDIATE`` transaction (see `archive_connection`), so several
+Every write is one ``BEGIN IMMEDIATE`` transaction (see `_connection`), so several
 processes can append at once without losing rows.
 """
 
@@ -105,7 +105,7 @@ class ArchiveWrites(SqliteArchiveBase):
 
         With ``scrub_secrets`` on (the default) credentials in each message's free text
         (``content``, ``tool_calls``, ``reasoning``, ``reasoning_content``, ``api_content``)
-        are masked before anything is written (`message_rows.scrub_messages`); role, ids,
+        are masked before anything is written (`_message_rows.scrub_messages`); role, ids,
         timestamps and ``tool_name`` are stored as given.
         """
         if self.scrub_secrets:
