@@ -2,7 +2,7 @@
 
 A deleted message loses its vector; an edited message (and the two messages after it,
 whose context it is) loses its vector and is embedded again. See
-`hermes_memory_sessions.vectors` for the layout.
+`hermes_memory_sessions.vectors._index` for the layout.
 """
 
 from __future__ import annotations

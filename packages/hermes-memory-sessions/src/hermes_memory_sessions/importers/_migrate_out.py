@@ -32,12 +32,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_memory_sessions.hermesdb import inspect_database, our_objects
-from hermes_memory_sessions.importer import ImportReport, ProgressCallback, import_hermes_db
-from hermes_memory_sessions.schema import META_SCHEMA_KEY
+from hermes_memory_sessions.importers._hermes import (
+    ImportReport,
+    ProgressCallback,
+    import_hermes_db,
+)
+from hermes_memory_sessions.storage._hermesdb import inspect_database, our_objects
+from hermes_memory_sessions.storage._schema import META_SCHEMA_KEY
 
 if TYPE_CHECKING:
-    from hermes_memory_sessions.store import SessionStore
+    from hermes_memory_sessions.storage._store import SessionStore
 
 __all__ = ["BACKUP_INFIX", "MigrateOutError", "MigrateOutReport", "backup_path", "migrate_out"]
 
@@ -140,7 +144,7 @@ def migrate_out(
 
     See the module docstring for the steps. Raises `MigrateOutError` when ``state_db``
     holds nothing of ours (nothing is written then) and
-    `hermes_memory_sessions.importer.HermesImportError` when it cannot be read; if the import
+    `HermesImportError` when it cannot be read; if the import
     fails nothing is dropped (the backup stays). Safe to run again after an interruption.
     """
     path = Path(state_db).expanduser()

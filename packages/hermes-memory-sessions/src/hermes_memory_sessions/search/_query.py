@@ -20,8 +20,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hermes_memory_sessions._cjk_text import CJK_STOP_WORDS, content_form, fold, segment_run
-from hermes_memory_sessions.cjk import split_cjk
+from hermes_memory_sessions.search._cjk import split_cjk
+from hermes_memory_sessions.search._cjk_text import CJK_STOP_WORDS, content_form, fold, segment_run
 
 __all__ = [
     "MAX_QUERY_CHARS",

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hermes_memory_sessions.archive_connection import SqliteArchiveBase
+from hermes_memory_sessions.storage._connection import SqliteArchiveBase
 
 __all__ = ["STALE_END_REASON", "ArchiveMaintenance", "delete_session_rows"]
 

@@ -30,12 +30,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_memory_sessions.cjk import cjk_match_expr, split_cjk
-from hermes_memory_sessions.hit_filters import HIT_SELECT, hit_filters
-from hermes_memory_sessions.query import ParsedQuery, Term, parse_query
-from hermes_memory_sessions.query import any_terms as content_terms
-from hermes_memory_sessions.schema import ArchiveBusy
-from hermes_memory_sessions.shaping import (
+from hermes_memory_sessions.search._cjk import cjk_match_expr, split_cjk
+from hermes_memory_sessions.search._hit_filters import HIT_SELECT, hit_filters
+from hermes_memory_sessions.search._query import ParsedQuery, Term, parse_query
+from hermes_memory_sessions.search._query import any_terms as content_terms
+from hermes_memory_sessions.search._shaping import (
     SMOOTH_SEEDS,
     anchored_result,
     context_rows,
@@ -47,8 +46,9 @@ from hermes_memory_sessions.shaping import (
     smoothing_extra,
     terms_have_cjk,
 )
-from hermes_memory_sessions.shaping import SMOOTHING as SMOOTHING  # re-exported
-from hermes_memory_sessions.shaping import decode_row as _decode
+from hermes_memory_sessions.search._shaping import SMOOTHING as SMOOTHING  # re-exported
+from hermes_memory_sessions.search._shaping import decode_row as _decode
+from hermes_memory_sessions.storage._schema import ArchiveBusy
 
 __all__ = [
     "Hits",
@@ -223,7 +223,7 @@ def _folded_spans(content: str, needles: Sequence[str]) -> list[tuple[int, int]]
 
     Folding maps each character to one character for these texts; when it does not
     (a phrase of another length), nothing is found and the snippet is unmarked."""
-    from hermes_memory_sessions._cjk_text import fold
+    from hermes_memory_sessions.search._cjk_text import fold
 
     folded = fold(content).casefold()
     if len(folded) != len(content):

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from hermes_memory_sessions.vector_schema import has_vector_table
+from hermes_memory_sessions.vectors._schema import has_vector_table
 
 if TYPE_CHECKING:
-    from hermes_memory_sessions.store import SessionStore
+    from hermes_memory_sessions.storage._store import SessionStore
 
 __all__ = ["CENTER_SAMPLE", "BinaryCodes", "CodeCache", "unit_rows"]
 

@@ -22,7 +22,7 @@ Importing validates the whole file first (a bad file imports nothing; errors nam
 then writes one session per transaction, keeping session ids, message ids (when none of a
 session's ids is taken in the destination; otherwise new ids in the same order, with a
 warning), timestamps, order, tool fields, titles and lineage. Sessions already present are
-skipped and reported, as with :func:`hermes_memory_sessions.importer.import_hermes_db`.
+skipped and reported, as with :func:`hermes_memory_sessions.importers._hermes.import_hermes_db`.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 
-from hermes_memory_sessions.importer import (
+from hermes_memory_sessions.importers._hermes import (
     ImportReport,
     ProgressCallback,
     _free_title,

@@ -10,14 +10,14 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from hermes_memory_sessions.archive_connection import SqliteArchiveBase
-from hermes_memory_sessions.archive_titles import (
+from hermes_memory_sessions.search._shaping import single_message
+from hermes_memory_sessions.storage._connection import SqliteArchiveBase
+from hermes_memory_sessions.storage._message_rows import check_id, insert_messages, scrub_messages
+from hermes_memory_sessions.storage._titles import (
     check_title_free,
     clean_title,
     next_title_in_lineage,
 )
-from hermes_memory_sessions.message_rows import check_id, insert_messages, scrub_messages
-from hermes_memory_sessions.shaping import single_message
 
 __all__ = ["ArchiveWrites"]
 

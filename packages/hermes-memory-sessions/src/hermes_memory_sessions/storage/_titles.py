@@ -11,8 +11,8 @@ from __future__ import annotations
 import sqlite3
 import unicodedata
 
-from hermes_memory_sessions.archive_connection import SqliteArchiveBase
-from hermes_memory_sessions.shaping import escape_like, next_numbered_title, title_base
+from hermes_memory_sessions.search._shaping import escape_like, next_numbered_title, title_base
+from hermes_memory_sessions.storage._connection import SqliteArchiveBase
 
 __all__ = [
     "TITLE_MAX_CHARS",

@@ -12,7 +12,7 @@ archive starts empty. Two things keep that from going unnoticed:
   sessions provider runs in the background when it starts, and the CLI before a read.
 
 Hermes' file is only ever opened read-only (``mode=ro`` / ``immutable=1``, no sidecar files,
-see `hermes_memory_sessions.hermesdb`); nothing here writes to it.
+see `hermes_memory_sessions.storage._hermesdb`); nothing here writes to it.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hermes_memory_sessions.hermesdb import inspect_database, open_readonly
+from hermes_memory_sessions.storage._hermesdb import inspect_database, open_readonly
 
 if TYPE_CHECKING:
-    from hermes_memory_sessions.importer import ImportReport
+    from hermes_memory_sessions.importers._hermes import ImportReport
     from hermes_memory_sessions.protocol import SessionArchive
 
 __all__ = [
@@ -193,7 +193,7 @@ def follow_hermes(
     A session that Hermes ended without adding a message is brought up to date by the next
     run that has something to copy (or by ``sessions import --from-hermes``).
     """
-    from hermes_memory_sessions.importer import HermesImportError, import_hermes_db
+    from hermes_memory_sessions.importers._hermes import HermesImportError, import_hermes_db
 
     state = hermes_state_path(home)
     if inspect_database(state).kind != "hermes":

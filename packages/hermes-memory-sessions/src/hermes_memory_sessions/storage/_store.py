@@ -91,24 +91,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hermes_memory_sessions._archive_rewind import ArchiveRewind
-from hermes_memory_sessions.archive_browse import ArchiveBrowse
-from hermes_memory_sessions.archive_connection import (
+from hermes_memory_sessions.search._shaping import NUMBERED_TITLE
+from hermes_memory_sessions.storage._browse import ArchiveBrowse
+from hermes_memory_sessions.storage._connection import (
     ArchiveConnection,
     ArchiveReadOnly,
     cjk_document,
 )
-from hermes_memory_sessions.archive_imports import ArchiveImports
-from hermes_memory_sessions.archive_maintenance import STALE_END_REASON, ArchiveMaintenance
-from hermes_memory_sessions.archive_titles import (
-    TITLE_MAX_CHARS,
-    TITLE_SOURCES,
-    ArchiveTitles,
-    sanitize_title,
-)
-from hermes_memory_sessions.archive_vectors import ArchiveVectors
-from hermes_memory_sessions.archive_writes import ArchiveWrites
-from hermes_memory_sessions.message_rows import (
+from hermes_memory_sessions.storage._imports import ArchiveImports
+from hermes_memory_sessions.storage._maintenance import STALE_END_REASON, ArchiveMaintenance
+from hermes_memory_sessions.storage._message_rows import (
     MESSAGE_DATA_FIELDS,
     MESSAGE_FIELDS,
     check_id,
@@ -117,8 +109,16 @@ from hermes_memory_sessions.message_rows import (
     encode_json,
     schema_columns,
 )
-from hermes_memory_sessions.shaping import NUMBERED_TITLE
-from hermes_memory_sessions.sqlite_reads import SqliteArchiveReads
+from hermes_memory_sessions.storage._reads import SqliteArchiveReads
+from hermes_memory_sessions.storage._rewind import ArchiveRewind
+from hermes_memory_sessions.storage._titles import (
+    TITLE_MAX_CHARS,
+    TITLE_SOURCES,
+    ArchiveTitles,
+    sanitize_title,
+)
+from hermes_memory_sessions.storage._writes import ArchiveWrites
+from hermes_memory_sessions.vectors._archive import ArchiveVectors
 
 __all__ = [
     "MESSAGE_DATA_FIELDS",
@@ -169,7 +169,7 @@ class SessionStore(
     :param embedder: an embedder (``hermes_memory_vectors.Embedder``) for hybrid recall: new
         messages are embedded by a background thread, ``discover_messages`` and
         ``session_search`` fuse dense similarity with the lexical ranking, and
-        ``embed_pending()`` backfills (see `hermes_memory_sessions.vectors`). ``None``
+        ``embed_pending()`` backfills (see `hermes_memory_sessions.vectors._index`). ``None``
         (default): lexical search only.
     :param embed_in_background: with an embedder, start the background embedding thread
         (``False``: only ``embed_pending`` embeds).

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hermes_memory_sessions.archive_connection import SqliteArchiveBase
-from hermes_memory_sessions.message_rows import count_tool_calls
+from hermes_memory_sessions.storage._connection import SqliteArchiveBase
+from hermes_memory_sessions.storage._message_rows import count_tool_calls
 
 __all__ = ["ArchiveRewind"]
 

@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hermes_memory_sessions import hermesdb, schema
-from hermes_memory_sessions.cjk import cjk_index_text
+from hermes_memory_sessions.search._cjk import cjk_index_text
+from hermes_memory_sessions.storage import _hermesdb as hermesdb
+from hermes_memory_sessions.storage import _schema as schema
 
 __all__ = [
     "FTS_TABLES",
@@ -290,7 +291,7 @@ class SqliteArchiveBase:
 
     @property
     def conn(self) -> sqlite3.Connection:
-        """The underlying connection (for read queries by `hermes_memory_sessions.search`)."""
+        """The underlying connection (for the read queries of the search package)."""
         return self._db.conn
 
     @property

@@ -14,7 +14,7 @@ apart and never writes to Hermes' file:
   ``state.db`` that an earlier hermes-memory release filled with its own objects (the
   *legacy* case), something else, or nothing.
 * `legacy_archive_notice(home)` is the one-line notice read commands print for the legacy
-  case; `hermes_memory_sessions.migrate_out.migrate_out` fixes it.
+  case; `hermes_memory_sessions.importers._migrate_out.migrate_out` fixes it.
 """
 
 from __future__ import annotations

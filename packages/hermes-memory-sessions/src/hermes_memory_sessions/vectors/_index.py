@@ -49,15 +49,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from hermes_memory_sessions.archive_vectors import CONTEXT_BEFORE as _DEFAULT_CONTEXT
-from hermes_memory_sessions.archive_vectors import EMBEDDABLE, coverage_counts, index_model
-from hermes_memory_sessions.binary_codes import CENTER_SAMPLE, CodeCache
-from hermes_memory_sessions.embedding_worker import FAILURE_BACKOFF, EmbeddingWorker
-from hermes_memory_sessions.hit_filters import HIT_SELECT, hit_filters
-from hermes_memory_sessions.vector_schema import ensure_vector_schema, has_vector_table
+from hermes_memory_sessions.search._hit_filters import HIT_SELECT, hit_filters
+from hermes_memory_sessions.vectors._archive import CONTEXT_BEFORE as _DEFAULT_CONTEXT
+from hermes_memory_sessions.vectors._archive import EMBEDDABLE, coverage_counts, index_model
+from hermes_memory_sessions.vectors._binary_codes import CENTER_SAMPLE, CodeCache
+from hermes_memory_sessions.vectors._embedding_worker import FAILURE_BACKOFF, EmbeddingWorker
+from hermes_memory_sessions.vectors._schema import ensure_vector_schema, has_vector_table
 
 if TYPE_CHECKING:
-    from hermes_memory_sessions.store import SessionStore
+    from hermes_memory_sessions.storage._store import SessionStore
 
 __all__ = [
     "CENTER_SAMPLE",
@@ -79,7 +79,7 @@ logger = logging.getLogger(__name__)
 #: Roles whose messages get a vector.
 VECTOR_ROLES: tuple[str, ...] = ("user", "assistant")
 #: Conversational messages before a message that are embedded with it (see
-#: `hermes_memory_sessions.archive_vectors.CONTEXT_BEFORE`).
+#: `hermes_memory_sessions.vectors._archive.CONTEXT_BEFORE`).
 CONTEXT_BEFORE = _DEFAULT_CONTEXT
 #: Characters kept of each context message (its end) and of the message itself (its start):
 #: bounds the text embedded per message whatever the window.
@@ -471,5 +471,5 @@ class VectorIndex:
 
 
 def vector_coverage(store: SessionStore, model: str | None) -> dict[str, Any]:
-    """`hermes_memory_sessions.archive_vectors.coverage_counts` under the store's read lock."""
+    """`hermes_memory_sessions.vectors._archive.coverage_counts` under the store's read lock."""
     return store.read_with(coverage_counts, model)

@@ -8,9 +8,9 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from hermes_memory_sessions.archive_connection import SqliteArchiveBase
-from hermes_memory_sessions.archive_titles import check_title_free, sanitize_title
-from hermes_memory_sessions.message_rows import check_id, insert_messages, schema_columns
+from hermes_memory_sessions.storage._connection import SqliteArchiveBase
+from hermes_memory_sessions.storage._message_rows import check_id, insert_messages, schema_columns
+from hermes_memory_sessions.storage._titles import check_title_free, sanitize_title
 
 __all__ = ["ArchiveImports"]
 

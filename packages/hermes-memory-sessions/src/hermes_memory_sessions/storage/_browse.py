@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from hermes_memory_sessions.archive_connection import SqliteArchiveBase
-from hermes_memory_sessions.message_rows import check_id
-from hermes_memory_sessions.shaping import like_prefix
+from hermes_memory_sessions.search._shaping import like_prefix
+from hermes_memory_sessions.storage._connection import SqliteArchiveBase
+from hermes_memory_sessions.storage._message_rows import check_id
 
 __all__ = ["ArchiveBrowse"]
 
@@ -147,7 +147,7 @@ class ArchiveBrowse(SqliteArchiveBase):
         is empty when the anchor is not a message of ``session_id``. ``tool_calls`` is
         decoded to a list.
         """
-        from hermes_memory_sessions.search import messages_around
+        from hermes_memory_sessions.search._lexical import messages_around
 
         with self.read() as conn:
             return messages_around(conn, session_id, int(anchor_id), int(window))
@@ -161,14 +161,14 @@ class ArchiveBrowse(SqliteArchiveBase):
         keep_roles: Sequence[str] = ("user", "assistant"),
     ) -> dict[str, Any]:
         """`get_messages_around` filtered to ``keep_roles`` (anchor always kept) plus bookends."""
-        from hermes_memory_sessions.search import anchored_view
+        from hermes_memory_sessions.search._lexical import anchored_view
 
         with self.read() as conn:
             return anchored_view(conn, session_id, int(anchor_id), window, bookend, keep_roles)
 
     def search_messages(self, query: str, **kwargs: Any) -> list[dict[str, Any]]:
-        """Full-text search; see `hermes_memory_sessions.search.search_messages`."""
-        from hermes_memory_sessions.search import search_messages
+        """Full-text search; see `hermes_memory_sessions.search._lexical.search_messages`."""
+        from hermes_memory_sessions.search._lexical import search_messages
 
         with self.read() as conn:
             return search_messages(conn, query, **kwargs)

@@ -3,9 +3,9 @@
 Tables and columns are a compatible subset of Hermes Agent's ``state.db`` (``sessions``,
 ``messages``, ``schema_version``, ``state_meta``), so Hermes' sessions import column for
 column and Hermes could read ours. The archive is always a file of its own: Hermes'
-``state.db`` is never opened as an archive (`hermes_memory_sessions.hermesdb`). Every object
+``state.db`` is never opened as an archive (`_hermesdb`). Every object
 that is ours alone carries an ``hm_`` prefix (an earlier release did put them inside Hermes'
-file; `hermes_memory_sessions.migrate_out` moves such an archive out):
+file; `hermes_memory_sessions.importers.migrate_out` moves such an archive out):
 
 * ``hm_fts_words`` — FTS5 ``unicode61`` (diacritics folded), *external content* over the
   view ``hm_fts_words_src`` (no second copy of the text), kept in sync by triggers. Columns
@@ -14,7 +14,7 @@ file; `hermes_memory_sessions.migrate_out` moves such an archive out):
   `TOOL_INDEX_PREFIX` characters. Kept apart so that bulky tool output neither inflates the
   document frequencies BM25 must count for ordinary searches nor crowds their candidates.
 * ``hm_fts_cjk`` — contentless FTS5 fed with unigram + bigram text of CJK runs
-  (`hermes_memory_sessions.cjk`). Triggers record every change of a row that contains CJK
+  (`hermes_memory_sessions.search._cjk`). Triggers record every change of a row that contains CJK
   in ``hm_cjk_pending`` (ids of inserts, old text of deletes); the store drains that queue in
   the same transaction, and also on open, so even rows written by another program are indexed.
 
@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from hermes_memory_core.fsutil import make_private_dirs
-from hermes_memory_sessions._cjk_text import fold_version
-from hermes_memory_sessions.cjk import CJK_GLOB, CJK_INDEX_GLOB
+from hermes_memory_sessions.search._cjk import CJK_GLOB, CJK_INDEX_GLOB
+from hermes_memory_sessions.search._cjk_text import fold_version
 
 __all__ = [
     "META_SCHEMA_KEY",

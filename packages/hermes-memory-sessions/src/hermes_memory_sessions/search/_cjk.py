@@ -11,7 +11,7 @@ three or more match the *phrase* of consecutive bigrams, which is exactly "this 
 occurs" (bigram runs of different text runs are never adjacent because the unigrams of the
 next run sit between them). No compiled extension is needed.
 
-The document is made from the *folded* text (`hermes_memory_sessions._cjk_text.fold`:
+The document is made from the *folded* text (`hermes_memory_sessions.search._cjk_text.fold`:
 full-width forms to ASCII, Traditional to Simplified), and queries are folded the same way;
 a message whose only foldable characters are full-width letters or digits is indexed here
 too (its folded Latin words are then findable by their ASCII spelling).
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from hermes_memory_sessions._cjk_text import FOLD_GLOB_CLASS, fold, fold_version
+from hermes_memory_sessions.search._cjk_text import FOLD_GLOB_CLASS, fold, fold_version
 
 __all__ = [
     "CJK_GLOB",

@@ -24,8 +24,8 @@ the rest imports.
 
 Typical use::
 
-    from hermes_memory_sessions.importer import import_hermes_db
-    from hermes_memory_sessions.store import SessionStore
+    from hermes_memory_sessions.importers._hermes import import_hermes_db
+    from hermes_memory_sessions.storage._store import SessionStore
 
     store = SessionStore("~/.hermes/hermes-memory/sessions.db")
     report = import_hermes_db("~/.hermes/state.db", store, progress=print)
@@ -45,9 +45,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_memory_sessions.hermesdb import TimeBudget, file_stamp
-from hermes_memory_sessions.message_rows import scrub_messages
-from hermes_memory_sessions.store import MESSAGE_DATA_FIELDS
+from hermes_memory_sessions.storage._hermesdb import TimeBudget, file_stamp
+from hermes_memory_sessions.storage._message_rows import scrub_messages
+from hermes_memory_sessions.storage._store import MESSAGE_DATA_FIELDS
 
 if TYPE_CHECKING:
     from hermes_memory_sessions.protocol import SessionArchive

@@ -1,7 +1,7 @@
 """The embedding and discovery methods of `SessionStore` (mixed into it).
 
 Importing this module imports no numerical library: the vector index
-(`hermes_memory_sessions.vectors`, numpy) is loaded only when an embedder is attached.
+(`hermes_memory_sessions.vectors._index`, numpy) is loaded only when an embedder is attached.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from hermes_memory_sessions.vectors import VectorIndex
+    from hermes_memory_sessions.vectors._index import VectorIndex
 
 __all__ = ["CONTEXT_BEFORE", "EMBEDDABLE", "ArchiveVectors", "coverage_counts", "index_model"]
 
@@ -91,7 +91,7 @@ class ArchiveVectors:
                 " (see hermes_memory_vectors.Embedder)"
             )
         try:
-            from hermes_memory_sessions.vectors import VectorIndex
+            from hermes_memory_sessions.vectors._index import VectorIndex
         except ImportError as exc:  # numpy missing
             from hermes_memory_core.installer import install_command
 
@@ -183,7 +183,7 @@ class ArchiveVectors:
         model, session_started, match`` (``"and"``, ``"any_terms"`` or ``"semantic"``).
         Never raises for a malformed query (``[]``).
         """
-        from hermes_memory_sessions.hybrid import discover
+        from hermes_memory_sessions.search._hybrid import discover
 
         found = discover(
             self, query, limit=limit, role_filter=role_filter, exclude_sources=exclude_sources

@@ -31,8 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_memory_sessions.query import any_terms, parse_query
-from hermes_memory_sessions.search import Hits, _needles, _search_items, python_snippet
+from hermes_memory_sessions.search._lexical import Hits, _needles, _search_items, python_snippet
+from hermes_memory_sessions.search._query import any_terms, parse_query
 
 __all__ = [
     "DENSE_POOL",
@@ -129,7 +129,7 @@ def _lexical(
     store: Any, query: str, pool: int, filters: dict[str, Any]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[int, tuple[str, str]], list[str]]:
     """``(and_rows, fallback_rows, sources, needles)`` of the lexical policy, each best first."""
-    from hermes_memory_sessions.search import _natural
+    from hermes_memory_sessions.search._lexical import _natural
 
     parsed = parse_query(query)
     if not parsed.terms:
@@ -188,7 +188,7 @@ def dense_floor(index: Any, cosines: Sequence[float] = ()) -> float | None:
 
 def _coverage(store: Any, ids: list[int], terms: Sequence[Any]) -> dict[int, float]:
     """The share of ``terms`` (folded query words) that each message's folded text holds."""
-    from hermes_memory_sessions._cjk_text import fold
+    from hermes_memory_sessions.search._cjk_text import fold
 
     words = [t.text.casefold() for t in terms]
     if not words or not ids:
@@ -287,7 +287,7 @@ def discover(
         match.setdefault(mid, "semantic")
         score[mid] = score.get(mid, 0.0) + DENSE_WEIGHT * s
     if FUSED_SMOOTHING > 0 and score:
-        from hermes_memory_sessions.search import _adjacent
+        from hermes_memory_sessions.search._lexical import _adjacent
 
         near = store.read_with(_adjacent, list(score))
         score = {

@@ -7,9 +7,9 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from hermes_memory_sessions.message_rows import PREVIEW_ELIGIBLE
-from hermes_memory_sessions.search import Hits
-from hermes_memory_sessions.shaping import like_prefix
+from hermes_memory_sessions.search._lexical import Hits
+from hermes_memory_sessions.search._shaping import like_prefix
+from hermes_memory_sessions.storage._message_rows import PREVIEW_ELIGIBLE
 
 __all__ = ["SqliteArchiveReads"]
 
@@ -24,8 +24,8 @@ class SqliteArchiveReads:
 
     def find_hits(self, query: str, **filters: Any) -> Hits | None:
         """Matching rows without snippets; ``filters`` are the keywords of
-        `hermes_memory_sessions.search.find_hits` (the protocol's ``find_hits``)."""
-        from hermes_memory_sessions.search import find_hits
+        `hermes_memory_sessions.search._lexical.find_hits` (the protocol's ``find_hits``)."""
+        from hermes_memory_sessions.search._lexical import find_hits
 
         return self.read_with(find_hits, query, **filters)
 
@@ -35,7 +35,7 @@ class SqliteArchiveReads:
 
     def live_messages(self, session_id: str) -> list[dict[str, Any]]:
         """The live conversation of a session (``active = 1``), ascending, decoded."""
-        from hermes_memory_sessions.search import live_messages
+        from hermes_memory_sessions.search._lexical import live_messages
 
         return self.read_with(live_messages, session_id)
 

@@ -14,8 +14,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from hermes_memory_sessions.cjk import split_cjk
-from hermes_memory_sessions.query import Term
+from hermes_memory_sessions.search._cjk import split_cjk
+from hermes_memory_sessions.search._query import Term
 
 __all__ = [
     "CONTEXT_CHARS",
