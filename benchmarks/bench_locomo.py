@@ -603,6 +603,8 @@ def _p50(values: Sequence[float]) -> float:
 def _make_embedder(name: str, threads: int) -> CachedEmbedder | None:
     if name == "none":
         return None
+    if name == "static":
+        return _make_static(threads)
     from hermes_memory_vectors import default_embedder
 
     probe = default_embedder  # the model loads on first use (a cache miss) only
@@ -714,7 +716,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--misses", type=int, default=0, help="print N questions lexical got, hybrid not"
     )
-    ap.add_argument("--embedder", choices=["default", "none"], default="default")
+    ap.add_argument("--embedder", choices=["default", "static", "none"], default="default")
     ap.add_argument("--threads", type=int, default=1, help="embedder threads (cache misses)")
     ap.add_argument(
         "--context",
@@ -758,6 +760,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         " default vectors (caught up), and static top candidates re-scored by the default",
     )
     ap.add_argument("--rescore", type=int, default=50, help="candidates re-scored (--catch-up)")
+    ap.add_argument(
+        "--catch-up-conversations",
+        type=int,
+        default=None,
+        help="--catch-up on the first N conversations only (a slow host)",
+    )
     args = ap.parse_args(argv)
     if args.backend == "postgres" and not args.dsn:
         print("--backend postgres needs --dsn (or HERMES_MEMORY_PG_DSN)", file=sys.stderr)
@@ -777,7 +785,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f" {hybrid_mod.DENSE_WEIGHT:g}"
     )
     if args.catch_up:
-        print_catch_up(evaluate_catch_up(convs, ks, args.threads, args.rescore), ks)
+        chosen = convs[: args.catch_up_conversations]
+        print(f"--catch-up on {len(chosen)} conversation(s): {[c.sample_id for c in chosen]}")
+        print_catch_up(evaluate_catch_up(chosen, ks, args.threads, args.rescore), ks)
         return 0
     embedder = _make_embedder(args.embedder, args.threads)
     with_mem0 = not args.no_mem0
