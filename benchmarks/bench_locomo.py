@@ -616,7 +616,9 @@ def _make_static(threads: int) -> CachedEmbedder:
     from hermes_memory_vectors import StaticEmbedder
 
     static = StaticEmbedder(threads=threads)
-    return CachedEmbedder(lambda: static, static.name, static.dim)
+    cached = CachedEmbedder(lambda: static, static.name, static.dim)
+    cached.similarity_margin = static.similarity_margin  # type: ignore[attr-defined]
+    return cached
 
 
 CATCH_UP_STATIC = "hybrid static (catching up)"

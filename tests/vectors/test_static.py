@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -173,3 +174,12 @@ def test_missing_model_file_is_unavailable(tmp_path: Path) -> None:
     bad.write_bytes(b"GGUF" + bytes(100))
     with pytest.raises(EmbedderUnavailable, match="not an E5S1 model"):
         StaticEmbedder(cache_dir=tmp_path, model_path=bad)
+
+
+def test_declares_the_calibrated_margin_hybrid_reads(tmp_path: Path) -> None:
+    hybrid = pytest.importorskip("hermes_memory_sessions.search._hybrid")
+    embedder = StaticEmbedder(cache_dir=tmp_path)
+    cosines = [i / 100 for i in range(31)]  # median 0.15, a pool large enough for a margin
+    floor = hybrid.dense_floor(SimpleNamespace(embedder=embedder), cosines)
+    assert floor == pytest.approx(0.15 + embedder.similarity_margin)
+    assert embedder.similarity_margin == 0.02

@@ -88,6 +88,12 @@ class StaticEmbedder:
     """
 
     dim = 384
+    #: A message found by meaning only must beat the median of the query's dense candidates
+    #: by this much (read by the session archive's hybrid ranking). Calibrated on the dev
+    #: conversations of benchmarks/bench_zh_recall.py: the largest margin tried that keeps
+    #: R@5 and R@10 within a point of no margin; results for questions nothing answers fell
+    #: from 10 to 1.1 of 10 (docs/benchmarks.md).
+    similarity_margin = 0.02
 
     def __init__(
         self,
