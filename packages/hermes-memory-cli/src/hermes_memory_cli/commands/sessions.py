@@ -521,7 +521,8 @@ def embed(ctx: Context) -> int:
         started = time.monotonic()
         try:
             with ctx.progress(
-                _("Embedding with {model}").format(model=before["model"])
+                _("Embedding with {model}").format(model=before["model"]),
+                rate_unit=_("messages"),
             ) as progress:
                 progress(0, todo)
 

@@ -73,7 +73,7 @@ class ArchiveVectors:
         batch_size: int = 32,
         progress: Callable[[int], None] | None = None,
     ) -> int:
-        """Embed messages that have no vector yet (blocking); returns how many.
+        """Embed messages that have no vector yet (blocking, newest first); returns how many.
 
         For backfills (``hermes-memory sessions embed``) and tests; new messages are embedded
         in the background anyway. Resumable (each batch is committed). Returns 0 when no

@@ -85,6 +85,8 @@ CONTEXT_BEFORE = _DEFAULT_CONTEXT
 #: bounds the text embedded per message whatever the window.
 CONTEXT_CHARS = 300
 MESSAGE_CHARS = 1500
+#: Larger than any message id (SQLite's rowid is a signed 64-bit integer).
+_NO_ID_ABOVE = 2**63 - 1
 #: Candidates of the binary (Hamming) pass that are scored exactly.
 RESCORE = 1000
 #: Message ids the background worker holds at most; more are left for `embed_pending`.
@@ -224,7 +226,7 @@ class VectorIndex:
             rows = conn.execute(
                 f"SELECT m.id FROM (SELECT * FROM messages ORDER BY id DESC LIMIT ?) m"  # noqa: S608
                 f" LEFT JOIN hm_vectors v ON v.message_id = m.id AND v.model = ?"
-                f" WHERE v.message_id IS NULL AND {_EMBEDDABLE} ORDER BY m.id",
+                f" WHERE v.message_id IS NULL AND {_EMBEDDABLE} ORDER BY m.id DESC",
                 (CATCH_UP, self.model),
             ).fetchall()
         self.notify([int(r[0]) for r in rows])
@@ -288,15 +290,22 @@ class VectorIndex:
         logger.warning("session archive: %d message(s) the embedder refuses are skipped", skipped)
         return [b if b is not None else b"" for b in blobs]
 
-    def pending_ids(self, after: int = 0, limit: int = 256) -> list[int]:
-        """Ids of embeddable messages without a vector of this model, ascending, > ``after``."""
+    def pending_ids(
+        self, after: int = 0, limit: int = 256, *, before: int | None = None
+    ) -> list[int]:
+        """Ids of embeddable messages without a vector of this model: ascending ids
+        > ``after``, or with ``before``, descending ids < ``before`` (newest first)."""
+        if before is not None:
+            where, order, bound = "m.id < ?", "DESC", int(before)
+        else:
+            where, order, bound = "m.id > ?", "", int(after)
         with self.store.read() as conn:
             rows = conn.execute(
                 f"SELECT m.id FROM messages m LEFT JOIN hm_vectors v"  # noqa: S608
                 f" ON v.message_id = m.id AND v.model = ?"
-                f" WHERE m.id > ? AND v.message_id IS NULL AND {_EMBEDDABLE}"
-                " ORDER BY m.id LIMIT ?",
-                (self.model, int(after), int(limit)),
+                f" WHERE {where} AND v.message_id IS NULL AND {_EMBEDDABLE}"
+                f" ORDER BY m.id {order} LIMIT ?",
+                (self.model, bound, int(limit)),
             ).fetchall()
         return [int(r[0]) for r in rows]
 
@@ -307,9 +316,11 @@ class VectorIndex:
         batch_size: int = 32,
         progress: Callable[[int], None] | None = None,
     ) -> int:
-        """Embed messages that have no vector of this model yet, oldest first; blocking.
+        """Embed messages that have no vector of this model yet, newest first; blocking.
 
-        Returns how many were embedded. Resumable: each batch is committed, so an
+        Newest first: after an import (or a model change) recent conversations get hybrid
+        recall first, and a process closing embeds its own new messages before an older
+        backlog. Returns how many were embedded. Resumable: each batch is committed, so an
         interrupted backfill continues where it stopped. ``progress(n)`` is called after
         each batch with the number just embedded.
 
@@ -317,15 +328,15 @@ class VectorIndex:
             embedded before stays).
         """
         total = 0
-        after = 0
+        before = _NO_ID_ABOVE
         while limit is None or total < limit:
             want = batch_size if limit is None else min(batch_size, limit - total)
-            ids = self.pending_ids(after, want)
+            ids = self.pending_ids(limit=want, before=before)
             if not ids:
                 break
             done = self._embed_ids(ids)
             total += done
-            after = ids[-1]
+            before = ids[-1]  # messages written meanwhile are newer: the worker has them
             if progress is not None:
                 progress(done)
         return total
