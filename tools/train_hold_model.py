@@ -39,6 +39,7 @@ from hermes_memory_guard._learned import features, tokens, windows  # noqa: E402
 
 OUT = ROOT / "packages/hermes-memory-guard/src/hermes_memory_guard/rules/hold_model.json"
 WINDOW, STRIDE = 32, 16  # defaults of --window / --stride
+MIN_WORDS = 4  # shorter texts are never held (HoldModel.min_words)
 
 
 def load(args: argparse.Namespace) -> tuple[list[str], list[str], list[str]]:
@@ -153,8 +154,9 @@ def train(
     return w, b
 
 
-def score(data: list[tuple[list[int], float]], w: list[float], b: float) -> float:
-    if not data:
+def score(data: list[tuple[list[int], float]], w: list[float], b: float, words: int) -> float:
+    """As `HoldModel.score`: the best window; ``-inf`` below ``MIN_WORDS`` words."""
+    if not data or words < MIN_WORDS:
         return -math.inf
     return max(b + scale * sum(w[j] for j in ids) for ids, scale in data)
 
@@ -199,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"tuning texts: {len(attacks)} injections, {len(benign)} benign, {len(notes)} notes")
     vocab: dict[str, int] = {}
     data = samples(texts, vocab, args.min_count, args.window, args.stride)
+    counts = [len(tokens(text)) for text in texts]
     print(f"windows: {sum(map(len, data))}, features: {len(vocab)}")
 
     order = list(range(len(texts)))
@@ -210,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         w, b = train(data, labels, picked, len(vocab), args.epochs, args.l2, fold)
         w = [v if abs(v) >= args.min_weight else 0.0 for v in w]  # as shipped: pruned
         for i in held:
-            cv[i] = score(data[i], w, b)
+            cv[i] = score(data[i], w, b, counts[i])
     by_kind = {k: [cv[i] for i in range(len(texts)) if kind[i] == k] for k in set(kind)}
     cut = threshold(by_kind["benign"], by_kind["note"], args.max_benign, args.max_notes)
     for name, values in sorted(by_kind.items()):
@@ -234,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
             "project notes). Hold only, never refuse.",
             "window": args.window,
             "stride": args.stride,
+            "min_words": MIN_WORDS,
             "bias": round(b, 4),
             "threshold": round(cut, 4),
             "weights": dict(sorted(kept.items())),

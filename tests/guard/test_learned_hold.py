@@ -109,3 +109,10 @@ def test_windows_cover_every_word(count: int) -> None:
 def test_no_words_score_nothing() -> None:
     assert load_model().score("  ... !!! ") == -math.inf
     assert threat_verdict("").tier is None
+
+
+@pytest.mark.parametrize("text", ["x", "c", "y", "x" * 18, "new entry", "from new_text"])
+def test_a_word_or_three_is_never_held(text: str) -> None:
+    model = load_model()
+    assert model.min_words == 4
+    assert model.score(text) == -math.inf and learned_findings(text) == []

@@ -82,11 +82,14 @@ class HoldModel:
     threshold: float
     window: int
     stride: int
+    #: Texts with fewer words are never held: a word or two is too little evidence
+    #: ("x", "c", "new"), and the word lists cover the short textbook phrases.
+    min_words: int = 4
 
     def score(self, text: str) -> float:
-        """The highest window score of ``text`` (a logit; ``-inf`` for no words)."""
+        """The highest window score of ``text`` (a logit; ``-inf`` below `min_words`)."""
         words = tokens(text)
-        if not words:
+        if not words or len(words) < self.min_words:
             return -math.inf
         get = self.weights.get
         uni = [get(w, 0.0) for w in words]
@@ -122,6 +125,7 @@ def model_from_json(data: dict[str, object]) -> HoldModel:
             threshold=float(data["threshold"]),  # type: ignore[arg-type]
             window=int(data["window"]),  # type: ignore[call-overload]
             stride=int(data["stride"]),  # type: ignore[call-overload]
+            min_words=int(data.get("min_words", 4)),  # type: ignore[call-overload]
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"not a hold model: {exc}") from exc
