@@ -34,6 +34,11 @@ repository. Where each one comes from (all public):
 * ``--kaggle JSONL``: ``data/raw/Prompt_INJECTION_And_Benign_DATASET.jsonl`` of the same
   repository and commit (a Kaggle archive, 250 malicious / 250 benign prompts; no licence
   stated, so it is only read here, never copied).
+* ``--tensortrust DIR``: ``benchmarks/{hijacking,extraction}-robustness/v1/*.jsonl`` of
+  github.com/HumanCompatibleAI/tensor-trust-data at commit
+  e2385ea9cf448c9641b96e2e39f113ed4979a5b0 (attacks people wrote against the Tensor Trust
+  game's defences; no licence stated, so only read here), the ``attack`` field, both files
+  in one directory.
 * ``--locomo JSON``: LoCoMo (``../shared/benchdata/locomo-dev.json`` in this project's
   workspace; CC BY-NC 4.0): its ``observation`` facts are note-like facts about people, its
   dialogue turns ordinary conversational text.
@@ -289,6 +294,16 @@ def kaggle_pib(path: Path) -> tuple[list[str], list[str]]:
     return _clip(attacks), _clip(benign)
 
 
+def tensortrust(root: Path) -> tuple[list[str], list[str]]:
+    """(hijacking attacks, extraction attacks) of Tensor Trust's v1 robustness benchmarks."""
+    found = []
+    for name in ("hijacking", "extraction"):
+        path = root / f"{name}_robustness_dataset.jsonl"
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+        found.append(_clip(str(row["attack"]) for row in rows))
+    return found[0], found[1]
+
+
 def locomo(path: Path) -> tuple[list[str], list[str]]:
     """(note-like observation facts, dialogue turns)."""
     facts, turns = [], []
@@ -375,6 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deepset-test", type=Path, help="deepset test CSV (held out)")
     parser.add_argument("--bipia", type=Path, help="BIPIA test, normalised CSV (held out)")
     parser.add_argument("--kaggle", type=Path, help="Prompt_INJECTION_And_Benign (held out)")
+    parser.add_argument("--tensortrust", type=Path, help="dir of Tensor Trust v1 benchmarks")
     parser.add_argument("--locomo", type=Path)
     parser.add_argument("--show", type=int, default=8, help="flagged benign texts to print")
     args = parser.parse_args(argv)
@@ -422,6 +438,10 @@ def main(argv: list[str] | None = None) -> int:
         attacks, benign = kaggle_pib(args.kaggle)
         report("Prompt_INJECTION_And_Benign attacks", attacks, "injection", "held-out", 0)
         report("Prompt_INJECTION_And_Benign benign", benign, "benign", "held-out", args.show)
+    if args.tensortrust:
+        hijacking, extraction = tensortrust(args.tensortrust)
+        report("Tensor Trust hijacking attacks", hijacking, "injection", "held-out", 0)
+        report("Tensor Trust extraction attacks", extraction, "injection", "held-out", 0)
     if args.locomo:
         facts, turns = locomo(args.locomo)
         report("LoCoMo observations (facts)", facts, "note", "held-out", args.show)
