@@ -43,16 +43,19 @@ _DIGITS_RE: Final = re.compile(r"\d")
 def tokens(text: str) -> list[str]:
     """The words of ``text`` as the model reads them: NFKC, case-folded, digits as ``0``,
     and runs of CJK characters as overlapping character pairs (they have no spaces)."""
-    text = unicodedata.normalize("NFKC", text[:MAX_CHARS]).casefold()
+    text = _DIGITS_RE.sub("0", unicodedata.normalize("NFKC", text[:MAX_CHARS]).casefold())
+    words: list[str] = _WORD_RE.findall(text)
+    if not _CJK_RE.search(text):
+        return words  # the common case: one pass, no per-word check
     out: list[str] = []
-    for word in _WORD_RE.findall(text):
+    for word in words:
         if _CJK_RE.search(word):
             chars = [c for c in word if _CJK_RE.match(c)]
             out.extend(a + b for a, b in itertools.pairwise(chars))
             if len(chars) == 1:
                 out.append(chars[0])
         else:
-            out.append(_DIGITS_RE.sub("0", word))
+            out.append(word)
     return out
 
 
