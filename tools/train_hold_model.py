@@ -192,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min-count", type=int, default=2)
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--write", action="store_true")
+    parser.add_argument("--out", type=Path, default=OUT, help="where --write stores the model")
     args = parser.parse_args(argv)
 
     attacks, benign, notes = load(args)
@@ -242,8 +243,8 @@ def main(argv: list[str] | None = None) -> int:
             "threshold": round(cut, 4),
             "weights": dict(sorted(kept.items())),
         }
-        OUT.write_text(json.dumps(model, ensure_ascii=False, separators=(",", ":")) + "\n")
-        print(f"wrote {OUT} ({OUT.stat().st_size} bytes)")
+        args.out.write_text(json.dumps(model, ensure_ascii=False, separators=(",", ":")) + "\n")
+        print(f"wrote {args.out} ({args.out.stat().st_size} bytes)")
     return 0
 
 
