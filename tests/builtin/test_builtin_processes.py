@@ -81,14 +81,14 @@ scan_for_threats("warm up", "strict"); threat_verdict("warm up", "strict"); scru
 print("ready", flush=True)
 i = start
 while True:
-    result = store.add("memory", f"crash entry {i:06d} " + "payload " * 200)
+    result = store.add("memory", f"crash entry {i:06d} " + "filler " * 200)
     assert result["success"], result
     i += 1
 """
 
 
 def expected(i: int) -> str:
-    return f"crash entry {i:06d} " + ("payload " * 200).strip()
+    return f"crash entry {i:06d} " + ("filler " * 200).strip()
 
 
 def test_sigkill_mid_write_leaves_old_or_new_file(mem_dir: Path) -> None:

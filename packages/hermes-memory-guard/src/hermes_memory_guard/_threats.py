@@ -2017,13 +2017,16 @@ def threat_tier(ids: Iterable[str]) -> str | None:
     return tier
 
 
-def threat_verdict(text: str, scope: str = "strict") -> ThreatVerdict:
+def threat_verdict(text: str, scope: str = "strict", *, learned: bool = True) -> ThreatVerdict:
     """The tiered verdict on ``text`` at ``scope`` (see `STRUCTURAL_THREATS`).
 
     Besides the patterns of `scan_for_threats`, vocabulary typical of injections and
     jailbreaks that ordinary notes rarely use ("ignore the above directions", "developer
     mode", "you have no rules", base64-encoded instructions …) is looked for; it only ever
-    holds (`hermes_memory_guard._vocabulary`). Raises `ValueError` for an unknown scope.
+    holds (`hermes_memory_guard._vocabulary`). Text nothing else flags is scored by a small
+    linear model shipped with the package (`hermes_memory_guard._learned`), which also only
+    holds; ``learned=False`` leaves it out (for a store with no person to hold a write
+    for). Raises `ValueError` for an unknown scope.
     """
     from hermes_memory_guard._vocabulary import spaced_cjk, vocabulary_findings
 
@@ -2036,6 +2039,10 @@ def threat_verdict(text: str, scope: str = "strict") -> ThreatVerdict:
             ids.extend(p for p in more if p not in ids and threat_tier([p]) != REFUSE)
     if threat_tier(ids) != REFUSE:
         ids.extend(pid for pid in vocabulary_findings(text) if pid not in ids)
+    if learned and not ids:
+        from hermes_memory_guard._learned import learned_findings
+
+        ids.extend(learned_findings(text))  # hold only: the id is never structural
     return ThreatVerdict(threat_tier(ids), tuple(ids))
 
 

@@ -459,10 +459,11 @@ class FactsProvider(MemoryProvider):
 
 def _flagged(text: str) -> bool:
     """Whether the threat scan flags ``text`` as the curated store would (``strict``, both
-    tiers: the fact store has no person to hold a write for)."""
+    tiers: the fact store has no person to hold a write for). The learned hold signal is
+    left out: it may only ever hold, and here a hold would be a refusal."""
     from hermes_memory_guard import threat_verdict
 
-    return threat_verdict(text, scope="strict").tier is not None
+    return threat_verdict(text, scope="strict", learned=False).tier is not None
 
 
 def _screen(text: str) -> None:

