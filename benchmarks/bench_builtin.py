@@ -3,6 +3,8 @@
 Prints add / replace / remove latency (p50, p95) of `MemoryStore` on a temporary directory —
 each call takes the lock, re-reads the file, writes it atomically with fsync and updates the
 metadata sidecar — and the throughput of 6 processes adding to one MEMORY.md at once.
+``--by-path`` repeats the single-process figures with files reached by path (the Windows
+fallback) instead of through the directory's descriptor, to show what the descriptor costs.
 
     .venv/bin/python benchmarks/bench_builtin.py [--ops 200] [--workers 6] [--per-worker 25]
 """
@@ -100,21 +102,33 @@ def bench_concurrent(workers: int, per_worker: int) -> tuple[float, int]:
         return elapsed, found
 
 
+def report(results: dict[str, list[float]]) -> None:
+    for kind, samples in results.items():
+        print(
+            f"  {kind:<8} p50 {statistics.median(samples):7.2f} ms   "
+            f"p95 {percentile(samples, 0.95):7.2f} ms   max {max(samples):7.2f} ms"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", type=int, default=200, help="calls per operation kind")
     parser.add_argument("--prefill", type=int, default=20, help="entries already in the store")
     parser.add_argument("--workers", type=int, default=6)
     parser.add_argument("--per-worker", type=int, default=25)
+    parser.add_argument("--by-path", action="store_true", help="also time writes by path")
     args = parser.parse_args()
 
     print(f"hermes-memory-builtin benchmark (python {sys.version.split()[0]}, {sys.platform})")
     print(f"single process, {args.prefill} entries prefilled, {args.ops} calls each:")
-    for kind, samples in bench_ops(args.ops, args.prefill).items():
-        print(
-            f"  {kind:<8} p50 {statistics.median(samples):7.2f} ms   "
-            f"p95 {percentile(samples, 0.95):7.2f} ms   max {max(samples):7.2f} ms"
-        )
+    report(bench_ops(args.ops, args.prefill))
+    if args.by_path:
+        import hermes_memory_builtin._memory_dir as memory_dir
+
+        memory_dir.DIR_FD_SUPPORTED = False
+        print("the same, files reached by path (the fallback without dir_fd):")
+        report(bench_ops(args.ops, args.prefill))
+        memory_dir.DIR_FD_SUPPORTED = True
     elapsed, found = bench_concurrent(args.workers, args.per_worker)
     total = args.workers * args.per_worker
     print(

@@ -121,8 +121,10 @@ class Context:
             return home
         if home.exists() or home.is_symlink():
             raise CLIError(self._not_a_directory(home))
+        from hermes_memory_core.kit import make_private_dirs
+
         try:
-            home.mkdir(parents=True, mode=0o700)
+            make_private_dirs(home)  # missing parents too: mkdir(parents=True) makes them 0755
         except OSError as exc:
             raise CLIError(
                 _("cannot create the Hermes home {home}: {reason}").format(

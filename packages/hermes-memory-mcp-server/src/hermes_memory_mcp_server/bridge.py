@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from hermes_memory_core import MemoryManager, ToolSchema, tool_error
 from hermes_memory_core.config import HermesConfig, load_config
+from hermes_memory_core.kit import make_private_dirs
 from hermes_memory_mcp_server.ids import new_session_id
 
 __all__ = ["DEFAULT_TURN_GAP", "PLATFORM", "MemoryBridge", "ToolOutcome"]
@@ -143,7 +144,7 @@ class MemoryBridge:
         may_write = name in known and name not in _READ_ONLY_TOOLS
         if self.home.exists() or may_write:
             if not self.home.exists():
-                self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+                make_private_dirs(self.home)  # parents too, not only the leaf
                 self.home_created = True
                 logger.warning("created new memory home at %s", self.home)
             self._drop_empty()

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from hermes_memory_core.kit import make_private_dirs
+
 __all__ = ["Spool"]
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
@@ -55,7 +57,7 @@ class Spool:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private_dirs(self.directory)  # <home>/hermes-memory too, not only the leaf
         fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             _lock(fd)

@@ -19,8 +19,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from hermes_memory_core.kit import Failure, FailureKind, classify_common, kind_for_status, one_line
-from hermes_memory_core.kit._http import user_agent
+from hermes_memory_core.kit import (
+    Failure,
+    FailureKind,
+    classify_common,
+    kind_for_status,
+    one_line,
+    user_agent,
+)
 from hermes_memory_hindsight.config import HindsightSettings
 
 __all__ = ["HindsightClient", "LoopThread", "Memory", "classify", "supports_append"]

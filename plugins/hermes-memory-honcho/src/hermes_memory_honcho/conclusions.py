@@ -29,7 +29,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_memory_core.kit import CallFailed, FailureKind, atomic_write_text
+from hermes_memory_core.kit import CallFailed, FailureKind, atomic_write_text, make_private_dirs
 
 if TYPE_CHECKING:
     from hermes_memory_honcho.client import HonchoClient
@@ -167,7 +167,7 @@ class ConclusionIndex:
             if directory.is_symlink():
                 self._problem(f"{directory} is a symbolic link")
                 return
-            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            make_private_dirs(directory)  # parents too, not only the leaf
             payload = {"version": _VERSION, "rows": self._rows}
             atomic_write_text(self.path, json.dumps(payload, separators=(",", ":")), mode=0o600)
         except OSError as exc:

@@ -24,8 +24,7 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 from hermes_memory_core import RecallStatus, tool_error
-from hermes_memory_core.kit import Guard, RemoteProvider, fact_key
-from hermes_memory_core.kit._settings import settings_error_message
+from hermes_memory_core.kit import Guard, RemoteProvider, fact_key, settings_error_message
 from hermes_memory_honcho import writes
 from hermes_memory_honcho.conclusions import ConclusionIndex, entry_text
 from hermes_memory_honcho.config import (

@@ -25,8 +25,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hermes_memory_core.kit import Failure, JsonClient, ServiceError, classify_http
-from hermes_memory_core.kit._http import check_visible, path_segment, user_agent
+from hermes_memory_core.kit import (
+    Failure,
+    JsonClient,
+    ServiceError,
+    check_visible,
+    classify_http,
+    path_segment,
+    user_agent,
+)
 
 __all__ = ["OpenVikingClient", "OpenVikingError", "check_uri", "classify", "path_segment"]
 

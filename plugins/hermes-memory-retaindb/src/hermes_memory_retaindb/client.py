@@ -22,8 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes_memory_core.kit import Failure, JsonClient, ServiceError, classify_http
-from hermes_memory_core.kit._http import path_segment
+from hermes_memory_core.kit import Failure, JsonClient, ServiceError, classify_http, path_segment
 
 __all__ = ["RetainDBClient", "RetainDBError", "classify", "path_segment"]
 

@@ -21,8 +21,14 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_memory_core.kit import Failure, FailureKind, classify_common, kind_for_status, one_line
-from hermes_memory_core.kit._http import user_agent
+from hermes_memory_core.kit import (
+    Failure,
+    FailureKind,
+    classify_common,
+    kind_for_status,
+    one_line,
+    user_agent,
+)
 from hermes_memory_supermemory.config import SupermemorySettings
 
 __all__ = ["SOURCE_HEADER", "Found", "SupermemoryClient", "classify"]

@@ -98,7 +98,7 @@ def _settings_of(registry: Any, name: str, raw: Mapping[str, Any]) -> dict[str, 
     fields: list[dict[str, Any]] = []
     error = ""
     if settings_class is not None:
-        from hermes_memory_core.kit._settings import resolve_settings
+        from hermes_memory_core.kit import resolve_settings
 
         _settings, error = resolve_settings(settings_class, raw)
         for field in settings_class.schema():

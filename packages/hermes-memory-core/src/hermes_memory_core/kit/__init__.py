@@ -54,7 +54,14 @@ from hermes_memory_core.kit._failures import (
     one_line,
 )
 from hermes_memory_core.kit._guard import Guard
-from hermes_memory_core.kit._http import JsonClient, ServiceError, classify_http, path_segment
+from hermes_memory_core.kit._http import (
+    JsonClient,
+    ServiceError,
+    check_visible,
+    classify_http,
+    path_segment,
+    user_agent,
+)
 from hermes_memory_core.kit._provider import RemoteProvider
 from hermes_memory_core.kit._recall import (
     BackgroundRecall,
@@ -74,6 +81,7 @@ from hermes_memory_core.kit._settings import (
     SettingsError,
     resolve_settings,
     setting,
+    settings_error_message,
 )
 from hermes_memory_core.kit._spool import Spool
 from hermes_memory_core.kit._toolargs import (
@@ -127,6 +135,7 @@ __all__ = [
     "bullet_block",
     "call_or_queue",
     "check_tool_call",
+    "check_visible",
     "choice_arg",
     "classify_common",
     "classify_http",
@@ -142,7 +151,9 @@ __all__ = [
     "required_text",
     "resolve_settings",
     "setting",
+    "settings_error_message",
     "tool_schema",
     "truncate_text",
+    "user_agent",
     "visible_text",
 ]
