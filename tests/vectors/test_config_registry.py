@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 
@@ -71,6 +72,24 @@ def test_unknown_embedder_lists_what_is_installed() -> None:
         EmbedderConfigError, match=r"no embedder named 'nope'.*installed: .*default.*openai"
     ):
         embedder_from_config({"embedder": "nope"})
+
+
+def test_a_misspelt_embedder_gets_the_closest_name() -> None:
+    with pytest.raises(EmbedderConfigError) as info:
+        embedder_from_config({"embedder": "defualt"})
+    assert "no embedder named 'defualt' is installed (did you mean default?); installed:" in str(
+        info.value
+    )
+
+
+def test_the_archive_warns_about_a_misspelt_embedder_and_stays_lexical(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from hermes_memory_sessions.vectors import build_embedder
+
+    with caplog.at_level(logging.WARNING):
+        assert build_embedder({"embedder": "statc"}, strict=False) is None
+    assert "did you mean static?" in caplog.text
 
 
 # ----------------------------------------------------------------- third-party entry points

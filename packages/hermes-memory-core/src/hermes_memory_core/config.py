@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from hermes_memory_core._coerce import (
     as_bool,
@@ -311,44 +311,7 @@ def _parse_sessions(section: Mapping[str, Any], path: Path, home: Path) -> Sessi
                     key, {"db_path", "backend", "follow_hermes", *SESSIONS_EMBEDDER_KEYS}
                 ),
             )
-    if "embedder" in embedder:
-        _warn_unknown_embedder(path, embedder["embedder"])
     return SessionsConfig(db_path=db_path, backend=backend, embedder=embedder, follow_hermes=follow)
-
-
-#: Entry-point group of embedder factories (hermes-memory-vectors registers its built-ins
-#: there too), and the values of ``sessions.embedder`` that mean "no embedder".
-_EMBEDDER_GROUP: Final = "hermes_memory.embedders"
-_EMBEDDER_OFF: Final = frozenset({"", "none", "off", "false", "no", "disabled"})
-#: The names hermes-memory-vectors reserves for its own embedders (a test keeps this equal to
-#: its ``BUILTIN_EMBEDDERS``): the usual values, accepted without reading package metadata.
-_BUILTIN_EMBEDDERS: Final = frozenset({"default", "onnx", "fastembed", "openai"})
-
-
-def _warn_unknown_embedder(path: Path, value: Any) -> None:
-    """Warn, like an unknown key, when ``sessions.embedder`` names no installed embedder.
-
-    Otherwise a typo only shows up when the archive opens (as lexical-only search). Names
-    are the entry points' (no import of hermes-memory-vectors); with none installed the
-    archive says what to install, so nothing is said here.
-    """
-    if not isinstance(value, str) or value.strip().lower() in _EMBEDDER_OFF:
-        return
-    if value.strip() in _BUILTIN_EMBEDDERS:
-        return
-    from importlib.metadata import entry_points
-
-    names = {ep.name for ep in entry_points(group=_EMBEDDER_GROUP)}
-    if not names or value.strip() in names:
-        return
-    logger.warning(
-        "%s: sessions.embedder %r is not an installed embedder, search will stay lexical%s;"
-        " installed: %s",
-        path,
-        value,
-        _did_you_mean(value.strip(), names),
-        ", ".join(sorted(names)),
-    )
 
 
 #: ``sessions:`` keys read by the embedder (hermes-memory-vectors), handed over as written.

@@ -19,6 +19,7 @@ another distribution registering one of them is refused and recorded.
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import logging
 import threading
@@ -177,12 +178,14 @@ class EmbedderRegistry:
         """
         registration = self.embedders.get(name)
         if registration is None:
-            known = ", ".join(sorted(set(self.embedders) | set(BUILTIN_EMBEDDERS)))
+            names = sorted(set(self.embedders) | set(BUILTIN_EMBEDDERS))
             broken = [e for e in self.errors if e.name == name]
             why = f" (its entry point failed: {broken[0].error})" if broken else ""
+            close = difflib.get_close_matches(name, names, n=1)
+            hint = f" (did you mean {close[0]}?)" if close and not broken else ""
             raise EmbedderConfigError(
-                f"{settings.key('embedder')}: no embedder named {name!r} is installed{why}; "
-                f"installed: {known}"
+                f"{settings.key('embedder')}: no embedder named {name!r} is installed{why}{hint}"
+                f"; installed: {', '.join(names)}"
             )
         options: dict[str, Any] = {"settings": settings, "config": dict(config or {})}
         if environ is not None:

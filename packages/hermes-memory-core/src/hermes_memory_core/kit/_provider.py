@@ -184,20 +184,12 @@ class RemoteProvider(MemoryProvider):
         self, tools: ToolTable, tool_name: str, args: Any, *, owner: object = None
     ) -> str:
         """Answer ``handle_tool_call`` through ``tools``: each tool is called with
-        ``(owner, args, client, guard)``; a provider that is not `active` answers why.
-
-        :param owner: what the tools get of the provider (default: the provider itself) —
-            give function tools a narrow context object, not the provider's private state.
-        """
+        ``(owner, args, client, guard)`` — ``owner`` a narrow context object, not the
+        provider's private state (default: the provider); an inactive provider answers why."""
         ready = (self._client, self._guard) if self.active and self._guard else None
-        return tools.dispatch(
-            self if owner is None else owner,
-            tool_name,
-            args,
-            context=ready,
-            reason=self._init_error,
-            writes=self._writes_enabled,
-        )
+        owner = self if owner is None else owner
+        reason, writes = self._init_error, self._writes_enabled
+        return tools.dispatch(owner, tool_name, args, context=ready, reason=reason, writes=writes)
 
     # ----------------------------------------------------------------- the shared policy
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:

@@ -88,10 +88,11 @@ def build_embedder(section: Mapping[str, Any] | None, *, strict: bool) -> Any:
         return None
     try:
         return embedder_from_config(section)
-    except ConfigError:
+    except ConfigError as exc:
         if strict:
             raise
-        logger.exception("session archive: the configured embedder is unusable; lexical only")
+        # A configuration mistake is one line for the person, not a traceback.
+        logger.warning("session archive: %s; search stays lexical", exc)
         return None
     except (EmbedderError, Exception) as exc:
         if strict:
