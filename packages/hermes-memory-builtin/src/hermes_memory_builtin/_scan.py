@@ -395,8 +395,8 @@ class _FileScan:
 
 def _withheld_placeholder(filename: str, found: int, checked: int, count: int) -> str:
     return (
-        f"[WITHHELD: {filename} is not shown past entry {checked}: {found} of its first "
-        f"{checked} entries were blocked as threats, more than a person's notes hold. "
+        f"[WITHHELD: {filename} is not shown past entry {checked}: its first {checked} "
+        f"entries hold {found} blocked threats, more than a person's notes do. "
         f"{count} remaining entr{'y is' if count == 1 else 'ies are'} withheld unscanned. "
         "Tell the user to review and clean the file with `hermes-memory memory show` and "
         "`hermes-memory memory remove` (or the dashboard); approved entries are still shown.]"
