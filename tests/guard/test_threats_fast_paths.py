@@ -605,3 +605,19 @@ def test_every_literal_the_scanner_looks_up_is_indexed() -> None:
     looked_up.update(threats._HEADER_NEAR, threats._UPLOAD_WORDS, ("connect",))
     for literal in looked_up:
         assert keywords.index(literal).has(literal), literal
+
+
+_EU_PIECES = ("ignore", "olvida", "vergiss", "previous", "toutes", "anteriores", "alle", "x")
+_EU_NOUN_PIECES = ("instructions", "instrucciones", "regeln", "consignes")
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_dense_translated_verbs_rule_out_by_nouns_as_the_regex_does(seed: int) -> None:
+    # Verbs everywhere used to mean one whole-text regex pass; the noun check now comes
+    # first (``ignore previous`` x 31,250 was the scanner's slowest shape). Same verdicts.
+    rng = random.Random(seed)
+    words = [rng.choice(_EU_PIECES) for _ in range(rng.randint(200, 600))]
+    for _ in range(rng.randint(0, 2)):  # a noun or two, sometimes near a verb
+        words.insert(rng.randrange(len(words) + 1), rng.choice(_EU_NOUN_PIECES))
+    text = " ".join(words)
+    assert scan_for_threats(text, "strict") == _expected(text)

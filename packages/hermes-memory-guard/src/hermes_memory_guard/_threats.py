@@ -1548,16 +1548,17 @@ def _multilingual_matches(
         hits = [h for h in hits if any(low <= h[0] <= high + reach for low, high in windows)]
     if not hits:
         return False
-    if _dense(len(hits), len(probe)):
-        # Verbs everywhere: the windows cover the text, one regex pass in C is cheaper.
-        return pattern.regex.search(text) is not None
     # Every match also holds a noun, within ``reach`` of the verb it holds: none near any
-    # verb, no match.
+    # verb, no match. Checked before the dense fallback: a text of verbs alone
+    # (``ignore previous`` × 31,250) is then ruled out by the index, not a regex pass.
     stretches = _windows(
         tuple(start for start, _ in hits), reach, reach + _multilingual_longest(True)
     )
     if not any(index.starts(nouns, low, high + 1, True) for low, high in stretches):
         return False
+    if _dense(len(hits), len(probe)):
+        # Verbs everywhere: the windows cover the text, one regex pass in C is cheaper.
+        return pattern.regex.search(text) is not None
     longest = _multilingual_longest()
     starts: list[int] = []
     done = 0  # keyword starts before this offset have been collected
