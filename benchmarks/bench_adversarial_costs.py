@@ -9,7 +9,8 @@ are several times that), and the size of the answers that must stay bounded:
 * the threat scan (`scan_for_threats`, strict) on ``<p hidden>x`` repeated, and the tiered
   verdict (`threat_verdict`) on vocabulary-dense shapes, base64 runs and hidden elements;
 * loading a MEMORY.md of split payloads (halves of an instruction in adjacent entries) and
-  building its snapshot;
+  building its snapshot (past 100 findings the rest is withheld), and the same for a file of
+  ordinary notes (scanned whole);
 * one refused ``add`` on a MEMORY.md grown by hand far past its budget (time under the lock
   and the size of the refusal);
 * ``session_search`` for a word of a 240 KB pasted log, and hostile 50,000-character
@@ -86,7 +87,10 @@ def memory_files(size: int) -> None:
     (home / "big").mkdir()
     (home / "big" / "MEMORY.md").write_text("\n§\n".join(big), encoding="utf-8")
     grown = MemoryStore(home / "big")
-    grown.load_from_disk()
+    timed(
+        f"load + snapshot of a {size // 1000} KB MEMORY.md of ordinary notes ({len(big)} entries)",
+        lambda: (grown.load_from_disk(), grown.format_for_system_prompt("memory")),
+    )
     answer = timed(
         f"refused add on a {size // 1000} KB MEMORY.md (limit 2,200)",
         lambda: memory_tool({"action": "add", "target": "memory", "content": "new"}, grown),

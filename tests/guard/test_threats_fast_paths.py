@@ -605,3 +605,35 @@ def test_every_literal_the_scanner_looks_up_is_indexed() -> None:
     looked_up.update(threats._HEADER_NEAR, threats._UPLOAD_WORDS, ("connect",))
     for literal in looked_up:
         assert keywords.index(literal).has(literal), literal
+
+
+_EU_PIECES = ("ignore", "olvida", "vergiss", "previous", "toutes", "anteriores", "alle", "x")
+_EU_NOUN_PIECES = ("instructions", "instrucciones", "regeln", "consignes")
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_dense_translated_verbs_rule_out_by_nouns_as_the_regex_does(seed: int) -> None:
+    # Verbs everywhere used to mean one whole-text regex pass; the noun check now comes
+    # first (``ignore previous`` x 31,250 was the scanner's slowest shape). Same verdicts.
+    rng = random.Random(seed)
+    words = [rng.choice(_EU_PIECES) for _ in range(rng.randint(200, 600))]
+    for _ in range(rng.randint(0, 2)):  # a noun or two, sometimes near a verb
+        words.insert(rng.randrange(len(words) + 1), rng.choice(_EU_NOUN_PIECES))
+    text = " ".join(words)
+    assert scan_for_threats(text, "strict") == _expected(text)
+
+
+_UPLOAD_PIECES = (
+    "curl", "wget", "nc", "ncat", "netcat", "socat", "iwr", "x", "|", "sh", "-F", "f=@a",
+    "-d", "@b", "--post-file", "<", "c", "-infile", "\\\n", "\n", "-T", "y.txt",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_upload_lines_are_tried_only_when_a_branch_can_match(seed: int) -> None:
+    # exfil_upload skips lines without "-", "<" or a netcat word, and finds line starts in
+    # one pass (a 500 KB line of "curl x | sh first " cost a whole-line regex and 27,777
+    # rfind calls). Same verdicts as the plain search.
+    rng = random.Random(seed)
+    text = " ".join(rng.choice(_UPLOAD_PIECES) for _ in range(rng.randint(5, 80)))
+    assert scan_for_threats(text, "strict") == _expected(text)

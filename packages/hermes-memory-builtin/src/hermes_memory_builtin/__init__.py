@@ -36,7 +36,15 @@ from hermes_memory_builtin._guidance import MEMORY_GUIDANCE
 from hermes_memory_builtin._pending import THREAT_REVIEW, PendingError, PendingStore
 from hermes_memory_builtin._provider import BuiltinMemoryProvider
 from hermes_memory_builtin._replace_file import ConcurrentChange, replace_entries
-from hermes_memory_builtin._scan import WriteVerdict, scan_entries, write_threat, write_verdict
+from hermes_memory_builtin._scan import (
+    MAX_FLAGGED,
+    BlockedEntries,
+    ScanReport,
+    WriteVerdict,
+    scan_entries,
+    write_threat,
+    write_verdict,
+)
 from hermes_memory_builtin._settings import BuiltinSettings
 from hermes_memory_builtin._sidecar import (
     EntryMeta,
@@ -64,12 +72,14 @@ __all__ = [
     "ENTRY_DELIMITER",
     "FILE_MODE",
     "MAX_CONSOLIDATION_FAILURES_PER_TURN",
+    "MAX_FLAGGED",
     "MEMORY_BLOCK_HEADERS",
     "MEMORY_GUIDANCE",
     "MEMORY_SCHEMA",
     "TARGETS",
     "TARGET_FILES",
     "THREAT_REVIEW",
+    "BlockedEntries",
     "BuiltinMemoryProvider",
     "BuiltinSettings",
     "ConcurrentChange",
@@ -79,6 +89,7 @@ __all__ = [
     "PendingError",
     "PendingStore",
     "Result",
+    "ScanReport",
     "UnsafeMemoryPath",
     "WriteVerdict",
     "approved_entries",

@@ -11,6 +11,10 @@ instruction in the prompt. `scan_entries` therefore also scans the joined text a
 trips a pattern that no single entry does, finds the run of consecutive entries responsible
 and blocks those entries too. Entries a human approved (`approved`) are never blocked; in a
 split payload only the unapproved entries of the run are.
+
+The cost is bounded: windows of the joined text are scanned first and an entry alone only
+in a window that trips; after `MAX_FLAGGED` findings the rest of the file (but its
+approved entries) is withheld behind one ``[WITHHELD: …]`` placeholder, unscanned.
 """
 
 from __future__ import annotations
@@ -107,7 +111,9 @@ def _entry_ids(entry: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(scan_for_threats(entry, scope=_SCOPE)))
 
 
+@functools.lru_cache(maxsize=256)
 def _ids(text: str) -> tuple[str, ...]:
+    # A found run is scanned again for its ids right after the search that found it.
     return tuple(dict.fromkeys(scan_for_threats(text, scope=_SCOPE)))
 
 
@@ -134,6 +140,10 @@ class ScanReport:
 
     entries: list[str]
     blocked: list[BlockedEntries]
+    #: Positions of the entries withheld unscanned once `MAX_FLAGGED` findings were made;
+    #: ``entries`` then shows one ``[WITHHELD: …]`` placeholder in their place (so it is
+    #: shorter than the input) and keeps the approved entries after it.
+    withheld: tuple[int, ...] = ()
 
     @property
     def blocked_indexes(self) -> set[int]:
@@ -161,30 +171,11 @@ def scan_entries(target: str, entries: list[str], approved: Collection[str] = ()
     A flagged entry becomes ``[BLOCKED: <file> entry contained threat pattern(s): <ids>.
     Removed from system prompt; use memory(action=remove) to delete the original.]``; an
     entry that is only dangerous together with its neighbours gets the same placeholder with
-    ``(split across adjacent entries)`` after the ids.
+    ``(split across adjacent entries)`` after the ids. Once `MAX_FLAGGED` findings are
+    made, the rest of the file (but its approved entries) is withheld behind one
+    ``[WITHHELD: …]`` placeholder: see `ScanReport.withheld`.
     """
-    filename = TARGET_FILES[target]
-    approved_set = set(approved)
-    work = list(entries)
-    blocked: list[BlockedEntries] = []
-    for i, entry in enumerate(entries):
-        if entry in approved_set:
-            continue
-        if len(entry) > MAX_SCAN_CHARS:
-            work[i] = (
-                f"[BLOCKED: {filename} entry too large to scan ({len(entry):,} chars). "
-                f"{_REMOVE_HINT}]"
-            )
-            blocked.append(BlockedEntries((i,), (i, i), ("too_large_to_scan",), split=False))
-            continue
-        ids = _entry_ids(entry)
-        if ids:
-            work[i] = _placeholder(filename, ids, split=False)
-            blocked.append(BlockedEntries((i,), (i, i), ids, split=False))
-    frozen = {i for item in blocked for i in item.indexes}
-    frozen.update(i for i, entry in enumerate(entries) if entry in approved_set)
-    _block_split_payloads(filename, work, frozen, blocked)
-    return ScanReport(work, blocked)
+    return _FileScan(TARGET_FILES[target], entries, set(approved)).run()
 
 
 #: Split payloads are looked for in windows of entries whose joined text holds at most
@@ -193,39 +184,223 @@ def scan_entries(target: str, entries: list[str], approved: Collection[str] = ()
 #: every character is scanned about twice, however many entries the file holds.
 SPLIT_WINDOW_CHARS = 4096
 
+#: After this many findings (entries blocked alone, or split runs), the rest of the file is
+#: withheld from the prompt unscanned: a file that hostile is not a person's notes, and
+#: scanning all of it could cost seconds at every session start (each finding costs a few
+#: scans of its run). The scan flags about 2.5 % of the project's hard benign notes, so a
+#: 2,000-note file (the default budget holds about 30) stays well below it.
+MAX_FLAGGED = 100
 
-def _block_split_payloads(
-    filename: str, work: list[str], frozen: set[int], blocked: list[BlockedEntries]
-) -> None:
-    """Replace, in ``work``, the unfrozen entries of every run whose joined text trips.
 
-    Linear in the text: the entries are read in overlapping windows (`SPLIT_WINDOW_CHARS`);
-    in a window that trips, the shortest tripping run is found by galloping from the
-    window's start (scans as long as the run, not the window), blocked, and the search
-    goes on after it. (Scanning everything after each blocked run made a file of many
-    small split payloads quadratic: 5.7 KB took seconds.)
+class _FileScan:
+    """One `scan_entries` pass: windows of the joined entries, read in file order.
+
+    A window's joined text is scanned first; only a window that trips has its entries
+    scanned one by one (then searched for split runs). This relies on the property the
+    split search has always relied on (its galloping search): a text that trips still
+    trips with more entries joined around it. ``eager`` scans every entry alone first
+    (the entry-by-entry path, kept to test that both give the same blocked set).
     """
-    start = 0
-    n = len(work)
-    while start < n:
-        end = _window_end(work, start)
-        found = _find_window(work, start, end, known_clean=start not in frozen)
-        if found is None:
-            if end >= n:
-                return
-            start = _next_window(work, start, end)
-            continue
-        first, last = found
-        ids = _ids(serialise(work[first : last + 1]))
-        victims = tuple(i for i in range(first, last + 1) if i not in frozen)
-        if not victims:
-            start = first + 1  # every entry of the run is approved or already a placeholder
-            continue
-        for i in victims:
-            work[i] = _placeholder(filename, ids, split=True)
-            frozen.add(i)
-        blocked.append(BlockedEntries(victims, (first, last), ids, split=True))
-        start = last + 1
+
+    def __init__(
+        self,
+        filename: str,
+        entries: list[str],
+        approved: set[str],
+        *,
+        eager: bool = False,
+        bound: int | None = None,
+    ) -> None:
+        self.filename = filename
+        self.entries = entries
+        self.approved = approved
+        self.work = list(entries)
+        self.resolved = [False] * len(entries)
+        self.frozen: set[int] = set()
+        self.blocked: list[BlockedEntries] = []
+        self.eager = eager
+        self.bound = MAX_FLAGGED if bound is None else bound
+
+    def resolve(self, i: int) -> None:
+        """Scan entry ``i`` alone (once); a flagged or too large one becomes a placeholder."""
+        if self.resolved[i]:
+            return
+        self.resolved[i] = True
+        entry = self.entries[i]
+        if entry in self.approved:
+            self.frozen.add(i)
+            return
+        if len(entry) > MAX_SCAN_CHARS:
+            self.work[i] = (
+                f"[BLOCKED: {self.filename} entry too large to scan ({len(entry):,} chars). "
+                f"{_REMOVE_HINT}]"
+            )
+            self.frozen.add(i)
+            self.blocked.append(BlockedEntries((i,), (i, i), ("too_large_to_scan",), False))
+            return
+        ids = _entry_ids(entry)
+        if ids:
+            self.work[i] = _placeholder(self.filename, ids, split=False)
+            self.frozen.add(i)
+            self.blocked.append(BlockedEntries((i,), (i, i), ids, split=False))
+
+    def window(self, start: int) -> int:
+        """`_window_end` from ``start`` with every entry of the window, and the one after
+        it (whose length decides the end), resolved."""
+        n = len(self.work)
+        while True:
+            end = _window_end(self.work, start)
+            pending = [i for i in range(start, min(end + 1, n)) if not self.resolved[i]]
+            if not pending:
+                return end
+            for i in pending:  # placeholders change lengths: the window may move
+                self.resolve(i)
+
+    def fits(self, start: int, probe: int) -> bool:
+        """Whether entry ``probe`` lies in the window from ``start`` (resolving only the
+        entries up to it: the window's end depends on the lengths before it alone)."""
+        if probe >= len(self.work):
+            return False
+        for i in range(start, probe + 1):
+            self.resolve(i)
+        size = sum(len(self.work[i]) + 3 for i in range(start, probe + 1))
+        return probe - start < 2 or size <= 2 * SPLIT_WINDOW_CHARS
+
+    def clean_window(self, start: int) -> int | None:
+        """The end of the window from ``start`` when its joined text is clean as it stands
+        (its unread entries are then clean alone: marked read); ``None`` when it trips, or
+        has no unread entry, or one too large to scan."""
+        n = len(self.work)
+        while True:
+            end = _window_end(self.work, start)
+            if end < n and not self.resolved[end]:
+                before = self.work[end]
+                self.resolve(end)
+                if self.work[end] != before:
+                    continue
+            break
+        pending = [i for i in range(start, end) if not self.resolved[i]]
+        if not pending or any(len(self.entries[i]) > MAX_SCAN_CHARS for i in pending):
+            return None
+        if _ids(serialise(self.work[start:end])):
+            return None
+        for i in pending:
+            self.resolved[i] = True
+            if self.entries[i] in self.approved:
+                self.frozen.add(i)
+        return end
+
+    def trips(self, first: int, last: int) -> bool:
+        """Whether the joined text of ``work[first:last+1]`` trips the scan (one entry read
+        alone already and left as it is, neither approved nor blocked, is known clean)."""
+        if first == last and self.resolved[first] and first not in self.frozen:
+            return False
+        return bool(_ids(serialise(self.work[first : last + 1])))
+
+    def find(self, start: int) -> tuple[tuple[int, int] | None, int]:
+        """A short run ``[first, last]`` from ``start`` whose joined text trips (or
+        ``None``), and the window's end (``-1`` when a run was found before it was needed).
+
+        The shortest tripping prefix (which fixes ``last``) is found by galloping —
+        prefixes of 1, 2, 4 … entries, then a binary search in the last step — so a short
+        payload costs a few short scans (and scanning a few entries alone) and a clean
+        window about two scans of its text; then the latest start that still trips fixes
+        ``first``. When ``work[start]`` passed the scan alone already (neither approved
+        nor a placeholder), the first probe is two entries.
+        """
+        clean = start if start not in self.frozen else start - 1  # work[start:clean+1] clean
+        step, tripping, end = 1, -1, -1
+        while tripping < 0:
+            probe = clean + step
+            if end < 0 and not self.fits(start, probe):
+                end = self.window(start)
+            if end >= 0:
+                probe = min(probe, end - 1)
+            if self.trips(start, probe):
+                tripping = probe
+            elif end >= 0 and probe >= end - 1:
+                return None, end
+            else:
+                clean, step = probe, step * 2
+        while tripping - clean > 1:
+            mid = (clean + tripping) // 2
+            if self.trips(start, mid):
+                tripping = mid
+            else:
+                clean = mid
+        last = tripping
+        trips, clean_from = start, last + 1  # work[trips:last+1] trips; work[clean_from:] clean
+        while clean_from - trips > 1:
+            mid = (trips + clean_from) // 2
+            if self.trips(mid, last):
+                trips = mid
+            else:
+                clean_from = mid
+        return (trips, last), end
+
+    def run(self) -> ScanReport:
+        n = len(self.work)
+        if self.eager:
+            for i in range(n):
+                self.resolve(i)
+        start = 0
+        # Right after a found run the next window likely trips too: gallop at once rather
+        # than scan the whole window first.
+        whole_first = not self.eager
+        while start < n:
+            if len(self.blocked) >= self.bound:
+                return self.withhold(start)
+            found: tuple[int, int] | None = None
+            end = (self.clean_window(start) or -1) if whole_first else -1
+            if end < 0:
+                found, end = self.find(start)
+            if found is None:
+                if end >= n:
+                    break
+                start = _next_window(self.work, start, end)
+                whole_first = not self.eager
+                continue
+            whole_first = False
+            first, last = found
+            ids = _ids(serialise(self.work[first : last + 1]))
+            victims = tuple(i for i in range(first, last + 1) if i not in self.frozen)
+            if not victims:
+                start = first + 1  # every entry of the run is approved or already a placeholder
+                continue
+            for i in victims:
+                self.work[i] = _placeholder(self.filename, ids, split=True)
+                self.frozen.add(i)
+            self.blocked.append(BlockedEntries(victims, (first, last), ids, split=True))
+            start = last + 1
+        return ScanReport(self.work, self.blocked)
+
+    def withhold(self, cut: int) -> ScanReport:
+        """The report when the bound is reached: entries before ``cut`` are fully checked;
+        after it, approved entries stay and the rest is replaced by one placeholder."""
+        withheld = tuple(
+            i for i in range(cut, len(self.work)) if self.entries[i] not in self.approved
+        )
+        if not withheld:
+            return ScanReport(self.work, self.blocked)
+        shown = self.work[:cut]
+        notice = _withheld_placeholder(self.filename, len(self.blocked), cut, len(withheld))
+        for i in range(cut, len(self.work)):
+            if i == withheld[0]:
+                shown.append(notice)
+            elif self.entries[i] in self.approved:
+                shown.append(self.entries[i])
+        blocked = [item for item in self.blocked if item.indexes[0] < cut]
+        return ScanReport(shown, blocked, withheld)
+
+
+def _withheld_placeholder(filename: str, found: int, checked: int, count: int) -> str:
+    return (
+        f"[WITHHELD: {filename} is not shown past entry {checked}: its first {checked} "
+        f"entries hold {found} blocked threats, more than a person's notes do. "
+        f"{count} remaining entr{'y is' if count == 1 else 'ies are'} withheld unscanned. "
+        "Tell the user to review and clean the file with `hermes-memory memory show` and "
+        "`hermes-memory memory remove` (or the dashboard); approved entries are still shown.]"
+    )
 
 
 def _window_end(work: list[str], start: int) -> int:
@@ -250,46 +425,6 @@ def _next_window(work: list[str], start: int, end: int) -> int:
         k -= 1
         size += len(work[k]) + 3
     return max(k, start + 1)
-
-
-def _find_window(
-    work: list[str], start: int, end: int, *, known_clean: bool = False
-) -> tuple[int, int] | None:
-    """A short run ``[first, last]`` of ``work[start:end]`` whose joined text trips, or
-    ``None`` when the whole window is clean.
-
-    The shortest tripping prefix (which fixes ``last``) is found by galloping — prefixes of
-    1, 2, 4 … entries, then a binary search in the last step — so a short payload costs a
-    few short scans and a clean window about two scans of its text; then the latest start
-    that still trips fixes ``first``. ``known_clean``: ``work[start]`` alone passed the
-    scan already (an entry that is neither approved nor a placeholder), so the first probe
-    is two entries.
-    """
-    clean, step = (start, 1) if known_clean else (start - 1, 1)  # work[start:clean+1] clean
-    tripping = -1
-    while tripping < 0:
-        probe = min(clean + step, end - 1)
-        if _ids(serialise(work[start : probe + 1])):
-            tripping = probe
-        elif probe >= end - 1:
-            return None
-        else:
-            clean, step = probe, step * 2
-    while tripping - clean > 1:
-        mid = (clean + tripping) // 2
-        if _ids(serialise(work[start : mid + 1])):
-            tripping = mid
-        else:
-            clean = mid
-    last = tripping
-    trips, clean_from = start, last + 1  # work[trips:last+1] trips; work[clean_from:] clean
-    while clean_from - trips > 1:
-        mid = (trips + clean_from) // 2
-        if _ids(serialise(work[mid : last + 1])):
-            trips = mid
-        else:
-            clean_from = mid
-    return trips, last
 
 
 def sanitize_for_prompt(

@@ -3,7 +3,8 @@
 `MemoryStore.load_from_disk` freezes the rendered block once per session so the system
 prompt stays byte-stable; this module reads a file for it: every entry is threat-scanned
 alone and joined with its neighbours, flagged ones are rendered as ``[BLOCKED: …]``
-placeholders (entries a human approved are kept), and a file that exists but cannot be
+placeholders (entries a human approved are kept; past `MAX_FLAGGED` findings the rest
+is withheld behind one placeholder), and a file that exists but cannot be
 used is reported as a problem rather than read as empty.
 """
 
@@ -70,5 +71,13 @@ def load_target(target: str, path: Path, limit: int) -> LoadedTarget:
     if len(report.blocked) > _MAX_LOGGED:
         logger.warning(
             "%s: %d more blocked entr(ies) not listed", path, len(report.blocked) - _MAX_LOGGED
+        )
+    if report.withheld:
+        logger.warning(
+            "%s: %d entries withheld from the system prompt unscanned after %d blocked "
+            "findings; review the file (hermes-memory memory show / remove)",
+            path,
+            len(report.withheld),
+            len(report.blocked),
         )
     return LoadedTarget(entries, render_block(target, report.entries, limit), problem)

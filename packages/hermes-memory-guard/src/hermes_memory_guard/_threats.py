@@ -1412,21 +1412,49 @@ def _upload_matches(
     if len(probe) != len(text):
         return pattern.regex.search(text) is not None
     index = texts.index()
-    line_starts = set()
+    positions: set[int] = set()  # a command word, or the "|" before a netcat word
     for word in index.present(_UPLOAD_WORDS):
         for start in index.starts((word,), boundary=True):
             end = start + len(word)
             if end == len(probe) or probe[end] not in _ALNUM:
-                line_starts.add(text.rfind("\n", 0, start) + 1)
+                positions.add(start)
                 if word in _PIPED_WORDS:
                     pipe = probe.rfind("|", max(0, start - 5), start)
                     if pipe >= 0:
-                        line_starts.add(text.rfind("\n", 0, pipe) + 1)
+                        positions.add(pipe)
+    line_starts = set(_line_starts(text, sorted(positions)))
     if inserted is not None:
         line_starts = {start for start in line_starts if _reads_insertion(text, start, inserted)}
-    # One try per line, however many command words it holds.
+    # One try per line, however many command words it holds; only on lines that hold what
+    # every branch needs (a long line of "curl … |" without one cost a whole-line regex).
     match = pattern.regex.match
-    return any(match(text, start) is not None for start in sorted(line_starts))
+    return any(
+        _upload_possible(probe, start) and match(text, start) is not None
+        for start in sorted(line_starts)
+    )
+
+
+def _line_starts(text: str, positions: list[int]) -> list[int]:
+    """The start of the line of each of ``positions`` (ascending), in one pass over
+    ``text`` (a long line of many command words took one ``rfind`` from each)."""
+    starts: list[int] = []
+    line, searched = 0, 0
+    for position in positions:
+        newline = text.rfind("\n", searched, position)
+        if newline >= 0:
+            line = newline + 1
+        searched = position
+        starts.append(line)
+    return starts
+
+
+def _upload_possible(probe: str, line_start: int) -> bool:
+    """Whether a match of ``exfil_upload`` from ``line_start`` can hold what its branch
+    needs: the curl, wget and PowerShell branches a ``-`` (every flag they read starts
+    with one), the netcat branch a ``<``, the pipe branch ``nc``/``netcat`` — all within
+    what a match reads (its command line and `_upload_past_line` characters after it)."""
+    end = _command_end(probe, line_start) + _upload_past_line() + 1
+    return any(probe.find(needle, line_start, end) >= 0 for needle in ("-", "<", "nc", "netcat"))
 
 
 #: The netcat words the pipe branch of ``exfil_upload`` reads after a ``|``.
@@ -1548,16 +1576,17 @@ def _multilingual_matches(
         hits = [h for h in hits if any(low <= h[0] <= high + reach for low, high in windows)]
     if not hits:
         return False
-    if _dense(len(hits), len(probe)):
-        # Verbs everywhere: the windows cover the text, one regex pass in C is cheaper.
-        return pattern.regex.search(text) is not None
     # Every match also holds a noun, within ``reach`` of the verb it holds: none near any
-    # verb, no match.
+    # verb, no match. Checked before the dense fallback: a text of verbs alone
+    # (``ignore previous`` × 31,250) is then ruled out by the index, not a regex pass.
     stretches = _windows(
         tuple(start for start, _ in hits), reach, reach + _multilingual_longest(True)
     )
     if not any(index.starts(nouns, low, high + 1, True) for low, high in stretches):
         return False
+    if _dense(len(hits), len(probe)):
+        # Verbs everywhere: the windows cover the text, one regex pass in C is cheaper.
+        return pattern.regex.search(text) is not None
     longest = _multilingual_longest()
     starts: list[int] = []
     done = 0  # keyword starts before this offset have been collected
