@@ -129,6 +129,10 @@ def _lexical(
     store: Any, query: str, pool: int, filters: dict[str, Any]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[int, tuple[str, str]], list[str]]:
     """``(and_rows, fallback_rows, sources, needles)`` of the lexical policy, each best first."""
+    backend = getattr(store, "hybrid_lexical", None)
+    if backend is not None:  # another backend (PostgreSQL): its own lexical search
+        found: tuple[Any, Any, Any, Any] = backend(query, pool, filters)
+        return found
     from hermes_memory_sessions.search import _natural
 
     parsed = parse_query(query)
@@ -193,6 +197,19 @@ def _coverage(store: Any, ids: list[int], terms: Sequence[Any]) -> dict[int, flo
     words = [t.text.casefold() for t in terms]
     if not words or not ids:
         return {}
+    out: dict[int, float] = {}
+    for mid, content in _contents(store, ids).items():
+        text = fold(content if isinstance(content, str) else "").casefold()
+        out[int(mid)] = sum(w in text for w in words) / len(words)
+    return out
+
+
+def _contents(store: Any, ids: list[int]) -> dict[int, str]:
+    """``{id: content}`` of messages, from the store's backend."""
+    backend = getattr(store, "hybrid_contents", None)
+    if backend is not None:
+        found: dict[int, str] = backend(ids)
+        return found
     marks = ",".join("?" * len(ids))
 
     def read(conn: Any) -> list[Any]:
@@ -200,11 +217,19 @@ def _coverage(store: Any, ids: list[int], terms: Sequence[Any]) -> dict[int, flo
             conn.execute(f"SELECT id, content FROM messages WHERE id IN ({marks})", ids)  # noqa: S608
         )
 
-    out: dict[int, float] = {}
-    for mid, content in store.read_with(read):
-        text = fold(content if isinstance(content, str) else "").casefold()
-        out[int(mid)] = sum(w in text for w in words) / len(words)
-    return out
+    return {int(m): c if isinstance(c, str) else "" for m, c in store.read_with(read)}
+
+
+def _neighbours(store: Any, ids: list[int]) -> dict[int, tuple[int, ...]]:
+    """The previous and next message (same session) of each of ``ids``."""
+    backend = getattr(store, "hybrid_adjacent", None)
+    if backend is not None:
+        found: dict[int, tuple[int, ...]] = backend(ids)
+        return found
+    from hermes_memory_sessions.search import _adjacent
+
+    near: dict[int, tuple[int, ...]] = store.read_with(_adjacent, ids)
+    return near
 
 
 def discover(
@@ -287,9 +312,7 @@ def discover(
         match.setdefault(mid, "semantic")
         score[mid] = score.get(mid, 0.0) + DENSE_WEIGHT * s
     if FUSED_SMOOTHING > 0 and score:
-        from hermes_memory_sessions.search import _adjacent
-
-        near = store.read_with(_adjacent, list(score))
+        near = _neighbours(store, list(score))
         score = {
             mid: value
             + FUSED_SMOOTHING * max((score.get(n, 0.0) for n in near.get(mid, ())), default=0.0)
