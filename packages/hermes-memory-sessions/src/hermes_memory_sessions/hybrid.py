@@ -302,6 +302,17 @@ def _contents(store: Any, ids: list[int]) -> dict[int, str]:
     return {int(m): c if isinstance(c, str) else "" for m, c in store.read_with(read)}
 
 
+def _documents(store: Any, ids: list[int]) -> dict[int, str]:
+    """``{id: text}``: what was embedded for each message (with its context messages)."""
+    backend = getattr(store, "hybrid_documents", None)
+    if backend is not None:
+        found: dict[int, str] = backend(ids)
+        return found
+    from hermes_memory_sessions.vectors import _documents as embedded
+
+    return dict(store.read_with(embedded, ids))
+
+
 def _neighbours(store: Any, ids: list[int]) -> dict[int, tuple[int, ...]]:
     """The previous and next message (same session) of each of ``ids``."""
     backend = getattr(store, "hybrid_adjacent", None)
@@ -333,7 +344,8 @@ def _row_floors(
         return out
     from hermes_memory_sessions.cjk import has_cjk
 
-    for mid, text in _contents(store, semantic).items():
+    # The script of the text the vector was made from (the message and its context).
+    for mid, text in _documents(store, semantic).items():
         own = by_script["cjk" if has_cjk(text) else "latin"]
         out[mid] = own if floor is None else max(floor, own)
     return out

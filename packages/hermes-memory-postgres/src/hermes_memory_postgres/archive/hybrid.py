@@ -152,3 +152,9 @@ class ArchiveHybrid(ArchiveVectors):
             ).fetchall()
 
         return {int(r[0]): r[1] if isinstance(r[1], str) else "" for r in self._read(run)}
+
+    def hybrid_documents(self, ids: Sequence[int]) -> dict[int, str]:
+        """``{id: text}``: what is embedded for each message (with its context)."""
+        from hermes_memory_postgres.archive._vector_rows import documents
+
+        return dict(self._read(lambda conn: documents(conn, self.owner, ids)))
