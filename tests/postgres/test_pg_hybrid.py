@@ -122,6 +122,10 @@ def test_vectors_follow_deletes_and_edits(both: tuple[Any, Any]) -> None:
     assert (cov["embedded"], cov["total"]) == (18, 18)
     assert all(r["session_id"] != "pet" for r in pg.discover_messages("kitten", limit=10))
     assert pg.embed_pending() == 0
+    # `sessions embed --reset` on PostgreSQL: this owner's vectors go, then come back.
+    assert pg.drop_vectors() == 18
+    assert pg.vector_coverage()["embedded"] == 0
+    assert pg.embed_pending() == 18
 
 
 def test_without_an_embedder_discovery_is_the_lexical_policy(pg_dsn: str, owner: str) -> None:

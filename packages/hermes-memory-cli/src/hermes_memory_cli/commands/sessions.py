@@ -575,6 +575,9 @@ def _drop_vectors(store: Any) -> int:
     """Delete every stored vector (the table stays, empty); returns how many."""
     import sqlite3
 
+    drop = getattr(store, "drop_vectors", None)
+    if drop is not None:  # PostgreSQL: the owner's vectors
+        return int(drop())
     with store._write() as conn:
         exists = conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'hm_vectors'"

@@ -72,6 +72,20 @@ class ArchiveHybrid(ArchiveVectors):
         self._close_vectors()
         super().close()  # type: ignore[misc]
 
+    def drop_vectors(self) -> int:
+        """Delete every stored vector of this owner (any model); returns how many."""
+        index = self.vector_index
+        if index is not None:
+            return int(index.reset(all_models=True))
+        write: Any = getattr(self, "_write")  # noqa: B009 - ArchiveCore's, later in the MRO
+        return int(
+            write(
+                lambda conn: (
+                    conn.execute("DELETE FROM hm_vectors WHERE owner = %s", (self.owner,)).rowcount
+                )
+            )
+        )
+
     def vector_coverage(self) -> dict[str, Any]:
         index = self.vector_index
         if index is not None:
