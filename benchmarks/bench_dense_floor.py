@@ -1,18 +1,21 @@
-"""Calibrates the absolute similarity floor of semantic-only hits in small archives.
+"""The similarity floor of semantic-only hits in small archives: absolute floors measured,
+and the shipped reference background compared with them.
 
 `hermes_memory_sessions.hybrid` drops a message that only the dense side found when its
 cosine does not stand out from the background: with 20 or more dense candidates the
 background is the median of the query's own candidates (the margin); with fewer there is
-no background to speak of (a small archive on one topic), so an absolute floor per embedder
-and query script stands in for it. This script measures that floor without ever looking
-at the demo archive:
+no background to speak of (a small archive on one topic). Two ways to stand in for it were
+measured here, never on the demo archive:
 
-* **background** = the cosine between a question and every message of its conversation
-  that is *not* its evidence (LoCoMo dev conversations for Latin-script questions, the dev
-  conversations of our Chinese set for CJK questions; "absent" questions contribute every
-  message); **related** = the cosine between a question and its evidence messages;
-* the floor is the 99th percentile of the background (one unrelated message in a hundred
-  clears it), printed with the share of related pairs that clear it.
+* an **absolute floor** per query script: the 99th percentile of the *background* of dev
+  questions — the cosine between a question and every message of its conversation that is
+  *not* its evidence (LoCoMo dev conversations for Latin-script questions, the dev
+  conversations of our Chinese set for CJK ones; "absent" questions contribute every
+  message) — printed with the share of *related* pairs (question, evidence message) that
+  clear it, and a table of other floors;
+* the **shipped rule** (`hybrid.small_pool_floors`): the query's similarity to reference
+  texts on unrelated topics in the message's script, at `REFERENCE_QUANTILE`, plus the
+  margin; the same pairs, the share of background and related pairs that clear it.
 
 Vectors are the archive's own (each message with its two context messages, int8), read
 from archives built through the real `SessionStore` with the default embedder (cached in
@@ -35,7 +38,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _zh_data
 from bench_locomo import DEFAULT_DATA, Archive, _make_embedder, load
 
+import hermes_memory_sessions.hybrid as hybrid
+import hermes_memory_sessions.vectors as vectors_mod
 from hermes_memory_sessions.binary_codes import unit_rows
+from hermes_memory_sessions.cjk import has_cjk
 from hermes_memory_sessions.store import SessionStore
 
 
@@ -47,23 +53,47 @@ def _vectors(store: SessionStore) -> tuple[list[int], Any]:
     return [int(r[0]) for r in rows], unit_rows([bytes(r[1]) for r in rows])
 
 
+#: Per pair kind ("related", "background"): how many pairs clear the shipped small-archive
+#: floor (`hybrid.small_pool_floors`: reference background of the message's script).
+REFERENCE_KEPT: dict[str, list[int]] = {"related": [0, 0], "background": [0, 0]}
+
+
 def _pairs(
     store: SessionStore, dia_of: dict[int, str], questions: list[tuple[str, frozenset[str]]]
 ) -> tuple[list[float], list[float]]:
-    """(related, background) cosines of ``questions`` against the archive's messages."""
+    """(related, background) cosines of ``questions`` against the archive's messages; also
+    counts in `REFERENCE_KEPT` the pairs that clear the shipped small-archive floor."""
     index = store.vector_index
     assert index is not None
     ids, matrix = _vectors(store)
+    texts = dict(store.read_with(vectors_mod._documents, ids))
+    scripts = ["cjk" if has_cjk(texts.get(mid, "")) else "latin" for mid in ids]
     related: list[float] = []
     background: list[float] = []
     for text, gold in questions:
         q = index.query_vector(text)
         if q is None:
             raise RuntimeError("query embedding failed: the calibration would be wrong")
+        floors = hybrid.small_pool_floors(index, q)
         cos = matrix @ q
-        for mid, c in zip(ids, cos.tolist(), strict=True):
-            (related if dia_of.get(mid) in gold else background).append(float(c))
+        for mid, c, script in zip(ids, cos.tolist(), scripts, strict=True):
+            kind = "related" if dia_of.get(mid) in gold else "background"
+            (related if kind == "related" else background).append(float(c))
+            if floors is not None:
+                REFERENCE_KEPT[kind][0] += int(c >= floors[script])
+                REFERENCE_KEPT[kind][1] += 1
     return related, background
+
+
+def _reference_line() -> str:
+    kept = {k: 100 * v[0] / max(v[1], 1) for k, v in REFERENCE_KEPT.items()}
+    for v in REFERENCE_KEPT.values():
+        v[0] = v[1] = 0
+    return (
+        f"  shipped small-archive floor (reference background, p"
+        f"{100 * hybrid.REFERENCE_QUANTILE:g} + margin, per message script):"
+        f" background kept {kept['background']:.1f}%, related kept {kept['related']:.1f}%"
+    )
 
 
 def _report(name: str, related: list[float], background: list[float], quantile: float) -> float:
@@ -117,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
                 background,
                 args.quantile,
             )
+            print(_reference_line())
         else:
             print(f"LoCoMo data not found: {args.data}; Latin floor not measured", file=sys.stderr)
         related, background = [], []
@@ -148,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         floors["cjk"] = _report(
             "Chinese set, dev conversations, CJK questions", related, background, args.quantile
         )
+        print(_reference_line())
     print(
         f"\nFloors (p{args.quantile:g} of background): "
         + ", ".join(f"{k} {v:.3f}" for k, v in floors.items())
