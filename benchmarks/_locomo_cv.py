@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import hermes_memory_sessions.hybrid as hybrid_mod
+import hermes_memory_sessions.search._hybrid as hybrid_mod
 
 #: Categories of LoCoMo questions (bench_locomo.CATEGORIES order).
 CATEGORY_NAMES = {

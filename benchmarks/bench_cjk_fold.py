@@ -16,11 +16,11 @@ import statistics
 import time
 from collections.abc import Callable
 
-import hermes_memory_sessions.cjk as cjk_mod
-import hermes_memory_sessions.query as query_mod
-from hermes_memory_sessions._cjk_text import fold
-from hermes_memory_sessions.cjk import cjk_index_text
-from hermes_memory_sessions.query import parse_query
+import hermes_memory_sessions.search._cjk as cjk_mod
+import hermes_memory_sessions.search._query as query_mod
+from hermes_memory_sessions.search._cjk import cjk_index_text
+from hermes_memory_sessions.search._cjk_text import fold
+from hermes_memory_sessions.search._query import parse_query
 
 SIMPLIFIED = [
     "昨晚数据库备份失败了，磁盘满了，需要扩容",

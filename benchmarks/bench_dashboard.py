@@ -23,7 +23,7 @@ from hermes_memory_builtin import MemoryStore
 from hermes_memory_cli._context import Context
 from hermes_memory_cli.dashboard._app import build_app
 from hermes_memory_core.config import sessions_db_path
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.storage._store import SessionStore
 
 TOKEN = "b" * 43
 PORT = 9119

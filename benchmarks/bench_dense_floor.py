@@ -38,11 +38,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _zh_data
 from bench_locomo import DEFAULT_DATA, Archive, _make_embedder, load
 
-import hermes_memory_sessions.hybrid as hybrid
-import hermes_memory_sessions.vectors as vectors_mod
-from hermes_memory_sessions.binary_codes import unit_rows
-from hermes_memory_sessions.cjk import has_cjk
-from hermes_memory_sessions.store import SessionStore
+import hermes_memory_sessions.search._hybrid as hybrid
+import hermes_memory_sessions.vectors._index as vectors_mod
+from hermes_memory_sessions.search._cjk import has_cjk
+from hermes_memory_sessions.storage._store import SessionStore
+from hermes_memory_sessions.vectors._binary_codes import unit_rows
 
 
 def _vectors(store: SessionStore) -> tuple[list[int], Any]:

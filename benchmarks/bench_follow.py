@@ -23,8 +23,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from hermes_memory_sessions.follow import follow_hermes, pending_hermes_import
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.importers._follow import follow_hermes, pending_hermes_import
+from hermes_memory_sessions.storage._store import SessionStore
 
 
 def build_state(path: Path, sessions: int, messages: int) -> None:

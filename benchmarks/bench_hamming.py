@@ -17,7 +17,7 @@ import time
 import numpy as np
 import numpy.typing as npt
 
-from hermes_memory_sessions.binary_codes import BinaryCodes
+from hermes_memory_sessions.vectors import BinaryCodes
 
 
 def previous(codes: BinaryCodes, query: npt.NDArray[np.float32], count: int) -> list[int]:

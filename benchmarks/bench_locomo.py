@@ -57,10 +57,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import hermes_memory_sessions.hybrid as hybrid_mod
-import hermes_memory_sessions.vectors as vectors_mod
-from hermes_memory_sessions.query import any_terms, parse_query
-from hermes_memory_sessions.store import SessionStore
+import hermes_memory_sessions.search._hybrid as hybrid_mod
+import hermes_memory_sessions.vectors._index as vectors_mod
+from hermes_memory_sessions.search._query import any_terms, parse_query
+from hermes_memory_sessions.storage._store import SessionStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _vector_cache import VectorCache

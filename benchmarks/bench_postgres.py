@@ -27,7 +27,7 @@ import uuid
 from pathlib import Path
 
 from hermes_memory_postgres.sessions import PostgresSessionArchive
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.storage._store import SessionStore
 
 WORDS = [
     "deploy",

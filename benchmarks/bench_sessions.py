@@ -535,8 +535,8 @@ def add_synthetic_vectors(path: Path) -> tuple[int, float]:
 
     import numpy as np
 
-    from hermes_memory_sessions.archive_vectors import EMBEDDABLE
-    from hermes_memory_sessions.vectors import ensure_vector_schema, index_model
+    from hermes_memory_sessions.vectors._archive import EMBEDDABLE
+    from hermes_memory_sessions.vectors._index import ensure_vector_schema, index_model
 
     conn = sqlite3.connect(path)
     conn.execute("BEGIN IMMEDIATE")

@@ -49,11 +49,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _zh_data
 from bench_locomo import Score, _make_embedder, _p50
 
-import hermes_memory_sessions.cjk as cjk_mod
-import hermes_memory_sessions.hybrid as hybrid_mod
-import hermes_memory_sessions.query as query_mod
-from hermes_memory_sessions.query import any_terms, parse_query
-from hermes_memory_sessions.store import SessionStore
+import hermes_memory_sessions.search._cjk as cjk_mod
+import hermes_memory_sessions.search._hybrid as hybrid_mod
+import hermes_memory_sessions.search._query as query_mod
+from hermes_memory_sessions.search._query import any_terms, parse_query
+from hermes_memory_sessions.storage._store import SessionStore
 
 KS = (5, 10)
 

@@ -1,5 +1,5 @@
-"""Rebuild ``hermes_memory_sessions/_reference_vectors.py``: the int8 vectors of the
-reference texts (`hermes_memory_sessions._reference_texts`) for the default embedder.
+"""Rebuild ``hermes_memory_sessions/search/_reference_vectors.py``: the int8 vectors of the
+reference texts (`hermes_memory_sessions.search._reference_texts`) for the default embedder.
 
 Run after changing the texts or the default model (a test checks that the stored digest
 matches the texts)::
@@ -12,14 +12,14 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
-from hermes_memory_sessions._reference_texts import REFERENCE_TEXTS
-from hermes_memory_sessions.hybrid import reference_digest
-from hermes_memory_sessions.vectors import quantize
+from hermes_memory_sessions.search._hybrid import reference_digest
+from hermes_memory_sessions.search._reference_texts import REFERENCE_TEXTS
+from hermes_memory_sessions.vectors._index import quantize
 from hermes_memory_vectors import default_embedder
 
 OUT = (
     Path(__file__).resolve().parents[1]
-    / "packages/hermes-memory-sessions/src/hermes_memory_sessions/_reference_vectors.py"
+    / "packages/hermes-memory-sessions/src/hermes_memory_sessions/search/_reference_vectors.py"
 )
 
 

@@ -29,7 +29,7 @@ def backend(request: pytest.FixtureRequest) -> str:
 def archive(backend: str, request: pytest.FixtureRequest, tmp_path, owner: str):
     """An empty archive of each backend (SQLite file; PostgreSQL owner of its own)."""
     if backend == "sqlite":
-        from hermes_memory_sessions.store import SessionStore
+        from hermes_memory_sessions.storage._store import SessionStore
 
         store = SessionStore(tmp_path / "sessions.db")
     else:

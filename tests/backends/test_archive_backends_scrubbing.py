@@ -28,7 +28,7 @@ def _found(archive: Any, query: str) -> int:
 
 def _open(backend: str, request: pytest.FixtureRequest, tmp_path: Path, owner: str, **kw: Any):
     if backend == "sqlite":
-        from hermes_memory_sessions.store import SessionStore
+        from hermes_memory_sessions.storage._store import SessionStore
 
         return SessionStore(tmp_path / "other.db", **kw)
     from hermes_memory_postgres.sessions import PostgresSessionArchive

@@ -11,7 +11,7 @@ from types import ModuleType
 
 import pytest
 
-from hermes_memory_sessions.query import any_terms, parse_query
+from hermes_memory_sessions.search._query import any_terms, parse_query
 
 DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "_zh_data.py"
 

@@ -259,7 +259,7 @@ def test_undo_after_compression_works_on_the_tip_and_keeps_the_summary(archive, 
 
 def test_the_sessions_package_recognises_our_summaries() -> None:
     from hermes_memory_context import SUMMARY_PREFIX
-    from hermes_memory_sessions.message_rows import SUMMARY_PREFIXES
+    from hermes_memory_sessions.storage._message_rows import SUMMARY_PREFIXES
 
     assert SUMMARY_PREFIX.startswith(SUMMARY_PREFIXES)
 

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import os
-import shlex
-import sys
 from pathlib import Path
 
 import pytest
+from byterover_helpers import FAKE_COMMAND
 
 from hermes_memory_byterover import ByteroverProvider
-
-FAKE = Path(__file__).with_name("fake_brv.py")
-FAKE_COMMAND = shlex.join([sys.executable, str(FAKE)])
 
 
 @pytest.fixture

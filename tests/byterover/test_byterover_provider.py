@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FAKE_COMMAND
+from byterover_helpers import FAKE_COMMAND
 
 from hermes_memory_byterover import ByteroverProvider
 from hermes_memory_byterover.cli import BrvError, run_brv

@@ -24,7 +24,7 @@ import pytest
 
 from hermes_memory_cli.commands._browse_data import live_query, needles
 from hermes_memory_core.config import sessions_db_path
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.storage._store import SessionStore
 
 SCRIPT = shutil.which("hermes-memory", path=str(Path(sys.executable).parent))
 

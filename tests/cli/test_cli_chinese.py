@@ -141,7 +141,7 @@ def test_chinese_help_is_wrapped_to_the_terminal(cli: Any) -> None:
 
 def _archive(cli: Any) -> str:
     """One ended session with two messages in the home's archive; returns its id."""
-    from hermes_memory_sessions.store import SessionStore
+    from hermes_memory_sessions.storage._store import SessionStore
 
     sid = "20250601_120000_zh0001"
     store = SessionStore(cli.archive)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hermes_memory_cli._install import install_argv, install_command, installer_kind
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.storage._store import SessionStore
 
 BIN = Path(sys.executable).parent
 DAY = 86400.0

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hermes_memory_sessions.provider import SessionArchiveProvider
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.storage._store import SessionStore
 
 
 def _builders():
@@ -134,7 +134,7 @@ def test_provider_does_not_follow_by_default(home):
 
 
 def test_a_time_budget_stops_between_sessions_and_the_next_run_continues(home, tmp_path):
-    from hermes_memory_sessions.importer import import_hermes_db
+    from hermes_memory_sessions.importers._hermes import import_hermes_db
 
     state, total = _state(home)
     with SessionStore(tmp_path / "a.db") as store:

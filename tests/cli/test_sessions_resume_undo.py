@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.storage._store import SessionStore
 
 ROOT = "20261201_090000_aaaaaa"
 TIP = "20261201_100000_bbbbbb"

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import write
+from context_helpers import write
 
 from hermes_memory_context import (
     CONTEXT_FILE_MAX_CHARS,

@@ -6,7 +6,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import write
+from context_helpers import write
 
 from hermes_memory_context import (
     DISCOVERY_MAX_CHARS,

@@ -58,7 +58,7 @@ def seed_home(home: Path) -> None:
     """Curated entries, a config with comments, and an archive with English, Chinese,
     tool calls and a compressed (continued) conversation."""
     from hermes_memory_builtin.store import MemoryStore
-    from hermes_memory_sessions.store import SessionStore
+    from hermes_memory_sessions.storage._store import SessionStore
 
     home.mkdir(parents=True)
     (home / "config.yaml").write_text(CONFIG, encoding="utf-8")

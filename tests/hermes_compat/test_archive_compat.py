@@ -18,7 +18,7 @@ from scenario import IDS, build_hermes_home
 
 from hermes_memory_core.config import sessions_db_path
 from hermes_memory_sessions import SessionStore, session_search
-from hermes_memory_sessions.importer import import_hermes_db
+from hermes_memory_sessions.importers._hermes import import_hermes_db
 
 SESSION_FIELDS = (
     "source",

@@ -4,21 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hindsight_fake import FakeHindsight
+from hindsight_helpers import FAST
 
 from hermes_memory_core.kit.testing import provider_factory
 from hermes_memory_hindsight import HindsightProvider
-
-FAST: dict[str, Any] = {
-    "mode": "local_external",
-    "timeout": 2.0,
-    "retries": 0,
-    "prefetch_wait": 5.0,
-    "retain_async": False,
-}
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import FAST
 from hindsight_fake import FakeHindsight
+from hindsight_helpers import FAST
 
 from hermes_memory_core.kit.testing import conformance_suites
 from hermes_memory_hindsight import HindsightProvider

@@ -13,7 +13,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_helpers import payload, server_params
 
 from hermes_memory_core.config import sessions_db_path
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.storage._store import SessionStore
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -8,18 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from openviking_helpers import settings_for
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from openviking_fake import KEY, FakeOpenViking
+from openviking_fake import FakeOpenViking
 
 from hermes_memory_core.kit.testing import provider_factory
 from hermes_memory_openviking import OpenVikingProvider
-
-
-def settings_for(url: str, **extra: Any) -> dict[str, Any]:
-    return {"url": url, "api_key": KEY, "account": "acme", "user": "alice",
-            "timeout": 2.0, "recall_timeout": 1.0, "recall_total": 1.5, **extra}  # fmt: skip
 
 
 @pytest.fixture

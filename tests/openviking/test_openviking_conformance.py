@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import settings_for
 from openviking_fake import FakeOpenViking
+from openviking_helpers import settings_for
 
 from hermes_memory_core.kit.testing import conformance_suites
 from hermes_memory_openviking import OpenVikingProvider

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-import hermes_memory_sessions.vectors as vectors_mod
+import hermes_memory_sessions.vectors._index as vectors_mod
 from hermes_memory_postgres.sessions import PostgresSessionArchive
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions import SessionStore
 from hermes_memory_sessions.tool import session_search
 
 vectors = pytest.importorskip("hermes_memory_vectors")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hermes_memory_postgres.sessions import PostgresSessionArchive
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.storage._store import SessionStore
 
 SCRIPT = shutil.which("hermes-memory", path=str(Path(sys.executable).parent))
 

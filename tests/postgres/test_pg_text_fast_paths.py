@@ -25,8 +25,8 @@ from hermes_memory_postgres.text import (
     word_tokens,
     words_document,
 )
-from hermes_memory_sessions.schema import TOOL_INDEX_PREFIX
-from hermes_memory_sessions.store import cjk_document
+from hermes_memory_sessions.storage._schema import TOOL_INDEX_PREFIX
+from hermes_memory_sessions.storage._store import cjk_document
 
 _WORD = re.compile(r"[^\W_]+")
 

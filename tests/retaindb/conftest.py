@@ -8,18 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from retaindb_helpers import settings_for
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from retaindb_fake import KEY, FakeRetainDB
+from retaindb_fake import FakeRetainDB
 
 from hermes_memory_core.kit.testing import provider_factory
 from hermes_memory_retaindb import RetainDBProvider
-
-
-def settings_for(url: str, **extra: Any) -> dict[str, Any]:
-    return {"api_key": KEY, "base_url": url, "project": "p", "user_id": "alice",
-            "timeout": 2.0, "recall_timeout": 1.0, **extra}  # fmt: skip
 
 
 @pytest.fixture

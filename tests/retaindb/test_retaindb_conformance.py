@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import settings_for
 from retaindb_fake import FakeRetainDB
+from retaindb_helpers import settings_for
 
 from hermes_memory_core.kit.testing import conformance_suites
 from hermes_memory_retaindb import RetainDBProvider

@@ -17,10 +17,10 @@ from hermes_memory_core import REDACTED
 from hermes_memory_core.manager import MemoryManager
 from hermes_memory_postgres.factory import session_archive
 from hermes_memory_postgres.migrate import copy_archive
-from hermes_memory_sessions.jsonl import export_jsonl, import_jsonl
-from hermes_memory_sessions.message_rows import scrub_messages
+from hermes_memory_sessions.importers._jsonl import export_jsonl, import_jsonl
 from hermes_memory_sessions.provider import SessionArchiveProvider
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.storage._message_rows import scrub_messages
+from hermes_memory_sessions.storage._store import SessionStore
 
 # Built from pieces so that no credential-shaped literal sits in the repository.
 OPENAI_TAIL = "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"

@@ -6,7 +6,7 @@ import logging
 import sqlite3
 import threading
 
-from hermes_memory_sessions.embedding_worker import EmbeddingWorker
+from hermes_memory_sessions.vectors._embedding_worker import EmbeddingWorker
 
 
 def test_a_store_closed_mid_batch_is_no_failure(caplog):

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.storage._store import SessionStore
 from hermes_memory_sessions.tool import session_search
 
 vectors = pytest.importorskip("hermes_memory_vectors")
@@ -67,7 +67,7 @@ def _archive(path: Path, convs: list[tuple[str, list[str]]], embedder: Any) -> S
 
 
 def _top_session(store: SessionStore, query: str, *, hybrid: bool) -> str | None:
-    from hermes_memory_sessions.hybrid import discover
+    from hermes_memory_sessions.search._hybrid import discover
 
     found = discover(store, query, limit=5, role_filter=["user", "assistant"], dense=hybrid)
     return str(found.rows[0]["session_id"]) if found is not None and found.rows else None
@@ -209,7 +209,7 @@ def test_importing_the_archive_loads_no_vector_library() -> None:
 def test_closing_the_store_while_the_embedder_loads_is_quiet(
     tmp_path: Path, embedder: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from hermes_memory_sessions.embedding_config import attach_configured_embedder
+    from hermes_memory_sessions.vectors._embedding_config import attach_configured_embedder
 
     for _ in range(3):  # either order: attached then closed, or closed before attaching
         store = SessionStore(tmp_path / "a.db")

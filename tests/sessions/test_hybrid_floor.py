@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-import hermes_memory_sessions.hybrid as hybrid
-from hermes_memory_sessions.store import SessionStore
+import hermes_memory_sessions.search._hybrid as hybrid
+from hermes_memory_sessions.storage._store import SessionStore
 from hermes_memory_sessions.tool import session_search
 
 pytest.importorskip("numpy")

@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-import hermes_memory_sessions.embedding_config as ec
+import hermes_memory_sessions.vectors._embedding_config as ec
 from hermes_memory_sessions.provider import SessionArchiveProvider
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.storage._store import SessionStore
 from hermes_memory_sessions.tool import session_search
 
 pytest.importorskip("numpy")

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-import hermes_memory_sessions.hybrid as hybrid
-from hermes_memory_sessions import _reference_vectors
-from hermes_memory_sessions._reference_texts import REFERENCE_TEXTS
-from hermes_memory_sessions.store import SessionStore
+import hermes_memory_sessions.search._hybrid as hybrid
+from hermes_memory_sessions import SessionStore
+from hermes_memory_sessions.search import _reference_vectors
+from hermes_memory_sessions.search._reference_texts import REFERENCE_TEXTS
 
 vectors = pytest.importorskip("hermes_memory_vectors")
 

@@ -16,8 +16,12 @@ from pathlib import Path
 import pytest
 from hermes_statedb import Expected, build_l1, build_v23, populate
 
-from hermes_memory_sessions.importer import HermesImportError, ImportReport, import_hermes_db
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.importers._hermes import (
+    HermesImportError,
+    ImportReport,
+    import_hermes_db,
+)
+from hermes_memory_sessions.storage._store import SessionStore
 
 SESSION_KEYS = (
     "id",
@@ -381,8 +385,8 @@ def test_error_in_a_subprocess_is_one_line(tmp_path: Path) -> None:
     bad.write_text("definitely not sqlite")
     code = (
         "import sys\n"
-        "from hermes_memory_sessions.importer import HermesImportError, import_hermes_db\n"
-        "from hermes_memory_sessions.store import SessionStore\n"
+        "from hermes_memory_sessions.importers._hermes import HermesImportError, import_hermes_db\n"
+        "from hermes_memory_sessions.storage._store import SessionStore\n"
         "s = SessionStore(sys.argv[2])\n"
         "try:\n"
         "    import_hermes_db(sys.argv[1], s)\n"

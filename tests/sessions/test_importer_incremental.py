@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from hermes_statedb import build_v23, populate
 
-from hermes_memory_sessions.hermesdb import TimeBudget
-from hermes_memory_sessions.importer import HermesImportError, import_hermes_db
-from hermes_memory_sessions.store import STALE_END_REASON, ArchiveReadOnly, SessionStore
+from hermes_memory_sessions.importers._hermes import HermesImportError, import_hermes_db
+from hermes_memory_sessions.storage._hermesdb import TimeBudget
+from hermes_memory_sessions.storage._store import STALE_END_REASON, ArchiveReadOnly, SessionStore
 from hermes_memory_sessions.tool import session_search
 
 CJK = "20250306_080000_0a0b0c0d"

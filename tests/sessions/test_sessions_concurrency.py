@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.storage._store import SessionStore
 
 WRITER = r"""
 import sys
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.storage._store import SessionStore
 path, worker, n, mode = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 store = SessionStore(path, busy_timeout_ms=200, journal_mode=mode)
 store.create_session(f"own-{worker}")

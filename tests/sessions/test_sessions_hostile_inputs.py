@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from hermes_memory_sessions.search import SNIPPET_FTS_MAX_CHARS
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.search._lexical import SNIPPET_FTS_MAX_CHARS
+from hermes_memory_sessions.storage._store import SessionStore
 from hermes_memory_sessions.tool import session_search
 
 

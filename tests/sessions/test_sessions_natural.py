@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_memory_sessions.query import any_terms, parse_query
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.search._query import any_terms, parse_query
+from hermes_memory_sessions.storage._store import SessionStore
 from hermes_memory_sessions.tool import session_search
 
 # Each session: (id, started_at, [(role, content), ...]). The answers of the questions below

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hermes_memory_core import MemoryProvider
 from hermes_memory_sessions.provider import SessionArchiveProvider
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.storage._store import SessionStore
 
 
 def turn_messages(n: int) -> list[dict]:

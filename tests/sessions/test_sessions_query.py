@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from hermes_memory_sessions.query import MAX_QUERY_CHARS, parse_query
-from hermes_memory_sessions.search import build_expression
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.search._lexical import build_expression
+from hermes_memory_sessions.search._query import MAX_QUERY_CHARS, parse_query
+from hermes_memory_sessions.storage._store import SessionStore
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from hermes_memory_sessions.hermesdb import HermesDatabaseError
-from hermes_memory_sessions.schema import META_SCHEMA_KEY, SCHEMA_VERSION, TOOL_INDEX_PREFIX
-from hermes_memory_sessions.store import SessionStore, sanitize_title
+from hermes_memory_sessions.storage._hermesdb import HermesDatabaseError
+from hermes_memory_sessions.storage._schema import (
+    META_SCHEMA_KEY,
+    SCHEMA_VERSION,
+    TOOL_INDEX_PREFIX,
+)
+from hermes_memory_sessions.storage._store import SessionStore, sanitize_title
 
 
 @pytest.fixture
@@ -318,7 +322,7 @@ def test_updates_move_rows_between_indexes(store: SessionStore) -> None:
 def test_incremental_merge_and_optimize_keep_indexes_correct(
     store: SessionStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import hermes_memory_sessions.archive_connection as connection_module
+    import hermes_memory_sessions.storage._connection as connection_module
 
     monkeypatch.setattr(connection_module, "MERGE_EVERY", 5)
     monkeypatch.setattr(connection_module, "MERGE_PAGES", 2)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.storage._store import SessionStore
 from hermes_memory_sessions.tool import (
     RECORD_NOTE,
     SESSION_SEARCH_SCHEMA,

@@ -18,16 +18,16 @@ import pytest
 from hermes_statedb import Expected, build_l1, build_v23, populate
 
 from hermes_memory_core.config import sessions_db_path
-from hermes_memory_sessions import schema
-from hermes_memory_sessions.hermesdb import (
+from hermes_memory_sessions.importers._hermes import import_hermes_db
+from hermes_memory_sessions.importers._migrate_out import BACKUP_INFIX, MigrateOutError, migrate_out
+from hermes_memory_sessions.storage import _schema as schema
+from hermes_memory_sessions.storage._hermesdb import (
     HermesDatabaseError,
     inspect_database,
     legacy_archive_notice,
     our_objects,
 )
-from hermes_memory_sessions.importer import import_hermes_db
-from hermes_memory_sessions.migrate_out import BACKUP_INFIX, MigrateOutError, migrate_out
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.storage._store import SessionStore
 
 SCRIPT = shutil.which("hermes-memory", path=str(Path(sys.executable).parent))
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from hermes_memory_sessions import vectors
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.storage._store import SessionStore
 from hermes_memory_sessions.tool import session_search
+from hermes_memory_sessions.vectors import _index as vectors
 from hermes_memory_vectors import EmbedderUnavailable, dequantize_int8
 
 

@@ -4,20 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from supermemory_fake import FakeSupermemory
+from supermemory_helpers import FAST
 
 from hermes_memory_core.kit.testing import provider_factory
 from hermes_memory_supermemory import SupermemoryProvider
-
-FAST: dict[str, Any] = {
-    "api_key": "sm-test-key",
-    "timeout": 2.0,
-    "retries": 0,
-    "prefetch_wait": 5.0,
-}
 
 
 @pytest.fixture

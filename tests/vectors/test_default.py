@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import recall_at_1
+from vectors_helpers import recall_at_1
 
 from hermes_memory_vectors import (
     Embedder,

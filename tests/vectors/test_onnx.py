@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import recall_at_1
+from vectors_helpers import recall_at_1
 
 from hermes_memory_vectors import EmbedderConfigError, EmbedderUnavailable, embedder_from_config
 

@@ -224,8 +224,7 @@ class Context:
                 yield before_read(self, archive) or archive
             return
 
-        from hermes_memory_sessions.hermesdb import legacy_archive_notice
-        from hermes_memory_sessions.store import SessionStore
+        from hermes_memory_sessions.storage import SessionStore, legacy_archive_notice
 
         if create:
             self.ensure_home()

@@ -16,7 +16,7 @@ from hermes_memory_cli._i18n import cli_gettext as _
 
 if TYPE_CHECKING:
     from hermes_memory_cli._context import Context
-    from hermes_memory_sessions.follow import PendingImport
+    from hermes_memory_sessions.importers import PendingImport
     from hermes_memory_sessions.protocol import SessionArchive
 
 __all__ = ["READ_HANDLERS", "before_read", "import_command", "pending_line"]
@@ -70,13 +70,13 @@ def before_read(ctx: Context, store: SessionArchive | None) -> SessionArchive | 
     With ``sessions.follow_hermes`` and no archive yet, the archive is created for the
     import (the user asked for it to follow Hermes). Failures never stop the command.
     """
-    from hermes_memory_sessions.follow import (
+    from hermes_memory_sessions.importers import (
         CLI_FOLLOW_BUDGET_S,
         follow_hermes,
         hermes_state_path,
         pending_hermes_import,
     )
-    from hermes_memory_sessions.hermesdb import inspect_database
+    from hermes_memory_sessions.storage import inspect_database
 
     if getattr(ctx.args, "_handler", None) not in READ_HANDLERS:
         return store
@@ -85,7 +85,7 @@ def before_read(ctx: Context, store: SessionArchive | None) -> SessionArchive | 
         return store
     if ctx.config.sessions.follow_hermes:
         if store is None:
-            from hermes_memory_sessions.store import SessionStore
+            from hermes_memory_sessions.storage import SessionStore
 
             store = SessionStore(ctx.db_path)
         report = follow_hermes(

@@ -5,11 +5,11 @@ letter is), so nothing is left to it: documents and queries are tokenised here a
 the server as literals, whatever the server's configuration. The rules follow the SQLite
 archive's (FTS5 ``unicode61 remove_diacritics 2``): a word is a run of letters and digits,
 case-folded, diacritics removed; Chinese, Japanese and Korean text is indexed as one- and
-two-character tokens by `hermes_memory_sessions.cjk.cjk_index_text` (through
-`hermes_memory_sessions.store.cjk_document`), so a query of one or two
+two-character tokens by `hermes_memory_sessions.search.cjk_index_text` (through
+`hermes_memory_sessions.storage.cjk_document`), so a query of one or two
 characters is one index lookup and a longer run is the phrase of its bigrams.
 
-Queries come from the SQLite archive's sanitiser (`hermes_memory_sessions.query.parse_query`):
+Queries come from the SQLite archive's sanitiser (`hermes_memory_sessions.search.parse_query`):
 the same terms, operators and fallbacks, rendered as ``tsquery`` instead of an FTS5 expression.
 """
 
@@ -21,10 +21,8 @@ from collections.abc import Sequence
 from functools import lru_cache
 from itertools import chain
 
-from hermes_memory_sessions.cjk import split_cjk
-from hermes_memory_sessions.query import Term
-from hermes_memory_sessions.schema import TOOL_INDEX_PREFIX
-from hermes_memory_sessions.store import cjk_document
+from hermes_memory_sessions.search import Term, split_cjk
+from hermes_memory_sessions.storage import TOOL_INDEX_PREFIX, cjk_document
 
 __all__ = [
     "MAX_POSITION",

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hermes_memory_sessions.message_rows import SUMMARY_PREFIXES
+from hermes_memory_sessions.storage._message_rows import SUMMARY_PREFIXES
 
 if TYPE_CHECKING:
     from hermes_memory_sessions.protocol import SessionArchive

@@ -2,10 +2,10 @@
 
 `session_search`, the sessions provider, the CLI, the MCP server (through the provider) and
 the importers and exporters call only these methods, so any backend that implements them
-works everywhere: `hermes_memory_sessions.store.SessionStore` (SQLite, the embedded default)
+works everywhere: `hermes_memory_sessions.SessionStore` (SQLite, the embedded default)
 and ``hermes_memory_postgres.PostgresSessionArchive`` (PostgreSQL).
 
-Rows are plain dicts with Hermes' column names (see `hermes_memory_sessions.store`).
+Rows are plain dicts with Hermes' column names (see `hermes_memory_sessions.storage._store`).
 Timestamps are epoch seconds (float); message ids are integers that grow with insertion.
 
 Write semantics shared by the backends: the recording methods (``append_message(s)``,
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from hermes_memory_sessions.search import Hits
+from hermes_memory_sessions.search._lexical import Hits
 
 __all__ = ["ArchiveUnreachable", "SessionArchive"]
 

@@ -30,10 +30,10 @@ from typing import Any
 from hermes_memory_core.config import sessions_db_path
 from hermes_memory_core.provider import MemoryProvider
 from hermes_memory_core.toolresult import tool_error
-from hermes_memory_sessions.embedding_config import attach_configured_embedder
 from hermes_memory_sessions.protocol import ArchiveUnreachable, SessionArchive
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.storage._store import SessionStore
 from hermes_memory_sessions.tool import SESSION_SEARCH_SCHEMA, session_search
+from hermes_memory_sessions.vectors._embedding_config import attach_configured_embedder
 
 __all__ = ["SessionArchiveProvider"]
 
@@ -230,7 +230,7 @@ class SessionArchiveProvider(MemoryProvider):
             self._follower.start()
 
     def _follow(self, home: Path) -> None:
-        from hermes_memory_sessions.follow import PROVIDER_FOLLOW_BUDGET_S, follow_hermes
+        from hermes_memory_sessions.importers._follow import PROVIDER_FOLLOW_BUDGET_S, follow_hermes
 
         store: SessionArchive | None = None
         try:
@@ -488,7 +488,7 @@ class SessionArchiveProvider(MemoryProvider):
 def _finish_embedding(store: Any, budget_s: float) -> dict[str, Any] | None:
     """``{"embedded", "left", "seconds"}`` of the last embedding before close, or None when
     no embedder is configured for ``store``; logs what is left."""
-    from hermes_memory_sessions.embedding_config import await_embedder, recall_state
+    from hermes_memory_sessions.vectors._embedding_config import await_embedder, recall_state
 
     if recall_state(store) is None:
         return None

@@ -13,12 +13,12 @@ a compressed conversation as its latest continuation.
 Beyond the reference: when the implicit-AND query finds fewer than ``limit`` lineages, a
 natural-language fallback fills the remaining slots with messages that contain *some* of the
 content words (stop words dropped): more matched words first, BM25 within the same count
-(`hermes_memory_sessions.search.find_hits` with ``any_terms=True``). The payload then carries
+(`find_hits` in the search package with ``any_terms=True``). The payload then carries
 ``"fallback": "any_terms"`` and each result found that way ``"match": "any_terms"``.
 
 With an embedder attached to the archive (``SessionStore(path, embedder=...)``,
 ``sessions.embedder``), discovery ranks by the fused lexical + dense score first
-(`hermes_memory_sessions.hybrid`); a result that only the dense side found carries
+(`hermes_memory_sessions.search._hybrid`); a result that only the dense side found carries
 ``"match": "semantic"``. Without one, discovery is exactly the lexical one above.
 """
 
@@ -34,14 +34,14 @@ from typing import Any
 
 from hermes_memory_core.config import ConfigError, load_config, resolve_home
 from hermes_memory_core.toolresult import tool_error, tool_result
-from hermes_memory_sessions.embedding_config import await_embedder, recall_state
-from hermes_memory_sessions.hybrid import pick_fused
 from hermes_memory_sessions.protocol import SessionArchive
-from hermes_memory_sessions.query import any_terms, parse_query
-from hermes_memory_sessions.schema import ArchiveBusy
-from hermes_memory_sessions.search import NATURAL_POOL, Hits, shape_message
-from hermes_memory_sessions.shaping import like_prefix
-from hermes_memory_sessions.store import SessionStore
+from hermes_memory_sessions.search._hybrid import pick_fused
+from hermes_memory_sessions.search._lexical import NATURAL_POOL, Hits, shape_message
+from hermes_memory_sessions.search._query import any_terms, parse_query
+from hermes_memory_sessions.search._shaping import like_prefix
+from hermes_memory_sessions.storage._schema import ArchiveBusy
+from hermes_memory_sessions.storage._store import SessionStore
+from hermes_memory_sessions.vectors._embedding_config import await_embedder, recall_state
 
 __all__ = ["HIDDEN_SOURCES", "SESSION_SEARCH_SCHEMA", "format_timestamp", "session_search"]
 

@@ -256,7 +256,7 @@ def check_archive(db_path: Path) -> list[Check]:
     perm = _private_file("archive", db_path)
     if perm.status != "ok":
         checks.append(perm)
-    from hermes_memory_sessions.hermesdb import check_not_hermes, readonly
+    from hermes_memory_sessions.storage import check_not_hermes, readonly
 
     try:
         check_not_hermes(db_path)  # sessions.db_path pointing at Hermes' own state.db
@@ -295,8 +295,12 @@ def check_archive(db_path: Path) -> list[Check]:
 def check_vectors(db_path: Path, config: Any) -> list[Check]:
     """Hybrid recall: the configured embedder builds, and how much of the archive has vectors."""
     from hermes_memory_core.config import ConfigError
-    from hermes_memory_sessions.archive_vectors import coverage_counts, index_model
-    from hermes_memory_sessions.embedding_config import build_embedder, configured_embedder_section
+    from hermes_memory_sessions.vectors import (
+        build_embedder,
+        configured_embedder_section,
+        coverage_counts,
+        index_model,
+    )
 
     section = configured_embedder_section(config) if config is not None else None
     model: str | None = None
@@ -311,7 +315,7 @@ def check_vectors(db_path: Path, config: Any) -> list[Check]:
         if model:
             checks.append(Check("vectors", "ok", N_("embedder {model} ready", model=model)))
         return checks
-    from hermes_memory_sessions.hermesdb import readonly
+    from hermes_memory_sessions.storage import readonly
 
     try:
         with readonly(db_path) as conn:
@@ -487,7 +491,7 @@ def check_postgres(home: Path, config: Any) -> list[Check]:
 
 def check_hermes_state(home: Path) -> list[Check]:
     """Hermes' own ``<home>/state.db`` holds no archive objects of an earlier release."""
-    from hermes_memory_sessions.hermesdb import legacy_archive_notice
+    from hermes_memory_sessions.storage import legacy_archive_notice
 
     notice = legacy_archive_notice(home)  # reads the schema read-only, leaves no sidecars
     if notice is None:
@@ -506,8 +510,8 @@ def check_hermes_state(home: Path) -> list[Check]:
 def check_hermes_history(ctx: Context, config: Any, db_path: Path) -> list[Check]:
     """Hermes' ``<home>/state.db`` holds sessions the archive lacks (one history, not two)."""
     from hermes_memory_cli._hermes_history import import_command
-    from hermes_memory_sessions.follow import hermes_state_path, pending_hermes_import
-    from hermes_memory_sessions.hermesdb import inspect_database
+    from hermes_memory_sessions.importers import hermes_state_path, pending_hermes_import
+    from hermes_memory_sessions.storage import inspect_database
 
     state = hermes_state_path(ctx.home)
     if inspect_database(state).kind != "hermes":
@@ -518,7 +522,7 @@ def check_hermes_history(ctx: Context, config: Any, db_path: Path) -> list[Check
             with ctx.session_store(create=False) as store:
                 pending = pending_hermes_import(ctx.home, store)
         elif db_path.exists():
-            from hermes_memory_sessions.store import SessionStore
+            from hermes_memory_sessions.storage import SessionStore
 
             # Opened as every read command opens it (only reads follow). A read-only SQLite
             # connection cannot remove the WAL files it creates, so it would leave two new

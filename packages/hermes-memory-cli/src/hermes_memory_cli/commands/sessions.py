@@ -278,7 +278,7 @@ def _attach_search_embedder(ctx: Context, store: Any) -> bool:
     """Attach the configured embedder for one search; False (with a note on stderr saying
     why) when search stays lexical. Nothing is written: an archive without stored vectors
     is searched lexically (``sessions embed`` makes them)."""
-    from hermes_memory_sessions.embedding_config import build_embedder, configured_embedder_section
+    from hermes_memory_sessions.vectors import build_embedder, configured_embedder_section
 
     section = configured_embedder_section(ctx.config)
     if section is None or not hasattr(store, "_attach_embedder"):
@@ -305,7 +305,7 @@ def _hybrid_hits(
 ) -> tuple[list[dict[str, Any]], bool]:
     """``(hits, True)`` ranked by words and meaning, each with a snippet and ``match``;
     ``([], False)`` when the dense side could not take part (query syntax, embedder error)."""
-    from hermes_memory_sessions.hybrid import discover
+    from hermes_memory_sessions.search import discover
 
     found = discover(store, query, limit=limit, role_filter=roles)
     if found is None:
@@ -467,7 +467,7 @@ def _coverage_line(vec: Mapping[str, Any]) -> str:
 def embed(ctx: Context) -> int:
     """``sessions embed [--limit N] [--batch-size N] [--reset]``: backfill the vector index."""
     from hermes_memory_core.config import ConfigError
-    from hermes_memory_sessions.embedding_config import build_embedder, configured_embedder_section
+    from hermes_memory_sessions.vectors import build_embedder, configured_embedder_section
 
     limit = ctx.args.limit
     if limit is not None and limit < 0:
@@ -694,7 +694,7 @@ def prune(ctx: Context) -> int:
 
 def export(ctx: Context) -> int:
     """``sessions export [ID ...] [--output FILE]`` (JSON Lines)."""
-    from hermes_memory_sessions.jsonl import export_jsonl
+    from hermes_memory_sessions.importers import export_jsonl
 
     if getattr(ctx.args, "format", "jsonl") == "markdown":
         return export_markdown(ctx)
@@ -711,7 +711,7 @@ def export(ctx: Context) -> int:
         ids = [resolve(store, p) for p in ctx.args.session_ids] or None
         if store is None:  # no archive yet: an empty export, and no archive is created
             from hermes_memory_core.fsutil import atomic_write_text
-            from hermes_memory_sessions.jsonl import FORMAT, VERSION
+            from hermes_memory_sessions.importers import FORMAT, VERSION
 
             header = json.dumps({"type": FORMAT, "version": VERSION, "sessions": 0}) + "\n"
             if output is None:
@@ -745,8 +745,12 @@ def export(ctx: Context) -> int:
 
 def import_(ctx: Context) -> int:
     """``sessions import FILE`` or ``sessions import --from-hermes PATH``."""
-    from hermes_memory_sessions.importer import HermesImportError, import_hermes_db
-    from hermes_memory_sessions.jsonl import JsonlFormatError, import_jsonl
+    from hermes_memory_sessions.importers import (
+        HermesImportError,
+        JsonlFormatError,
+        import_hermes_db,
+        import_jsonl,
+    )
 
     source: str | None = ctx.args.from_hermes
     file: str | None = ctx.args.file
@@ -801,7 +805,7 @@ def import_(ctx: Context) -> int:
         if len(lines) > 20:
             ctx.say(more_text.format(n=len(lines) - 20))
     if source is not None:
-        from hermes_memory_sessions.hermesdb import inspect_database
+        from hermes_memory_sessions.storage import inspect_database
 
         if inspect_database(src_path).kind == "legacy":
             ctx.note(
@@ -818,7 +822,7 @@ def import_(ctx: Context) -> int:
 
 def end(ctx: Context) -> int:
     """``sessions end ID`` or ``sessions end --stale HOURS``: sessions a crashed host left open."""
-    from hermes_memory_sessions.store import STALE_END_REASON
+    from hermes_memory_sessions.storage import STALE_END_REASON
 
     hours: float | None = ctx.args.stale
     with ctx.session_store(create=False) as store:
@@ -871,7 +875,7 @@ def migrate(ctx: Context) -> int:
                 command=install_command("hermes-memory-postgres")
             )
         ) from None
-    from hermes_memory_sessions.store import SessionStore
+    from hermes_memory_sessions.storage import SessionStore
 
     target_arg = str(ctx.args.to).strip()
     to_pg = target_arg.startswith(("postgresql://", "postgres://")) or "dbname=" in target_arg
@@ -932,11 +936,9 @@ def migrate_out(ctx: Context) -> int:
     """``sessions migrate-out [--from-hermes PATH]``: our objects out of Hermes' state.db."""
     import sqlite3
 
-    from hermes_memory_sessions.hermesdb import inspect_database
-    from hermes_memory_sessions.importer import HermesImportError
-    from hermes_memory_sessions.migrate_out import MigrateOutError
-    from hermes_memory_sessions.migrate_out import migrate_out as run
-    from hermes_memory_sessions.store import SessionStore
+    from hermes_memory_sessions.importers import HermesImportError, MigrateOutError
+    from hermes_memory_sessions.importers import migrate_out as run
+    from hermes_memory_sessions.storage import SessionStore, inspect_database
 
     home = ctx.require_home()
     source = Path(ctx.args.from_hermes).expanduser() if ctx.args.from_hermes else home / "state.db"

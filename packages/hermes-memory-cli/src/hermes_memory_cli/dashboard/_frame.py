@@ -67,7 +67,7 @@ class Dashboard:
                 if store is None:
                     stack.close()
                 else:
-                    from hermes_memory_sessions.embedding_config import attach_configured_embedder
+                    from hermes_memory_sessions.vectors import attach_configured_embedder
 
                     attach_configured_embedder(store, ctx.config)
                     self._archive, self._archive_stack = store, stack

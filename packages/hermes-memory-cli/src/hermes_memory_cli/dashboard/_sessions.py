@@ -295,7 +295,7 @@ def delete(
 
 def export(dash: Dashboard, query: Mapping[str, str], params: Mapping[str, str]) -> Response:
     """The session as a JSONL download (the format of ``hermes-memory sessions export``)."""
-    from hermes_memory_sessions.jsonl import export_jsonl
+    from hermes_memory_sessions.importers import export_jsonl
 
     buffer = io.BytesIO()
     with dash.archive() as store:

@@ -130,7 +130,7 @@ def use_provider(dash: Dashboard, name: str) -> None:
 # ---------------------------------------------------------------------- archive
 def _hermes_db(dash: Dashboard, store: Any) -> dict[str, Any] | None:
     """Hermes' ``state.db`` in the home, and what earlier imports took from it."""
-    from hermes_memory_sessions.hermesdb import inspect_database
+    from hermes_memory_sessions.storage import inspect_database
 
     path = dash.home / "state.db"
     if not path.is_file():
@@ -149,7 +149,7 @@ def _hermes_db(dash: Dashboard, store: Any) -> dict[str, Any] | None:
 
 def archive_page(dash: Dashboard, query: Mapping[str, str], params: Mapping[str, str]) -> Page:
     from hermes_memory_cli.commands.sessions import _size, _vector_stats
-    from hermes_memory_sessions.embedding_config import configured_embedder_section
+    from hermes_memory_sessions.vectors import configured_embedder_section
 
     ctx = dash.context()
     values: dict[str, Any] = {
@@ -190,7 +190,7 @@ def embed(
 ) -> Redirect:
     """Start embedding what is not embedded yet (as ``hermes-memory sessions embed``)."""
     from hermes_memory_core.config import ConfigError
-    from hermes_memory_sessions.embedding_config import build_embedder, configured_embedder_section
+    from hermes_memory_sessions.vectors import build_embedder, configured_embedder_section
 
     ctx = dash.context()
     section = configured_embedder_section(ctx.config)
@@ -238,7 +238,7 @@ def import_hermes(
     dash: Dashboard, query: Mapping[str, str], params: Mapping[str, str], form: Mapping[str, str]
 ) -> Redirect:
     """Start importing what is new in the home's Hermes ``state.db`` (read-only)."""
-    from hermes_memory_sessions.importer import import_hermes_db
+    from hermes_memory_sessions.importers import import_hermes_db
 
     path = dash.home / "state.db"
     if not path.is_file():
@@ -451,7 +451,7 @@ def save_settings(
     from hermes_memory_cli.dashboard._config_edit import ConfigEditError, with_values
     from hermes_memory_core.config import ConfigError, load_config
     from hermes_memory_core.fsutil import atomic_write_text
-    from hermes_memory_sessions.embedding_config import build_embedder, configured_embedder_section
+    from hermes_memory_sessions.vectors import build_embedder, configured_embedder_section
 
     ctx = dash.context()
     raw = ctx.config.raw

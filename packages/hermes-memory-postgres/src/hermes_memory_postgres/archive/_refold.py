@@ -16,7 +16,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import tuple_row
 
-from hermes_memory_sessions.cjk import fold_version  # shared with the SQLite index
+from hermes_memory_sessions.search import fold_version  # shared with the SQLite index
 
 __all__ = ["CJK_FOLD_KEY", "needs_refresh", "refresh_cjk"]
 

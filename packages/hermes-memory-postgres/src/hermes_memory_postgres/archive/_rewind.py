@@ -1,5 +1,5 @@
 """`PostgresSessionArchive.rewind_messages` (``/undo``) and ``reopen_session`` (resume) on
-PostgreSQL, as the SQLite archive does them (`hermes_memory_sessions._archive_rewind`): undone
+PostgreSQL, as the SQLite archive does them (`hermes_memory_sessions.storage`): undone
 rows stay, marked ``active = 0, compacted = 0``, so search, browse and resume leave them
 out; the live counters follow. A reopened session has no end again."""
 
@@ -11,7 +11,7 @@ from typing import Any
 import psycopg
 
 from hermes_memory_postgres.archive.core import ArchiveCore
-from hermes_memory_sessions.message_rows import count_tool_calls
+from hermes_memory_sessions.storage import count_tool_calls
 
 __all__ = ["ArchiveRewind"]
 

@@ -14,7 +14,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import tuple_row
 
-import hermes_memory_sessions.vectors as vectors_mod
+import hermes_memory_sessions.vectors as vectors_mod  # CONTEXT_BEFORE read per call
 
 __all__ = [
     "EMBEDDABLE",

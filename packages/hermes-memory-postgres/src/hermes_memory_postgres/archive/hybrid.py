@@ -1,8 +1,8 @@
 """`ArchiveHybrid`: the embedding and discovery methods of `PostgresSessionArchive`.
 
-The SQLite archive's API (`hermes_memory_sessions.archive_vectors.ArchiveVectors`:
+The SQLite archive's API (`hermes_memory_sessions.vectors.ArchiveVectors`:
 ``vector_index``, ``embed_pending``, ``vector_coverage``, ``discover_messages``) on
-PostgreSQL, plus the three reads `hermes_memory_sessions.hybrid.discover` asks a backend
+PostgreSQL, plus the three reads `hermes_memory_sessions.search.discover` asks a backend
 for (its lexical candidates, adjacent messages, message texts), so the fused ranking is
 the same code on both backends. Importing this module imports no numerical library: the
 index (`hermes_memory_postgres.archive.vectors`, NumPy) loads when an embedder is attached.
@@ -17,9 +17,8 @@ import psycopg
 from psycopg.rows import tuple_row
 
 from hermes_memory_postgres.archive.filters import Filters
-from hermes_memory_sessions.archive_vectors import ArchiveVectors
-from hermes_memory_sessions.query import any_terms, parse_query
-from hermes_memory_sessions.search import _needles
+from hermes_memory_sessions.search import _needles, any_terms, parse_query
+from hermes_memory_sessions.vectors import ArchiveVectors
 
 __all__ = ["ArchiveHybrid"]
 
@@ -166,9 +165,3 @@ class ArchiveHybrid(ArchiveVectors):
             ).fetchall()
 
         return {int(r[0]): r[1] if isinstance(r[1], str) else "" for r in self._read(run)}
-
-    def hybrid_documents(self, ids: Sequence[int]) -> dict[int, str]:
-        """``{id: text}``: what is embedded for each message (with its context)."""
-        from hermes_memory_postgres.archive._vector_rows import documents
-
-        return dict(self._read(lambda conn: documents(conn, self.owner, ids)))

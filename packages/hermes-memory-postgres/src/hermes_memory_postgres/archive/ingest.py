@@ -18,8 +18,7 @@ from hermes_memory_postgres.archive.termstats import add_frequencies
 from hermes_memory_postgres.archive.writes import COPY_MESSAGES, TurnWrites
 from hermes_memory_postgres.connection import Database
 from hermes_memory_postgres.schema import BULK_DEFERRED, drop_deferred_sql, missing_deferred
-from hermes_memory_sessions.message_rows import check_id
-from hermes_memory_sessions.store import sanitize_title
+from hermes_memory_sessions.storage import check_id, sanitize_title
 
 __all__ = ["BulkIngest"]
 

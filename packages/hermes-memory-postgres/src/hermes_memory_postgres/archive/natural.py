@@ -20,9 +20,15 @@ from hermes_memory_postgres.archive.core import ArchiveCore
 from hermes_memory_postgres.archive.filters import HIT_SELECT, Filters
 from hermes_memory_postgres.archive.termstats import frequencies
 from hermes_memory_postgres.text import render_tsquery, word_tokens
-from hermes_memory_sessions.query import Term
-from hermes_memory_sessions.search import COMMON_TERM_CAP, NATURAL_POOL, NATURAL_WINDOW
-from hermes_memory_sessions.shaping import neighbour_graph, smooth_ranked, smoothing_extra
+from hermes_memory_sessions.search import (
+    COMMON_TERM_CAP,
+    NATURAL_POOL,
+    NATURAL_WINDOW,
+    Term,
+    neighbour_graph,
+    smooth_ranked,
+    smoothing_extra,
+)
 
 __all__ = ["NaturalRanking"]
 

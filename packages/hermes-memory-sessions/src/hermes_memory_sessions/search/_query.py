@@ -1,0 +1,192 @@
+"""The FTS5 query sanitiser: any string in, a safe FTS5 expression (or nothing) out.
+
+Supported user syntax: implicit AND between terms, ``OR``, ``NOT``, ``AND`` (upper case),
+``"balanced phrases"`` and ``prefix*``. Everything else is treated as text. Every emitted
+term is a double-quoted FTS5 string, so no character of the input can reach the FTS5 parser
+as syntax: tokens joined by ``. - _ / @ % '`` are quoted whole (``scripts/deploy.sh`` →
+``"scripts/deploy.sh"``), other punctuation splits terms, punctuation-only terms vanish,
+dangling or doubled operators are dropped, and the input is capped at `MAX_QUERY_CHARS`.
+
+Chinese, Japanese and Korean: the query is folded first (full-width forms to ASCII,
+Traditional Chinese to Simplified, as the CJK index is), and an unquoted run of CJK text is
+split into words (``数据库备份失败`` → ``数据库`` ``备份`` ``失败``, each an implicit-AND term
+matched as a substring); particles and question words (``怎么``, ``的``, ``了``, ``吗``, …) are
+dropped from a run that has other words and never count as content in the fallback. A
+quoted run (``"数据库备份"``) must still occur verbatim.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from hermes_memory_sessions.search._cjk import split_cjk
+from hermes_memory_sessions.search._cjk_text import CJK_STOP_WORDS, content_form, fold, segment_run
+
+__all__ = [
+    "MAX_QUERY_CHARS",
+    "STOP_WORDS",
+    "ParsedQuery",
+    "Term",
+    "parse_query",
+]
+
+#: Longest query (in characters) that is looked at; the rest is ignored.
+MAX_QUERY_CHARS = 2048
+_OPERATORS = {"AND", "OR", "NOT"}
+_PHRASE_OR_TOKEN = re.compile(r'"[^"]*"\*?|[^\s"]+|"')
+# Characters that join a token instead of splitting it (the token is then quoted whole).
+_JOINERS = ".-_/@%'"
+_SPLIT = re.compile(r"[^\w.\-/@%'*]+")
+_WORDCHAR = re.compile(r"\w")
+
+#: Words dropped from the natural-language any-term fallback: English function words and
+#: chat fillers only. Words such as "last", "years", "ago" or "time" stay: in a conversation
+#: they are often what the answer says ("4 years ago"), and BM25's IDF already gives common
+#: words little weight.
+STOP_WORDS = frozenset(
+    """
+    a about above after again against all also am an and any are aren as at be because been
+    before being below between both but by can could did didn do does doesn doing don down
+    during each few for from further had has have having he her here hers herself him himself
+    his how i if in into is isn it its itself just me more most my myself no nor not of off
+    on once only or other our ours ourselves out over own same she should so some such than
+    that the their theirs them themselves then there these they this those through to too
+    under until up very was we were what when where which while who whom why will with would
+    you your yours yourself yourselves let lets let's us ok okay please thanks thank hi hello
+    hey yes yeah sure
+    """.split()  # noqa: SIM905
+)
+
+
+@dataclass(frozen=True)
+class Term:
+    """One search term: its text (no quotes), and whether it is a prefix term."""
+
+    text: str
+    prefix: bool = False
+    phrase: bool = False
+
+    def fts(self) -> str:
+        """The term as a quoted FTS5 string (prefix ``*`` outside the quotes)."""
+        return '"' + self.text.replace('"', '""') + '"' + ("*" if self.prefix else "")
+
+
+@dataclass
+class ParsedQuery:
+    """A sanitised query: a sequence of `Term` and operator strings (``AND``/``OR``/``NOT``)."""
+
+    items: list[Term | str] = field(default_factory=list)
+
+    @property
+    def terms(self) -> list[Term]:
+        """The terms, without operators."""
+        return [i for i in self.items if isinstance(i, Term)]
+
+    @property
+    def has_syntax(self) -> bool:
+        """True when the user wrote operators, phrases or prefixes (no NL fallback then)."""
+        return any(isinstance(i, str) or i.prefix or i.phrase for i in self.items)
+
+    @property
+    def has_cjk(self) -> bool:
+        """True when some term contains an indexable CJK character."""
+        return any(is_cjk for t in self.terms for is_cjk, _ in split_cjk(t.text) if is_cjk)
+
+    def fts(self) -> str:
+        """The FTS5 expression for the word index ("" when there is nothing to search)."""
+        return " ".join(i if isinstance(i, str) else i.fts() for i in self.items)
+
+
+def _cjk_words(piece: str) -> list[str]:
+    """``piece`` (a term's text holding CJK) as words: CJK runs segmented, stop words
+    dropped unless nothing else is left, the other parts kept whole."""
+    words: list[str] = []
+    for is_cjk, seg in split_cjk(piece):
+        if not is_cjk:
+            seg = seg.strip(_JOINERS.replace("%", "")).lstrip("%")
+            if seg and _WORDCHAR.search(seg):
+                words.append(seg)
+            continue
+        run = segment_run(seg)
+        content = [w for w in run if content_form(w) is not None]
+        words.extend(content or run)
+    return words
+
+
+def _clean_token(raw: str, *, expand: bool = True) -> list[Term]:
+    """Split one whitespace-delimited token into safe terms (``expand``: CJK runs into
+    words; off inside quotes)."""
+    out: list[Term] = []
+    for part in _SPLIT.split(raw):
+        if not part:
+            continue
+        prefix = part.endswith("*")
+        part = part.replace("*", " ")
+        for piece in part.split():
+            piece = piece.strip(_JOINERS.replace("%", "")).lstrip("%")
+            if piece and _WORDCHAR.search(piece):
+                if expand and any(is_cjk for is_cjk, _ in split_cjk(piece)):
+                    out.extend(Term(w) for w in _cjk_words(piece))
+                else:
+                    out.append(Term(piece, prefix=False))
+        if prefix and out:
+            out[-1] = Term(out[-1].text, prefix=True)
+    return out
+
+
+def parse_query(query: object) -> ParsedQuery:
+    """Sanitise ``query`` into a `ParsedQuery`; never raises (non-strings give an empty query)."""
+    parsed = ParsedQuery()
+    if not isinstance(query, str):
+        return parsed
+    text = fold(query[:MAX_QUERY_CHARS].replace("\x00", " "))
+    items: list[Term | str] = []
+    for m in _PHRASE_OR_TOKEN.finditer(text):
+        tok = m.group()
+        if tok == '"':
+            continue
+        if tok.startswith('"') and (tok.endswith('"') or tok.endswith('"*')) and len(tok) >= 2:
+            prefix = tok.endswith("*")
+            inner = tok[1 : -2 if prefix else -1]
+            words = " ".join(t.text for t in _clean_token(inner.replace("*", " "), expand=False))
+            if words:
+                items.append(Term(words, prefix=prefix, phrase=" " in words))
+            continue
+        if tok in _OPERATORS:
+            items.append(tok)
+            continue
+        items.extend(_clean_token(tok))
+    # Drop operators that are leading, trailing or follow another operator.
+    cleaned: list[Term | str] = []
+    for item in items:
+        if isinstance(item, str) and (not cleaned or isinstance(cleaned[-1], str)):
+            continue
+        cleaned.append(item)
+    while cleaned and isinstance(cleaned[-1], str):
+        cleaned.pop()
+    parsed.items = cleaned
+    return parsed
+
+
+def any_terms(parsed: ParsedQuery) -> list[Term]:
+    """Distinct content terms for the natural-language any-term fallback (stop words out)."""
+    seen: set[str] = set()
+    out: list[Term] = []
+    for term in parsed.terms:
+        key = term.text.casefold()
+        if key in seen or key in STOP_WORDS or key in CJK_STOP_WORDS:
+            continue
+        if not term.phrase and content_form(term.text) is None:
+            continue
+        form = content_form(term.text) or term.text
+        if form != term.text:  # a Korean word without its particle
+            term = Term(form, prefix=term.prefix, phrase=term.phrase)
+            key = form.casefold()
+            if key in seen:
+                continue
+        if len(key) < 2 and not parsed.has_cjk:
+            continue
+        seen.add(key)
+        out.append(Term(term.text, prefix=term.prefix, phrase=term.phrase))
+    return out
