@@ -317,7 +317,10 @@ def _hybrid_hits(
     def snippets(conn: Any) -> dict[int, str]:
         return {int(r["id"]): found.hits.snippet(conn, int(r["id"])) for r in rows}
 
-    text = store.read_with(snippets)
+    if hasattr(store, "read_with"):  # SQLite: every snippet under one read
+        text = store.read_with(snippets)
+    else:  # another backend (PostgreSQL): its own snippets
+        text = {int(r["id"]): store.hit_snippet(found.hits, int(r["id"])) for r in rows}
     hits = []
     for row in rows:
         hit = {k: v for k, v in row.items() if not k.startswith("_")}
