@@ -27,6 +27,7 @@ fails, discovery is lexical only.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -342,6 +343,39 @@ def _row_floors(
     return out
 
 
+#: Run the dense side of a discovery beside its lexical side (a worker thread) instead of
+#: after it: the answer is the same, its latency about the slower side instead of the sum.
+PARALLEL_DENSE = True
+_DENSE_POOL: Any = None
+_DENSE_POOL_LOCK = threading.Lock()
+
+
+def _dense_pool() -> Any:
+    """The process's dense-side workers (created on first use; daemon threads)."""
+    global _DENSE_POOL
+    with _DENSE_POOL_LOCK:
+        if _DENSE_POOL is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _DENSE_POOL = ThreadPoolExecutor(4, thread_name_prefix="hermes-dense")
+        return _DENSE_POOL
+
+
+def _dense_side(
+    index: Any, query: str, count: int, filters: dict[str, Any]
+) -> tuple[Any, list[Any]]:
+    """``(query vector, dense hits)``; ``(None, [])`` when the query could not be embedded,
+    ``(vector, [])`` when the search failed (fail open: a broken index never breaks search)."""
+    vector = index.query_vector(query)
+    if vector is None:
+        return None, []
+    try:
+        return vector, list(index.search(vector, limit=count, **filters))
+    except Exception as exc:
+        logger.warning("session archive: dense search failed (%s); lexical only", exc)
+        return vector, []
+
+
 def discover(
     store: Any,
     query: str,
@@ -365,21 +399,26 @@ def discover(
         "include_inactive": include_inactive,
     }
     pool = max(LEXICAL_POOL, limit)
-    and_rows, any_rows, sources, needles = _lexical(store, query, pool, filters)
     index = vector_index_of(store) if dense else None
-    dense_hits = []
     parsed = parse_query(query)
-    if index is not None and not parsed.has_syntax:
-        vector = index.query_vector(query)
-        if vector is not None:
-            try:
-                dense_hits = index.search(vector, limit=max(DENSE_POOL, limit), **filters)
-            except Exception as exc:  # fail open: a broken index never breaks search
-                logger.warning("session archive: dense search failed (%s); lexical only", exc)
-                dense_hits = []
-        else:
-            index = None
-    else:
+    if index is not None and parsed.has_syntax:
+        index = None
+    pending = None
+    if index is not None and PARALLEL_DENSE:
+        # The dense side (query embedding, Hamming pass, rescoring) runs while the lexical
+        # side reads its indexes: both wait mostly outside the GIL (NumPy, SQLite, sockets).
+        pending = _dense_pool().submit(_dense_side, index, query, max(DENSE_POOL, limit), filters)
+    and_rows, any_rows, sources, needles = _lexical(store, query, pool, filters)
+    vector, dense_hits = (
+        (None, [])
+        if index is None
+        else (
+            pending.result()
+            if pending is not None
+            else _dense_side(index, query, max(DENSE_POOL, limit), filters)
+        )
+    )
+    if vector is None:
         index = None
     if index is None:
         rows = [{**r, "match": "and"} for r in and_rows]
