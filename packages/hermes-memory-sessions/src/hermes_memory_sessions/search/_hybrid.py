@@ -343,9 +343,13 @@ def _row_floors(
     return out
 
 
-#: Run the dense side of a discovery beside its lexical side (a worker thread) instead of
-#: after it: the answer is the same, its latency about the slower side instead of the sum.
-PARALLEL_DENSE = True
+#: Run the dense side of a discovery (query embedding, Hamming pass, rescoring) beside its
+#: lexical side on a worker thread instead of after it; the answer is the same. Off: on a
+#: machine at load average 10+ on two cores, ``bench_hybrid_scale.py`` (20k messages, 20 ms
+#: stand-in query embedding) showed no consistent gain (NL questions p50 43 vs 54 ms, word
+#: queries 36 vs 31 ms): the SQLite archive serialises reads on one connection, so only the
+#: embedding and the Hamming pass can overlap. To be measured on an idle machine.
+PARALLEL_DENSE = False
 _DENSE_POOL: Any = None
 _DENSE_POOL_LOCK = threading.Lock()
 

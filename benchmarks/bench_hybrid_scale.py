@@ -1,0 +1,124 @@
+"""Hybrid discovery at scale on SQLite: lexical and hybrid p50 / p95 in one run.
+
+Uses the archive ``bench_sessions.py --messages N`` builds (``benchmarks/_data``; build it
+first, e.g. ``bench_sessions.py --messages 1000000 --build-only``), gives every user /
+assistant message a *synthetic* int8 vector (``bench_sessions.add_synthetic_vectors``;
+embedding a million messages for real takes days here) and times ``session_search``
+discovery for the same query sets as ``bench_sessions.py``: without an embedder (lexical),
+then with the vector index attached (hybrid; the question's embedding excluded: the
+synthetic embedder is instant unless ``--query-ms`` says otherwise), with the dense side beside the lexical side (shipped) and
+after it (``PARALLEL_DENSE`` off), alternating rounds.
+
+    .venv/bin/python benchmarks/bench_hybrid_scale.py [--messages 1000000] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_sessions as bs
+
+import hermes_memory_sessions.search._hybrid as hybrid
+from hermes_memory_sessions import SessionStore, session_search
+
+QUERIES = {
+    "AND (word)": [
+        "docker deployment",
+        "postgres migration",
+        "react component",
+        "stripe webhook",
+        "kubernetes helm",
+        "sourdough starter",
+        "kyoto hotel",
+        "tls certificate",
+    ],
+    "NL fallback": [
+        "what did we decide about the docker deployment last week",
+        "how did we fix the postgres deadlock problem",
+        "which hotel did we book in kyoto for the trip",
+        "remember the sourdough hydration we talked about",
+    ],
+    "CJK 2-char": ["部署", "数据", "退款", "京都", "面包", "集群", "证书", "基金"],
+    "no hit": ["zqxjkvw", "flurbogast", "不存在的词语", "qwpzv 锟斤拷"],
+}
+
+
+class _Slow(bs.SyntheticEmbedder):
+    """The synthetic embedder, taking ``ms`` per query embedding."""
+
+    def __init__(self, ms: float) -> None:
+        super().__init__()
+        self.ms = ms
+
+    def embed_query(self, text: str) -> list[float]:
+        if self.ms:
+            time.sleep(self.ms / 1000)
+        return super().embed_query(text)
+
+
+def _time(store: SessionStore, queries: list[str]) -> float:
+    started = time.perf_counter()
+    for q in queries:
+        json.loads(session_search({"query": q}, store=store))
+    return 1000 * (time.perf_counter() - started) / len(queries)
+
+
+def _pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[max(0, min(len(values) - 1, round(q * (len(values) - 1))))]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--messages", type=int, default=1_000_000)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument(
+        "--query-ms",
+        type=float,
+        default=0.0,
+        help="stand-in query embedding time (sleep, GIL released as in real inference); the"
+        " default model took about 21 ms at load 1 (docs/benchmarks.md)",
+    )
+    args = ap.parse_args()
+    path = bs.DATA / f"sessions_{args.messages}.db"
+    if not path.exists():
+        print(f"{path} missing: run bench_sessions.py --messages {args.messages} --build-only")
+        return 2
+    count, secs = bs.add_synthetic_vectors(path)
+    print(f"{args.messages:,}-message archive, {count:,} synthetic vectors ({secs:.1f} s to write)")
+    lexical = SessionStore(path)
+    hyb = SessionStore(path, embedder=_Slow(args.query_ms), embed_in_background=False)
+    assert hyb.vector_index is not None
+    hyb.vector_index.refresh()  # load the codes once (as the worker does at start)
+    rng = random.Random(bs.SEED)
+    times: dict[str, dict[str, list[float]]] = {}
+    for _ in range(args.rounds):
+        for label, queries in QUERIES.items():
+            order = queries[:]
+            rng.shuffle(order)
+            for q in order:
+                for name, store, parallel in (
+                    ("lexical", lexical, True),
+                    ("hybrid", hyb, True),
+                    ("hybrid, dense after lexical", hyb, False),
+                ):
+                    hybrid.PARALLEL_DENSE = parallel
+                    times.setdefault(label, {}).setdefault(name, []).append(_time(store, [q]))
+    hybrid.PARALLEL_DENSE = True
+    print(f"{'query set':<14}{'method':<30}{'p50 ms':>9}{'p95 ms':>9}")
+    for label, per in times.items():
+        for name, ts in per.items():
+            print(f"{label:<14}{name:<30}{_pct(ts, 0.5):9.1f}{_pct(ts, 0.95):9.1f}")
+    lexical.close()
+    hyb.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
