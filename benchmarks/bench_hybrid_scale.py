@@ -1,4 +1,4 @@
-"""Hybrid discovery at scale on SQLite: lexical and hybrid p50 / p95 in one run.
+"""Hybrid discovery at scale on SQLite and PostgreSQL: lexical and hybrid p50 / p95.
 
 Uses the archive ``bench_sessions.py --messages N`` builds (``benchmarks/_data``; build it
 first, e.g. ``bench_sessions.py --messages 1000000 --build-only``), gives every user /
@@ -10,6 +10,11 @@ synthetic embedder is instant unless ``--query-ms`` says otherwise), with the de
 after it (``PARALLEL_DENSE`` off), alternating rounds.
 
     .venv/bin/python benchmarks/bench_hybrid_scale.py [--messages 1000000] [--rounds 3]
+        [--dsn postgresql://...]
+
+``--dsn``: the same corpus is also bulk-loaded into a PostgreSQL archive (schema
+``bench_hybrid_<N>`` of that database, created on first use and kept for reruns), given the
+same kind of synthetic vectors in ``hm_vectors``, and timed the same way.
 """
 
 from __future__ import annotations
@@ -62,16 +67,78 @@ class _Slow(bs.SyntheticEmbedder):
         return super().embed_query(text)
 
 
-def _time(store: SessionStore, queries: list[str]) -> float:
+def _time(store: object, queries: list[str]) -> float:
     started = time.perf_counter()
     for q in queries:
-        json.loads(session_search({"query": q}, store=store))
+        json.loads(session_search({"query": q}, store=store))  # type: ignore[arg-type]
     return 1000 * (time.perf_counter() - started) / len(queries)
 
 
 def _pct(values: list[float], q: float) -> float:
     values = sorted(values)
     return values[max(0, min(len(values) - 1, round(q * (len(values) - 1))))]
+
+
+def _pg_archives(dsn: str, messages: int, query_ms: float) -> tuple[object, object]:
+    """(lexical, hybrid) PostgreSQL archives of the corpus in schema bench_hybrid_<N>."""
+    from urllib.parse import quote
+
+    import numpy as np
+    import psycopg
+
+    from hermes_memory_postgres.archive._vector_rows import EMBEDDABLE
+    from hermes_memory_postgres.sessions import PostgresSessionArchive
+    from hermes_memory_sessions.vectors import index_model
+
+    schema = f"bench_hybrid_{messages}"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"'.encode())
+    sep = "&" if "?" in dsn else "?"
+    scoped = f"{dsn}{sep}options={quote(f'-csearch_path={schema}')}"
+    owner = "bench"
+    lexical = PostgresSessionArchive(scoped, owner=owner, read_budget_s=60, write_budget_s=600)
+    have = lexical.stats().get("messages", 0)
+    if not have:
+        started = time.perf_counter()
+        with lexical.bulk_loading():
+            sessions = list(bs.Corpus().sessions(messages))
+            batches = (sessions[i : i + 250] for i in range(0, len(sessions), 250))
+            lexical.bulk_import_batches(batches, streams=2)
+        print(f"PostgreSQL: {messages:,} messages loaded in {time.perf_counter() - started:.0f} s")
+    model = index_model(_Slow.name)
+
+    def fill(conn: psycopg.Connection) -> int:
+        if conn.execute("SELECT 1 FROM hm_vectors WHERE owner = %s LIMIT 1", (owner,)).fetchone():
+            return 0
+        ids = [
+            int(r["id"])
+            for r in conn.execute(
+                f"SELECT m.id FROM hm_messages m WHERE m.owner = %s AND {EMBEDDABLE}", (owner,)
+            )
+        ]
+        rng = np.random.default_rng(bs.SEED)
+        centroids = rng.standard_normal((64, 384))
+        with conn.cursor().copy("COPY hm_vectors (owner, message_id, model, vec) FROM STDIN") as cp:
+            for start in range(0, len(ids), 50_000):
+                part = ids[start : start + 50_000]
+                v = centroids[rng.integers(0, 64, len(part))] + rng.standard_normal(
+                    (len(part), 384)
+                )
+                scale = np.abs(v).max(axis=1, keepdims=True) / 127.0
+                q = np.clip(np.rint(v / scale), -127, 127).astype(np.int8)
+                head = scale.astype("<f4")
+                for i, mid in enumerate(part):
+                    cp.write_row((owner, mid, model, head[i].tobytes() + q[i].tobytes()))
+        return len(ids)
+
+    started = time.perf_counter()
+    written = lexical._write(fill)
+    if written:
+        print(f"PostgreSQL: {written:,} synthetic vectors in {time.perf_counter() - started:.0f} s")
+    hyb = PostgresSessionArchive(scoped, owner=owner, read_budget_s=60)
+    hyb.attach_embedder(_Slow(query_ms), background=False)
+    hyb.vector_index.refresh()
+    return lexical, hyb
 
 
 def main() -> int:
@@ -85,6 +152,7 @@ def main() -> int:
         help="stand-in query embedding time (sleep, GIL released as in real inference); the"
         " default model took about 21 ms at load 1 (docs/benchmarks.md)",
     )
+    ap.add_argument("--dsn", default=None, help="also PostgreSQL (see the module doc)")
     args = ap.parse_args()
     path = bs.DATA / f"sessions_{args.messages}.db"
     if not path.exists():
@@ -96,6 +164,17 @@ def main() -> int:
     hyb = SessionStore(path, embedder=_Slow(args.query_ms), embed_in_background=False)
     assert hyb.vector_index is not None
     hyb.vector_index.refresh()  # load the codes once (as the worker does at start)
+    methods: list[tuple[str, object, bool]] = [
+        ("lexical", lexical, False),
+        ("hybrid", hyb, False),
+        ("hybrid, dense in parallel", hyb, True),
+    ]
+    if args.dsn:
+        pg_lexical, pg_hybrid = _pg_archives(args.dsn, args.messages, args.query_ms)
+        methods += [
+            ("PostgreSQL lexical", pg_lexical, False),
+            ("PostgreSQL hybrid", pg_hybrid, False),
+        ]
     rng = random.Random(bs.SEED)
     times: dict[str, dict[str, list[float]]] = {}
     for _ in range(args.rounds):
@@ -103,11 +182,7 @@ def main() -> int:
             order = queries[:]
             rng.shuffle(order)
             for q in order:
-                for name, store, parallel in (
-                    ("lexical", lexical, True),
-                    ("hybrid", hyb, True),
-                    ("hybrid, dense after lexical", hyb, False),
-                ):
+                for name, store, parallel in methods:
                     hybrid.PARALLEL_DENSE = parallel
                     times.setdefault(label, {}).setdefault(name, []).append(_time(store, [q]))
     hybrid.PARALLEL_DENSE = True
@@ -115,8 +190,8 @@ def main() -> int:
     for label, per in times.items():
         for name, ts in per.items():
             print(f"{label:<14}{name:<30}{_pct(ts, 0.5):9.1f}{_pct(ts, 0.95):9.1f}")
-    lexical.close()
-    hyb.close()
+    for _, store, _ in methods:
+        store.close()  # type: ignore[attr-defined]
     return 0
 
 
