@@ -133,6 +133,9 @@ def _pg_archives(dsn: str, messages: int, query_ms: float) -> tuple[object, obje
 
     started = time.perf_counter()
     written = lexical._write(fill)
+    # Statistics for the planner: hm_vectors was analysed while empty (at the end of the
+    # bulk load); unanalysed, its lookups by id may be planned as sequential scans.
+    lexical._write(lambda conn: conn.execute("ANALYZE hm_vectors, hm_messages"))
     if written:
         print(f"PostgreSQL: {written:,} synthetic vectors in {time.perf_counter() - started:.0f} s")
     hyb = PostgresSessionArchive(scoped, owner=owner, read_budget_s=60)
