@@ -711,6 +711,24 @@ def print_catch_up(scores: dict[str, dict[str, Score]], ks: Sequence[int]) -> No
             )
 
 
+def run_cv(convs: list[Conversation], embedder: CachedEmbedder | None) -> int:
+    """``--cv``: fusion settings chosen by leave-one-conversation-out (see _locomo_cv)."""
+    import _locomo_cv
+
+    if embedder is None:
+        print("--cv needs the embedder (hybrid settings are what it chooses)", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="locomo-cv-") as tmp:
+        table = _locomo_cv.collect(
+            convs, lambda conv: Archive(conv, Path(tmp), embedder), _locomo_cv.grid()
+        )
+    _locomo_cv.report(table, [c.sample_id for c in convs])
+    if embedder.query_failures:
+        print(f"WARNING: {embedder.query_failures} query embeddings failed", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="locomo JSON file")
@@ -740,6 +758,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[],
         help="also hybrid with these margins (cosine over the median dense candidate) for"
         " semantic-only hits",
+    )
+    ap.add_argument(
+        "--cv",
+        action="store_true",
+        help="choose the fusion settings by leave-one-conversation-out cross-validation and"
+        " report the held figures (_locomo_cv.py); nothing else is run",
     )
     ap.add_argument("--no-mem0", action="store_true", help="skip the mem0 OSS comparison")
     ap.add_argument("--baselines", action="store_true", help="also plain FTS5 BM25 baselines")
@@ -792,6 +816,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_catch_up(evaluate_catch_up(chosen, ks, args.threads, args.rescore), ks)
         return 0
     embedder = _make_embedder(args.embedder, args.threads)
+    if args.cv:
+        return run_cv(convs, embedder)
     with_mem0 = not args.no_mem0
     if with_mem0:
         try:

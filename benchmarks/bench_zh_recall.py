@@ -14,7 +14,9 @@ verbatim through the real search paths:
   ``benchmarks/_data``, so query latency excludes embedding the question); and the same
   without weighting fallback hits of CJK questions by their word coverage
   (``hybrid.CJK_FALLBACK_COVERAGE``, chosen on the dev conversations);
-* **lexical on PostgreSQL** — with ``--dsn`` (or ``HERMES_MEMORY_TEST_PG_DSN``);
+* **lexical on PostgreSQL** — with ``--dsn`` (or ``HERMES_MEMORY_TEST_PG_DSN``), and with
+  the embedder **hybrid on PostgreSQL** (vectors stored in PostgreSQL; the same fused
+  ranking as SQLite's);
 * **hybrid, no similarity floor** — semantic-only hits kept whatever their cosine
   (no ``hybrid.DENSE_MARGINS``); ``--floor-sweep`` prints, on the dev conversations only,
   recall and the results returned for *absent* questions at each margin over the median
@@ -96,6 +98,16 @@ def no_floor() -> Iterator[None]:
         hybrid_mod.DENSE_MARGINS.update(saved[1])
 
 
+@contextlib.contextmanager
+def detached(store: Any) -> Iterator[None]:
+    """``store`` without its vector index (its lexical policy) for the duration."""
+    saved, store.vector_index = store.vector_index, None
+    try:
+        yield
+    finally:
+        store.vector_index = saved
+
+
 #: Margins over the median dense candidate tried by ``--floor-sweep`` (cosine units).
 SWEEP = [round(0.005 * i, 3) for i in range(13)]
 
@@ -139,8 +151,8 @@ class Built:
             self.dia_of.update(zip(ids, (t.dia_id for t in s.turns), strict=True))
 
     def ask(self, q: str, k: int) -> list[str]:
-        if not hasattr(self.store, "discover_messages"):  # PostgreSQL: the same policy
-            return self._policy(q, k)
+        if getattr(self.store, "vector_index", None) is None and hasattr(self.store, "owner"):
+            return self._policy(q, k)  # PostgreSQL, lexical: the same policy
         rows = self.store.discover_messages(q, limit=k)
         return [self.dia_of[int(r["id"])] for r in rows if int(r["id"]) in self.dia_of]
 
@@ -190,8 +202,13 @@ def run(args: argparse.Namespace) -> int:
                 from hermes_memory_postgres.sessions import PostgresSessionArchive
 
                 owner = f"zh-{uuid.uuid4().hex[:8]}-{conv.conv_id}"
-                pg = Built(conv, PostgresSessionArchive(args.dsn, owner=owner))
-                methods["lexical on PostgreSQL"] = (pg, contextlib.nullcontext)
+                pg_store = PostgresSessionArchive(args.dsn, owner=owner)
+                pg = Built(conv, pg_store)
+                methods["lexical on PostgreSQL"] = (pg, lambda s=pg_store: detached(s))
+                if embedder is not None:
+                    pg_store.attach_embedder(embedder, background=False)
+                    pg_store.embed_pending(batch_size=256)
+                    methods["hybrid on PostgreSQL"] = (pg, contextlib.nullcontext)
             for q in conv.questions:
                 if q.category == _zh_data.ABSENT:
                     for name, (built, ctx) in methods.items():
@@ -207,9 +224,9 @@ def run(args: argparse.Namespace) -> int:
                         latency[name].append(1000 * (time.perf_counter() - start))
                     for bucket in (conv.split, f"{conv.split}:{q.category}", "all"):
                         scores[name][bucket].add(q.gold, ranked, KS)
-            for built, _ in methods.values():
+            for built in {id(b): b for b, _ in methods.values()}.values():
                 if built is pg:
-                    for table in ("hm_messages", "hm_sessions", "hm_term_df"):
+                    for table in ("hm_vectors", "hm_messages", "hm_sessions", "hm_term_df"):
                         built.store.db.run(
                             lambda c, t=table, o=built.store.owner: c.execute(
                                 f"DELETE FROM {t} WHERE owner = %s",

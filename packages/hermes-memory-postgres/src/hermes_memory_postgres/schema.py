@@ -157,6 +157,35 @@ MIGRATIONS: tuple[str, ...] = (
     # (full-width to ASCII, Traditional to Simplified); `migrate` recomputes the column
     # when they change (hermes_memory_postgres.archive._refold)
     "CREATE TABLE IF NOT EXISTS hm_index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+    # 6: the vector index of hybrid recall (hermes_memory_postgres.archive.vectors): one
+    # int8 vector per message (the SQLite archive's blob format), ``seq`` for incremental
+    # loads of the in-memory binary codes; triggers drop the vector of a deleted message
+    # and of an edited one (and of the two after it, whose context it is), as on SQLite
+    """
+    CREATE TABLE IF NOT EXISTS hm_vectors (
+        owner TEXT NOT NULL, message_id BIGINT NOT NULL, model TEXT NOT NULL,
+        seq BIGINT GENERATED ALWAYS AS IDENTITY, vec BYTEA NOT NULL,
+        PRIMARY KEY (owner, message_id));
+    CREATE INDEX IF NOT EXISTS hm_vectors_seq ON hm_vectors (owner, seq);
+    CREATE OR REPLACE FUNCTION hm_vectors_msg_ad() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM hm_vectors WHERE owner = OLD.owner AND message_id = OLD.id;
+        RETURN NULL;
+    END $$;
+    CREATE OR REPLACE FUNCTION hm_vectors_msg_au() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM hm_vectors WHERE owner = OLD.owner AND message_id IN (
+            SELECT OLD.id UNION ALL (SELECT id FROM hm_messages WHERE owner = OLD.owner
+            AND session_id = OLD.session_id AND id > OLD.id ORDER BY id LIMIT 2));
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER hm_vectors_msg_ad AFTER DELETE ON hm_messages
+        FOR EACH ROW EXECUTE FUNCTION hm_vectors_msg_ad();
+    CREATE TRIGGER hm_vectors_msg_au AFTER UPDATE OF content, role ON hm_messages
+        FOR EACH ROW WHEN (OLD.content IS DISTINCT FROM NEW.content
+            OR OLD.role IS DISTINCT FROM NEW.role)
+        EXECUTE FUNCTION hm_vectors_msg_au();
+    """,
 )
 #: The schema version this release reads and writes.
 SCHEMA_VERSION = len(MIGRATIONS)

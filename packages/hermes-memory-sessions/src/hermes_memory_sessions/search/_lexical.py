@@ -401,7 +401,10 @@ def snippet_for(
             raise
         except sqlite3.OperationalError:
             row = None
-        return str(row[0]) if row and row[0] else ""
+        if row and row[0]:
+            return str(row[0])
+        # Not a match itself (a neighbour the fallback's smoothing ranked): the start of
+        # its text, as PostgreSQL shows it, never an empty snippet.
     content = conn.execute("SELECT content FROM messages WHERE id = ?", (message_id,)).fetchone()
     return python_snippet(content[0] if content else None, needles)
 

@@ -6,6 +6,7 @@ extra) loads on first use, so the archive and the CLI work without the extra.
 
 from typing import TYPE_CHECKING
 
+from hermes_memory_sessions.vectors._archive import ArchiveVectors
 from hermes_memory_sessions.vectors._coverage import EMBEDDABLE, coverage_counts, index_model
 from hermes_memory_sessions.vectors._embedding_config import (
     attach_configured_embedder,
@@ -14,24 +15,72 @@ from hermes_memory_sessions.vectors._embedding_config import (
     configured_embedder_section,
     recall_state,
 )
+from hermes_memory_sessions.vectors._embedding_worker import EmbeddingWorker
 from hermes_memory_sessions.vectors._schema import ensure_vector_schema, has_vector_table
 
 if TYPE_CHECKING:
-    from hermes_memory_sessions.vectors._index import VectorIndex
+    from hermes_memory_sessions.vectors._binary_codes import (
+        CENTER_SAMPLE,
+        BinaryCodes,
+        unit_rows,
+    )
+    from hermes_memory_sessions.vectors._index import (
+        CATCH_UP,
+        CONTEXT_BEFORE,
+        QUEUE_SIZE,
+        RESCORE,
+        WORKER_BATCH,
+        DenseHit,
+        EmbedderLike,
+        VectorIndex,
+        document_text,
+        quantize,
+    )
 
 __all__ = [
+    "CATCH_UP",
+    "CENTER_SAMPLE",
+    "CONTEXT_BEFORE",
     "EMBEDDABLE",
+    "QUEUE_SIZE",
+    "RESCORE",
+    "WORKER_BATCH",
+    "ArchiveVectors",
+    "BinaryCodes",
+    "DenseHit",
+    "EmbedderLike",
+    "EmbeddingWorker",
     "VectorIndex",
     "attach_configured_embedder",
     "await_embedder",
     "build_embedder",
     "configured_embedder_section",
     "coverage_counts",
+    "document_text",
     "ensure_vector_schema",
     "has_vector_table",
     "index_model",
+    "quantize",
     "recall_state",
+    "unit_rows",
 ]
+
+
+#: Names of the index module (numpy) other backends build on (PostgreSQL's index).
+_INDEX_NAMES = frozenset(
+    {
+        "CATCH_UP",
+        "CONTEXT_BEFORE",
+        "QUEUE_SIZE",
+        "RESCORE",
+        "WORKER_BATCH",
+        "DenseHit",
+        "EmbedderLike",
+        "document_text",
+        "quantize",
+    }
+)
+_CODE_NAMES = frozenset({"CENTER_SAMPLE", "BinaryCodes", "unit_rows"})
 
 
 def __getattr__(name: str) -> object:
@@ -40,4 +89,12 @@ def __getattr__(name: str) -> object:
         from hermes_memory_sessions.vectors._index import VectorIndex
 
         return VectorIndex
+    if name in _INDEX_NAMES:  # read at each access: benchmarks and tests change them
+        from hermes_memory_sessions.vectors import _index
+
+        return getattr(_index, name)
+    if name in _CODE_NAMES:
+        from hermes_memory_sessions.vectors import _binary_codes
+
+        return getattr(_binary_codes, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -366,6 +366,11 @@ class VectorIndex:
             "last_error": self.last_error,
         }
 
+    def documents(self, ids: Sequence[int]) -> dict[int, str]:
+        """``{id: text}``: what is embedded for each of ``ids`` (with its context)."""
+        with self.store.read() as conn:
+            return dict(_documents(conn, ids))
+
     def refresh(self) -> None:
         """Load the vectors stored since the last call into the in-memory codes."""
         self._codes.refresh()

@@ -1,0 +1,196 @@
+"""Hybrid discovery at scale on SQLite and PostgreSQL: lexical and hybrid p50 / p95.
+
+Uses the archive ``bench_sessions.py --messages N`` builds (``benchmarks/_data``; build it
+first, e.g. ``bench_sessions.py --messages 1000000 --build-only``), gives every user /
+assistant message a *synthetic* int8 vector (``bench_sessions.add_synthetic_vectors``;
+embedding a million messages for real takes days here) and times ``session_search``
+discovery for the same query sets as ``bench_sessions.py``: without an embedder (lexical),
+then with the vector index attached (hybrid; the question's embedding excluded: the
+synthetic embedder is instant unless ``--query-ms`` says otherwise), alternating rounds.
+(Running the dense side beside the lexical one on a thread was measured and dropped: no
+consistent gain, since the SQLite archive serialises its reads on one connection.)
+
+    .venv/bin/python benchmarks/bench_hybrid_scale.py [--messages 1000000] [--rounds 3]
+        [--dsn postgresql://...]
+
+``--dsn``: the same corpus is also bulk-loaded into a PostgreSQL archive (schema
+``bench_hybrid_<N>`` of that database, created on first use and kept for reruns), given the
+same kind of synthetic vectors in ``hm_vectors``, and timed the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_sessions as bs
+
+from hermes_memory_sessions import SessionStore, session_search
+
+QUERIES = {
+    "AND (word)": [
+        "docker deployment",
+        "postgres migration",
+        "react component",
+        "stripe webhook",
+        "kubernetes helm",
+        "sourdough starter",
+        "kyoto hotel",
+        "tls certificate",
+    ],
+    "NL fallback": [
+        "what did we decide about the docker deployment last week",
+        "how did we fix the postgres deadlock problem",
+        "which hotel did we book in kyoto for the trip",
+        "remember the sourdough hydration we talked about",
+    ],
+    "CJK 2-char": ["部署", "数据", "退款", "京都", "面包", "集群", "证书", "基金"],
+    "no hit": ["zqxjkvw", "flurbogast", "不存在的词语", "qwpzv 锟斤拷"],
+}
+
+
+class _Slow(bs.SyntheticEmbedder):
+    """The synthetic embedder, taking ``ms`` per query embedding."""
+
+    def __init__(self, ms: float) -> None:
+        super().__init__()
+        self.ms = ms
+
+    def embed_query(self, text: str) -> list[float]:
+        if self.ms:
+            time.sleep(self.ms / 1000)
+        return super().embed_query(text)
+
+
+def _time(store: object, queries: list[str]) -> float:
+    started = time.perf_counter()
+    for q in queries:
+        json.loads(session_search({"query": q}, store=store))  # type: ignore[arg-type]
+    return 1000 * (time.perf_counter() - started) / len(queries)
+
+
+def _pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[max(0, min(len(values) - 1, round(q * (len(values) - 1))))]
+
+
+def _pg_archives(dsn: str, messages: int, query_ms: float) -> tuple[object, object]:
+    """(lexical, hybrid) PostgreSQL archives of the corpus in schema bench_hybrid_<N>."""
+    from urllib.parse import quote
+
+    import numpy as np
+    import psycopg
+
+    from hermes_memory_postgres.archive._vector_rows import EMBEDDABLE
+    from hermes_memory_postgres.sessions import PostgresSessionArchive
+    from hermes_memory_sessions.vectors import index_model
+
+    schema = f"bench_hybrid_{messages}"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"'.encode())
+    sep = "&" if "?" in dsn else "?"
+    scoped = f"{dsn}{sep}options={quote(f'-csearch_path={schema}')}"
+    owner = "bench"
+    lexical = PostgresSessionArchive(scoped, owner=owner, read_budget_s=60, write_budget_s=600)
+    have = lexical.stats().get("messages", 0)
+    if not have:
+        started = time.perf_counter()
+        with lexical.bulk_loading():
+            sessions = list(bs.Corpus().sessions(messages))
+            batches = (sessions[i : i + 250] for i in range(0, len(sessions), 250))
+            lexical.bulk_import_batches(batches, streams=2)
+        print(f"PostgreSQL: {messages:,} messages loaded in {time.perf_counter() - started:.0f} s")
+    model = index_model(_Slow.name)
+
+    def fill(conn: psycopg.Connection) -> int:
+        if conn.execute("SELECT 1 FROM hm_vectors WHERE owner = %s LIMIT 1", (owner,)).fetchone():
+            return 0
+        ids = [
+            int(r["id"])
+            for r in conn.execute(
+                f"SELECT m.id FROM hm_messages m WHERE m.owner = %s AND {EMBEDDABLE}", (owner,)
+            )
+        ]
+        rng = np.random.default_rng(bs.SEED)
+        centroids = rng.standard_normal((64, 384))
+        with conn.cursor().copy("COPY hm_vectors (owner, message_id, model, vec) FROM STDIN") as cp:
+            for start in range(0, len(ids), 50_000):
+                part = ids[start : start + 50_000]
+                v = centroids[rng.integers(0, 64, len(part))] + rng.standard_normal(
+                    (len(part), 384)
+                )
+                scale = np.abs(v).max(axis=1, keepdims=True) / 127.0
+                q = np.clip(np.rint(v / scale), -127, 127).astype(np.int8)
+                head = scale.astype("<f4")
+                for i, mid in enumerate(part):
+                    cp.write_row((owner, mid, model, head[i].tobytes() + q[i].tobytes()))
+        return len(ids)
+
+    started = time.perf_counter()
+    written = lexical._write(fill)
+    # Statistics for the planner: hm_vectors was analysed while empty (at the end of the
+    # bulk load); unanalysed, its lookups by id may be planned as sequential scans.
+    lexical._write(lambda conn: conn.execute("ANALYZE hm_vectors, hm_messages"))
+    if written:
+        print(f"PostgreSQL: {written:,} synthetic vectors in {time.perf_counter() - started:.0f} s")
+    hyb = PostgresSessionArchive(scoped, owner=owner, read_budget_s=60)
+    hyb.attach_embedder(_Slow(query_ms), background=False)
+    hyb.vector_index.refresh()
+    return lexical, hyb
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--messages", type=int, default=1_000_000)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument(
+        "--query-ms",
+        type=float,
+        default=0.0,
+        help="stand-in query embedding time (sleep, GIL released as in real inference); the"
+        " default model took about 21 ms at load 1 (docs/benchmarks.md)",
+    )
+    ap.add_argument("--dsn", default=None, help="also PostgreSQL (see the module doc)")
+    args = ap.parse_args()
+    path = bs.DATA / f"sessions_{args.messages}.db"
+    if not path.exists():
+        print(f"{path} missing: run bench_sessions.py --messages {args.messages} --build-only")
+        return 2
+    count, secs = bs.add_synthetic_vectors(path)
+    print(f"{args.messages:,}-message archive, {count:,} synthetic vectors ({secs:.1f} s to write)")
+    lexical = SessionStore(path)
+    hyb = SessionStore(path, embedder=_Slow(args.query_ms), embed_in_background=False)
+    assert hyb.vector_index is not None
+    hyb.vector_index.refresh()  # load the codes once (as the worker does at start)
+    methods: list[tuple[str, object]] = [("lexical", lexical), ("hybrid", hyb)]
+    if args.dsn:
+        pg_lexical, pg_hybrid = _pg_archives(args.dsn, args.messages, args.query_ms)
+        methods += [
+            ("PostgreSQL lexical", pg_lexical),
+            ("PostgreSQL hybrid", pg_hybrid),
+        ]
+    rng = random.Random(bs.SEED)
+    times: dict[str, dict[str, list[float]]] = {}
+    for _ in range(args.rounds):
+        for label, queries in QUERIES.items():
+            order = queries[:]
+            rng.shuffle(order)
+            for q in order:
+                for name, store in methods:
+                    times.setdefault(label, {}).setdefault(name, []).append(_time(store, [q]))
+    print(f"{'query set':<14}{'method':<30}{'p50 ms':>9}{'p95 ms':>9}")
+    for label, per in times.items():
+        for name, ts in per.items():
+            print(f"{label:<14}{name:<30}{_pct(ts, 0.5):9.1f}{_pct(ts, 0.95):9.1f}")
+    for _, store in methods:
+        store.close()  # type: ignore[attr-defined]
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

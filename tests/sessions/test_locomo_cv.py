@@ -1,0 +1,48 @@
+"""The cross-validation of ``bench_locomo.py --cv`` never chooses a fold's setting on the
+conversation it reports (benchmarks/_locomo_cv.py, loaded from the repository)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def cv() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "locomo_cv_under_test", ROOT / "benchmarks/_locomo_cv.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_each_fold_is_chosen_on_the_other_conversations(cv: ModuleType) -> None:
+    a = cv.Setting("weighted", 0.3, 50, 0.5)
+    b = cv.Setting("weighted", 0.7, 50, 0.5)
+    table = cv.Table()
+    # a is perfect on c1 only; b is better on c2 and c3.
+    for conv, ra, rb in (("c1", 1.0, 0.0), ("c2", 0.2, 0.6), ("c3", 0.2, 0.6)):
+        table.answers[a].append(cv.Answer(conv, 4, ra, ra))
+        table.answers[b].append(cv.Answer(conv, 4, rb, rb))
+    folds = {f.held: f for f in cv.leave_one_out(table, ["c1", "c2", "c3"])}
+    # Held c1: chosen on c2 + c3 -> b, which scores 0 on c1 (the optimistic a is not seen).
+    assert folds["c1"].setting == b and folds["c1"].answers[0].r5 == 0.0
+    # Held c2: chosen on c1 + c3 -> a (1.2 vs 0.6), scored on c2.
+    assert folds["c2"].setting == a and folds["c2"].answers[0].r5 == 0.2
+    # On all three conversations (the dev choice) a wins: 1.4 vs 1.2.
+    assert cv.choose(table, {"c1", "c2", "c3"}) == a
+
+
+def test_the_grid_holds_the_shipped_setting_and_plain_rrf(cv: ModuleType) -> None:
+    grid = cv.grid()
+    assert cv.shipped() in grid
+    assert any(s.fusion == "rrf" for s in grid)
