@@ -86,15 +86,24 @@ def store_vectors(
 
 
 def pending_ids(
-    conn: psycopg.Connection[Any], owner: str, model: str, after: int, limit: int
+    conn: psycopg.Connection[Any],
+    owner: str,
+    model: str,
+    after: int,
+    limit: int,
+    before: int | None = None,
 ) -> list[int]:
-    """Embeddable messages without a vector of ``model``, ascending, id > ``after``."""
+    """Embeddable messages without a vector of ``model``: ascending ids > ``after``, or
+    with ``before``, descending ids < ``before`` (newest first, as the SQLite archive)."""
+    where, order, bound = (
+        ("m.id < %s", "DESC", before) if before is not None else ("m.id > %s", "", after)
+    )
     cur = conn.cursor(row_factory=tuple_row)
     rows = cur.execute(
         f"SELECT m.id FROM hm_messages m LEFT JOIN hm_vectors v ON v.owner = m.owner"  # noqa: S608
-        f" AND v.message_id = m.id AND v.model = %s WHERE m.owner = %s AND m.id > %s"
-        f" AND v.message_id IS NULL AND {EMBEDDABLE} ORDER BY m.id LIMIT %s",
-        (model, owner, int(after), int(limit)),
+        f" AND v.message_id = m.id AND v.model = %s WHERE m.owner = %s AND {where}"
+        f" AND v.message_id IS NULL AND {EMBEDDABLE} ORDER BY m.id {order} LIMIT %s",
+        (model, owner, int(bound), int(limit)),
     ).fetchall()
     return [int(r[0]) for r in rows]
 

@@ -177,10 +177,14 @@ class PgVectorIndex(VectorIndex):
             self.worker.succeeded()
             return len(docs)
 
-    def pending_ids(self, after: int = 0, limit: int = 256) -> list[int]:
+    def pending_ids(
+        self, after: int = 0, limit: int = 256, *, before: int | None = None
+    ) -> list[int]:
         return list(
             self.archive._read(
-                lambda conn: rows_sql.pending_ids(conn, self._owner, self.model, after, limit)
+                lambda conn: rows_sql.pending_ids(
+                    conn, self._owner, self.model, after, limit, before
+                )
             )
         )
 

@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 
 from hermes_memory_sessions.search._lexical import (
     Hits,
+    adjacent_ids,
     natural_rows,
     python_snippet,
     search_items,
@@ -314,9 +315,7 @@ def _neighbours(store: Any, ids: list[int]) -> dict[int, tuple[int, ...]]:
     if backend is not None:
         found: dict[int, tuple[int, ...]] = backend(ids)
         return found
-    from hermes_memory_sessions.search._lexical import _adjacent
-
-    near: dict[int, tuple[int, ...]] = store.read_with(_adjacent, ids)
+    near: dict[int, tuple[int, ...]] = store.read_with(adjacent_ids, ids)
     return near
 
 
