@@ -147,7 +147,7 @@ def pasted_logs(size: int, dsn: str | None) -> None:
     if not dsn:
         print("PostgreSQL: skipped (no --dsn, HERMES_MEMORY_PG_DSN or HERMES_MEMORY_TEST_PG_DSN)")
         return
-    from hermes_memory_postgres.sessions import PostgresSessionArchive
+    from hermes_memory_postgres import PostgresSessionArchive
 
     pg = PostgresSessionArchive(dsn, owner=f"bench-{uuid.uuid4().hex[:8]}", write_budget_s=600)
     try:

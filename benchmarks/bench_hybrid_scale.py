@@ -86,8 +86,8 @@ def _pg_archives(dsn: str, messages: int, query_ms: float) -> tuple[object, obje
     import numpy as np
     import psycopg
 
+    from hermes_memory_postgres import PostgresSessionArchive
     from hermes_memory_postgres.archive._vector_rows import EMBEDDABLE
-    from hermes_memory_postgres.sessions import PostgresSessionArchive
     from hermes_memory_sessions.vectors import index_model
 
     schema = f"bench_hybrid_{messages}"

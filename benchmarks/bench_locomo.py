@@ -273,7 +273,7 @@ class PgArchive(Archive):
     def __init__(self, conv: Conversation, dsn: str) -> None:
         import uuid
 
-        from hermes_memory_postgres.sessions import PostgresSessionArchive
+        from hermes_memory_postgres import PostgresSessionArchive
 
         owner = f"locomo-{uuid.uuid4().hex[:8]}-{conv.sample_id}"
         super().__init__(conv, Path(), store=PostgresSessionArchive(dsn, owner=owner))

@@ -26,7 +26,7 @@ import time
 import uuid
 from pathlib import Path
 
-from hermes_memory_postgres.sessions import PostgresSessionArchive
+from hermes_memory_postgres import PostgresSessionArchive
 from hermes_memory_sessions.storage import SessionStore
 
 WORDS = [

@@ -199,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
                     sweep(hybrid, conv, sweeps)
             pg = None
             if args.dsn:
-                from hermes_memory_postgres.sessions import PostgresSessionArchive
+                from hermes_memory_postgres import PostgresSessionArchive
 
                 owner = f"zh-{uuid.uuid4().hex[:8]}-{conv.conv_id}"
                 pg_store = PostgresSessionArchive(args.dsn, owner=owner)

@@ -33,7 +33,7 @@ def archive(backend: str, request: pytest.FixtureRequest, tmp_path, owner: str):
 
         store = SessionStore(tmp_path / "sessions.db")
     else:
-        from hermes_memory_postgres.sessions import PostgresSessionArchive
+        from hermes_memory_postgres import PostgresSessionArchive
 
         dsn = request.getfixturevalue("pg_dsn")
         store = PostgresSessionArchive(dsn, owner=owner)

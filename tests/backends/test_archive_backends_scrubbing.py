@@ -31,7 +31,7 @@ def _open(backend: str, request: pytest.FixtureRequest, tmp_path: Path, owner: s
         from hermes_memory_sessions.storage import SessionStore
 
         return SessionStore(tmp_path / "other.db", **kw)
-    from hermes_memory_postgres.sessions import PostgresSessionArchive
+    from hermes_memory_postgres import PostgresSessionArchive
 
     return PostgresSessionArchive(request.getfixturevalue("pg_dsn"), owner=owner + "-o", **kw)
 

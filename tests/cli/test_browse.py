@@ -381,7 +381,7 @@ def test_needles_skip_operators() -> None:
 
 
 def test_postgres_archive(cli: Any, term: Any, tmp_path: Path) -> None:
-    from hermes_memory_postgres.sessions import PostgresSessionArchive
+    from hermes_memory_postgres import PostgresSessionArchive
     from hermes_memory_postgres.testing import require_test_dsn
 
     dsn = require_test_dsn()

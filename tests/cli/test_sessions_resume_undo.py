@@ -144,7 +144,7 @@ SCRIPT = shutil.which("hermes-memory", path=str(Path(sys.executable).parent))
 
 
 def test_resume_and_undo_on_postgres(tmp_path: Path) -> None:
-    from hermes_memory_postgres.sessions import PostgresSessionArchive
+    from hermes_memory_postgres import PostgresSessionArchive
     from hermes_memory_postgres.testing import require_test_dsn
 
     dsn = require_test_dsn()

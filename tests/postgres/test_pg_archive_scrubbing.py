@@ -10,7 +10,7 @@ from pathlib import Path
 
 import psycopg
 
-from hermes_memory_postgres.sessions import PostgresSessionArchive
+from hermes_memory_postgres import PostgresSessionArchive
 
 # Built from pieces so that no credential-shaped literal sits in the repository.
 OPENAI_TAIL = "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"

@@ -8,9 +8,9 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from hermes_memory_postgres.archive.ingest import _drop_deferred_if_empty
-from hermes_memory_postgres.schema import BULK_DEFERRED, missing_deferred
-from hermes_memory_postgres.sessions import PostgresSessionArchive
+from hermes_memory_postgres import PostgresSessionArchive
+from hermes_memory_postgres._schema import BULK_DEFERRED, missing_deferred
+from hermes_memory_postgres.archive._ingest import _drop_deferred_if_empty
 
 
 def _sessions(prefix: str, n: int) -> list[tuple[dict[str, str], list[dict[str, object]]]]:

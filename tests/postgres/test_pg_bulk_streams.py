@@ -11,9 +11,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from hermes_memory_postgres.archive.ingest import PARALLEL_BUILDS
-from hermes_memory_postgres.schema import BULK_DEFERRED, missing_deferred
-from hermes_memory_postgres.sessions import PostgresSessionArchive
+from hermes_memory_postgres import PostgresSessionArchive
+from hermes_memory_postgres._schema import BULK_DEFERRED, missing_deferred
+from hermes_memory_postgres.archive._ingest import PARALLEL_BUILDS
 
 Batch = list[tuple[dict[str, Any], list[dict[str, Any]]]]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import psycopg
 
-from hermes_memory_postgres import schema
+from hermes_memory_postgres import PostgresSessionArchive
+from hermes_memory_postgres import _schema as schema
 from hermes_memory_postgres.archive._refold import CJK_FOLD_KEY
-from hermes_memory_postgres.sessions import PostgresSessionArchive
 
 
 def _ids(store: PostgresSessionArchive, query: str) -> list[int]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_memory_postgres.sessions import PostgresSessionArchive
+from hermes_memory_postgres import PostgresSessionArchive
 
 pytest.importorskip("hermes_memory_vectors")
 SCRIPT = shutil.which("hermes-memory", path=str(Path(sys.executable).parent))

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from hermes_memory_builtin._store import MemoryStore
-from hermes_memory_postgres.memory import PostgresMemoryStore
+from hermes_memory_postgres import PostgresMemoryStore
 
 SCRIPT = shutil.which("hermes-memory", path=str(Path(sys.executable).parent))
 

@@ -10,9 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hermes_memory_postgres.schema import SCHEMA_VERSION
-from hermes_memory_postgres.sessions import PostgresSessionArchive
-from hermes_memory_postgres.spool import Spool
+from hermes_memory_postgres import PostgresSessionArchive
+from hermes_memory_postgres._schema import SCHEMA_VERSION
+from hermes_memory_postgres._spool import Spool
 
 SCRIPT = shutil.which("hermes-memory", path=str(Path(sys.executable).parent))
 SECRET = "s3cr3t-Pa55"

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import hermes_memory_sessions.vectors._index as vectors_mod
-from hermes_memory_postgres.sessions import PostgresSessionArchive
+from hermes_memory_postgres import PostgresSessionArchive
 from hermes_memory_sessions import SessionStore
 from hermes_memory_sessions.tool import session_search
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hermes_memory_postgres.text import cjk_tsvector, words_document
+from hermes_memory_postgres._text import cjk_tsvector, words_document
 from hermes_memory_sessions.storage import MESSAGE_INDEX_PREFIX
 
 

@@ -16,8 +16,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from hermes_memory_postgres.memory import PostgresMemoryStore
-from hermes_memory_postgres.sessions import PostgresSessionArchive
+from hermes_memory_postgres import PostgresMemoryStore, PostgresSessionArchive
 
 pytestmark = pytest.mark.timeout(120)
 

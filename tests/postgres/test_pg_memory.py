@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hermes_memory_builtin._store import MemoryStore
-from hermes_memory_postgres.memory import PostgresMemoryStore
+from hermes_memory_postgres import PostgresMemoryStore
 
 
 @pytest.fixture

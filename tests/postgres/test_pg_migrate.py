@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_memory_postgres.sessions import PostgresSessionArchive
+from hermes_memory_postgres import PostgresSessionArchive
 from hermes_memory_sessions.storage import SessionStore
 
 SCRIPT = shutil.which("hermes-memory", path=str(Path(sys.executable).parent))

@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_memory_postgres.connection import ArchiveUnavailable, mask_dsn
-from hermes_memory_postgres.sessions import PostgresSessionArchive
+from hermes_memory_postgres import ArchiveUnavailable, PostgresSessionArchive, mask_dsn
 from hermes_memory_sessions.tool import session_search
 
 
@@ -92,7 +91,7 @@ def test_spool_keeps_turns_while_unreachable_and_replays_in_order(pg_dsn, owner,
 
 
 def test_replay_is_exactly_once_after_a_crash_mid_replay(pg_dsn, owner, tmp_path):
-    from hermes_memory_postgres.spool import Spool
+    from hermes_memory_postgres._spool import Spool
 
     arch = PostgresSessionArchive(pg_dsn, owner=owner, spool_dir=tmp_path)
     arch.create_session("s")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from hermes_memory_postgres.spool import Spool
+from hermes_memory_postgres._spool import Spool
 
 
 def test_the_spool_creates_every_missing_directory_0700(tmp_path: Path) -> None:

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-import hermes_memory_postgres.archive.natural as natural
-from hermes_memory_postgres.sessions import PostgresSessionArchive
+import hermes_memory_postgres.archive._natural as natural
+from hermes_memory_postgres import PostgresSessionArchive
 
 
 def _stored(archive: PostgresSessionArchive) -> dict[str, int]:

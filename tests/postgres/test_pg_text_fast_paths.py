@@ -17,14 +17,14 @@ import unicodedata
 
 import pytest
 
-from hermes_memory_postgres.archive.rows import COPY_COLUMNS, copy_row, normal_message
-from hermes_memory_postgres.text import (
+from hermes_memory_postgres._text import (
     MAX_INDEXED_CHARS,
     cjk_tsvector,
     tsvector_literal,
     word_tokens,
     words_document,
 )
+from hermes_memory_postgres.archive._rows import COPY_COLUMNS, copy_row, normal_message
 from hermes_memory_sessions.storage import cjk_document
 from hermes_memory_sessions.storage._schema import TOOL_INDEX_PREFIX
 

@@ -15,8 +15,7 @@ from typing import Any
 
 from hermes_memory_core import REDACTED
 from hermes_memory_core._manager import MemoryManager
-from hermes_memory_postgres.factory import session_archive
-from hermes_memory_postgres.migrate import copy_archive
+from hermes_memory_postgres import copy_archive, session_archive
 from hermes_memory_sessions.importers._jsonl import export_jsonl, import_jsonl
 from hermes_memory_sessions.provider import SessionArchiveProvider
 from hermes_memory_sessions.storage import SessionStore
@@ -164,7 +163,7 @@ def test_provider_records_masked_by_the_default_manager(tmp_path: Path) -> None:
 
 def test_postgres_provider_path_opens_its_archive_without_scrubbing(tmp_path: Path) -> None:
     """The keyword reaches `PostgresSessionArchive` through the factory (nothing connects)."""
-    from hermes_memory_postgres import factory
+    from hermes_memory_postgres import _factory as factory
 
     dsn = "postgresql://nobody:x@127.0.0.1:1/none"
     config = {"sessions": {"backend": "postgres"}, "postgres": {"dsn": dsn, "owner": "o"}}

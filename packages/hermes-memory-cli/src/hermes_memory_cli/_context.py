@@ -186,8 +186,7 @@ class Context:
 
     def _postgres_memory_store(self) -> MemoryStore:
         """``memory.backend: postgres``: the owner's curated store in PostgreSQL, loaded."""
-        from hermes_memory_postgres.connection import ArchiveUnavailable
-        from hermes_memory_postgres.factory import memory_store
+        from hermes_memory_postgres import ArchiveUnavailable, memory_store
 
         mem = self.config.memory
         try:
@@ -272,8 +271,7 @@ class Context:
 
     @contextmanager
     def _postgres_archive(self) -> Iterator[SessionArchive]:
-        from hermes_memory_postgres.connection import ArchiveUnavailable
-        from hermes_memory_postgres.factory import session_archive
+        from hermes_memory_postgres import ArchiveUnavailable, session_archive
 
         try:
             archive = session_archive(self.config.raw, self.home)

@@ -6,7 +6,7 @@ builtin and sessions tiers, so an import the other way would be a cycle between
 distributions. The distribution registers its factories::
 
     [project.entry-points."hermes_memory.memory_backends"]
-    postgres = "hermes_memory_postgres.factory:memory_store"
+    postgres = "hermes_memory_postgres:memory_store"
 """
 
 from __future__ import annotations

@@ -69,8 +69,7 @@ def _postgres_reader(config: HermesConfig) -> Callable[[str], str]:
     store: list[Any] = []
 
     def read(target: str) -> str:
-        from hermes_memory_postgres.connection import ArchiveUnavailable
-        from hermes_memory_postgres.factory import memory_store
+        from hermes_memory_postgres import ArchiveUnavailable, memory_store
 
         try:
             if not store:

@@ -12,7 +12,7 @@ import os
 
 import psycopg
 
-from hermes_memory_postgres.connection import mask_dsn
+from hermes_memory_postgres._connection import mask_dsn
 
 __all__ = ["TEST_DSN_ENV", "probe_test_dsn", "require_test_dsn"]
 

@@ -389,7 +389,7 @@ def check_postgres(home: Path, config: Any) -> list[Check]:
     ):
         return []
     try:
-        from hermes_memory_postgres.status import backend_status
+        from hermes_memory_postgres import backend_status
     except ImportError:
         return [
             Check(

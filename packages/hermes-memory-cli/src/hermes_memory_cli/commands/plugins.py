@@ -135,7 +135,7 @@ def provider_status(ctx: Context) -> int:
 
 
 def _postgres_state(ctx: Context) -> dict[str, Any] | None:
-    """`hermes_memory_postgres.status.backend_status` when a tier is on PostgreSQL."""
+    """`hermes_memory_postgres.backend_status` when a tier is on PostgreSQL."""
     raw = ctx.config.raw
     if not any(
         isinstance(raw.get(t), dict) and raw[t].get("backend") == "postgres"
@@ -143,7 +143,7 @@ def _postgres_state(ctx: Context) -> dict[str, Any] | None:
     ):
         return None
     try:
-        from hermes_memory_postgres.status import backend_status
+        from hermes_memory_postgres import backend_status
     except ImportError:
         return {
             "error": _("hermes-memory-postgres is not installed; {command}").format(

@@ -868,9 +868,12 @@ def migrate(ctx: Context) -> int:
     import sqlite3
 
     try:
-        from hermes_memory_postgres.connection import ArchiveUnavailable, mask_dsn
-        from hermes_memory_postgres.migrate import copy_archive
-        from hermes_memory_postgres.sessions import PostgresSessionArchive
+        from hermes_memory_postgres import (
+            ArchiveUnavailable,
+            PostgresSessionArchive,
+            copy_archive,
+            mask_dsn,
+        )
     except ImportError:
         from hermes_memory_cli._install import install_command
 

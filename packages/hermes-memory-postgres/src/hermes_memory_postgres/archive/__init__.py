@@ -1,4 +1,4 @@
-"""The parts of `hermes_memory_postgres.sessions.PostgresSessionArchive`, one job each.
+"""The parts of `hermes_memory_postgres._sessions.PostgresSessionArchive`, one job each.
 
 * `core`: the pool, bounded retries, the local spool and exactly-once replay;
 * `titles`: titles and lineage (numbered continuations, compression heirs, roots, tips);

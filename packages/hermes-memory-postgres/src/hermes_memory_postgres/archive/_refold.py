@@ -1,11 +1,11 @@
 """Keep the ``cjk`` column in step with the folding rules of the CJK index.
 
 The column holds the CJK-index document of each message, made in Python
-(`hermes_memory_postgres.text.cjk_tsvector`, folded: full-width forms to ASCII, Traditional
+(`hermes_memory_postgres._text.cjk_tsvector`, folded: full-width forms to ASCII, Traditional
 Chinese to Simplified). When the folding rules or the OpenCC data change, documents made
 before would not match folded queries, so `refresh_cjk` recomputes the column of every
 message that holds non-ASCII text and records the rules it used in ``hm_index_meta``. It
-runs inside `hermes_memory_postgres.schema.migrate` (under its advisory lock, once per
+runs inside `hermes_memory_postgres._schema.migrate` (under its advisory lock, once per
 database and rules); only the derived column is rewritten, never a message.
 """
 
@@ -27,7 +27,7 @@ _BATCH = 2000
 
 def refresh_cjk(conn: psycopg.Connection[Any]) -> int:
     """Recompute ``cjk`` where needed when the fold version changed; returns rows updated."""
-    from hermes_memory_postgres.text import cjk_tsvector
+    from hermes_memory_postgres._text import cjk_tsvector
 
     want = fold_version()
     cur = conn.cursor(row_factory=tuple_row)

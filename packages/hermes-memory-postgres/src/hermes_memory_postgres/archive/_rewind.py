@@ -10,7 +10,7 @@ from typing import Any
 
 import psycopg
 
-from hermes_memory_postgres.archive.core import ArchiveCore
+from hermes_memory_postgres.archive._core import ArchiveCore
 from hermes_memory_sessions.storage import count_tool_calls
 
 __all__ = ["ArchiveRewind"]

@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 
 import psycopg
 
-from hermes_memory_postgres.connection import ArchiveUnavailable, Database, check_owner
-from hermes_memory_postgres.spool import Spool
+from hermes_memory_postgres._connection import ArchiveUnavailable, Database, check_owner
+from hermes_memory_postgres._spool import Spool
 
 __all__ = ["ArchiveCore"]
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import psycopg
 
-from hermes_memory_postgres.archive.filters import HIT_SELECT, Filters
-from hermes_memory_postgres.archive.natural import NaturalRanking
-from hermes_memory_postgres.text import render_tsquery
+from hermes_memory_postgres._text import render_tsquery
+from hermes_memory_postgres.archive._filters import HIT_SELECT, Filters
+from hermes_memory_postgres.archive._natural import NaturalRanking
 from hermes_memory_sessions.search import (
     NATURAL_POOL,
     NATURAL_WINDOW,

@@ -3,7 +3,7 @@
 ``create_session``, ``append_messages`` and ``end_session`` go through the spool
 (`ArchiveCore._durable`), so an acknowledged turn survives an unreachable server; deletes
 and pruning are plain transactions. Messages are written with ``COPY`` and their
-``tsvector`` columns are made in Python (`hermes_memory_postgres.text`). With
+``tsvector`` columns are made in Python (`hermes_memory_postgres._text`). With
 ``scrub_secrets`` on, credentials in message text and titles are masked before anything is
 written or spooled (`hermes_memory_sessions.storage.scrub_messages`, as the SQLite
 archive does).
@@ -18,9 +18,9 @@ from typing import Any
 
 import psycopg
 
-from hermes_memory_postgres.archive.rows import COPY_COLUMNS, copy_row, normal_message
-from hermes_memory_postgres.archive.termstats import add_frequencies, subtract_deleted
-from hermes_memory_postgres.archive.titles import TitleOps
+from hermes_memory_postgres.archive._rows import COPY_COLUMNS, copy_row, normal_message
+from hermes_memory_postgres.archive._termstats import add_frequencies, subtract_deleted
+from hermes_memory_postgres.archive._titles import TitleOps
 from hermes_memory_sessions.search import single_message
 from hermes_memory_sessions.storage import (
     STALE_END_REASON,

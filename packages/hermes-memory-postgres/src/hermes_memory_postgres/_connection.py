@@ -18,7 +18,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from hermes_memory_postgres import schema
+from hermes_memory_postgres import _schema as schema
 from hermes_memory_sessions.protocol import ArchiveUnreachable
 
 __all__ = [

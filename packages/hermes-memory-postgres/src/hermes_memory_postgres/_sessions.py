@@ -7,12 +7,12 @@ SQLite `SessionStore` that a caller can see:
 * every row belongs to ``owner``; no method reads or writes another owner's rows;
 * message ids come from one sequence of the database (they grow with insertion, unique per
   owner); ``import_session(keep_ids=True)`` keeps given ids (a round trip is exact);
-* search runs on two ``tsvector`` columns made in Python (`hermes_memory_postgres.text`):
+* search runs on two ``tsvector`` columns made in Python (`hermes_memory_postgres._text`):
   words (case-folded, diacritics removed) and CJK one- and two-character tokens; the query
   sanitiser, implicit AND, natural-language fallback and snippets are the SQLite archive's;
 * writes of the agent's turns (``create_session``, ``append_messages``, ``end_session``)
   survive an unreachable server: after a bounded retry they go to a local spool file
-  (`hermes_memory_postgres.spool.Spool`) that is replayed in order, exactly once, when the
+  (`hermes_memory_postgres._spool.Spool`) that is replayed in order, exactly once, when the
   server answers again.
 
 Like `SessionStore`, the recording API masks credentials in message text and titles by
@@ -25,11 +25,11 @@ vectors stored in PostgreSQL, searched like the SQLite archive's, fused by the s
 
 from __future__ import annotations
 
+from hermes_memory_postgres.archive._hybrid import ArchiveHybrid
+from hermes_memory_postgres.archive._ingest import BulkIngest
+from hermes_memory_postgres.archive._reads import ArchiveReads
 from hermes_memory_postgres.archive._rewind import ArchiveRewind
-from hermes_memory_postgres.archive.hybrid import ArchiveHybrid
-from hermes_memory_postgres.archive.ingest import BulkIngest
-from hermes_memory_postgres.archive.reads import ArchiveReads
-from hermes_memory_postgres.archive.search import ArchiveSearch
+from hermes_memory_postgres.archive._search import ArchiveSearch
 
 __all__ = ["PostgresSessionArchive"]
 

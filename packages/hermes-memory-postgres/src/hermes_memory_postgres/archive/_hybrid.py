@@ -5,7 +5,7 @@ The SQLite archive's API (`hermes_memory_sessions.vectors.ArchiveVectors`:
 PostgreSQL, plus the three reads `hermes_memory_sessions.search.discover` asks a backend
 for (its lexical candidates, adjacent messages, message texts), so the fused ranking is
 the same code on both backends. Importing this module imports no numerical library: the
-index (`hermes_memory_postgres.archive.vectors`, NumPy) loads when an embedder is attached.
+index (`hermes_memory_postgres.archive._vectors`, NumPy) loads when an embedder is attached.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import tuple_row
 
-from hermes_memory_postgres.archive.filters import Filters
+from hermes_memory_postgres.archive._filters import Filters
 from hermes_memory_sessions.search import ParsedQuery, parse_query
 from hermes_memory_sessions.vectors import ArchiveVectors
 
@@ -47,7 +47,7 @@ class ArchiveHybrid(ArchiveVectors):
                 " (see hermes_memory_vectors.Embedder)"
             )
         try:
-            from hermes_memory_postgres.archive.vectors import PgVectorIndex
+            from hermes_memory_postgres.archive._vectors import PgVectorIndex
         except ImportError as exc:  # numpy missing
             from hermes_memory_core.installer import install_command
 

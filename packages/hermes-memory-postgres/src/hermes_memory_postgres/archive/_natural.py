@@ -16,10 +16,10 @@ from typing import Any
 
 import psycopg
 
-from hermes_memory_postgres.archive.core import ArchiveCore
-from hermes_memory_postgres.archive.filters import HIT_SELECT, Filters
-from hermes_memory_postgres.archive.termstats import frequencies
-from hermes_memory_postgres.text import render_tsquery, word_tokens
+from hermes_memory_postgres._text import render_tsquery, word_tokens
+from hermes_memory_postgres.archive._core import ArchiveCore
+from hermes_memory_postgres.archive._filters import HIT_SELECT, Filters
+from hermes_memory_postgres.archive._termstats import frequencies
 from hermes_memory_sessions.search import (
     COMMON_TERM_CAP,
     NATURAL_POOL,

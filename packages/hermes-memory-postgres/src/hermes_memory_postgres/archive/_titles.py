@@ -12,7 +12,7 @@ from typing import Any
 
 import psycopg
 
-from hermes_memory_postgres.archive.core import ArchiveCore
+from hermes_memory_postgres.archive._core import ArchiveCore
 from hermes_memory_sessions.search import escape_like, next_numbered_title, title_base
 from hermes_memory_sessions.storage import TITLE_SOURCES, clean_title
 

@@ -34,7 +34,7 @@ def spool_directory(home: Path) -> Path:
 
 def _spool_counts(home: Path, owner: str | None) -> tuple[int, int, str | None]:
     """``(pending for owner, pending for other owner keys, path of owner's spool)``."""
-    from hermes_memory_postgres.spool import Spool
+    from hermes_memory_postgres._spool import Spool
 
     directory = spool_directory(home)
     mine_path: Path | None = None
@@ -69,9 +69,9 @@ def backend_status(
     """
     import psycopg
 
-    from hermes_memory_postgres import schema
-    from hermes_memory_postgres.connection import DSN_ENV, mask_dsn
-    from hermes_memory_postgres.factory import postgres_settings
+    from hermes_memory_postgres import _schema as schema
+    from hermes_memory_postgres._connection import DSN_ENV, mask_dsn
+    from hermes_memory_postgres._factory import postgres_settings
 
     tiers = postgres_tiers(config)
     if not tiers:

@@ -14,7 +14,7 @@ from typing import Any
 
 import psycopg
 
-from hermes_memory_postgres.text import cjk_tsvector, tsvector_literal, words_document
+from hermes_memory_postgres._text import cjk_tsvector, tsvector_literal, words_document
 from hermes_memory_sessions.storage import (
     MESSAGE_DATA_FIELDS,
     MESSAGE_FIELDS,

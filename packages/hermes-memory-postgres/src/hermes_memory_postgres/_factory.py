@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hermes_memory_postgres.connection import DSN_ENV, Database, check_owner
-from hermes_memory_postgres.memory import PostgresMemoryStore
-from hermes_memory_postgres.sessions import PostgresSessionArchive
+from hermes_memory_postgres._connection import DSN_ENV, Database, check_owner
+from hermes_memory_postgres._memory import PostgresMemoryStore
+from hermes_memory_postgres._sessions import PostgresSessionArchive
 
 __all__ = ["memory_store", "postgres_settings", "session_archive", "shared_database"]
 

@@ -49,7 +49,7 @@ from hermes_memory_builtin import (
     serialise,
 )
 from hermes_memory_core.kit import atomic_write_text
-from hermes_memory_postgres.connection import ArchiveUnavailable, Database, check_owner
+from hermes_memory_postgres._connection import ArchiveUnavailable, Database, check_owner
 
 __all__ = ["PostgresMemoryStore"]
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import psycopg
 
-from hermes_memory_postgres.archive.core import ArchiveCore
-from hermes_memory_postgres.archive.rows import SELECT_MSG, VIEW_COLS, restore_nul, session_dict
-from hermes_memory_postgres.connection import ArchiveUnavailable
+from hermes_memory_postgres._connection import ArchiveUnavailable
+from hermes_memory_postgres.archive._core import ArchiveCore
+from hermes_memory_postgres.archive._rows import SELECT_MSG, VIEW_COLS, restore_nul, session_dict
 from hermes_memory_sessions.search import anchored_result, decode_row, escape_like
 from hermes_memory_sessions.storage import PREVIEW_ELIGIBLE, check_id
 

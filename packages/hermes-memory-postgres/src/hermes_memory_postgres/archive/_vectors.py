@@ -30,7 +30,7 @@ import psycopg
 
 import hermes_memory_sessions.vectors as vectors_mod
 from hermes_memory_postgres.archive import _vector_rows as rows_sql
-from hermes_memory_postgres.archive.filters import HIT_SELECT, Filters
+from hermes_memory_postgres.archive._filters import HIT_SELECT, Filters
 from hermes_memory_sessions.vectors import (
     CATCH_UP,
     CENTER_SAMPLE,

@@ -157,7 +157,7 @@ MIGRATIONS: tuple[str, ...] = (
     # (full-width to ASCII, Traditional to Simplified); `migrate` recomputes the column
     # when they change (hermes_memory_postgres.archive._refold)
     "CREATE TABLE IF NOT EXISTS hm_index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
-    # 6: the vector index of hybrid recall (hermes_memory_postgres.archive.vectors): one
+    # 6: the vector index of hybrid recall (hermes_memory_postgres.archive._vectors): one
     # int8 vector per message (the SQLite archive's blob format), ``seq`` for incremental
     # loads of the in-memory binary codes; triggers drop the vector of a deleted message
     # and of an edited one (and of the two after it, whose context it is), as on SQLite

@@ -13,11 +13,11 @@ from typing import Any
 import psycopg
 from psycopg.copy import QueuedLibpqWriter
 
-from hermes_memory_postgres.archive.rows import copy_row, normal_message, session_columns
-from hermes_memory_postgres.archive.termstats import add_frequencies
-from hermes_memory_postgres.archive.writes import COPY_MESSAGES, TurnWrites
-from hermes_memory_postgres.connection import Database
-from hermes_memory_postgres.schema import BULK_DEFERRED, drop_deferred_sql, missing_deferred
+from hermes_memory_postgres._connection import Database
+from hermes_memory_postgres._schema import BULK_DEFERRED, drop_deferred_sql, missing_deferred
+from hermes_memory_postgres.archive._rows import copy_row, normal_message, session_columns
+from hermes_memory_postgres.archive._termstats import add_frequencies
+from hermes_memory_postgres.archive._writes import COPY_MESSAGES, TurnWrites
 from hermes_memory_sessions.storage import check_id, sanitize_title
 
 __all__ = ["BulkIngest"]
@@ -232,7 +232,7 @@ class BulkIngest(TurnWrites):
         """Fill an empty database faster: within, `bulk_import` updates no secondary index
         and checks no foreign key row by row; the indexes are built (two at once on two
         connections: `PARALLEL_BUILDS`) and the key validated at exit, then ``VACUUM (ANALYZE)``:
-        see `hermes_memory_postgres.schema.BULK_DEFERRED`.
+        see `hermes_memory_postgres._schema.BULK_DEFERRED`.
 
         Only when ``hm_messages`` holds no row of any owner (a fresh database, a migration
         target): the indexes are shared by every owner, so with rows present nothing is
