@@ -26,6 +26,7 @@ DOCUMENTED_IN_FULL = (
     "hermes_memory_builtin",
     "hermes_memory_review",
     "hermes_memory_testing",
+    "hermes_memory_postgres",
 )
 
 _DOTTED = re.compile(r"\bhermes_memory_[a-z_]+(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
@@ -92,7 +93,13 @@ def _namespaces(package: str) -> list[Any]:
 
 
 @pytest.mark.parametrize(
-    "package", ["hermes_memory_core", "hermes_memory_builtin", "hermes_memory_sessions"]
+    "package",
+    [
+        "hermes_memory_core",
+        "hermes_memory_builtin",
+        "hermes_memory_sessions",
+        "hermes_memory_postgres",
+    ],
 )
 def test_every_name_in_a_table_of_a_package_section_exists(package: str) -> None:
     spaces = _namespaces(package)

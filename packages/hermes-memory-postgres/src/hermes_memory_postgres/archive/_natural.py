@@ -2,7 +2,7 @@
 
 The content terms are OR-ed; a term matching `COMMON_TERM_CAP` messages or more is dropped
 while rarer ones are left (how many messages a word matches is read from the owner's term
-statistics, `termstats`, not counted); matches are scored by BM25-IDF-weighted ``ts_rank``
+statistics, `_termstats`, not counted); matches are scored by BM25-IDF-weighted ``ts_rank``
 per term over the newest `NATURAL_WINDOW` matches, and a hit also scores `SMOOTHING` times
 the best score of its adjacent messages (whose turns become candidates), as in the SQLite
 archive.
@@ -68,7 +68,7 @@ class NaturalRanking(ArchiveCore):
     ) -> tuple[dict[str, int], int]:
         """Messages matching each term (``{tsquery: n}``) and the owner's message count.
 
-        A plain one-word term is read from the term statistics (`termstats`); a phrase or
+        A plain one-word term is read from the term statistics (`_termstats`); a phrase or
         prefix term is counted, at most `COMMON_TERM_CAP`.
         """
         single: dict[str, str] = {}
