@@ -29,8 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from hermes_memory_facts import hrr
-from hermes_memory_facts.store import FactStore
+from hermes_memory_facts import _hrr as hrr
+from hermes_memory_facts._store import FactStore
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "benchdata" / "locomo-dev.json"
 

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 from hermes_memory_core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from hermes_memory_byterover.provider import ByteroverProvider
+    from hermes_memory_byterover._provider import ByteroverProvider
 
 __all__ = ["ByteroverProvider", "__version__"]
 # The version lives in pyproject.toml only; installed metadata is its one copy.
 __version__ = _dist_version("hermes-memory-byterover")
 
 
-__getattr__ = lazy_getattr(__name__, {"ByteroverProvider": "hermes_memory_byterover.provider"})
+__getattr__ = lazy_getattr(__name__, {"ByteroverProvider": "hermes_memory_byterover._provider"})

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from hermes_memory_core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from hermes_memory_example.provider import NotesProvider
-    from hermes_memory_example.remote import RemoteNotesProvider
+    from hermes_memory_example._provider import NotesProvider
+    from hermes_memory_example._remote import RemoteNotesProvider
 
 __all__ = ["NotesProvider", "RemoteNotesProvider"]
 
@@ -22,7 +22,7 @@ __all__ = ["NotesProvider", "RemoteNotesProvider"]
 __getattr__ = lazy_getattr(
     __name__,
     {
-        "NotesProvider": "hermes_memory_example.provider",
-        "RemoteNotesProvider": "hermes_memory_example.remote",
+        "NotesProvider": "hermes_memory_example._provider",
+        "RemoteNotesProvider": "hermes_memory_example._remote",
     },
 )

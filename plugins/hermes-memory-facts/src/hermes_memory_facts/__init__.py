@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from hermes_memory_core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from hermes_memory_facts.provider import FactsProvider
-    from hermes_memory_facts.store import Fact, FactStore, FactStoreError
+    from hermes_memory_facts._provider import FactsProvider
+    from hermes_memory_facts._store import Fact, FactStore, FactStoreError
 
 __all__ = ["Fact", "FactStore", "FactStoreError", "FactsProvider", "__version__"]
 # The version lives in pyproject.toml only; installed metadata is its one copy.
@@ -24,9 +24,9 @@ __version__ = _dist_version("hermes-memory-facts")
 __getattr__ = lazy_getattr(
     __name__,
     {
-        "FactsProvider": "hermes_memory_facts.provider",
-        "Fact": "hermes_memory_facts.store",
-        "FactStore": "hermes_memory_facts.store",
-        "FactStoreError": "hermes_memory_facts.store",
+        "FactsProvider": "hermes_memory_facts._provider",
+        "Fact": "hermes_memory_facts._store",
+        "FactStore": "hermes_memory_facts._store",
+        "FactStoreError": "hermes_memory_facts._store",
     },
 )

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 from hermes_memory_core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from hermes_memory_hindsight.provider import HindsightProvider
+    from hermes_memory_hindsight._provider import HindsightProvider
 
 __all__ = ["HindsightProvider", "__version__"]
 # The version lives in pyproject.toml only; installed metadata is its one copy.
 __version__ = _dist_version("hermes-memory-hindsight")
 
 
-__getattr__ = lazy_getattr(__name__, {"HindsightProvider": "hermes_memory_hindsight.provider"})
+__getattr__ = lazy_getattr(__name__, {"HindsightProvider": "hermes_memory_hindsight._provider"})

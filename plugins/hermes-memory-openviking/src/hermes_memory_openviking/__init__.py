@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from hermes_memory_core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from hermes_memory_openviking.provider import OpenVikingProvider
+    from hermes_memory_openviking._provider import OpenVikingProvider
 
 __all__ = ["OpenVikingProvider", "__version__"]
 # The version lives in pyproject.toml only; installed metadata is its one copy.
@@ -22,5 +22,5 @@ __version__ = _dist_version("hermes-memory-openviking")
 
 __getattr__ = lazy_getattr(
     __name__,
-    {"OpenVikingProvider": "hermes_memory_openviking.provider"},
+    {"OpenVikingProvider": "hermes_memory_openviking._provider"},
 )

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from hermes_memory_core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from hermes_memory_retaindb.journal import JournaledWrites
-    from hermes_memory_retaindb.provider import RetainDBProvider
+    from hermes_memory_retaindb._journal import JournaledWrites
+    from hermes_memory_retaindb._provider import RetainDBProvider
 
 __all__ = ["JournaledWrites", "RetainDBProvider", "__version__"]
 # The version lives in pyproject.toml only; installed metadata is its one copy.
@@ -23,7 +23,7 @@ __version__ = _dist_version("hermes-memory-retaindb")
 __getattr__ = lazy_getattr(
     __name__,
     {
-        "RetainDBProvider": "hermes_memory_retaindb.provider",
-        "JournaledWrites": "hermes_memory_retaindb.journal",
+        "RetainDBProvider": "hermes_memory_retaindb._provider",
+        "JournaledWrites": "hermes_memory_retaindb._journal",
     },
 )
