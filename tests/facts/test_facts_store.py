@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_memory_facts._store import FactStore, FactStoreError
+from hermes_memory_facts import FactStore, FactStoreError
 from hermes_memory_facts._text import extract_entities, extract_session_facts, terms
 
 
