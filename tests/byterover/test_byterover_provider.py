@@ -17,7 +17,7 @@ import pytest
 from byterover_helpers import FAKE_COMMAND
 
 from hermes_memory_byterover import ByteroverProvider
-from hermes_memory_byterover.cli import BrvError, run_brv
+from hermes_memory_byterover._cli import BrvError, run_brv
 from hermes_memory_core import MemoryManager, kit
 from hermes_memory_core.health import read_provider_status
 from hermes_memory_testing import ProviderConformance

@@ -39,9 +39,9 @@ def test_importing_core_loads_no_scanner_and_no_pluggy() -> None:
 @pytest.mark.parametrize(
     ("plugin", "heavy"),
     [
-        ("hermes_memory_mem0.plugin", ("hermes_memory_mem0.provider", "httpx", "mem0")),
-        ("hermes_memory_honcho.plugin", ("hermes_memory_honcho.provider", "httpx", "honcho")),
-        ("hermes_memory_example.plugin", ("hermes_memory_example.provider",)),
+        ("hermes_memory_mem0._plugin", ("hermes_memory_mem0._provider", "httpx", "mem0")),
+        ("hermes_memory_honcho._plugin", ("hermes_memory_honcho._provider", "httpx", "honcho")),
+        ("hermes_memory_example._plugin", ("hermes_memory_example._provider",)),
     ],
 )
 def test_entry_point_modules_do_not_import_the_provider(

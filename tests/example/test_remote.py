@@ -16,7 +16,7 @@ import pytest
 
 from hermes_memory_core import MemoryManager
 from hermes_memory_core.health import read_provider_status
-from hermes_memory_example.remote import RemoteNotesProvider
+from hermes_memory_example import RemoteNotesProvider
 from hermes_memory_testing import FakeService, ProviderConformance, Seen
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hermes_memory_facts import hrr
+from hermes_memory_facts import _hrr as hrr
 
 DIM = 1024
 CODEBOOK = 1000

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_memory_facts.store import FactStore, FactStoreError
-from hermes_memory_facts.text import extract_entities, extract_session_facts, terms
+from hermes_memory_facts import FactStore, FactStoreError
+from hermes_memory_facts._text import extract_entities, extract_session_facts, terms
 
 
 @pytest.fixture(params=[True, False], ids=["hrr", "links"])

@@ -13,7 +13,7 @@ import pytest
 
 from hermes_memory_core.kit import SettingsError
 from hermes_memory_hindsight import HindsightProvider
-from hermes_memory_hindsight.config import CLOUD_URL, LOCAL_URL, HindsightSettings
+from hermes_memory_hindsight._config import CLOUD_URL, LOCAL_URL, HindsightSettings
 
 load_settings = HindsightSettings.from_config
 

@@ -9,7 +9,7 @@ import pytest
 
 from hermes_memory_core.kit import SettingsError
 from hermes_memory_honcho import HonchoProvider
-from hermes_memory_honcho.config import (
+from hermes_memory_honcho._config import (
     HonchoConfig,
     is_private_host,
     normalize_base_url,

@@ -18,7 +18,7 @@ from honcho_helpers import wait_for
 
 from hermes_memory_core.plugins import PluginRegistry
 from hermes_memory_honcho import HonchoProvider
-from hermes_memory_honcho.writes import split_message
+from hermes_memory_honcho._writes import split_message
 
 
 def _setup_done(fake: FakeHoncho) -> bool:
@@ -402,7 +402,7 @@ def test_registered_through_the_entry_point():
     registered = []
     module.register_memory_providers(lambda cls, name: registered.append((cls, name)))
     # registered by dotted name: the provider module (httpx, the SDK) loads on first use
-    assert registered == [("hermes_memory_honcho.provider:HonchoProvider", "honcho")]
+    assert registered == [("hermes_memory_honcho._provider:HonchoProvider", "honcho")]
     registry = PluginRegistry()
     registry.register_plugin(module, name="honcho")
     assert registry.providers["honcho"].factory.resolve() is HonchoProvider  # type: ignore[attr-defined]

@@ -20,7 +20,7 @@ from honcho_fake import FakeHoncho
 from hermes_memory_builtin import BuiltinMemoryProvider
 from hermes_memory_core import MemoryManager
 from hermes_memory_honcho import HonchoProvider
-from hermes_memory_honcho.conclusions import INDEX_DIR, INDEX_FILE, MAX_LIST_PAGES
+from hermes_memory_honcho._conclusions import INDEX_DIR, INDEX_FILE, MAX_LIST_PAGES
 
 SETTINGS: dict[str, Any] = {
     "base_url": "http://honcho.test",

@@ -37,7 +37,7 @@ def _platform(home: Path, fake: FakeMem0, **conf: object) -> Mem0Provider:
 def test_entry_point_and_registry_create_the_provider(home: Path):
     """The installed distribution registers 'mem0'; the registry builds it with home + config."""
     (ep,) = [e for e in entry_points(group="hermes_memory") if e.name == "mem0"]
-    assert ep.value == "hermes_memory_mem0.plugin"
+    assert ep.value == "hermes_memory_mem0._plugin"
     registry = get_registry(refresh=True)
     provider = registry.create("mem0", hermes_home=home, config={"mem0": {"api_key": "k"}})
     assert isinstance(provider, Mem0Provider)

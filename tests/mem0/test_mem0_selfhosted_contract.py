@@ -204,7 +204,7 @@ def test_recall_cache_keeps_only_the_most_recent_sessions(make_provider):
 def test_availability_is_checked_once_at_initialize(make_provider, monkeypatch):
     """After initialize, tool calls, writes and the prompt block do not re-probe the
     environment or the installed packages (the answer initialize found is reused)."""
-    from hermes_memory_mem0.settings import Mem0Settings
+    from hermes_memory_mem0 import Mem0Settings
 
     fake = FakeMem0("selfhosted", api_key=None)
     provider = make_provider(fake)

@@ -6,8 +6,8 @@ import httpx
 import pytest
 
 from hermes_memory_mem0 import ConfigError, Mem0Provider, load_settings
-from hermes_memory_mem0.errors import BackendError, FailureKind, classify
-from hermes_memory_mem0.recall import fact_key, format_recall, truncate_message
+from hermes_memory_mem0._errors import BackendError, FailureKind, classify
+from hermes_memory_mem0._recall import fact_key, format_recall, truncate_message
 
 
 # ----------------------------------------------------------------------------- settings

@@ -13,7 +13,7 @@ from openviking_fake import KEY, FakeOpenViking
 from hermes_memory_core import MemoryManager
 from hermes_memory_core.health import read_provider_status
 from hermes_memory_openviking import OpenVikingProvider
-from hermes_memory_openviking.provider import ov_session_id
+from hermes_memory_openviking._provider import ov_session_id
 from hermes_memory_testing import RemoteFailures
 
 PROFILE = "viking://user/memories/profile.md"

@@ -1,10 +1,10 @@
 """Adapter tool modules use the narrow context their provider builds, never its private state.
 
-Issue 20: ``retaindb/tools.py`` set ``p._profile`` and called ``p._enqueue``; three more tool
-modules added to ``p._known_facts``. Each adapter's tools now get a small typed context
-(``ToolContext``) with exactly the calls they need. This reads every plugin's tool modules
-(ast, nothing imported) and fails on any access to an underscore attribute of an object other
-than the module's own classes (``self``/``cls``).
+Issue 20: ``retaindb/tools.py`` (now ``_tools.py``) set ``p._profile`` and called
+``p._enqueue``; three more tool modules added to ``p._known_facts``. Each adapter's tools now
+get a small typed context (``ToolContext``) with exactly the calls they need. This reads every
+plugin's tool modules (ast, nothing imported) and fails on any access to an underscore
+attribute of an object other than the module's own classes (``self``/``cls``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-TOOL_MODULES = sorted(ROOT.glob("plugins/*/src/*/tools*.py"))
+TOOL_MODULES = sorted(ROOT.glob("plugins/*/src/*/_tools*.py"))
 
 
 def _private_accesses(source: str) -> list[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from retaindb_fake import KEY, FakeRetainDB
 
-from hermes_memory_retaindb.journal import journal_files
+from hermes_memory_retaindb._journal import journal_files
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
 

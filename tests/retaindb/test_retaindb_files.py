@@ -14,7 +14,7 @@ from retaindb_fake import FakeRetainDB
 
 from hermes_memory_core.health import read_provider_status
 from hermes_memory_retaindb import RetainDBProvider
-from hermes_memory_retaindb.files import MAX_READ_CHARS, MAX_UPLOAD_BYTES
+from hermes_memory_retaindb._files import MAX_READ_CHARS, MAX_UPLOAD_BYTES
 
 
 @pytest.fixture

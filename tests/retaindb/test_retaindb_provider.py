@@ -13,7 +13,7 @@ from retaindb_fake import KEY, FakeRetainDB
 from hermes_memory_core import MemoryManager
 from hermes_memory_core.health import read_provider_status
 from hermes_memory_retaindb import RetainDBProvider
-from hermes_memory_retaindb.journal import journal_files
+from hermes_memory_retaindb._journal import journal_files
 from hermes_memory_testing import RemoteFailures, Seen
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from hermes_memory_core.kit import SettingsError
 from hermes_memory_supermemory import SupermemoryProvider
-from hermes_memory_supermemory.config import (
+from hermes_memory_supermemory._config import (
     DEFAULT_URL,
     SupermemoryConfigError,
     SupermemorySettings,

@@ -12,11 +12,17 @@ from typing import TYPE_CHECKING
 from hermes_memory_core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from hermes_memory_byterover.provider import ByteroverProvider
+    from hermes_memory_byterover._provider import ByteroverProvider
+    from hermes_memory_byterover._settings import ByteroverSettings
 
-__all__ = ["ByteroverProvider", "__version__"]
+__all__ = ["ByteroverProvider", "ByteroverSettings", "__version__"]
 # The version lives in pyproject.toml only; installed metadata is its one copy.
 __version__ = _dist_version("hermes-memory-byterover")
 
+# Every public name loads on first access from its private module.
+_EXPORTS = {
+    "ByteroverProvider": "hermes_memory_byterover._provider",
+    "ByteroverSettings": "hermes_memory_byterover._settings",
+}
 
-__getattr__ = lazy_getattr(__name__, {"ByteroverProvider": "hermes_memory_byterover.provider"})
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

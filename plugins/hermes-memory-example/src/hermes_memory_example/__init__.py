@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING
 from hermes_memory_core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from hermes_memory_example.provider import NotesProvider
-    from hermes_memory_example.remote import RemoteNotesProvider
+    from hermes_memory_example._provider import NotesProvider
+    from hermes_memory_example._remote import NotesSettings, RemoteNotesProvider
 
-__all__ = ["NotesProvider", "RemoteNotesProvider"]
+__all__ = ["NotesProvider", "NotesSettings", "RemoteNotesProvider"]
 
+# Every public name loads on first access from its private module.
+_EXPORTS = {
+    "NotesProvider": "hermes_memory_example._provider",
+    "RemoteNotesProvider": "hermes_memory_example._remote",
+    "NotesSettings": "hermes_memory_example._remote",
+}
 
-__getattr__ = lazy_getattr(
-    __name__,
-    {
-        "NotesProvider": "hermes_memory_example.provider",
-        "RemoteNotesProvider": "hermes_memory_example.remote",
-    },
-)
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

@@ -14,11 +14,17 @@ from typing import TYPE_CHECKING
 from hermes_memory_core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from hermes_memory_hindsight.provider import HindsightProvider
+    from hermes_memory_hindsight._config import HindsightSettings
+    from hermes_memory_hindsight._provider import HindsightProvider
 
-__all__ = ["HindsightProvider", "__version__"]
+__all__ = ["HindsightProvider", "HindsightSettings", "__version__"]
 # The version lives in pyproject.toml only; installed metadata is its one copy.
 __version__ = _dist_version("hermes-memory-hindsight")
 
+# Every public name loads on first access from its private module.
+_EXPORTS = {
+    "HindsightProvider": "hermes_memory_hindsight._provider",
+    "HindsightSettings": "hermes_memory_hindsight._config",
+}
 
-__getattr__ = lazy_getattr(__name__, {"HindsightProvider": "hermes_memory_hindsight.provider"})
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

@@ -13,11 +13,17 @@ from typing import TYPE_CHECKING
 from hermes_memory_core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from hermes_memory_honcho.provider import HonchoProvider
+    from hermes_memory_honcho._config import HonchoConfig
+    from hermes_memory_honcho._provider import HonchoProvider
 
-__all__ = ["HonchoProvider", "__version__"]
+__all__ = ["HonchoConfig", "HonchoProvider", "__version__"]
 # The version lives in pyproject.toml only; installed metadata is its one copy.
 __version__ = _dist_version("hermes-memory-honcho")
 
+# Every public name loads on first access from its private module.
+_EXPORTS = {
+    "HonchoProvider": "hermes_memory_honcho._provider",
+    "HonchoConfig": "hermes_memory_honcho._config",
+}
 
-__getattr__ = lazy_getattr(__name__, {"HonchoProvider": "hermes_memory_honcho.provider"})
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

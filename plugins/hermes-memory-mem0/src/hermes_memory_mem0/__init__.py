@@ -14,19 +14,19 @@ from typing import TYPE_CHECKING
 from hermes_memory_core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from hermes_memory_mem0.provider import Mem0Provider
-    from hermes_memory_mem0.settings import ConfigError, Mem0Settings, load_settings
+    from hermes_memory_mem0._provider import Mem0Provider
+    from hermes_memory_mem0._settings import ConfigError, Mem0Settings, load_settings
 
-__all__ = ["ConfigError", "Mem0Provider", "Mem0Settings", "load_settings"]
+__all__ = ["ConfigError", "Mem0Provider", "Mem0Settings", "__version__", "load_settings"]
 # The version lives in pyproject.toml only; installed metadata is its one copy.
 __version__ = _dist_version("hermes-memory-mem0")
 
+# Every public name loads on first access from its private module.
 _EXPORTS = {
-    "Mem0Provider": "hermes_memory_mem0.provider",
-    "ConfigError": "hermes_memory_mem0.settings",
-    "Mem0Settings": "hermes_memory_mem0.settings",
-    "load_settings": "hermes_memory_mem0.settings",
+    "Mem0Provider": "hermes_memory_mem0._provider",
+    "ConfigError": "hermes_memory_mem0._settings",
+    "Mem0Settings": "hermes_memory_mem0._settings",
+    "load_settings": "hermes_memory_mem0._settings",
 }
-
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS)

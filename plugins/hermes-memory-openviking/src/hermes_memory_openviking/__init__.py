@@ -13,14 +13,17 @@ from typing import TYPE_CHECKING
 from hermes_memory_core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from hermes_memory_openviking.provider import OpenVikingProvider
+    from hermes_memory_openviking._provider import OpenVikingProvider
+    from hermes_memory_openviking._settings import OpenVikingSettings
 
-__all__ = ["OpenVikingProvider", "__version__"]
+__all__ = ["OpenVikingProvider", "OpenVikingSettings", "__version__"]
 # The version lives in pyproject.toml only; installed metadata is its one copy.
 __version__ = _dist_version("hermes-memory-openviking")
 
+# Every public name loads on first access from its private module.
+_EXPORTS = {
+    "OpenVikingProvider": "hermes_memory_openviking._provider",
+    "OpenVikingSettings": "hermes_memory_openviking._settings",
+}
 
-__getattr__ = lazy_getattr(
-    __name__,
-    {"OpenVikingProvider": "hermes_memory_openviking.provider"},
-)
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

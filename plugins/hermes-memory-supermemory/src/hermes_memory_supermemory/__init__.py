@@ -13,11 +13,17 @@ from typing import TYPE_CHECKING
 from hermes_memory_core.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from hermes_memory_supermemory.provider import SupermemoryProvider
+    from hermes_memory_supermemory._config import SupermemorySettings
+    from hermes_memory_supermemory._provider import SupermemoryProvider
 
-__all__ = ["SupermemoryProvider", "__version__"]
+__all__ = ["SupermemoryProvider", "SupermemorySettings", "__version__"]
 # The version lives in pyproject.toml only; installed metadata is its one copy.
 __version__ = _dist_version("hermes-memory-supermemory")
 
+# Every public name loads on first access from its private module.
+_EXPORTS = {
+    "SupermemoryProvider": "hermes_memory_supermemory._provider",
+    "SupermemorySettings": "hermes_memory_supermemory._config",
+}
 
-__getattr__ = lazy_getattr(__name__, {"SupermemoryProvider": "hermes_memory_supermemory.provider"})
+__getattr__ = lazy_getattr(__name__, _EXPORTS)
