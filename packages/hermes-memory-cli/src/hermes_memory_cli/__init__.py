@@ -1,7 +1,7 @@
 """Long-term memory for LLM agents: core, curated store, session archive and the hermes-memory CLI.
 
 This meta-package installs ``hermes-memory-core``, ``hermes-memory-builtin`` and
-``hermes-memory-sessions`` and adds the ``hermes-memory`` command (`hermes_memory_cli.cli`).
+``hermes-memory-sessions`` and adds the ``hermes-memory`` command (`hermes_memory_cli._cli`).
 """
 
 from importlib.metadata import version as _dist_version
