@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from hermes_memory_mcp_server._resources import MEMORY_URI, SNAPSHOT_URI, USER_URI
     from hermes_memory_mcp_server._server import (
         build_server,
+        resolve_http_token,
         serve_http,
         serve_http_async,
         serve_stdio,
@@ -59,6 +60,7 @@ __all__ = [
     "load_or_create_token",
     "new_session_id",
     "read_token_file",
+    "resolve_http_token",
     "serve_http",
     "serve_http_async",
     "serve_stdio",
@@ -72,6 +74,7 @@ _LAZY = {
     "MemoryBridge": "hermes_memory_mcp_server._bridge",
     "ToolOutcome": "hermes_memory_mcp_server._bridge",
     "build_server": "hermes_memory_mcp_server._server",
+    "resolve_http_token": "hermes_memory_mcp_server._server",
     "serve_http": "hermes_memory_mcp_server._server",
     "serve_http_async": "hermes_memory_mcp_server._server",
     "serve_stdio": "hermes_memory_mcp_server._server",

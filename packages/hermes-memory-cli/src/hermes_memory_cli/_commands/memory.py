@@ -503,7 +503,6 @@ def edit(ctx: Context) -> int:
     only when it differs from the file and could not be saved.
     """
     from hermes_memory_builtin import read_raw
-
     from hermes_memory_cli import _memedit as memedit
 
     if not sys.stdin.isatty():
