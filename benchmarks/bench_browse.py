@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_sessions import DATA, build
 
-from hermes_memory_cli.commands._browse_data import PICKER_ROWS, BrowseModel
+from hermes_memory_cli._commands._browse_data import PICKER_ROWS, BrowseModel
 from hermes_memory_sessions import SessionStore
 
 #: What a person types, one character at a time.

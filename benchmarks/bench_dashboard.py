@@ -21,7 +21,7 @@ from starlette.testclient import TestClient
 
 from hermes_memory_builtin import MemoryStore
 from hermes_memory_cli._context import Context
-from hermes_memory_cli.dashboard._app import build_app
+from hermes_memory_cli._dashboard._app import build_app
 from hermes_memory_core.config import sessions_db_path
 from hermes_memory_sessions.storage import SessionStore
 

@@ -46,8 +46,8 @@ import hermes_memory_mcp_server
 print((time.perf_counter() - t) * 1000, (time.process_time() - c) * 1000)
 """
 
-CLI = "import sys; from hermes_memory_cli.cli import main; sys.exit(main())"
-MCP = "import sys; from hermes_memory_mcp_server.cli import main; sys.exit(main())"
+CLI = "import sys; from hermes_memory_cli._cli import main; sys.exit(main())"
+MCP = "import sys; from hermes_memory_mcp_server._cli import main; sys.exit(main())"
 
 
 Sample = tuple[float, float]  # (wall ms, cpu ms)

@@ -48,7 +48,7 @@ def parser_messages() -> list[str]:
     collects them from the parser itself. Command groups other distributions contribute are
     left out: their text belongs to them.
     """
-    from hermes_memory_cli import cli
+    from hermes_memory_cli import _cli as cli
 
     with mock.patch.object(cli, "_register_contributed", return_value=None):
         parser = cli.build_parser()

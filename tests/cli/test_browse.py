@@ -22,7 +22,7 @@ import pexpect
 import pyte
 import pytest
 
-from hermes_memory_cli.commands._browse_data import live_query, needles
+from hermes_memory_cli._commands._browse_data import live_query, needles
 from hermes_memory_core.config import sessions_db_path
 from hermes_memory_sessions.storage import SessionStore
 
@@ -347,8 +347,8 @@ def test_empty_archive_on_a_terminal(term: Any, home: Path) -> None:
 
 def test_importing_the_cli_does_not_import_prompt_toolkit() -> None:
     code = (
-        "import sys, hermes_memory_cli.cli as c; c.build_parser();"
-        "import hermes_memory_cli.commands.sessions;"
+        "import sys, hermes_memory_cli._cli as c; c.build_parser();"
+        "import hermes_memory_cli._commands.sessions;"
         "print('prompt_toolkit' in sys.modules)"
     )
     out = subprocess.run(

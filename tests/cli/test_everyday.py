@@ -293,7 +293,7 @@ def test_a_reader_that_stops_early_is_success_under_pipefail(cli, archive, comma
 
 def test_every_command_is_in_the_cli_reference():
     """docs/reference/cli.md names every command the parser has (issue 23 found some missing)."""
-    from hermes_memory_cli.commands.completion import tree
+    from hermes_memory_cli._commands.completion import tree
 
     text = (Path(__file__).resolve().parents[2] / "docs/reference/cli.md").read_text()
     missing = [
@@ -364,7 +364,7 @@ def test_plugins_install_really_installs_into_the_clis_environment(tmp_path):
         "PIP_DISABLE_PIP_VERSION_CHECK": "1",
         "HOME": str(tmp_path),
     }
-    cli_run = [str(python), "-m", "hermes_memory_cli.cli", "plugins", "install", "hm-dummy-plugin"]
+    cli_run = [str(python), "-m", "hermes_memory_cli._cli", "plugins", "install", "hm-dummy-plugin"]
     dry = subprocess.run([*cli_run, "--dry-run"], capture_output=True, text=True, env=env)
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout.split()[:3] == [str(python), "-m", "pip"], dry.stdout

@@ -168,7 +168,7 @@ def test_mcp_group_without_the_package_says_how_to_install(cli, home):
     # Hide hermes_memory_mcp_server from the import system to see the stub the CLI falls back to.
     code = (
         "import sys; sys.modules['hermes_memory_mcp_server'] = None; "
-        "from hermes_memory_cli.cli import main; sys.exit(main(['mcp', 'serve']))"
+        "from hermes_memory_cli._cli import main; sys.exit(main(['mcp', 'serve']))"
     )
     proc = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=cli.env, timeout=60
@@ -181,6 +181,6 @@ def test_mcp_group_without_the_package_says_how_to_install(cli, home):
 
 
 def test_mcp_group_is_contributed_when_installed(cli):
-    pytest.importorskip("hermes_memory_mcp_server.cli")
+    pytest.importorskip("hermes_memory_mcp_server._cli")
     result = cli.ok("mcp", "serve", "--help")
     assert "--http" in result.out

@@ -87,7 +87,7 @@ def _cli(*args: str, lang: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG"))}
     env["LANG"] = lang
     return subprocess.run(
-        [sys.executable, "-m", "hermes_memory_cli.cli", *args],
+        [sys.executable, "-m", "hermes_memory_cli._cli", *args],
         capture_output=True,
         text=True,
         env=env,

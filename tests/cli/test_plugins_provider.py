@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from hermes_memory_cli._configedit import ConfigEditError, with_memory_provider
 from hermes_memory_cli._install import install_command
-from hermes_memory_cli.configedit import ConfigEditError, with_memory_provider
 from hermes_memory_core.health import write_provider_status
 
 USER_CONFIG = """\

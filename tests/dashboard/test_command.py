@@ -45,14 +45,14 @@ def imported_modules(code: str) -> str:
 @pytest.mark.parametrize(
     "code",
     [
-        "import hermes_memory_cli.cli as c; c.build_parser()",
+        "import hermes_memory_cli._cli as c; c.build_parser()",
         "import hermes_memory_core",
-        "import hermes_memory_cli.commands.memory, hermes_memory_cli.commands.sessions",
+        "import hermes_memory_cli._commands.memory, hermes_memory_cli._commands.sessions",
     ],
 )
 def test_nothing_else_imports_the_dashboard(code: str) -> None:
     report = imported_modules(code)
-    for name in ("hermes_memory_cli.dashboard", "starlette", "uvicorn", "jinja2"):
+    for name in ("hermes_memory_cli._dashboard", "starlette", "uvicorn", "jinja2"):
         assert f" {name}\n" not in report and f" {name}." not in report, name
 
 
@@ -80,7 +80,7 @@ def test_without_the_extra_it_says_how_to_install_it(tmp_path: Path) -> None:
     home.mkdir()
     code = (
         "import sys; sys.modules['jinja2'] = None; "
-        "from hermes_memory_cli.cli import main; "
+        "from hermes_memory_cli._cli import main; "
         f"sys.exit(main(['--home', {str(home)!r}, 'dashboard', '--no-browser']))"
     )
     proc = subprocess.run(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from hermes_memory_cli.dashboard._config_edit import ConfigEditError, with_values
+from hermes_memory_cli._dashboard._config_edit import ConfigEditError, with_values
 
 TEXT = """\
 # top comment

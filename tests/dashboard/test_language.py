@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from starlette.requests import Request
 
-from hermes_memory_cli.dashboard._web import LANG_COOKIE, language_of
+from hermes_memory_cli._dashboard._web import LANG_COOKIE, language_of
 
 
 def request(query: str = "", accept: str = "", cookie: str = "") -> Request:

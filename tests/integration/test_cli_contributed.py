@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from hermes_memory_cli import cli
+from hermes_memory_cli import _cli
 
 
 def test_the_mcp_server_contributes_its_group_through_an_entry_point() -> None:
-    [ep] = [e for e in entry_points(group=cli.CLI_ENTRY_POINT_GROUP) if e.name == "mcp"]
-    assert ep.value == "hermes_memory_mcp_server.cli:register"
-    args = cli.build_parser().parse_args(["mcp", "serve", "--http", "0"])
-    assert args.func.__module__ == "hermes_memory_mcp_server.cli" and args.http == 0
+    [ep] = [e for e in entry_points(group=_cli.CLI_ENTRY_POINT_GROUP) if e.name == "mcp"]
+    assert ep.value == "hermes_memory_mcp_server._cli:register"
+    args = _cli.build_parser().parse_args(["mcp", "serve", "--http", "0"])
+    assert args.func.__module__ == "hermes_memory_mcp_server._cli" and args.http == 0
 
 
 def _with_entry_points(monkeypatch: pytest.MonkeyPatch, *extra: EntryPoint) -> None:
@@ -25,7 +25,7 @@ def _with_entry_points(monkeypatch: pytest.MonkeyPatch, *extra: EntryPoint) -> N
 
     def patched(**kw: Any) -> Any:
         found = list(real(**kw))
-        return found + list(extra) if kw.get("group") == cli.CLI_ENTRY_POINT_GROUP else found
+        return found + list(extra) if kw.get("group") == _cli.CLI_ENTRY_POINT_GROUP else found
 
     monkeypatch.setattr("importlib.metadata.entry_points", patched)
 
@@ -41,12 +41,12 @@ def test_a_contributed_group_that_fails_becomes_a_stub_saying_why(
     module.register = register  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "hm_cli_boom", module)
     _with_entry_points(
-        monkeypatch, EntryPoint("boom", "hm_cli_boom:register", cli.CLI_ENTRY_POINT_GROUP)
+        monkeypatch, EntryPoint("boom", "hm_cli_boom:register", _cli.CLI_ENTRY_POINT_GROUP)
     )
-    args = cli.build_parser().parse_args(["boom", "serve"])
+    args = _cli.build_parser().parse_args(["boom", "serve"])
     assert "RuntimeError: cannot add my commands" in args._missing
     # the other groups are untouched
-    assert cli.build_parser().parse_args(["mcp", "serve"]).func.__name__ == "run_serve"
+    assert _cli.build_parser().parse_args(["mcp", "serve"]).func.__name__ == "run_serve"
 
 
 def test_a_contributed_group_adds_its_own_commands(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -59,7 +59,7 @@ def test_a_contributed_group_adds_its_own_commands(monkeypatch: pytest.MonkeyPat
     module.register = register  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "hm_cli_hello", module)
     _with_entry_points(
-        monkeypatch, EntryPoint("hello", "hm_cli_hello:register", cli.CLI_ENTRY_POINT_GROUP)
+        monkeypatch, EntryPoint("hello", "hm_cli_hello:register", _cli.CLI_ENTRY_POINT_GROUP)
     )
-    args = cli.build_parser().parse_args(["hello", "say", "--home", "home-dir"])
+    args = _cli.build_parser().parse_args(["hello", "say", "--home", "home-dir"])
     assert args.func(args) == 0 and args.home == "home-dir"

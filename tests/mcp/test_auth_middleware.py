@@ -15,7 +15,7 @@ import anyio
 import pytest
 from mcp_helpers import SCRIPT
 
-from hermes_memory_mcp_server.auth import (
+from hermes_memory_mcp_server import (
     BearerAuthMiddleware,
     SameOriginMiddleware,
     TokenError,

@@ -13,8 +13,8 @@ import pytest
 from hermes_memory_core import MemoryProvider, tool_result
 from hermes_memory_core._manager import MemoryManager
 from hermes_memory_mcp_server import MemoryBridge
-from hermes_memory_mcp_server.bridge import classify_result
-from hermes_memory_mcp_server.ids import SESSION_ID_PATTERN
+from hermes_memory_mcp_server._bridge import classify_result
+from hermes_memory_mcp_server._ids import SESSION_ID_PATTERN
 
 pytestmark = pytest.mark.timeout(60)
 

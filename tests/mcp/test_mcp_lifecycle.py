@@ -28,7 +28,7 @@ from mcp_helpers import SCRIPT, payload
 
 from hermes_memory_core.config import sessions_db_path
 from hermes_memory_mcp_server import new_session_id
-from hermes_memory_mcp_server.ids import SESSION_ID_PATTERN
+from hermes_memory_mcp_server._ids import SESSION_ID_PATTERN
 from hermes_memory_sessions.storage import SessionStore
 
 pytestmark = pytest.mark.timeout(90)

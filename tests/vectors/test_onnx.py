@@ -13,7 +13,7 @@ from vectors_helpers import recall_at_1
 
 from hermes_memory_vectors import EmbedderConfigError, EmbedderUnavailable, embedder_from_config
 
-onnx_embedder = pytest.importorskip("hermes_memory_vectors.onnx_embedder")
+onnx_embedder = pytest.importorskip("hermes_memory_vectors._onnx_embedder")
 OnnxEmbedder = onnx_embedder.OnnxEmbedder
 
 

@@ -21,7 +21,7 @@ from hermes_memory_vectors import (
     OpenAIEmbedder,
     embedder_from_config,
 )
-from hermes_memory_vectors.openai_embedder import embeddings_endpoint
+from hermes_memory_vectors._openai_embedder import embeddings_endpoint
 
 KEY = "sk-test-7f3a9c"
 DIM = 8

@@ -1,7 +1,9 @@
 """Long-term memory for LLM agents: core, curated store, session archive and the hermes-memory CLI.
 
 This meta-package installs ``hermes-memory-core``, ``hermes-memory-builtin`` and
-``hermes-memory-sessions`` and adds the ``hermes-memory`` command (`hermes_memory_cli.cli`).
+``hermes-memory-sessions`` and adds the ``hermes-memory`` command. Its modules are private
+(``_``-prefixed): the command line is the interface, and other distributions add command
+groups through the ``hermes_memory.cli`` entry-point group.
 """
 
 from importlib.metadata import version as _dist_version

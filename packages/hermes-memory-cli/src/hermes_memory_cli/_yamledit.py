@@ -1,6 +1,6 @@
 """Set or remove one ``section.key`` in ``config.yaml`` by a minimal line edit.
 
-The same technique as `hermes_memory_cli.configedit` (which sets ``memory.provider``),
+The same technique as `hermes_memory_cli._configedit` (which sets ``memory.provider``),
 for any scalar key two levels deep: only the key's own line(s) change, so comments, blank
 lines, key order, quoting and every other section stay byte for byte. The result is parsed
 again and compared with the intended change; anything else (flow-style sections, anchors,
@@ -18,8 +18,8 @@ from typing import Any
 
 import yaml
 
+from hermes_memory_cli._configedit import ConfigEditError
 from hermes_memory_cli._i18n import cli_gettext as _
-from hermes_memory_cli.configedit import ConfigEditError
 
 __all__ = ["render_scalar", "with_key", "without_key"]
 

@@ -21,8 +21,7 @@ from hermes_memory_context._compression import (
     ContextCompressor,
     is_summary_message,
 )
-from hermes_memory_context._tokens import default_token_counter, estimate_tokens
-from hermes_memory_context.discovery import (
+from hermes_memory_context._discovery import (
     CONTEXT_KINDS,
     ContextError,
     ContextKind,
@@ -32,7 +31,7 @@ from hermes_memory_context.discovery import (
     load_soul,
     project_directories,
 )
-from hermes_memory_context.files import (
+from hermes_memory_context._files import (
     CONTEXT_FILE_MAX_CHARS,
     MAX_FILE_BYTES,
     TRUNCATION_MARKER,
@@ -41,7 +40,8 @@ from hermes_memory_context.files import (
     load_context_file,
     truncate_middle,
 )
-from hermes_memory_context.tracker import (
+from hermes_memory_context._tokens import default_token_counter, estimate_tokens
+from hermes_memory_context._tracker import (
     DISCOVERY_FILE_NAMES,
     DISCOVERY_MAX_CHARS,
     DISCOVERY_MAX_PARENTS,

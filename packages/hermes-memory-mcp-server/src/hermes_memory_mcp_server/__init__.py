@@ -10,13 +10,29 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hermes_memory_mcp_server.ids import new_session_id
+from hermes_memory_mcp_server._auth import (
+    LOOPBACK_HOSTS,
+    LOOPBACK_ORIGINS,
+    MIN_TOKEN_LENGTH,
+    TOKEN_DIR,
+    TOKEN_FILE,
+    BearerAuthMiddleware,
+    HttpToken,
+    SameOriginMiddleware,
+    TokenError,
+    default_token_path,
+    is_loopback,
+    load_or_create_token,
+    read_token_file,
+)
+from hermes_memory_mcp_server._ids import new_session_id
 
 if TYPE_CHECKING:
-    from hermes_memory_mcp_server.bridge import MemoryBridge, ToolOutcome
-    from hermes_memory_mcp_server.resources import MEMORY_URI, SNAPSHOT_URI, USER_URI
-    from hermes_memory_mcp_server.server import (
+    from hermes_memory_mcp_server._bridge import MemoryBridge, ToolOutcome
+    from hermes_memory_mcp_server._resources import MEMORY_URI, SNAPSHOT_URI, USER_URI
+    from hermes_memory_mcp_server._server import (
         build_server,
+        resolve_http_token,
         serve_http,
         serve_http_async,
         serve_stdio,
@@ -24,13 +40,27 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "LOOPBACK_HOSTS",
+    "LOOPBACK_ORIGINS",
     "MEMORY_URI",
+    "MIN_TOKEN_LENGTH",
     "SNAPSHOT_URI",
+    "TOKEN_DIR",
+    "TOKEN_FILE",
     "USER_URI",
+    "BearerAuthMiddleware",
+    "HttpToken",
     "MemoryBridge",
+    "SameOriginMiddleware",
+    "TokenError",
     "ToolOutcome",
     "build_server",
+    "default_token_path",
+    "is_loopback",
+    "load_or_create_token",
     "new_session_id",
+    "read_token_file",
+    "resolve_http_token",
     "serve_http",
     "serve_http_async",
     "serve_stdio",
@@ -38,16 +68,17 @@ __all__ = [
 ]
 
 _LAZY = {
-    "MEMORY_URI": "hermes_memory_mcp_server.resources",
-    "SNAPSHOT_URI": "hermes_memory_mcp_server.resources",
-    "USER_URI": "hermes_memory_mcp_server.resources",
-    "MemoryBridge": "hermes_memory_mcp_server.bridge",
-    "ToolOutcome": "hermes_memory_mcp_server.bridge",
-    "build_server": "hermes_memory_mcp_server.server",
-    "serve_http": "hermes_memory_mcp_server.server",
-    "serve_http_async": "hermes_memory_mcp_server.server",
-    "serve_stdio": "hermes_memory_mcp_server.server",
-    "serve_stdio_async": "hermes_memory_mcp_server.server",
+    "MEMORY_URI": "hermes_memory_mcp_server._resources",
+    "SNAPSHOT_URI": "hermes_memory_mcp_server._resources",
+    "USER_URI": "hermes_memory_mcp_server._resources",
+    "MemoryBridge": "hermes_memory_mcp_server._bridge",
+    "ToolOutcome": "hermes_memory_mcp_server._bridge",
+    "build_server": "hermes_memory_mcp_server._server",
+    "resolve_http_token": "hermes_memory_mcp_server._server",
+    "serve_http": "hermes_memory_mcp_server._server",
+    "serve_http_async": "hermes_memory_mcp_server._server",
+    "serve_stdio": "hermes_memory_mcp_server._server",
+    "serve_stdio_async": "hermes_memory_mcp_server._server",
 }
 
 

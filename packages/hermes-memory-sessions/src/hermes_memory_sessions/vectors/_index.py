@@ -100,8 +100,6 @@ QUERY_TIMEOUT = 5.0
 #: writing a message and embedding it leaves it pending).
 CATCH_UP = 256
 
-_EMBEDDABLE = EMBEDDABLE
-
 
 def quantize(vector: Sequence[float]) -> bytes:
     """``vector`` in the int8 blob format of ``hermes_memory_vectors.quantize_int8``
@@ -147,7 +145,7 @@ def _documents(conn: sqlite3.Connection, ids: Sequence[int]) -> list[tuple[int, 
         return []
     rows = conn.execute(
         f"SELECT m.id, m.session_id, m.content FROM json_each(?) j"  # noqa: S608
-        f" CROSS JOIN messages m ON m.id = j.value WHERE {_EMBEDDABLE} ORDER BY m.id",
+        f" CROSS JOIN messages m ON m.id = j.value WHERE {EMBEDDABLE} ORDER BY m.id",
         (json.dumps([int(i) for i in ids]),),
     ).fetchall()
     out: list[tuple[int, str]] = []
@@ -156,7 +154,7 @@ def _documents(conn: sqlite3.Connection, ids: Sequence[int]) -> list[tuple[int, 
         if CONTEXT_BEFORE > 0:
             prev = conn.execute(
                 "SELECT content FROM messages m WHERE m.session_id = ? AND m.id < ?"  # noqa: S608
-                f" AND {_EMBEDDABLE} ORDER BY m.id DESC LIMIT ?",
+                f" AND {EMBEDDABLE} ORDER BY m.id DESC LIMIT ?",
                 (sid, mid, CONTEXT_BEFORE),
             ).fetchall()
             before = [str(p[0]) for p in reversed(prev)]
@@ -226,7 +224,7 @@ class VectorIndex:
             rows = conn.execute(
                 f"SELECT m.id FROM (SELECT * FROM messages ORDER BY id DESC LIMIT ?) m"  # noqa: S608
                 f" LEFT JOIN hm_vectors v ON v.message_id = m.id AND v.model = ?"
-                f" WHERE v.message_id IS NULL AND {_EMBEDDABLE} ORDER BY m.id DESC",
+                f" WHERE v.message_id IS NULL AND {EMBEDDABLE} ORDER BY m.id DESC",
                 (CATCH_UP, self.model),
             ).fetchall()
         self.notify([int(r[0]) for r in rows])
@@ -303,7 +301,7 @@ class VectorIndex:
             rows = conn.execute(
                 f"SELECT m.id FROM messages m LEFT JOIN hm_vectors v"  # noqa: S608
                 f" ON v.message_id = m.id AND v.model = ?"
-                f" WHERE {where} AND v.message_id IS NULL AND {_EMBEDDABLE}"
+                f" WHERE {where} AND v.message_id IS NULL AND {EMBEDDABLE}"
                 f" ORDER BY m.id {order} LIMIT ?",
                 (self.model, bound, int(limit)),
             ).fetchall()
