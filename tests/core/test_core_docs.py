@@ -80,7 +80,7 @@ def test_hook_reference_is_up_to_date():
 def test_the_remote_provider_how_to_shows_the_example_as_it_is():
     """docs/how-to/write-a-provider.md embeds the whole kit example; it must not drift."""
     source = (
-        ROOT / "plugins" / "hermes-memory-example" / "src" / "hermes_memory_example" / "remote.py"
+        ROOT / "plugins" / "hermes-memory-example" / "src" / "hermes_memory_example" / "_remote.py"
     ).read_text(encoding="utf-8")
     howto = (ROOT / "docs" / "how-to" / "write-a-provider.md").read_text(encoding="utf-8")
     assert f"```python\n{source}```" in howto
