@@ -17,7 +17,7 @@ import psycopg
 from psycopg.rows import tuple_row
 
 from hermes_memory_postgres.archive._filters import Filters
-from hermes_memory_sessions.search import ParsedQuery, parse_query
+from hermes_memory_sessions.search import ParsedQuery, lexical_candidates, parse_query
 from hermes_memory_sessions.vectors import ArchiveVectors
 
 __all__ = ["ArchiveHybrid"]
@@ -121,17 +121,9 @@ class ArchiveHybrid(ArchiveVectors):
             return first, second
 
         first, second = self._read(run)
-        sources: dict[int, tuple[str, str]] = {}
-        out: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
-        for rows, bucket in ((first, out[0]), (second, out[1])):
-            for row in rows:
-                mid = int(row["id"])
-                if mid in sources:
-                    continue
-                sources[mid] = row.pop("_src", ("", ""))
-                row["rank"] = -float(row.get("rank") or 0.0)  # ts_rank: higher is better
-                bucket.append(row)
-        return out[0][:pool], out[1][:pool], sources, list(parsed.needles)
+        for row in (*first, *second):
+            row["rank"] = -float(row.get("rank") or 0.0)  # ts_rank: higher is better
+        return lexical_candidates(first, second, pool, parsed)
 
     def hybrid_adjacent(self, ids: Sequence[int]) -> dict[int, tuple[int, ...]]:
         """The previous and next message id (same session, by id) of each of ``ids``."""

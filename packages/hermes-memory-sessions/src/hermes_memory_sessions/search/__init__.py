@@ -5,7 +5,13 @@ The PostgreSQL backend shares the query parser, the CJK splitting and the shapin
 """
 
 from hermes_memory_sessions.search._cjk import cjk_index_text, fold_version, split_cjk
-from hermes_memory_sessions.search._hybrid import FusedRanking, RankedHit, discover, fused_ranking
+from hermes_memory_sessions.search._hybrid import (
+    FusedRanking,
+    RankedHit,
+    discover,
+    fused_ranking,
+    lexical_candidates,
+)
 from hermes_memory_sessions.search._lexical import (
     COMMON_TERM_CAP,
     NATURAL_POOL,
@@ -62,6 +68,7 @@ __all__ = [
     "fold_version",
     "fused_ranking",
     "latin_only",
+    "lexical_candidates",
     "merge_found",
     "neighbour_graph",
     "next_numbered_title",

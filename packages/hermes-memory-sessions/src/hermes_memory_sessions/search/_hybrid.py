@@ -51,6 +51,7 @@ __all__ = [
     "dense_floor",
     "discover",
     "fused_ranking",
+    "lexical_candidates",
     "reference_digest",
     "small_pool_floors",
     "vector_index_of",
@@ -171,20 +172,24 @@ def _lexical(
         return first, second
 
     first, second = store.read_with(run)
+    return lexical_candidates(first, second, pool, parsed)
+
+
+def lexical_candidates(
+    first: list[dict[str, Any]], second: list[dict[str, Any]], pool: int, parsed: ParsedQuery
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[int, tuple[str, str]], list[str]]:
+    """``(and_rows, fallback_rows, sources, needles)`` from the rows of the lexical policy's
+    two passes (implicit AND, then the natural-language fallback), each best first: every
+    message once, where it was first found (each backend's ``hybrid_lexical`` ends here)."""
     sources: dict[int, tuple[str, str]] = {}
-    and_rows: list[dict[str, Any]] = []
-    for row in first:
-        mid = int(row["id"])
-        if mid not in sources:
-            sources[mid] = row.pop("_src")
-            and_rows.append(row)
-    any_rows: list[dict[str, Any]] = []
-    for row in second:
-        mid = int(row["id"])
-        if mid not in sources:
-            sources[mid] = row.pop("_src")
-            any_rows.append(row)
-    return and_rows[:pool], any_rows[:pool], sources, list(parsed.needles)
+    kept: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
+    for rows, bucket in ((first, kept[0]), (second, kept[1])):
+        for row in rows:
+            mid = int(row["id"])
+            if mid not in sources:
+                sources[mid] = row.pop("_src", ("", ""))
+                bucket.append(row)
+    return kept[0][:pool], kept[1][:pool], sources, list(parsed.needles)
 
 
 def _minmax(values: Sequence[float]) -> list[float]:
