@@ -11,10 +11,10 @@ from hermes_memory_builtin._format import (
     char_count,
     format_usage,
     parse_entries,
-    read_raw,
     render_block,
     serialise,
 )
+from hermes_memory_builtin._reading import read_raw
 
 
 def test_delimiter_and_headers_are_the_hermes_ones() -> None:

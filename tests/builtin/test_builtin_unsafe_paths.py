@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from builtin_helpers import call, write_file
 
-from hermes_memory_builtin import MemoryFileError, MemoryStore, UnsafeMemoryPath
-from hermes_memory_builtin._format import _open_problem, read_raw
+from hermes_memory_builtin import MemoryFileError, MemoryStore, PendingStore, UnsafeMemoryPath
 from hermes_memory_builtin._memory_dir import DIR_FD_SUPPORTED
+from hermes_memory_builtin._reading import _open_problem, read_raw
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX links and modes")
 pytestmark = posix_only
@@ -340,3 +340,69 @@ def test_the_memories_directory_and_its_missing_parents_are_private(tmp_path: Pa
     for directory in (tmp_path / "a", tmp_path / "a" / "b", memories):
         assert stat.S_IMODE(directory.stat().st_mode) == 0o700, directory
     assert stat.S_IMODE((memories / "USER.md").stat().st_mode) == 0o600
+
+
+SWAPPING_READER = """
+import json, os, sys
+from pathlib import Path
+from hermes_memory_builtin import MemoryStore, PendingStore
+memories, elsewhere, what = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+if len(sys.argv) > 4:  # the check of the test itself: reads by path
+    import hermes_memory_builtin._memory_dir as memory_dir
+    memory_dir.DIR_FD_SUPPORTED = False
+trigger = "pending.json" if what == "pending" else "MEMORY.md"
+real_open = os.open
+def open_then_swap(path, flags, mode=0o777, *, dir_fd=None):
+    # the reader has checked (or opened) memories/ and now opens the file: swap the
+    # directory for a link to one whose files say something else
+    if str(path).endswith(trigger) and not memories.is_symlink():
+        os.rename(memories, memories.with_name("memories.moved"))
+        os.symlink(elsewhere, memories)
+    return real_open(path, flags, mode, dir_fd=dir_fd)
+store = MemoryStore(memories)
+os.open = open_then_swap
+if what == "snapshot":
+    store.load_from_disk()
+    out = store.format_for_system_prompt("memory")
+elif what == "tool":
+    out = store.visible_entries("memory")
+elif what == "metadata":
+    out = store.entry_metadata("memory")
+else:
+    out = PendingStore(memories).proposals()
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("what", ["snapshot", "tool", "metadata", "pending"])
+@pytest.mark.parametrize("by_path", [False, True], ids=["by-descriptor", "by-path-control"])
+def test_swapping_the_directory_for_a_link_mid_read_reads_nothing_there(
+    home_memories: Path, tmp_path: Path, what: str, by_path: bool
+) -> None:
+    if not by_path and not DIR_FD_SUPPORTED:
+        pytest.skip("files by descriptor need dir_fd (POSIX)")
+    store = MemoryStore(home_memories)
+    assert store.add("memory", "kept fact")["success"] is True
+    staged, _ = PendingStore(home_memories).stage(
+        "memory", [{"action": "add", "content": "held note"}], reason="r", origin="o", single=True
+    )
+    elsewhere = tmp_path / "attacker"
+    elsewhere.mkdir()
+    (elsewhere / "MEMORY.md").write_text("OUTSIDE-SECRET planted note")
+    planted = (home_memories / "pending.json").read_text().replace(staged, "OUTSIDE-SECRET")
+    (elsewhere / "pending.json").write_text(planted)
+    done = subprocess.run(
+        [sys.executable, "-c", SWAPPING_READER, str(home_memories), str(elsewhere), what]
+        + (["by-path"] if by_path else []),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert home_memories.is_symlink()  # the swap happened during the read
+    if by_path:  # the control: reading by name follows the swapped-in link
+        assert "OUTSIDE-SECRET" in done.stdout
+        return
+    assert "OUTSIDE-SECRET" not in done.stdout
+    assert (staged if what == "pending" else "kept fact") in done.stdout

@@ -27,7 +27,6 @@ from hermes_memory_builtin._format import (
     char_count,
     parse_entries,
     preview,
-    read_raw,
     render_block,
     serialise,
     split_pieces,
@@ -35,6 +34,7 @@ from hermes_memory_builtin._format import (
 from hermes_memory_builtin._guidance import MEMORY_GUIDANCE
 from hermes_memory_builtin._pending import THREAT_REVIEW, PendingError, PendingStore
 from hermes_memory_builtin._provider import BuiltinMemoryProvider
+from hermes_memory_builtin._reading import read_raw
 from hermes_memory_builtin._replace_file import ConcurrentChange, replace_entries
 from hermes_memory_builtin._scan import (
     MAX_FLAGGED,

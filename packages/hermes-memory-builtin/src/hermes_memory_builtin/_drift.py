@@ -18,17 +18,12 @@ and over does not pile up backups.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from hermes_memory_builtin._format import dedupe, split_pieces
-from hermes_memory_core.kit import atomic_write_text
-
-if TYPE_CHECKING:
-    from hermes_memory_builtin._memory_dir import MemoryDir
+from hermes_memory_builtin._memory_dir import MemoryDir
 
 __all__ = ["DriftReport", "check_drift", "save_backup"]
 
@@ -70,49 +65,58 @@ def check_drift(text: str, entries: list[str], limit: int) -> DriftReport:
     return DriftReport(tuple(reasons))
 
 
-def _existing_backups(path: Path) -> list[Path]:
+def _same_backup(path: Path, data: bytes, directory: MemoryDir) -> str | None:
+    """An existing ``<file>.bak.*`` holding exactly ``data`` (newest first), read through
+    the directory's descriptor and never through a link."""
     prefix = path.name + ".bak."
     try:
-        candidates = [p for p in path.parent.iterdir() if p.name.startswith(prefix)]
+        names = [name for name in directory.names() if name.startswith(prefix)]
     except OSError:
-        return []
+        return None
 
-    def mtime(p: Path) -> float:
+    def mtime(name: str) -> float:
         try:
-            return p.stat().st_mtime
+            return directory.lstat(name).st_mtime
         except OSError:
             return 0.0
 
-    return sorted(candidates, key=mtime, reverse=True)
+    for name in sorted(names, key=mtime, reverse=True):
+        try:
+            if directory.read_bytes(name, len(data) + 1) == data:
+                return str(path.with_name(name))
+        except OSError:
+            continue
+    return None
 
 
 def save_backup(path: Path, data: bytes, *, directory: MemoryDir | None = None) -> str:
     """Copy ``data`` (the drifted file's bytes) next to ``path`` and return the backup path.
 
-    With ``directory`` (``path``'s directory, held open) the backup is created through its
-    descriptor.
+    Existing backups are read and the new one created through the descriptor of ``path``'s
+    directory: ``directory`` when the caller holds it open, else it is opened here.
 
     An existing ``<file>.bak.*`` with identical bytes is reused. If no backup can be
     written the returned string says so (``" (BACKUP FAILED — file unchanged on disk)"``).
     """
-    for candidate in _existing_backups(path):
+    if directory is None:
         try:
-            if candidate.is_file() and candidate.read_bytes() == data:
-                return str(candidate)
-        except OSError:
-            continue
+            with MemoryDir.open(path.parent) as opened:
+                return save_backup(path, data, directory=opened)
+        except OSError as exc:  # a link or a file where the directory was
+            logger.warning("could not write a drift backup beside %s: %s", path, exc)
+            return f"{path}.bak (BACKUP FAILED — file unchanged on disk)"
+    same = _same_backup(path, data, directory)
+    if same is not None:
+        return same
     stamp = int(time.time())
     backup = path.with_name(f"{path.name}.bak.{stamp}")
     serial = 1
-    while directory.exists(backup.name) if directory is not None else os.path.lexists(backup):
+    while directory.exists(backup.name):
         backup = path.with_name(f"{path.name}.bak.{stamp}-{serial}")
         serial += 1
     try:
         text = data.decode("utf-8")  # callers only back up files that decoded
-        if directory is not None:
-            directory.write_atomic(backup.name, text, tmp_prefix=".mem_")
-        else:
-            atomic_write_text(backup, text, tmp_prefix=".mem_")
+        directory.write_atomic(backup.name, text, tmp_prefix=".mem_")
     except (OSError, UnicodeError) as exc:
         logger.warning("could not write drift backup %s: %s", backup, exc)
         return f"{backup} (BACKUP FAILED — file unchanged on disk)"

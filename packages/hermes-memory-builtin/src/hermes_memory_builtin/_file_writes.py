@@ -29,11 +29,11 @@ from hermes_memory_builtin._format import (
     RawFile,
     hermes_entries,
     parse_entries,
-    read_raw,
     serialise,
 )
 from hermes_memory_builtin._locking import LockError, exclusive_lock
 from hermes_memory_builtin._memory_dir import MemoryDir
+from hermes_memory_builtin._reading import read_raw
 from hermes_memory_builtin._sidecar import EntryMeta, load_sidecar, reconcile, save_sidecar
 
 __all__ = [
@@ -85,7 +85,7 @@ def mutate_file(
         # Every file below is created relative to the directory opened here (issue 21).
         with MemoryDir.open(path.parent) as directory, exclusive_lock(path, directory=directory):
             clean_stale_temps(path.parent, STALE_TEMP_AGE_S, opened=directory)
-            raw = read_raw(path)
+            raw = read_raw(path, directory=directory)
             if not raw.readable:
                 return {
                     "success": False,
@@ -100,7 +100,7 @@ def mutate_file(
                     backup = save_backup(path, raw.data, directory=directory)
                     return _drift_error(name, backup), None
             seen = disk
-            metas = reconcile(load_sidecar(path), disk, path)
+            metas = reconcile(load_sidecar(path, directory=directory), disk, path)
             outcome = mutation(list(disk), metas)
             if outcome.entries is not None:
                 normalised = _normalisation(raw, disk)

@@ -3,7 +3,7 @@
 * The directory (and any missing parent) is created with mode 0700; memory files are written
   0600 by the store.
 * A memories directory that is a symbolic link is refused (`UnsafeMemoryPath`), so are the
-  files themselves (see `hermes_memory_builtin._format.read_raw`).
+  files themselves (see `hermes_memory_builtin._reading.read_raw`).
 * The atomic writer leaves ``.mem_<random>.tmp`` behind when its process is killed between
   creating and renaming the temp file (SIGKILL, power loss). `clean_stale_temps` removes
   such files once they are older than `STALE_TEMP_AGE_S`; no write takes that long, so a

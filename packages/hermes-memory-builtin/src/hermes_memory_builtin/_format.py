@@ -11,7 +11,6 @@ import errno
 import os
 import re
 import shlex
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +34,6 @@ __all__ = [
     "not_a_directory_problem",
     "parse_entries",
     "preview",
-    "read_raw",
     "render_block",
     "serialise",
     "split_pieces",
@@ -102,90 +100,8 @@ def normalize_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def read_raw(path: Path) -> RawFile:
-    """Read ``path`` as UTF-8 (a leading BOM is dropped), strictly and safely.
-
-    A missing file is an empty store. A file that exists but cannot be used is reported with
-    ``error`` (a short reason) and ``problem`` (a `MemoryFileError` with the full message and
-    the fix) set, and is never treated as empty, so no caller can overwrite memory it failed
-    to see. Refused, besides unreadable files: a symbolic link at ``path`` or at its directory
-    (`UnsafeMemoryPath`; the link is never followed), a directory or any other non-regular
-    file (a FIFO would block for ever), a file over `MAX_FILE_BYTES`, and text that is not
-    UTF-8 (the message names the first bad byte and its offset).
-    """
-    problem = _parent_problem(path)
-    if problem is not None:
-        return _refused(problem)
-    flags = os.O_RDONLY | _O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except FileNotFoundError:
-        if os.path.islink(path):  # a dangling link on a system without O_NOFOLLOW
-            return _refused(_symlink_problem(path))
-        return RawFile(exists=False, text=None)
-    except OSError as exc:
-        return _refused(_open_problem(path, exc))
-    try:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            return _refused(
-                MemoryFileError(
-                    path,
-                    "is a directory, not a file",
-                    f"move it out of the way (mv {_q(path)} {_q(str(path) + '.dir')}); the "
-                    "memory file is created on the next write",
-                    code=errno.EISDIR,
-                )
-            )
-        if not stat.S_ISREG(info.st_mode):
-            return _refused(
-                UnsafeMemoryPath(
-                    path,
-                    "is not a regular file (a FIFO, socket or device)",
-                    f"remove it (rm {_q(path)}); the memory file is created on the next write",
-                    code=errno.EINVAL,
-                )
-            )
-        if info.st_size > MAX_FILE_BYTES:
-            return _refused(
-                MemoryFileError(
-                    path,
-                    f"is too large to be a memory file ({info.st_size:,} bytes, the most "
-                    f"accepted is {MAX_FILE_BYTES:,})",
-                    "move it away and keep only the entries worth remembering",
-                    code=errno.EFBIG,
-                )
-            )
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        return _refused(_open_problem(path, exc))
-    finally:
-        os.close(fd)
-    body = data[len(_BOM) :] if data.startswith(_BOM) else data
-    try:
-        text = body.decode("utf-8", errors="strict")
-    except UnicodeDecodeError as exc:
-        offset = exc.start + (len(data) - len(body))
-        bad = data[offset]
-        problem = MemoryFileError(
-            path,
-            f"is not UTF-8 (byte 0x{bad:02x} at offset {offset})",
-            f"convert it with iconv -f latin1 -t utf-8 {_q(path)} > {_q(str(path) + '.utf8')} "
-            f"&& mv {_q(str(path) + '.utf8')} {_q(path)} (name its real encoding instead of "
-            "latin1 if you know it); nothing was changed",
-            code=errno.EILSEQ,
-        )
-        return RawFile(exists=True, text=None, error=problem.problem, data=data, problem=problem)
-    return RawFile(exists=True, text=normalize_newlines(text), data=data)
-
-
 def _q(path: str | os.PathLike[str]) -> str:
     return shlex.quote(str(path))
-
-
-def _refused(problem: MemoryFileError) -> RawFile:
-    return RawFile(exists=True, text=None, error=problem.problem, problem=problem)
 
 
 def _link_target(path: Path) -> str:
@@ -194,35 +110,6 @@ def _link_target(path: Path) -> str:
         return f" (to {os.readlink(path)})"
     except OSError:
         return ""
-
-
-def _symlink_problem(path: Path) -> UnsafeMemoryPath:
-    target = _link_target(path)
-    return UnsafeMemoryPath(
-        path,
-        f"is a symbolic link{target}; memory files are never read or written through links, "
-        "because a link would copy whatever it points at into the system prompt and replace "
-        "it on the next write",
-        "replace the link with a regular file holding only the entries you want the agent "
-        f"to remember, or delete it (rm {_q(path)})",
-        code=errno.ELOOP,
-    )
-
-
-def _parent_problem(path: Path) -> MemoryFileError | None:
-    """A problem with the directory holding ``path`` (a symlink, or not a directory)."""
-    directory = path.parent
-    try:
-        info = os.lstat(directory)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        return _open_problem(directory, exc)
-    if stat.S_ISLNK(info.st_mode):
-        return directory_symlink_problem(directory)
-    if not stat.S_ISDIR(info.st_mode):
-        return not_a_directory_problem(directory)
-    return None
 
 
 def not_a_directory_problem(directory: Path) -> MemoryFileError:
@@ -247,43 +134,6 @@ def directory_symlink_problem(directory: Path) -> UnsafeMemoryPath:
         f"{_q(str(directory) + '.link')} && mkdir -m 700 {_q(directory)}, then copy MEMORY.md "
         "and USER.md into it), or point HERMES_HOME at the real location",
         code=errno.ELOOP,
-    )
-
-
-def _open_problem(path: Path, exc: OSError) -> MemoryFileError:
-    if exc.errno in (errno.ELOOP, errno.EMLINK) or os.path.islink(path):
-        return _symlink_problem(path)
-    if exc.errno in (errno.EACCES, errno.EPERM):
-        owner = ""
-        try:
-            info = os.lstat(path)
-            mode = stat.S_IMODE(info.st_mode)
-            owner = f", mode {mode:04o}, owner uid {info.st_uid}"
-            if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
-                fix = (
-                    f"it belongs to another user: sudo chown {os.geteuid()} {_q(path)} && "
-                    f"chmod 600 {_q(path)}"
-                )
-            else:
-                fix = f"give yourself read and write access: chmod 600 {_q(path)}"
-        except OSError:
-            fix = f"check the permissions of {_q(path)} and of its directory"
-        return MemoryFileError(
-            path, f"cannot be read: permission denied{owner}", fix, code=exc.errno
-        )
-    if exc.errno == errno.EISDIR:
-        return MemoryFileError(
-            path,
-            "is a directory, not a file",
-            f"move it out of the way ({_q(path)})",
-            code=exc.errno,
-        )
-    reason = exc.strerror or str(exc)
-    return MemoryFileError(
-        path,
-        f"cannot be read ({type(exc).__name__}: {reason})",
-        "check the disk and the file, then retry; nothing was changed",
-        code=exc.errno,
     )
 
 

@@ -7,8 +7,12 @@ O_NOFOLLOW``: a link there is refused) and creates, locks, replaces and removes 
 relative to that descriptor (``dir_fd=``). A swap during the write changes nothing: the files
 land in the directory that was opened.
 
-Where ``os`` takes no ``dir_fd`` (Windows) the same calls use ``<directory>/<name>`` paths,
-the behaviour before this module; `DIR_FD_SUPPORTED` says which one runs.
+Reads go the same way (`MemoryDir.open_if_exists`, `MemoryDir.read_bytes`): a file read by
+name after an ``lstat`` of its directory could come from a link's target swapped in between.
+
+Where ``os`` takes no ``dir_fd`` (Windows) the same calls use ``<directory>/<name>`` paths
+after an ``lstat`` of the directory, the behaviour before this module; `DIR_FD_SUPPORTED`
+says which one runs.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from hermes_memory_builtin._errors import MemoryFileError
 from hermes_memory_builtin._format import directory_symlink_problem, not_a_directory_problem
 
 __all__ = ["DIR_FD_SUPPORTED", "MemoryDir"]
@@ -69,6 +74,28 @@ class MemoryDir:
         finally:
             os.close(fd)
 
+    @classmethod
+    @contextlib.contextmanager
+    def open_if_exists(cls, path: Path) -> Iterator[MemoryDir | None]:
+        """`open` for a reader: ``None`` when ``path`` does not exist (nothing to read).
+
+        :raises UnsafeMemoryPath: ``path`` is a symbolic link.
+        :raises MemoryFileError: ``path`` is not a directory.
+        :raises OSError: it cannot be opened.
+        """
+        if not DIR_FD_SUPPORTED:  # pragma: no cover - Windows: check by lstat, read by path
+            problem = _lstat_problem(path)
+            if problem is not None:
+                raise problem
+            yield cls(path, None) if os.path.lexists(path) else None
+            return
+        with contextlib.ExitStack() as stack:
+            try:
+                opened: MemoryDir | None = stack.enter_context(cls.open(path))
+            except FileNotFoundError:
+                opened = None
+            yield opened
+
     def _where(self, name: str) -> str:
         return name if self.fd is not None else str(self.path / name)
 
@@ -88,6 +115,22 @@ class MemoryDir:
 
     def unlink(self, name: str) -> None:
         os.unlink(self._where(name), dir_fd=self.fd)
+
+    def read_bytes(self, name: str, limit: int) -> bytes:
+        """At most ``limit`` bytes of regular file ``name``, never through a symbolic link.
+
+        :raises FileNotFoundError: there is no ``name``.
+        :raises OSError: ``name`` is a link (``ELOOP``), not a regular file (``EINVAL``; a
+            FIFO is never waited on) or cannot be read.
+        """
+        fd = self.open_file(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(errno.EINVAL, "not a regular file", str(self.path / name))
+            with os.fdopen(fd, "rb", closefd=False) as handle:
+                return handle.read(limit)
+        finally:
+            os.close(fd)
 
     def names(self) -> list[str]:
         """The names in this directory (read through the descriptor)."""
@@ -134,3 +177,15 @@ class MemoryDir:
         if fsync and self.fd is not None:
             with contextlib.suppress(OSError):  # not every filesystem fsyncs a directory
                 os.fsync(self.fd)
+
+
+def _lstat_problem(path: Path) -> MemoryFileError | None:  # pragma: no cover - Windows
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        return directory_symlink_problem(path)
+    if not stat.S_ISDIR(info.st_mode):
+        return not_a_directory_problem(path)
+    return None

@@ -68,6 +68,8 @@ PENDING_VERSION = 1
 #: At most this many proposals are kept; staging more fails closed with an error.
 MAX_PENDING = 200
 _FILE_MODE = 0o600
+# 200 proposals of at most a few KB each; a larger file is not one of ours.
+_MAX_BYTES = 16 * 1024 * 1024
 
 
 class PendingError(Exception):
@@ -124,7 +126,7 @@ class PendingStore:
         if target not in TARGET_FILES:
             raise PendingError(f"invalid target {target!r}")
         with self._locked() as directory:
-            records = self._read()
+            records = self._read(directory)
             for record in records:
                 if record.get("target") == target and record.get("operations") == operations:
                     return str(record["id"]), True
@@ -154,7 +156,7 @@ class PendingStore:
     def reject(self, pending_id: str) -> dict[str, Any] | None:
         """Drop proposal ``pending_id`` without applying it; returns it (``None``: unknown)."""
         with self._locked() as directory:
-            records = self._read()
+            records = self._read(directory)
             found = next((r for r in records if r.get("id") == pending_id), None)
             if found is not None:
                 self._write([r for r in records if r is not found], directory)
@@ -174,7 +176,7 @@ class PendingStore:
             proposal's own origin).
         """
         with self._locked() as directory:
-            records = self._read()
+            records = self._read(directory)
             record = next((r for r in records if r.get("id") == pending_id), None)
             if record is None:
                 return {
@@ -213,12 +215,24 @@ class PendingStore:
         except LockError as exc:
             raise PendingError(f"cannot lock {self.path}: {exc}") from None
 
-    def _read(self) -> list[dict[str, Any]]:
+    def _read(self, directory: MemoryDir | None = None) -> list[dict[str, Any]]:
+        """The records, read through the memories directory's descriptor (``directory`` when
+        the caller holds it open under the lock), never through a link."""
         if not self.memory_dir.is_absolute():
             return []
+        if directory is None:
+            try:
+                with MemoryDir.open_if_exists(self.memory_dir) as opened:
+                    return [] if opened is None else self._read(opened)
+            except MemoryFileError as exc:
+                raise PendingError(f"cannot use {self.memory_dir}: {exc}") from None
+            except OSError as exc:
+                raise PendingError(
+                    f"cannot read {self.memory_dir}: {exc.strerror or exc}"
+                ) from None
         path = self.path
         try:
-            info = path.lstat()
+            info = directory.lstat(path.name)
         except FileNotFoundError:
             return []
         except OSError as exc:
@@ -228,9 +242,7 @@ class PendingStore:
                 f"{path} is not a regular file (a link or a directory); move it away"
             )
         try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-            with os.fdopen(fd, "rb") as handle:
-                data = handle.read()
+            data = directory.read_bytes(path.name, _MAX_BYTES)
             raw = json.loads(data.decode("utf-8")) if data.strip() else {"pending": []}
         except OSError as exc:
             raise PendingError(f"cannot read {path}: {exc.strerror or exc}") from None

@@ -11,9 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from hermes_memory_builtin._files import ensure_memory_dir
-from hermes_memory_builtin._format import read_raw, serialise
+from hermes_memory_builtin._format import serialise
 from hermes_memory_builtin._locking import exclusive_lock
 from hermes_memory_builtin._memory_dir import MemoryDir
+from hermes_memory_builtin._reading import read_raw
 from hermes_memory_builtin._sidecar import (
     EntryMeta,
     entry_key,
@@ -47,13 +48,13 @@ def replace_entries(
     """
     ensure_memory_dir(path.parent)
     with MemoryDir.open(path.parent) as directory, exclusive_lock(path, directory=directory):
-        raw = read_raw(path)
+        raw = read_raw(path, directory=directory)
         current = raw.data if raw.exists else None
         if raw.exists and current is None:
             raise ConcurrentChange(f"{path.name} cannot be read now: {raw.error}")
         if current != expected:
             raise ConcurrentChange(f"{path.name} was changed by someone else during the edit")
-        stored = load_sidecar(path)
+        stored = load_sidecar(path, directory=directory)
         metas = reconcile(stored, entries, path)
         known = stored or {}
         stamp = now_iso()

@@ -18,19 +18,16 @@ Format (version 1)::
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
-import os
-import stat
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
+from hermes_memory_builtin._memory_dir import MemoryDir
 from hermes_memory_core.kit import atomic_write_text
-
-if TYPE_CHECKING:
-    from hermes_memory_builtin._memory_dir import MemoryDir
 
 __all__ = [
     "EntryMeta",
@@ -48,6 +45,9 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 SIDECAR_VERSION = 1
+
+# A sidecar holds a few hundred bytes per entry; a larger file is not one of ours.
+_MAX_SIDECAR_BYTES = 8 * 1024 * 1024
 
 
 class EntryMeta(TypedDict):
@@ -101,24 +101,27 @@ def parse_entry_meta(value: Any) -> EntryMeta | None:
     return meta
 
 
-def _read_sidecar_text(path: Path) -> str:
-    """The sidecar's text, never through a symbolic link (a link is an error)."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is not a regular file")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read(8 * 1024 * 1024).decode("utf-8")
-    finally:
-        os.close(fd)
+def _read_sidecar_text(path: Path, directory: MemoryDir | None) -> str:
+    """The sidecar's text, read through its directory's descriptor and never through a
+    symbolic link (a link is an error): its approvals decide what reaches the prompt."""
+    if directory is not None:
+        return directory.read_bytes(path.name, _MAX_SIDECAR_BYTES).decode("utf-8")
+    with MemoryDir.open_if_exists(path.parent) as opened:
+        if opened is None:
+            raise FileNotFoundError(errno.ENOENT, "no memories directory", str(path.parent))
+        return opened.read_bytes(path.name, _MAX_SIDECAR_BYTES).decode("utf-8")
 
 
-def load_sidecar(data_path: Path) -> dict[str, EntryMeta] | None:
-    """Read the sidecar of ``data_path``; ``None`` when it is missing or unusable."""
+def load_sidecar(
+    data_path: Path, *, directory: MemoryDir | None = None
+) -> dict[str, EntryMeta] | None:
+    """Read the sidecar of ``data_path``; ``None`` when it is missing or unusable.
+
+    With ``directory`` (``data_path``'s directory, held open) it is read from that very
+    directory, so a data file and its approvals never come from two places."""
     path = sidecar_path_for(data_path)
     try:
-        payload = json.loads(_read_sidecar_text(path))
+        payload = json.loads(_read_sidecar_text(path, directory))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:

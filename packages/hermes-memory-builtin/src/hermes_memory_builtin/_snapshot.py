@@ -16,7 +16,9 @@ from pathlib import Path
 
 from hermes_memory_builtin._errors import MemoryFileError
 from hermes_memory_builtin._file_writes import problem_of
-from hermes_memory_builtin._format import char_count, parse_entries, read_raw, render_block
+from hermes_memory_builtin._format import char_count, parse_entries, render_block
+from hermes_memory_builtin._memory_dir import MemoryDir
+from hermes_memory_builtin._reading import read_raw
 from hermes_memory_builtin._scan import scan_entries
 from hermes_memory_builtin._sidecar import approved_entries, load_sidecar
 
@@ -38,9 +40,14 @@ class LoadedTarget:
     problem: MemoryFileError | None = None
 
 
-def load_target(target: str, path: Path, limit: int) -> LoadedTarget:
-    """Read ``path`` (the file of ``target``) and render its snapshot block."""
-    raw = read_raw(path)
+def load_target(
+    target: str, path: Path, limit: int, *, directory: MemoryDir | None = None
+) -> LoadedTarget:
+    """Read ``path`` (the file of ``target``) and render its snapshot block.
+
+    With ``directory`` (``path``'s directory, held open) the file and its sidecar are read
+    through that descriptor, so both come from the directory that was opened."""
+    raw = read_raw(path, directory=directory)
     problem: MemoryFileError | None = None
     if not raw.readable:
         problem = problem_of(path, raw)
@@ -56,7 +63,8 @@ def load_target(target: str, path: Path, limit: int) -> LoadedTarget:
             f"{used:,}",
             f"{limit:,}",
         )
-    approved = approved_entries(entries, load_sidecar(path)) if entries else set()
+    metas = load_sidecar(path, directory=directory) if entries else None
+    approved = approved_entries(entries, metas) if entries else set()
     report = scan_entries(target, entries, approved)
     # A hostile file must not turn one load into thousands of log lines.
     for item in report.blocked[:_MAX_LOGGED]:

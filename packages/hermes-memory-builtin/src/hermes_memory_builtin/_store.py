@@ -43,13 +43,16 @@ from hermes_memory_builtin._file_writes import FILE_MODE, Mutation, clean_temps_
 from hermes_memory_builtin._files import ensure_memory_dir
 from hermes_memory_builtin._format import (
     TARGET_FILES,
+    RawFile,
     char_count,
     format_usage,
     parse_entries,
-    read_raw,
 )
+from hermes_memory_builtin._memory_dir import MemoryDir
+from hermes_memory_builtin._reading import _open_problem, read_raw
 from hermes_memory_builtin._scan import scan_entries
 from hermes_memory_builtin._sidecar import (
+    EntryMeta,
     approved_entries,
     load_sidecar,
     metadata_rows,
@@ -196,7 +199,7 @@ class MemoryStore:
                 loaded = {target: LoadedTarget([], None, exc) for target in TARGETS}
             else:
                 clean_temps_if_any(directory, self.path("memory"))
-                loaded = {t: load_target(t, self.path(t), self.limit(t)) for t in TARGETS}
+                loaded = self._load_targets(directory)
             for target, one in loaded.items():
                 self._live[target] = one.entries
                 self._snapshot[target] = one.block
@@ -207,6 +210,19 @@ class MemoryStore:
                 for target in TARGETS:
                     if target in self._load_problems:
                         raise self._load_problems[target]
+
+    def _load_targets(self, directory: Path) -> dict[str, LoadedTarget]:
+        """Both files and their sidecars, read through one descriptor of ``directory``."""
+        try:
+            with MemoryDir.open(directory) as opened:
+                return {
+                    t: load_target(t, self.path(t), self.limit(t), directory=opened)
+                    for t in TARGETS
+                }
+        except OSError as exc:  # swapped for a link or a file since it was checked
+            problem = exc if isinstance(exc, MemoryFileError) else _open_problem(directory, exc)
+            logger.warning("%s", problem)
+            return {target: LoadedTarget([], None, problem) for target in TARGETS}
 
     @property
     def load_problems(self) -> dict[str, MemoryFileError]:
@@ -225,7 +241,7 @@ class MemoryStore:
         Unreadable files leave the live state as it was.
         """
         target = self._check_target(target)
-        raw = read_raw(self.path(target))
+        raw, _metas = self._read_with_sidecar(target, sidecar=False)
         with self._mutex:
             if raw.readable:
                 self._live[target] = parse_entries(raw.text)
@@ -236,10 +252,28 @@ class MemoryStore:
         entries the threat scan flags (alone or joined with their neighbours) appear as
         ``[BLOCKED: …]`` placeholders, as in the snapshot; human-approved ones as they are."""
         target = self._check_target(target)
-        entries = self.refresh(target)
-        return scan_entries(
-            target, entries, approved_entries(entries, load_sidecar(self.path(target)))
-        ).entries
+        raw, metas = self._read_with_sidecar(target)
+        with self._mutex:
+            if raw.readable:
+                self._live[target] = parse_entries(raw.text)
+            entries = list(self._live[target])
+        return scan_entries(target, entries, approved_entries(entries, metas)).entries
+
+    def _read_with_sidecar(
+        self, target: str, *, sidecar: bool = True
+    ) -> tuple[RawFile, dict[str, EntryMeta] | None]:
+        """``target``'s file and (with ``sidecar``) its sidecar, both read through one
+        descriptor of the memories directory."""
+        path = self.path(target)
+        try:
+            with MemoryDir.open_if_exists(path.parent) as opened:
+                if opened is None:
+                    return RawFile(exists=False, text=None), None
+                raw = read_raw(path, directory=opened)
+                metas = load_sidecar(path, directory=opened) if sidecar and raw.readable else None
+                return raw, metas
+        except OSError:
+            return read_raw(path), None  # the same refusal, with its message
 
     def format_for_system_prompt(self, target: str) -> str | None:
         """The frozen block taken by `load_from_disk`; ``None`` when the store was empty."""
@@ -258,11 +292,11 @@ class MemoryStore:
         are reported as they would be recorded on the next write.
         """
         path = self.path(target)
-        raw = read_raw(path)
+        raw, metas = self._read_with_sidecar(target)
         if not raw.readable:
             return []
         entries = parse_entries(raw.text)
-        return metadata_rows(entries, reconcile(load_sidecar(path), entries, path))
+        return metadata_rows(entries, reconcile(metas, entries, path))
 
     # ------------------------------------------------------------------ turn bookkeeping
     def start_turn(self) -> None:

@@ -415,10 +415,10 @@ def _backup(path: Path, data: bytes | None) -> str | None:
 
 
 def _file_bytes(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
+    """The file's bytes for a backup, read as the store reads it (never through a link)."""
+    from hermes_memory_builtin import read_raw
+
+    return read_raw(path).data
 
 
 def replace(ctx: Context) -> int:
