@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hermes_memory_core.kit import make_private_dirs
+
 __all__ = [
     "LOOPBACK_HOSTS",
     "LOOPBACK_ORIGINS",
@@ -181,7 +183,7 @@ def _ensure_private_dir(directory: Path) -> None:
     if directory.is_symlink():
         raise TokenError(f"token directory {directory} is a symbolic link; refusing to use it")
     try:
-        directory.mkdir(mode=0o700, exist_ok=True)
+        make_private_dirs(directory)  # 0700, and so is any missing folder above it
     except OSError as exc:
         raise TokenError(f"cannot create {directory}: {exc.strerror or exc}") from None
     st = directory.lstat()

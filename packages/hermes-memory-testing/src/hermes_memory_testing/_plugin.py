@@ -92,7 +92,7 @@ class _ShortNames:
 def hermes_memory_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty hermes home directory, exported as ``$HERMES_HOME`` for the test."""
     home = tmp_path / "hermes-home"
-    home.mkdir()
+    home.mkdir(mode=0o700)  # private, like every home the project creates
     monkeypatch.setenv("HERMES_HOME", str(home))
     return home
 

@@ -19,6 +19,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from hermes_memory_core.kit import make_private_dirs
+
 __all__ = ["PieceTable"]
 
 logger = logging.getLogger(__name__)
@@ -63,7 +65,7 @@ class PieceTable:
         try:
             self._merge_file()
             ids = np.flatnonzero(self.have).astype(np.int32)
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(self.path.parent)  # 0700, parents included
             fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", dir=self.path.parent)
             try:
                 with os.fdopen(fd, "wb") as handle:

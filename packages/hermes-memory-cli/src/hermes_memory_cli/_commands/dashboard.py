@@ -25,6 +25,7 @@ from typing import Any
 from hermes_memory_cli._context import CLIError, Context
 from hermes_memory_cli._dashboard._state import LOG_FILE, STATE_DIR, STATE_FILE, announce
 from hermes_memory_cli._i18n import cli_gettext as _
+from hermes_memory_core.kit import make_private_dirs
 
 #: Modules the server needs, with the distribution that provides each.
 _NEEDED = {
@@ -209,7 +210,7 @@ def _detach(ctx: Context, state_dir: Path) -> int:
     """Start the server as a background process; print its line once it listens."""
     from hermes_memory_cli._dashboard._token import token_for
 
-    state_dir.mkdir(mode=0o700, exist_ok=True)
+    make_private_dirs(state_dir)
     token_for(ctx, state_dir, create=True)  # token problems are reported here, not in a log
     args = [sys.executable, "-m", "hermes_memory_cli._cli"]
     if getattr(ctx.args, "home", None) is not None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_memory_cli._context import CLIError, Context
 from hermes_memory_cli._i18n import cli_gettext as _
+from hermes_memory_core.kit import make_private_dirs
 
 if TYPE_CHECKING:
     from hermes_memory_sessions.protocol import SessionArchive
@@ -1206,7 +1207,7 @@ def export_markdown(ctx: Context) -> int:
             if not target.is_dir():
                 if not target.parent.is_dir():
                     raise CLIError(_("directory {path} does not exist").format(path=target.parent))
-                target.mkdir(mode=0o700)
+                make_private_dirs(target)
             paths = [target / file_name({"id": sid}) for sid in ids]
         else:
             if not target.parent.is_dir():

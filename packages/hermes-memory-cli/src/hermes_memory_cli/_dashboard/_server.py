@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from hermes_memory_cli._context import CLIError, Context
+from hermes_memory_core.kit import make_private_dirs
 
 __all__ = ["serve"]
 
@@ -55,7 +56,7 @@ def serve(ctx: Context, state_dir: Path) -> int:
             "this address and has the link can read and change your memory. Prefer the "
             "default 127.0.0.1 with an SSH tunnel."
         )
-    state_dir.mkdir(mode=0o700, exist_ok=True)
+    make_private_dirs(state_dir)
     token = token_for(ctx, state_dir, create=True)
     sock = _bind(host, port)
     actual = int(sock.getsockname()[1])

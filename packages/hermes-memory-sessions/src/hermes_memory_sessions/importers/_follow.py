@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hermes_memory_core.kit import make_private_dirs
 from hermes_memory_sessions.storage._hermesdb import inspect_database, open_readonly
 
 if TYPE_CHECKING:
@@ -155,7 +156,7 @@ def _exclusive(lock_dir: Path) -> Iterator[bool]:
         yield True
         return
     try:
-        lock_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private_dirs(lock_dir)  # parents too: mkdir(parents=True) leaves them 0755
         fd = os.open(lock_dir / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError:
         yield False
