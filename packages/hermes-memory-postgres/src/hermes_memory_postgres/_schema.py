@@ -222,8 +222,28 @@ def current_version(conn: psycopg.Connection[Any]) -> int:
 def migrate(conn: psycopg.Connection[Any]) -> int:
     """Apply the missing migrations (each in its own transaction); returns the version.
 
-    Raises RuntimeError when the database was written by a newer release.
+    Then, in short transactions of their own, re-index the messages indexed before the
+    per-message index cap (`hermes_memory_postgres.archive._recap`; resumed at the next open
+    when interrupted). Raises RuntimeError when the database was written by a newer release.
     """
+    version = _migrate_schema(conn)
+    from hermes_memory_postgres.archive._recap import needs_recap, recap_long_rows
+
+    try:
+        if needs_recap(conn):
+            conn.commit()
+            rewritten = recap_long_rows(conn)
+            if rewritten:
+                logger.info("re-indexed %d messages longer than the index cap", rewritten)
+        else:
+            conn.commit()
+    except psycopg.Error as exc:  # searched through the old index until the next open
+        conn.rollback()
+        logger.warning("re-indexing long messages stopped (%s); it resumes at the next open", exc)
+    return version
+
+
+def _migrate_schema(conn: psycopg.Connection[Any]) -> int:
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
         # a backfill or an index rebuild on a large table outlasts the pool's bound
