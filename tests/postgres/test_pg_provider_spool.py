@@ -1,0 +1,48 @@
+"""Through the session provider, a session that starts while PostgreSQL is down keeps its
+turns: they are spooled under ``<home>/hermes-memory/pg-spool`` (private directories) and
+replayed when the server is back (issue 21)."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+from hermes_memory_postgres import PostgresSessionArchive
+from hermes_memory_sessions import SessionArchiveProvider
+
+DOWN = "postgresql://nobody:x@127.0.0.1:1/none"
+
+
+def test_a_session_the_server_never_saw_is_spooled_and_replayed(
+    pg_dsn: str, owner: str, tmp_path: Path
+) -> None:
+    from hermes_memory_postgres import _factory as factory
+
+    home = tmp_path / "home"
+    config = {"sessions": {"backend": "postgres"}, "postgres": {"dsn": DOWN, "owner": owner}}
+    provider = SessionArchiveProvider(hermes_home=home, config=config)
+    try:
+        provider.initialize("never-seen", hermes_home=str(home), platform="cli")
+        provider.sync_turn("deploy on friday 周五", "noted")
+        provider.sync_turn("and the backup on monday", "noted too")
+    finally:
+        provider.shutdown()
+        pool = factory._POOLS.pop(DOWN, None)
+        if pool is not None:
+            pool.close()
+    spool = home / "hermes-memory" / "pg-spool"
+    for directory in (home / "hermes-memory", spool):
+        assert stat.S_IMODE(directory.stat().st_mode) == 0o700, directory
+    up = PostgresSessionArchive(pg_dsn, owner=owner, spool_dir=spool)
+    try:
+        assert up.replay_spool() == 3  # the session, then one append per turn
+        contents = [m["content"] for m in up.get_messages("never-seen")]
+        assert contents == [
+            "deploy on friday 周五",
+            "noted",
+            "and the backup on monday",
+            "noted too",
+        ]
+        assert up.spool_state()["pending"] == 0
+    finally:
+        up.close()
