@@ -220,6 +220,15 @@ def test_unreadable_file_names_permission_and_fix(cli):
     assert path.read_text() == "private"
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+def test_a_fifo_in_place_of_the_file_is_refused_without_waiting_on_it(cli):
+    path = cli.home / "memories" / "MEMORY.md"
+    path.parent.mkdir()
+    os.mkfifo(path)  # nobody ever writes to it: reading it would block for ever
+    result = cli("memory", "show", timeout=30)
+    result.assert_one_line_error("not a regular file", f"rm {path}")
+
+
 def test_file_where_a_folder_should_be(cli):
     (cli.home / "memories").write_text("oops")
     for args in (["memory", "show"], ["memory", "add", "fact"]):

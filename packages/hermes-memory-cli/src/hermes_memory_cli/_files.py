@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import os
 import shlex
+import stat
 from pathlib import Path
 
 from hermes_memory_cli._i18n import cli_gettext as _
@@ -114,7 +115,7 @@ def diagnose(path: Path, error: str | None = None) -> tuple[str, str]:
             ),
         )
     try:
-        data = path.read_bytes()
+        data = _read_regular(path)
     except FileNotFoundError:
         return _cannot_read(path, error or _disappeared()), _("try again")
     except PermissionError:
@@ -136,6 +137,8 @@ def diagnose(path: Path, error: str | None = None) -> tuple[str, str]:
                 _("move it away"),
             )
         return _cannot_read(path, exc.strerror or exc), _("check the disk and the file")
+    if data is None:
+        return _cannot_read(path, error or _unknown()), _("check the file")
     try:
         data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -150,6 +153,17 @@ def diagnose(path: Path, error: str | None = None) -> tuple[str, str]:
             ),
         )
     return _cannot_read(path, error or _unknown()), _("check the file")
+
+
+def _read_regular(path: Path) -> bytes | None:
+    """The bytes of ``path`` when it is a regular file (``None`` for a FIFO, socket or
+    device), never through a link and never waiting on a FIFO."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return handle.read(16 * 1024 * 1024)
 
 
 def _disappeared() -> str:  # a message: looked up in the language of the run
