@@ -294,16 +294,23 @@ print(MemoryStore(memories).add("memory", "written during the swap")["success"])
 """
 
 
-def _swap_during_a_write(memories: Path, elsewhere: Path, *extra: str) -> None:
+def _swap_during(script: str, memories: Path, elsewhere: Path, *extra: str) -> str:
+    """Run ``script`` in a real process that swaps ``memories`` for a link mid-operation;
+    returns its output."""
     done = subprocess.run(
-        [sys.executable, "-c", SWAPPING_WRITER, str(memories), str(elsewhere), *extra],
+        [sys.executable, "-c", script, str(memories), str(elsewhere), *extra],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert memories.is_symlink()  # the swap happened during the write
+    assert memories.is_symlink()  # the swap happened during the operation
+    return done.stdout
+
+
+def _swap_during_a_write(memories: Path, elsewhere: Path, *extra: str) -> None:
+    _swap_during(SWAPPING_WRITER, memories, elsewhere, *extra)
 
 
 @pytest.mark.skipif(not DIR_FD_SUPPORTED, reason="files by descriptor need dir_fd (POSIX)")
@@ -391,18 +398,10 @@ def test_swapping_the_directory_for_a_link_mid_read_reads_nothing_there(
     (elsewhere / "MEMORY.md").write_text("OUTSIDE-SECRET planted note")
     planted = (home_memories / "pending.json").read_text().replace(staged, "OUTSIDE-SECRET")
     (elsewhere / "pending.json").write_text(planted)
-    done = subprocess.run(
-        [sys.executable, "-c", SWAPPING_READER, str(home_memories), str(elsewhere), what]
-        + (["by-path"] if by_path else []),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert home_memories.is_symlink()  # the swap happened during the read
+    extra = ["by-path"] if by_path else []
+    out = _swap_during(SWAPPING_READER, home_memories, elsewhere, what, *extra)
     if by_path:  # the control: reading by name follows the swapped-in link
-        assert "OUTSIDE-SECRET" in done.stdout
+        assert "OUTSIDE-SECRET" in out
         return
-    assert "OUTSIDE-SECRET" not in done.stdout
-    assert (staged if what == "pending" else "kept fact") in done.stdout
+    assert "OUTSIDE-SECRET" not in out
+    assert (staged if what == "pending" else "kept fact") in out
