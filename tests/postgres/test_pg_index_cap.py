@@ -39,7 +39,8 @@ def _uncap(dsn: str, owner: str, ident: int, text: str) -> None:
             (tsvector_literal(word_tokens(text)), owner, ident),
         )
         conn.execute(
-            "UPDATE hm_term_df SET df = df + 1 WHERE owner = %s AND lexeme = 'latecomer'",
+            "INSERT INTO hm_term_df (owner, lexeme, df) VALUES (%s, 'latecomer', 1)"
+            " ON CONFLICT (owner, lexeme) DO UPDATE SET df = hm_term_df.df + 1",
             (owner,),
         )
         conn.execute("DELETE FROM hm_index_meta WHERE key = %s", (INDEX_CAP_KEY,))
@@ -111,3 +112,24 @@ def test_an_interrupted_reindex_resumes_where_it_stopped(schema_dsn: str, owner:
         )
         assert "latecomer" in words[first] and "latecomer" not in words[second]
         assert recap_long_rows(conn) == 0  # done: the cap is recorded
+
+
+def test_a_window_full_of_long_rows_is_rewritten_in_several_transactions(
+    schema_dsn: str, owner: str
+) -> None:
+    text = "earlybird " + "x " * MESSAGE_INDEX_PREFIX + "latecomer"
+    store = PostgresSessionArchive(schema_dsn, owner=owner)
+    try:
+        store.create_session("s", source="cli")
+        ids = [store.append_message("s", "user", text) for _ in range(3)]
+    finally:
+        store.close()
+    for ident in ids:
+        _uncap(schema_dsn, owner, ident, text)
+    with psycopg.connect(schema_dsn) as conn:
+        assert recap_long_rows(conn, max_long=1) == 3
+        assert conn.execute(
+            "SELECT count(*) FROM hm_messages WHERE owner = %s AND words @@ 'latecomer'",
+            (owner,),
+        ).fetchone() == (0,)
+    assert _df(schema_dsn, owner, "latecomer") == 0

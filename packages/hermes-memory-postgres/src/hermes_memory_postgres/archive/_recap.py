@@ -11,9 +11,10 @@ cap leaves as they are), keeps ``hm_term_df`` exact, and records the cap in
 
 It runs after `hermes_memory_postgres._schema.migrate`'s transaction, never inside it:
 every window is its own short transaction that locks only the long rows it rewrites
-(``FOR UPDATE``), and saves where it stopped, so a run that is interrupted (a killed
-process, a lost server) resumes from there at the next open. One host does the work at a
-time (a session advisory lock; the others skip it and search the old index meanwhile).
+(``FOR UPDATE``, at most 100 of them), and saves where it stopped, so a run that is
+interrupted (a killed process, a lost server) resumes from there at the next open. One
+host does the work at a time (a session advisory lock; the others skip it and search the
+old index meanwhile).
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ INDEX_CAP_KEY = "index_cap"
 _RESUME_KEY = "index_cap_resume"
 #: Rows of the primary key looked at per window (each window is one transaction).
 _WINDOW = 2000
+#: Long rows rewritten per transaction at most (each holds tens of KB of index).
+_MAX_LONG = 100
 _LOCK_KEY = 0x686D636170  # "hmcap": one host re-indexes at a time
 
 
@@ -50,7 +53,9 @@ def needs_recap(conn: psycopg.Connection[Any]) -> bool:
     return _meta(conn, INDEX_CAP_KEY) != cap_marker()
 
 
-def recap_long_rows(conn: psycopg.Connection[Any], *, window: int = _WINDOW) -> int:
+def recap_long_rows(
+    conn: psycopg.Connection[Any], *, window: int = _WINDOW, max_long: int = _MAX_LONG
+) -> int:
     """Recompute the index of every message longer than the cap; returns rows rewritten.
 
     ``conn`` must not be in a transaction. Returns 0 at once when another host holds the
@@ -88,13 +93,14 @@ def recap_long_rows(conn: psycopg.Connection[Any], *, window: int = _WINDOW) -> 
                     " FROM hm_messages WHERE (owner, id) > (%s, %s)"
                     " AND (%s::text IS NULL OR (owner, id) <= (%s::text, %s::bigint)) AND ("
                     "length(content) > CASE WHEN role = 'tool' THEN %s ELSE %s END"
-                    " OR length(tool_calls) > %s) ORDER BY owner, id FOR UPDATE",
+                    " OR length(tool_calls) > %s) ORDER BY owner, id LIMIT %s FOR UPDATE",
                     (
                         *start,
                         *upper,
                         TOOL_INDEX_PREFIX,
                         MESSAGE_INDEX_PREFIX,
                         MESSAGE_INDEX_PREFIX,
+                        max_long,
                     ),
                 ).fetchall()
                 deltas: dict[str, dict[str, int]] = {}
@@ -123,6 +129,8 @@ def recap_long_rows(conn: psycopg.Connection[Any], *, window: int = _WINDOW) -> 
                 for owner, counts in sorted(deltas.items()):
                     add_frequencies(conn, owner, counts, 0)
                 rewritten += len(updates)
+                if len(rows) == max_long:  # a window full of long rows: go on after the last
+                    end = (rows[-1][0], rows[-1][1])
                 if end is None:
                     _set_meta(conn, INDEX_CAP_KEY, cap_marker())
                     conn.execute("DELETE FROM hm_index_meta WHERE key = %s", (_RESUME_KEY,))
