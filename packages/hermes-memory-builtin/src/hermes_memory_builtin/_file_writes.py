@@ -11,7 +11,6 @@ backup and a note.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,20 +133,21 @@ def mutate_file(
         }, seen
 
 
-def clean_temps_if_any(directory: Path, lock_path: Path) -> None:
+def clean_temps_if_any(directory: MemoryDir, lock_path: Path) -> None:
     """Remove stale temp files under ``lock_path``'s lock, without creating a lock file when
-    there is nothing to clean (loading stays read-only in the common case)."""
+    there is nothing to clean (loading stays read-only in the common case). Everything goes
+    through ``directory``'s descriptor, the lock file included."""
     try:
-        names = [n for n in os.listdir(directory) if n.startswith(TEMP_PREFIX)]
+        names = [n for n in directory.names() if n.startswith(TEMP_PREFIX)]
     except OSError:
         return
     if not names:
         return
     try:
-        with exclusive_lock(lock_path, timeout=0):
-            clean_stale_temps(directory, STALE_TEMP_AGE_S)
-    except LockError:
-        pass  # a writer is busy; the next write cleans up under its own lock
+        with exclusive_lock(lock_path, timeout=0, directory=directory):
+            clean_stale_temps(directory.path, STALE_TEMP_AGE_S, opened=directory)
+    except (LockError, OSError):
+        pass  # a writer is busy (or the lock is unusable); the next write cleans up
 
 
 def problem_of(path: Path, raw: RawFile) -> MemoryFileError:

@@ -198,7 +198,6 @@ class MemoryStore:
                 logger.warning("%s", exc)
                 loaded = {target: LoadedTarget([], None, exc) for target in TARGETS}
             else:
-                clean_temps_if_any(directory, self.path("memory"))
                 loaded = self._load_targets(directory)
             for target, one in loaded.items():
                 self._live[target] = one.entries
@@ -215,6 +214,7 @@ class MemoryStore:
         """Both files and their sidecars, read through one descriptor of ``directory``."""
         try:
             with MemoryDir.open(directory) as opened:
+                clean_temps_if_any(opened, self.path("memory"))
                 return {
                     t: load_target(t, self.path(t), self.limit(t), directory=opened)
                     for t in TARGETS
