@@ -434,7 +434,7 @@ class SessionArchiveProvider(MemoryProvider):
             return
         with self._lock:
             store = self.store
-            if store.get_session(self._session_id) is not None:
+            if _may_exist(store, self._session_id):
                 store.end_session(self._session_id, "session_end")
 
     def on_session_switch(
@@ -468,7 +468,7 @@ class SessionArchiveProvider(MemoryProvider):
             return
         with self._lock:
             store = self.store
-            if old and store.get_session(old) is not None:
+            if old and _may_exist(store, old):
                 reason = kwargs.get("end_reason")
                 if not isinstance(reason, str) or not reason.strip():
                     if reset:
@@ -478,7 +478,7 @@ class SessionArchiveProvider(MemoryProvider):
                     else:
                         reason = "session_switch"
                 store.end_session(old, reason.strip())
-            if parent and store.get_session(parent) is None:
+            if parent and not _may_exist(store, parent):
                 parent = ""
             self._ensure_session(new_session_id, parent)
 
@@ -496,6 +496,16 @@ class SessionArchiveProvider(MemoryProvider):
                 self._store.close()
                 self._store = None
             self._created.clear()
+
+
+def _may_exist(store: SessionArchive, session_id: str) -> bool:
+    """Whether ``session_id`` is in the archive; True while the server cannot be reached, so
+    the write that depends on it is spooled rather than lost (replayed for an id the server
+    does not hold, an end changes nothing)."""
+    try:
+        return store.get_session(session_id) is not None
+    except ArchiveUnreachable:
+        return True
 
 
 def _finish_embedding(store: Any, budget_s: float) -> dict[str, Any] | None:
