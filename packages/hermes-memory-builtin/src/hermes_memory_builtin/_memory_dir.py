@@ -66,7 +66,7 @@ class MemoryDir:
         except OSError as exc:
             if exc.errno == errno.ELOOP or os.path.islink(path):
                 raise directory_symlink_problem(path) from exc
-            if exc.errno == errno.ENOTDIR:
+            if exc.errno == errno.ENOTDIR and os.path.lexists(path):  # not a folder above it
                 raise not_a_directory_problem(path) from exc
             raise
         try:
