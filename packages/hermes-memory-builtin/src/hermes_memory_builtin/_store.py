@@ -270,7 +270,7 @@ class MemoryStore:
                 if opened is None:
                     return RawFile(exists=False, text=None), None
                 raw = read_raw(path, directory=opened)
-                metas = load_sidecar(path, directory=opened) if sidecar and raw.readable else None
+                metas = load_sidecar(path, directory=opened) if sidecar else None
                 return raw, metas
         except OSError:
             return read_raw(path), None  # the same refusal, with its message
