@@ -2,9 +2,11 @@
 
 Prints add / replace / remove latency (p50, p95) of `MemoryStore` on a temporary directory —
 each call takes the lock, re-reads the file, writes it atomically with fsync and updates the
-metadata sidecar — and the throughput of 6 processes adding to one MEMORY.md at once.
-``--by-path`` repeats the single-process figures with files reached by path (the Windows
-fallback) instead of through the directory's descriptor, to show what the descriptor costs.
+metadata sidecar —, the latency of a load (``load_from_disk``: both files, their sidecars,
+the threat scan) and of the tool's view of a file (``visible_entries``), and the throughput
+of 6 processes adding to one MEMORY.md at once. ``--by-path`` repeats the single-process
+figures with files reached by path (the Windows fallback) instead of through the directory's
+descriptor, to show what the descriptor costs.
 
     .venv/bin/python benchmarks/bench_builtin.py [--ops 200] [--workers 6] [--per-worker 25]
 """
@@ -67,6 +69,15 @@ def bench_ops(ops: int, prefill: int) -> dict[str, list[float]]:
                 ),
                 samples["replace"],
             )
+        # reads: the session-start load and the tool's view (file and sidecar read
+        # through one descriptor of the directory, or by path in the fallback)
+        for kind, read in (
+            ("load", lambda: store.load_from_disk() or {"success": True}),
+            ("view", lambda: {"success": bool(store.visible_entries("memory"))}),
+        ):
+            samples[kind] = []
+            for _ in range(ops):
+                timed(read, samples[kind])
         for i in range(ops):
             timed(
                 lambda i=i: store.remove("memory", f"benchmark entry {i}, revised"),
