@@ -218,7 +218,7 @@ def search(ctx: Context) -> int:
     limit: int = ctx.args.limit
     total = 0
     filters = search_filters(ctx)
-    hybrid = False
+    hybrid = any_words = False
     # The hybrid ranking has no source/date filters: with them, words rank (filtered exactly).
     wants_hybrid = not filters and not getattr(ctx.args, "lexical", False)
     with ctx.session_store(create=False) as store:
@@ -232,6 +232,20 @@ def search(ctx: Context) -> int:
                     query, limit=limit, role_filter=roles, with_context=False, **filters
                 )
                 total = _count_matches(store, query, roles, len(hits), limit, **filters)
+                if not hits and _is_question(query):
+                    # As session_search: a plain question whose words are not all in one
+                    # message ranks the messages holding any of its content words.
+                    hits = store.search_messages(
+                        query,
+                        limit=limit,
+                        role_filter=roles,
+                        with_context=False,
+                        any_terms=True,
+                        **filters,
+                    )
+                    any_words = bool(hits)
+                    for hit in hits:
+                        hit["match"] = "any_terms"
             for hit in hits:
                 sid = hit["session_id"]
                 if sid not in titles:
@@ -253,6 +267,14 @@ def search(ctx: Context) -> int:
             _("{n} best result for {query!r} (words and meaning):")
             if n == 1
             else _("{n} best results for {query!r} (words and meaning):")
+        )
+        ctx.say(heading.format(n=f"{n:,}", query=query))
+    elif any_words:
+        n = len(hits)
+        heading = (
+            _("No message holds every word of {query!r}; {n} best result with some of them:")
+            if n == 1
+            else _("No message holds every word of {query!r}; {n} best results with some of them:")
         )
         ctx.say(heading.format(n=f"{n:,}", query=query))
     else:
@@ -327,6 +349,14 @@ def _hybrid_hits(
         hit["snippet"] = text.get(int(row["id"]), "")
         hits.append(hit)
     return hits, True
+
+
+def _is_question(query: str) -> bool:
+    """Whether ``query`` gets the natural-language fallback: a plain question (no search
+    syntax) with two content words or more (particles and stop words do not count)."""
+    from hermes_memory_sessions.search import parse_query
+
+    return bool(parse_query(query).natural)
 
 
 #: ``sessions search`` counts matches up to this many ("10 best of 10,000+ matches").
