@@ -227,6 +227,14 @@ def search(ctx: Context) -> int:
         if store is not None:
             if wants_hybrid and _attach_search_embedder(ctx, store):
                 hits, hybrid = _hybrid_hits(store, query, limit, roles)
+                if not hybrid:
+                    ctx.note(_words_only_reason(query))
+            elif not wants_hybrid and _embedder_configured(ctx):
+                ctx.note(
+                    _("ranked by words only (--lexical)")
+                    if getattr(ctx.args, "lexical", False)
+                    else _("ranked by words only (--source, --since, --until)")
+                )
             if not hybrid:
                 hits = store.search_messages(
                     query, limit=limit, role_filter=roles, with_context=False, **filters
@@ -349,6 +357,22 @@ def _hybrid_hits(
         hit["snippet"] = text.get(int(row["id"]), "")
         hits.append(hit)
     return hits, True
+
+
+def _embedder_configured(ctx: Context) -> bool:
+    """Whether ``sessions.embedder`` is set (search could be hybrid)."""
+    from hermes_memory_sessions.vectors import configured_embedder_section
+
+    return configured_embedder_section(ctx.config) is not None
+
+
+def _words_only_reason(query: str) -> str:
+    """Why a search that could be hybrid was ranked by its words only."""
+    from hermes_memory_sessions.search import parse_query
+
+    if parse_query(query).has_syntax:
+        return _("ranked by words only: search syntax (OR, NOT, quotes, prefix*) matches words")
+    return _("ranked by words only: the query could not be embedded just now")
 
 
 def _is_question(query: str) -> bool:
