@@ -269,22 +269,19 @@ def search(ctx: Context) -> int:
         return 0
     from rich.text import Text
 
-    if hybrid:
-        n = len(hits)
-        heading = (
-            _("{n} best result for {query!r} (words and meaning):")
-            if n == 1
-            else _("{n} best results for {query!r} (words and meaning):")
+    if hybrid or any_words:
+        one, many = (
+            (
+                _("{n} best result for {query!r} (words and meaning):"),
+                _("{n} best results for {query!r} (words and meaning):"),
+            )
+            if hybrid
+            else (
+                _("No message holds every word of {query!r}; {n} best result with some of them:"),
+                _("No message holds every word of {query!r}; {n} best results with some of them:"),
+            )
         )
-        ctx.say(heading.format(n=f"{n:,}", query=query))
-    elif any_words:
-        n = len(hits)
-        heading = (
-            _("No message holds every word of {query!r}; {n} best result with some of them:")
-            if n == 1
-            else _("No message holds every word of {query!r}; {n} best results with some of them:")
-        )
-        ctx.say(heading.format(n=f"{n:,}", query=query))
+        ctx.say((one if len(hits) == 1 else many).format(n=f"{len(hits):,}", query=query))
     else:
         ctx.say(_search_heading(len(hits), total, limit, query))
     for hit in hits:
