@@ -26,10 +26,10 @@ LOCALE_DIR = CLI_SRC / "locale"
 LANGUAGES = ["zh_CN"]
 # domain -> (folders scanned, folders skipped, marker functions)
 DOMAINS: dict[str, tuple[list[Path], list[str], list[str]]] = {
-    "cli": ([CLI_SRC], ["dashboard", "locale"], ["_", "cli_gettext", "N_"]),
+    "cli": ([CLI_SRC], ["_dashboard", "locale"], ["_", "cli_gettext", "N_"]),
     # the web dashboard: Python marks text with N_ (translated when rendered), templates
     # with _() and {% trans %}
-    "dashboard": ([CLI_SRC / "dashboard"], ["static"], ["_", "N_", "gettext"]),
+    "dashboard": ([CLI_SRC / "_dashboard"], ["static"], ["_", "N_", "gettext"]),
 }
 # domain -> extra Babel method maps and options (e.g. templates), beside "**.py": "python"
 EXTRA_METHODS: dict[str, list[tuple[str, str]]] = {

@@ -173,6 +173,12 @@ def test_demo_keep_leaves_a_home_to_explore(cli):
         # hits found by words carry markers; with an embedder, hits by meaning may follow
         by_words = [h for h in hits if h.get("match") != "semantic"]
         assert by_words and all(">>>备份<<<" in h["snippet"] for h in by_words)
+        by_meaning = [h["snippet"] for h in hits if h.get("match") == "semantic"]
+        if by_meaning:  # the default embedder is installed: hybrid, with a floor
+            assert any("backup retention" in s for s in by_meaning), by_meaning
+            # Similar only through the turn before it ("... our team's Postgres backups"),
+            # with which it is embedded: a context echo, not an answer about backups.
+            assert not any("Nice to meet you" in s for s in by_meaning), by_meaning
         assert len(cli.ok("--home", str(home), "--json", "sessions", "list").json()) == 3
         memory = cli.ok("--home", str(home), "--json", "memory", "show").json()
         assert "7-day retention" in memory["memory"]["entries"][0]["entry"]

@@ -70,6 +70,14 @@ def test_search_is_hybrid_with_an_embedder_and_lexical_on_request(home: Path) ->
     assert "Traceback" not in human.stderr
     lexical = run(home, "sessions", "search", QUESTION, "--json", "--lexical")
     assert lexical.returncode == 0 and json.loads(lexical.stdout) == []
+    # An embedder is configured: a search ranked by words only says so, and why.
+    assert "ranked by words only (--lexical)" in lexical.stderr
+    syntax = run(home, "sessions", "search", "violin OR Lisbon")
+    assert syntax.returncode == 0 and "words and meaning" not in syntax.stdout
+    assert "search syntax" in syntax.stderr
+    dated = run(home, "sessions", "search", "violin", "--since", "2000-01-01")
+    assert "ranked by words only (--source, --since, --until)" in dated.stderr
+    assert "ranked by words only" not in human.stderr
     # Words still match first, with the snippet marking them; Chinese typed naturally.
     words = json.loads(run(home, "sessions", "search", "violin", "--json").stdout)
     assert words[0]["session_id"] == "music" and ">>>violin<<<" in words[0]["snippet"]

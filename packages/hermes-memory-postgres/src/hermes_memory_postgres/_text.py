@@ -196,6 +196,9 @@ def term_tsquery(term: Term, *, cjk: bool) -> str:
     segments = split_cjk(term.text)
     for idx, (is_cjk, seg) in enumerate(segments):
         if is_cjk:
+            # Folded as the document's tokens are (`word_tokens`): diacritic removal also
+            # drops kana voicing marks (データ is indexed as テータ).
+            seg = _fold(seg)
             if len(seg) <= 2:
                 parts.append(_quote(seg))
             else:

@@ -28,7 +28,6 @@ import hashlib
 import json
 import logging
 import threading
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -40,6 +39,7 @@ from hermes_memory_sessions.protocol import ArchiveUnreachable, SessionArchive
 from hermes_memory_sessions.storage._store import SessionStore
 from hermes_memory_sessions.tool import SESSION_SEARCH_SCHEMA, session_search
 from hermes_memory_sessions.vectors._embedding_config import attach_configured_embedder
+from hermes_memory_sessions.vectors._finish import finish_embedding
 
 __all__ = ["SessionArchiveProvider"]
 
@@ -197,8 +197,9 @@ class SessionArchiveProvider(MemoryProvider):
                     self._store = factory(self._config, self._home, scrub_secrets=False)
                 else:
                     self._store = SessionStore(self.db_path, scrub_secrets=False)
-                    # sessions.embedder: loaded off this thread; lexical until it is ready.
-                    attach_configured_embedder(self._store, self.settings.embedder)
+                # sessions.embedder (either backend): loaded off this thread; lexical until
+                # it is ready.
+                attach_configured_embedder(self._store, self.settings.embedder)
                 self._store_home = home
             return self._store
 
@@ -492,7 +493,7 @@ class SessionArchiveProvider(MemoryProvider):
         the provider opened it."""
         with self._lock:
             if self._owns_store and self._store is not None:
-                self.last_shutdown = _finish_embedding(self._store, self.SHUTDOWN_EMBED_S)
+                self.last_shutdown = finish_embedding(self._store, self.SHUTDOWN_EMBED_S)
                 self._store.close()
                 self._store = None
             self._created.clear()
@@ -506,33 +507,3 @@ def _may_exist(store: SessionArchive, session_id: str) -> bool:
         return store.get_session(session_id) is not None
     except ArchiveUnreachable:
         return True
-
-
-def _finish_embedding(store: Any, budget_s: float) -> dict[str, Any] | None:
-    """``{"embedded", "left", "seconds"}`` of the last embedding before close, or None when
-    no embedder is configured for ``store``; logs what is left."""
-    from hermes_memory_sessions.vectors._embedding_config import await_embedder, recall_state
-
-    if recall_state(store) is None:
-        return None
-    started = time.monotonic()
-    await_embedder(store, budget_s)
-    finish = getattr(store, "_embed_before_close", None)
-    if finish is None:
-        return None
-    remaining = max(0.0, budget_s - (time.monotonic() - started))
-    report: dict[str, Any] = dict(finish(remaining))
-    report["seconds"] = round(time.monotonic() - started, 3)
-    if report["left"]:
-        logger.warning(
-            "session archive: %s message(s) left without vectors at shutdown (embedded %d"
-            " in %.1f s); they are embedded next time, or now with: hermes-memory sessions embed",
-            report["left"] if report["left"] > 0 else "some",
-            report["embedded"],
-            report["seconds"],
-        )
-    elif report["embedded"]:
-        logger.info(
-            "session archive: embedded %d pending message(s) at shutdown", report["embedded"]
-        )
-    return report

@@ -219,7 +219,7 @@ def search(ctx: Context) -> int:
     limit: int = ctx.args.limit
     total = 0
     filters = search_filters(ctx)
-    hybrid = False
+    hybrid = any_words = False
     # The hybrid ranking has no source/date filters: with them, words rank (filtered exactly).
     wants_hybrid = not filters and not getattr(ctx.args, "lexical", False)
     with ctx.session_store(create=False) as store:
@@ -228,11 +228,33 @@ def search(ctx: Context) -> int:
         if store is not None:
             if wants_hybrid and _attach_search_embedder(ctx, store):
                 hits, hybrid = _hybrid_hits(store, query, limit, roles)
+                if not hybrid:
+                    ctx.note(_words_only_reason(query))
+            elif not wants_hybrid and _embedder_configured(ctx):
+                ctx.note(
+                    _("ranked by words only (--lexical)")
+                    if getattr(ctx.args, "lexical", False)
+                    else _("ranked by words only (--source, --since, --until)")
+                )
             if not hybrid:
                 hits = store.search_messages(
                     query, limit=limit, role_filter=roles, with_context=False, **filters
                 )
                 total = _count_matches(store, query, roles, len(hits), limit, **filters)
+                if not hits and _is_question(query):
+                    # As session_search: a plain question whose words are not all in one
+                    # message ranks the messages holding any of its content words.
+                    hits = store.search_messages(
+                        query,
+                        limit=limit,
+                        role_filter=roles,
+                        with_context=False,
+                        any_terms=True,
+                        **filters,
+                    )
+                    any_words = bool(hits)
+                    for hit in hits:
+                        hit["match"] = "any_terms"
             for hit in hits:
                 sid = hit["session_id"]
                 if sid not in titles:
@@ -248,14 +270,19 @@ def search(ctx: Context) -> int:
         return 0
     from rich.text import Text
 
-    if hybrid:
-        n = len(hits)
-        heading = (
-            _("{n} best result for {query!r} (words and meaning):")
-            if n == 1
-            else _("{n} best results for {query!r} (words and meaning):")
+    if hybrid or any_words:
+        one, many = (
+            (
+                _("{n} best result for {query!r} (words and meaning):"),
+                _("{n} best results for {query!r} (words and meaning):"),
+            )
+            if hybrid
+            else (
+                _("No message holds every word of {query!r}; {n} best result with some of them:"),
+                _("No message holds every word of {query!r}; {n} best results with some of them:"),
+            )
         )
-        ctx.say(heading.format(n=f"{n:,}", query=query))
+        ctx.say((one if len(hits) == 1 else many).format(n=f"{len(hits):,}", query=query))
     else:
         ctx.say(_search_heading(len(hits), total, limit, query))
     for hit in hits:
@@ -328,6 +355,30 @@ def _hybrid_hits(
         hit["snippet"] = text.get(int(row["id"]), "")
         hits.append(hit)
     return hits, True
+
+
+def _embedder_configured(ctx: Context) -> bool:
+    """Whether ``sessions.embedder`` is set (search could be hybrid)."""
+    from hermes_memory_sessions.vectors import configured_embedder_section
+
+    return configured_embedder_section(ctx.config) is not None
+
+
+def _words_only_reason(query: str) -> str:
+    """Why a search that could be hybrid was ranked by its words only."""
+    from hermes_memory_sessions.search import parse_query
+
+    if parse_query(query).has_syntax:
+        return _("ranked by words only: search syntax (OR, NOT, quotes, prefix*) matches words")
+    return _("ranked by words only: the query could not be embedded just now")
+
+
+def _is_question(query: str) -> bool:
+    """Whether ``query`` gets the natural-language fallback: a plain question (no search
+    syntax) with two content words or more (particles and stop words do not count)."""
+    from hermes_memory_sessions.search import parse_query
+
+    return bool(parse_query(query).natural)
 
 
 #: ``sessions search`` counts matches up to this many ("10 best of 10,000+ matches").

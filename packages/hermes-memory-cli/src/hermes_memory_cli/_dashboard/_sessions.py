@@ -155,8 +155,13 @@ def sessions_page(dash: Dashboard, query: Mapping[str, str], params: Mapping[str
         values["exists"] = True
         values["sources"] = sorted((store.stats().get("by_source") or {}).keys())
         if q:
+            from hermes_memory_sessions.vectors import await_embedder, recall_state
+
+            await_embedder(store)  # the first search of the page waits for the model, bounded
             values["hits"] = _search(store, q, source, since, until)
-            values["hybrid"] = getattr(store, "vector_index", None) is not None
+            state = recall_state(store)
+            values["hybrid"] = state is not None and state[0] == "hybrid"
+            values["embedder_late"] = state is not None and state[0] != "hybrid"
         else:
             rows, more = _filtered(store, source, since, until, offset)
             for row in rows:

@@ -116,6 +116,20 @@ SMALL_POOL_REFERENCE = True
 #: the median let 3 of 10 unrelated English messages through (unrelated questions on
 #: tests/sessions/test_hybrid.py's archives), the maximum dropped paraphrase answers there.
 REFERENCE_QUANTILE = 0.9
+#: Below `MARGIN_MIN_POOL` candidates, a semantic-only message whose similarity may come
+#: from its context (each message is embedded with its `CONTEXT_BEFORE` predecessors, and
+#: one of those scored at least as high) is judged on its own text too: embedded alone (as
+#: the reference texts are), it must be more similar to the query than every reference
+#: text of its script (`ECHO_QUANTILE`), plus the margin. In the demo archive "Nice to meet
+#: you, Ada. Noted: short answers." matched 备份 only through the turn before it ("... our
+#: team's Postgres backups"). Larger archives are unaffected (their floor is the margin
+#: over the median), so the LoCoMo figures are too.
+SMALL_POOL_OWN_TEXT = True
+#: The quantile of the reference similarities a context echo's own text must beat: all of
+#: them (a suspect needs stronger evidence than `REFERENCE_QUANTILE` asks of any message).
+ECHO_QUANTILE = 1.0
+#: Characters of a message embedded alone for that check (as `document_text` keeps).
+_OWN_TEXT_CHARS = 1500
 #: A fused score also gets this share of the best fused score of its adjacent messages
 #: (measured: 0.5; an answer often sits next to the turn that matches the question).
 FUSED_SMOOTHING = 0.5
@@ -260,10 +274,13 @@ def _reference_texts(script: str) -> tuple[str, ...]:
     return REFERENCE_TEXTS[script]
 
 
-def small_pool_floors(index: Any, vector: Any) -> dict[str, float] | None:
+def small_pool_floors(
+    index: Any, vector: Any, quantile: float | None = None
+) -> dict[str, float] | None:
     """``{"latin": floor, "cjk": floor}`` of semantic-only hits for a query with fewer than
     `MARGIN_MIN_POOL` dense candidates: the `REFERENCE_QUANTILE` of the cosines of the query
-    ``vector`` (unit) to the reference texts of each script, plus the embedder's margin.
+    ``vector`` (unit) to the reference texts of each script (or their ``quantile``), plus
+    the embedder's margin.
     None when the embedder has no margin or no reference vectors (then no floor applies)."""
     if not SMALL_POOL_REFERENCE:
         return None
@@ -280,7 +297,8 @@ def small_pool_floors(index: Any, vector: Any) -> dict[str, float] | None:
         if matrix.shape[1] != getattr(vector, "size", -1):
             return None
         cos = sorted(float(c) for c in matrix @ vector)
-        out[script] = cos[round(REFERENCE_QUANTILE * (len(cos) - 1))] + float(margin)
+        q = REFERENCE_QUANTILE if quantile is None else quantile
+        out[script] = cos[round(q * (len(cos) - 1))] + float(margin)
     return out
 
 
@@ -347,7 +365,63 @@ def _row_floors(
     for mid, text in index.documents(semantic).items():
         own = by_script["cjk" if has_cjk(text) else "latin"]
         out[mid] = own if floor is None else max(floor, own)
+    if SMALL_POOL_OWN_TEXT:
+        strict = small_pool_floors(index, vector, ECHO_QUANTILE) or by_script
+        for mid in _context_echoes(store, index, vector, dense_hits, semantic, strict):
+            out[mid] = 2.0  # above any cosine: not returned
     return out
+
+
+def _context_echoes(
+    store: Any,
+    index: Any,
+    vector: Any,
+    dense_hits: Sequence[Any],
+    semantic: list[int],
+    by_script: dict[str, float],
+) -> list[int]:
+    """The semantic-only messages that owe their similarity to their context: one of the
+    messages embedded with them (the `CONTEXT_BEFORE` previous ones of the session that the
+    dense side scored) scored at least as high, and their own text, embedded alone, does
+    not clear ``by_script`` (floor per script). Fails open (an embedder error: none)."""
+    from hermes_memory_sessions.search._cjk import has_cjk
+    from hermes_memory_sessions.vectors._coverage import CONTEXT_BEFORE
+
+    cosine = {int(h.row["id"]): float(h.score) for h in dense_hits}
+    by_session: dict[str, list[int]] = {}
+    for h in dense_hits:
+        by_session.setdefault(str(h.row.get("session_id")), []).append(int(h.row["id"]))
+    suspects = []
+    for h in dense_hits:
+        mid = int(h.row["id"])
+        if mid not in semantic:
+            continue
+        before = sorted(i for i in by_session[str(h.row.get("session_id"))] if i < mid)
+        if any(cosine[i] >= cosine[mid] for i in before[-CONTEXT_BEFORE:]):
+            suspects.append(mid)
+    if not suspects:
+        return []
+    import numpy as np
+
+    texts = _contents(store, suspects)
+    ids = [m for m in suspects if texts.get(m)]
+    try:
+        alone = np.asarray(
+            index.embedder.embed_documents([texts[m][:_OWN_TEXT_CHARS] for m in ids]),
+            dtype=np.float32,
+        )
+    except Exception as exc:
+        logger.warning("session archive: could not embed messages alone (%s)", exc)
+        return []
+    if alone.shape != (len(ids), getattr(vector, "size", -1)):
+        return []
+    norms = np.linalg.norm(alone, axis=1)
+    scores = (alone @ vector) / np.where(norms > 0, norms, 1.0)
+    return [
+        mid
+        for mid, score in zip(ids, scores, strict=True)
+        if float(score) < by_script["cjk" if has_cjk(texts[mid]) else "latin"]
+    ]
 
 
 def _dense_side(

@@ -135,36 +135,27 @@ def _long_message(conn: sqlite3.Connection, message_id: int) -> bool:
 
 
 def python_snippet(content: str | None, needles: Sequence[str]) -> str:
-    """A ``>>>term<<<`` snippet around the first occurrence of any needle (CJK hits)."""
+    """A ``>>>term<<<`` snippet around the first occurrence of any needle (CJK hits).
+
+    Needles are folded query words: they are found in the folded text (so a Traditional or
+    full-width spelling is marked as well as one typed like the query) when folding keeps
+    the text's length, otherwise as typed (case-insensitive)."""
     if not content:
         return ""
-    low = content.casefold()
-    pos = -1
-    for n in needles:
-        p = low.find(n.casefold())
-        if p >= 0 and (pos < 0 or p < pos):
-            pos = p
-    if pos < 0 and needles:
-        folded = _folded_spans(content, needles)
-        if folded:
-            pos = folded[0][0]
-            start = max(0, pos - _SNIPPET_BEFORE)
-            end = min(len(content), start + _SNIPPET_SPAN)
-            out, last = [], start
-            for a, b in folded:
-                if a < start or b > end or a < last:
-                    continue
-                out += [content[last:a], ">>>", content[a:b], "<<<"]
-                last = b
-            window = " ".join(("".join(out) + content[last:end]).split())
-            return ("..." if start > 0 else "") + window + ("..." if end < len(content) else "")
-    start = max(0, pos - _SNIPPET_BEFORE) if pos >= 0 else 0
+    spans = _folded_spans(content, needles) if needles else []
+    if not spans and needles:
+        pattern = re.compile("|".join(re.escape(n) for n in needles if n), re.IGNORECASE)
+        spans = [(m.start(), m.end()) for m in pattern.finditer(content) if m.end() > m.start()]
+    pos = spans[0][0] if spans else 0
+    start = max(0, pos - _SNIPPET_BEFORE)
     end = min(len(content), start + _SNIPPET_SPAN)
-    window = content[start:end]
-    if needles:
-        pattern = re.compile("|".join(re.escape(n) for n in needles), re.IGNORECASE)
-        window = pattern.sub(lambda m: f">>>{m.group()}<<<", window)
-    window = " ".join(window.split())
+    out, last = [], start
+    for a, b in spans:
+        if a < last or b > end:
+            continue
+        out += [content[last:a], ">>>", content[a:b], "<<<"]
+        last = b
+    window = " ".join(("".join(out) + content[last:end]).split())
     return ("..." if start > 0 else "") + window + ("..." if end < len(content) else "")
 
 
@@ -186,7 +177,7 @@ def _folded_spans(content: str, needles: Sequence[str]) -> list[tuple[int, int]]
         while key and start >= 0:
             spans.append((start, start + len(key)))
             start = folded.find(key, start + len(key))
-    return sorted(spans)
+    return sorted(spans, key=lambda span: (span[0], -span[1]))
 
 
 @dataclass

@@ -248,7 +248,23 @@ def parse_query(query: object) -> ParsedQuery:
         cleaned.append(item)
     while cleaned and isinstance(cleaned[-1], str):
         cleaned.pop()
-    return ParsedQuery(tuple(cleaned), query)
+    return ParsedQuery(_without_particles(cleaned), query)
+
+
+def _without_particles(items: list[Term | str]) -> tuple[Term | str, ...]:
+    """``items`` without the CJK particles and question words of another CJK run than the
+    query's content words (``返回502了吗``: ``了`` ``吗`` sit in a run of their own after the
+    digits); a run's own particles are already dropped by `_cjk_words`. Kept when nothing
+    else is left, and in queries with operators (their meaning must not change)."""
+    if any(isinstance(i, str) for i in items):
+        return tuple(items)
+    kept = [
+        t
+        for t in items
+        if isinstance(t, Term)
+        and (t.phrase or t.prefix or not term_has_cjk(t) or content_form(t.text) is not None)
+    ]
+    return tuple(kept) if kept else tuple(items)
 
 
 def any_terms(parsed: ParsedQuery) -> list[Term]:
