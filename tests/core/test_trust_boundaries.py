@@ -120,6 +120,24 @@ def test_external_tool_results_that_cannot_be_serialised_are_errors() -> None:
     assert answer == {"error": "Memory tool 'ext_tool' failed: Broken"}
 
 
+@pytest.mark.parametrize(
+    "tool", ["bad \ud800 text", {"k\udcff": ["v", 1]}, ["ok", {"deep": "\udc80"}]]
+)
+def test_tool_results_holding_a_lone_surrogate_are_errors(tool: Any) -> None:
+    # Such text has no UTF-8 form: the host could neither send it to the model nor print it.
+    with manager_with(External(tool=tool)) as manager:
+        answer = manager.handle_tool_call("ext_tool", {})
+    answer.encode()
+    assert "cannot be serialised" in json.loads(answer)["error"]
+
+    class Raising(External):
+        def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
+            raise ValueError("failed on \udcff")
+
+    with manager_with(Raising()) as manager:
+        manager.handle_tool_call("ext_tool", {}).encode()
+
+
 def test_external_tool_results_are_capped_and_checked() -> None:
     with manager_with(External(tool="x" * 3_000_000)) as manager:
         answer = json.loads(manager.handle_tool_call("ext_tool", {}))
