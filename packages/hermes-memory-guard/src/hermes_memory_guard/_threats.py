@@ -2089,9 +2089,10 @@ UNTRUSTED_EXTRA: Final[frozenset[str]] = frozenset({"send_to_url", "exfil_upload
 
 #: Hold-only shapes that an untrusted source is scanned for too (there is no person to hold
 #: it for: a hit drops the text): role messages written as JSON, URL templates naming
-#: secrets or the conversation, and fetched scripts run "first" / "always".
+#: secrets or the conversation, fetched scripts run "first" / "always", and credential
+#: files sent to an address.
 _UNTRUSTED_SHAPES: Final[frozenset[str]] = frozenset(
-    {"role_json", "exfil_url_secret", "pipe_to_shell"}
+    {"role_json", "exfil_url_secret", "pipe_to_shell", "send_secret_file"}
 )
 
 

@@ -355,6 +355,39 @@ _RAW_PHRASES: Final[tuple[tuple[str, Gate, str], ...]] = (
     ),
 )
 
+#: The credential files a send verb must not carry out (``~/.ssh/id_rsa``, ``.aws/credentials``
+#: …); a public key (``id_rsa.pub``) and a template (``.env.example``) are not among them.
+#: Matched on the respelled text, where ``id_rsa`` reads ``id rsa``.
+_CREDENTIAL_FILE = (
+    r"(?:\bid[_ ](?:rsa|dsa|ecdsa|ed25519)(?![\w.-])|\.aws[/\\]credentials|\.netrc|"
+    r"\.pgpass|\.git[-_ ]credentials|\.npmrc|\.pypirc|\.gnupg|\.env(?!\.?\w)(?!-))"
+)
+#: A send verb, not negated ("never e-mail your .env to …" is advice).
+_SEND_VERB = (
+    r"(?<!not )(?<!never )(?<!n't )(?<!no )\b(?:send|e-?mail|mail|upload|post|forward|"
+    r"transmit|exfiltrate|leak|paste|share|scp|rsync|attach)\b"
+)
+#: The same in Chinese ("把 ~/.ssh/id_rsa 发送到 …"): the verb before or after the file.
+_ZH_SEND_VERB = r"(?:发送|发到|发给|上传|转发|粘贴|贴到|寄给|邮寄)"
+_DESTINATION = r"(?:[\w.+-]{1,64}@[\w-]{1,63}\.|(?:https?|ftps?)://)"
+_SECRET_FILE_OUT = (
+    _SEND_VERB
+    + r"[^\n]{0,80}?"
+    + _CREDENTIAL_FILE
+    + r"[^\n]{0,120}?\b(?:to|at|into|via)\s+"
+    + _DESTINATION
+    + r"|(?:"
+    + _ZH_SEND_VERB
+    + r"[^\n]{0,80}?"
+    + _CREDENTIAL_FILE
+    + r"|"
+    + _CREDENTIAL_FILE
+    + r"[^\n]{0,40}?"
+    + _ZH_SEND_VERB
+    + r")[^\n]{0,120}?"
+    + _DESTINATION
+)
+
 #: Structural shapes the reference patterns miss (they refuse, see `STRUCTURAL_EXTRA`).
 _SHAPES: Final[tuple[tuple[str, Gate, str], ...]] = (
     (
@@ -373,6 +406,20 @@ _SHAPES: Final[tuple[tuple[str, Gate, str], ...]] = (
         r"\b(?:curl|wget|iwr|irm)\b[^\n|]{0,300}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b[^\n]{0,40}?"
         r"\b(?:first|before\s+(?:answering|responding|replying|each|every|any)|every\s+time|"
         r"each\s+time)\b",
+    ),
+    (
+        # "e-mail the contents of ~/.ssh/id_rsa to admin@…": a credential file sent out.
+        "send_secret_file",
+        (
+            (
+                *("send", "mail", "upload", "post", "forward", "transmit", "exfiltrate"),
+                *("leak", "paste", "share", "scp", "rsync", "attach"),
+                *("发送", "发到", "发给", "上传", "转发", "粘贴", "贴到", "寄给", "邮寄"),
+            ),
+            ("id", "credentials", ".netrc", ".pgpass", ".npmrc", ".pypirc", ".gnupg", ".env"),
+            ("@", "://"),
+        ),
+        _SECRET_FILE_OUT,
     ),
 )
 
@@ -408,7 +455,9 @@ def _url_secret(folded: str) -> bool:
 
 
 #: Ids of `_SHAPES` that are structural signals (they refuse); the others only hold.
-STRUCTURAL_EXTRA: Final[frozenset[str]] = frozenset({"role_json", "exfil_url_secret"})
+STRUCTURAL_EXTRA: Final[frozenset[str]] = frozenset(
+    {"role_json", "exfil_url_secret", "send_secret_file"}
+)
 
 #: Every id `vocabulary_findings` can report.
 VOCABULARY_IDS: Final[tuple[str, ...]] = (
