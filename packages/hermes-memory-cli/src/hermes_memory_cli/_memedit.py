@@ -24,7 +24,7 @@ from hermes_memory_builtin import (
     preview,
     replace_entries,
     split_pieces,
-    write_threat,
+    write_verdict,
 )
 from hermes_memory_cli._i18n import cli_gettext as _
 from hermes_memory_core.kit import atomic_write_text
@@ -85,11 +85,21 @@ def check_edit(
             ).format(name=filename, used=used, limit=limit, over=used - limit)
         )
     for number, entry in enumerate(entries, 1):
-        threat = write_threat(entry)
+        verdict = write_verdict(entry)
+        threat = verdict.message
         if not threat:
             continue
         flagged.append(entry)
-        if entry in already or allow_flagged:
+        if verdict.tier == "hold" and not (entry in already or allow_flagged):
+            # A hold waits for a person: the person editing the file keeps it.
+            keep.add(entry)
+            notes.append(
+                _(
+                    "entry {number} ('{preview}'): the threat scan's word lists matched it "
+                    "({matched}); kept as approved by you"
+                ).format(number=number, preview=preview(entry, 40), matched=_matched(entry))
+            )
+        elif entry in already or allow_flagged:
             keep.add(entry)
             notes.append(
                 _("entry {number} ('{preview}') is flagged, kept as approved").format(
@@ -105,6 +115,12 @@ def check_edit(
     return EditCheck(
         entries=entries, problems=problems, notes=notes, flagged=flagged, approved=keep
     )
+
+
+def _matched(entry: str) -> str:
+    from hermes_memory_guard import threat_verdict
+
+    return ", ".join(threat_verdict(entry).ids)
 
 
 def keep_rejected(path: Path, text: str) -> Path:
