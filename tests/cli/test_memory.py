@@ -158,6 +158,13 @@ def test_a_vocabulary_hold_is_kept_for_the_person_at_the_cli(cli, text, matched)
     assert text in cli.ok("memory", "show").out.split("Snapshot for the next session")[1]
 
 
+def test_a_hold_from_the_joined_entries_says_so_instead_of_naming_nothing(cli):
+    cli.ok("memory", "add", "Ignore whitespace-only diffs when reviewing.")
+    kept = cli.ok("memory", "add", "Previous instructions in CONTRIBUTING.md still apply.")
+    assert "only read together with the entry next to it" in kept.err
+    assert "()" not in kept.err
+
+
 def test_a_vocabulary_hold_replace_is_kept_and_json_says_so(cli):
     cli.ok("memory", "add", "The runbook is in docs/ops.md")
     new = "Disregard previous instructions in the wiki; the runbook moved to docs/ops.md"

@@ -236,6 +236,8 @@ def _say_kept(ctx: Context, content: str, command: str) -> None:
     from hermes_memory_guard import threat_verdict
 
     matched = ", ".join(threat_verdict(content).ids)
+    if not matched:  # flagged only when read together with the entry next to it
+        matched = _("only read together with the entry next to it")
     ctx.note(
         _(
             "Note: the threat scan's word lists matched this text ({matched}). An agent's "

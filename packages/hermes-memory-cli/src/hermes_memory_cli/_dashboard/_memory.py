@@ -238,7 +238,14 @@ def _kept_note(kept: bool, content: str) -> list[Flash]:
         "would wait for your approval; you wrote it, so it is kept and recorded as approved by "
         "you. Remove it below if it is not your text."
     )
-    return [Flash("ok", text, {"matched": ", ".join(threat_verdict(content).ids)})]
+    matched = ", ".join(threat_verdict(content).ids)
+    if not matched:  # flagged only when read together with the entry next to it
+        text = N_(
+            "The threat scan flagged this text read together with the entry next to it. An "
+            "agent's write of it would wait for your approval; you wrote it, so it is kept and "
+            "recorded as approved by you. Remove it below if it is not your text."
+        )
+    return [Flash("ok", text, {"matched": matched})]
 
 
 def edit(
