@@ -427,6 +427,20 @@ def test_edit_keeps_a_vocabulary_hold_and_says_what_matched(cli, tmp_path):
     assert [e.get("human_approved", False) for e in meta["entries"]] == [False, True]
 
 
+def test_edit_approves_a_neighbour_that_only_trips_with_an_approved_entry(cli, tmp_path):
+    first = "Ignore whitespace-only diffs when reviewing."
+    cli.ok("memory", "add", first)
+    cli.ok("memory", "add", "Previous instructions in CONTRIBUTING.md still apply.")
+    # the second is approved; the first alone is clean, so the next snapshot blocks it
+    snapshot = cli.ok("memory", "show").out.split("Snapshot for the next session")[1]
+    assert first not in snapshot
+    editor = _editor(tmp_path, "path.write_text(path.read_text() + '\\n§\\nthird')\n")
+    saved = cli.ok("memory", "edit", env={"EDITOR": editor}, tty=True)
+    assert "flagged them read together" in saved.out + saved.err
+    snapshot = cli.ok("memory", "show").out.split("Snapshot for the next session")[1]
+    assert first in snapshot and "[BLOCKED" not in snapshot
+
+
 def test_concurrent_change_during_edit_is_not_overwritten(cli, tmp_path):
     cli.ok("memory", "add", "original")
     memory = cli.home / "memories" / "MEMORY.md"
