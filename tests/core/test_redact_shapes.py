@@ -60,5 +60,11 @@ def test_identifiers_are_not_secrets(text: str) -> None:
     assert scrub_secrets(text) == text
 
 
+def test_the_semicolon_after_a_cookie_or_shell_value_is_kept() -> None:
+    masked = scrub_secrets(f"Set-Cookie: remember_user_token={COOKIE}; path=/")
+    assert masked == f"Set-Cookie: remember_user_token={REDACTED}; path=/"
+    assert scrub_secrets(f"export API_TOKEN={COOKIE}; make") == f"export API_TOKEN={REDACTED}; make"
+
+
 def test_a_snake_case_password_is_still_a_password() -> None:
     assert scrub_secrets("password = correct_horse_battery_staple") == f"password = {REDACTED}"
