@@ -31,6 +31,10 @@ HOOK = (
         ),
         (f"Cookie: sessionid={COOKIE}; theme=dark", COOKIE),
         (f"Set-Cookie: session={COOKIE}; Path=/; HttpOnly", COOKIE),
+        # a cookie header pasted inside quotes (curl, requests, fetch)
+        (f'curl -H "Cookie: session={COOKIE}" https://app.example/api', COOKIE),
+        (f"curl -H 'cookie: _app_session={COOKIE}; theme=dark' https://x.example", COOKIE),
+        (f'requests.get(url, headers={{"Cookie": "sessionid={COOKIE}"}})', COOKIE),
         (f"Teams hook: https://outlook.office.com/webhook/{HOOK}", HOOK),
     ],
 )
@@ -49,10 +53,17 @@ def test_missing_secret_kinds_are_masked(text: str, secret: str) -> None:
         "const key = process.env.STRIPE_SECRET_KEY",
         "secret: settings.JWT_SECRET_KEY_V2",
         "Cookie: theme=dark; lang=en-GB-oxendict",
+        'The "cookie: theme=dark-mode-v2" header is harmless',
     ],
 )
 def test_identifiers_are_not_secrets(text: str) -> None:
     assert scrub_secrets(text) == text
+
+
+def test_the_semicolon_after_a_cookie_or_shell_value_is_kept() -> None:
+    masked = scrub_secrets(f"Set-Cookie: remember_user_token={COOKIE}; path=/")
+    assert masked == f"Set-Cookie: remember_user_token={REDACTED}; path=/"
+    assert scrub_secrets(f"export API_TOKEN={COOKIE}; make") == f"export API_TOKEN={REDACTED}; make"
 
 
 def test_a_snake_case_password_is_still_a_password() -> None:

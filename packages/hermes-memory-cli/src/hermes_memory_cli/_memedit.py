@@ -18,13 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hermes_memory_builtin import (
+    TARGET_FILES,
     ConcurrentChange,
     char_count,
     parse_entries,
     preview,
     replace_entries,
+    scan_entries,
     split_pieces,
-    write_threat,
+    write_verdict,
 )
 from hermes_memory_cli._i18n import cli_gettext as _
 from hermes_memory_core.kit import atomic_write_text
@@ -85,11 +87,21 @@ def check_edit(
             ).format(name=filename, used=used, limit=limit, over=used - limit)
         )
     for number, entry in enumerate(entries, 1):
-        threat = write_threat(entry)
+        verdict = write_verdict(entry)
+        threat = verdict.message
         if not threat:
             continue
         flagged.append(entry)
-        if entry in already or allow_flagged:
+        if verdict.tier == "hold" and not (entry in already or allow_flagged):
+            # A hold waits for a person: the person editing the file keeps it.
+            keep.add(entry)
+            notes.append(
+                _(
+                    "entry {number} ('{preview}'): the threat scan's word lists matched it "
+                    "({matched}); kept as approved by you"
+                ).format(number=number, preview=preview(entry, 40), matched=_matched(entry))
+            )
+        elif entry in already or allow_flagged:
             keep.add(entry)
             notes.append(
                 _("entry {number} ('{preview}') is flagged, kept as approved").format(
@@ -102,9 +114,55 @@ def check_edit(
                     number=number, preview=preview(entry, 40), threat=threat
                 )
             )
+    if not problems:
+        _check_split_runs(entries, filename, already | keep, allow_flagged, keep, notes, problems)
     return EditCheck(
         entries=entries, problems=problems, notes=notes, flagged=flagged, approved=keep
     )
+
+
+def _check_split_runs(
+    entries: list[str],
+    filename: str,
+    approved: set[str],
+    allow_flagged: bool,
+    keep: set[str],
+    notes: list[str],
+    problems: list[str],
+) -> None:
+    """Entries that trip the scan only when read together (a split run) would be blocked
+    from the next snapshot. The person editing sees the whole file: a run the word lists
+    flag is kept as approved (as a hold would be); a structural one needs --allow-flagged."""
+    from hermes_memory_guard import REFUSE, threat_tier
+
+    targets = {name: target for target, name in TARGET_FILES.items()}
+    if filename not in targets:
+        return
+    report = scan_entries(targets[filename], entries, approved=approved)
+    for item in report.blocked:
+        if not item.split:
+            continue
+        numbers = ", ".join(str(i + 1) for i in item.indexes)
+        if threat_tier(item.ids) == REFUSE and not allow_flagged:
+            problems.append(
+                _("entries {numbers}: flagged read together ({matched})").format(
+                    numbers=numbers, matched=", ".join(item.ids)
+                )
+            )
+            continue
+        keep.update(entries[i] for i in item.indexes)
+        notes.append(
+            _(
+                "entries {numbers}: the threat scan flagged them read together ({matched}); "
+                "kept as approved by you"
+            ).format(numbers=numbers, matched=", ".join(item.ids))
+        )
+
+
+def _matched(entry: str) -> str:
+    from hermes_memory_guard import threat_verdict
+
+    return ", ".join(threat_verdict(entry).ids)
 
 
 def keep_rejected(path: Path, text: str) -> Path:

@@ -159,6 +159,7 @@ def _tool_answer(name: str, slot: Slot, outcome: Outcome, tool_timeout: float) -
     ``{"error": ...}``; an external provider's answer is bounded and threat-checked."""
     try:
         answer = _answer(name, slot, outcome, tool_timeout)
+        answer.encode()  # a lone surrogate: the host could neither send nor print it
     except (Exception, SystemExit) as exc:  # a provider may break its contract in any way
         return tool_error(
             f"Memory tool '{name}' returned a result that cannot be serialised "

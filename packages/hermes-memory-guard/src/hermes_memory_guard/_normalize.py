@@ -66,6 +66,7 @@ __all__ = [
     "LOOKALIKES_RESOURCE",
     "PRINTABLE_TAG_RE",
     "TAG_PAYLOAD_RE",
+    "VARIATION_PAYLOAD_RE",
     "Lookalikes",
     "Reading",
     "fold_keyword",
@@ -167,6 +168,14 @@ _MAX_REPLACED: Final = 24
 #: hidden ASCII payload. Flag emoji use at most six tag letters (``gbsct`` + cancel tag).
 TAG_PAYLOAD_RE: Final = re.compile(
     f"[\U000e0020-\U000e007e](?:{_IGNORABLE_CLASS}*?[\U000e0020-\U000e007e]){{7}}"
+)
+
+#: Four or more variation selectors in a row (ignorable characters may sit between them): a
+#: payload smuggled as one selector per byte after an emoji. A real variation sequence is one
+#: base character and one selector; emoji sequences put a visible emoji between selectors.
+VARIATION_PAYLOAD_RE: Final = re.compile(
+    f"[\ufe00-\ufe0f\U000e0100-\U000e01ef](?:{_IGNORABLE_CLASS}*?"
+    f"[\ufe00-\ufe0f\U000e0100-\U000e01ef]){{3}}"
 )
 
 #: A minimal table used only when the confusable data cannot be read (broken install).

@@ -668,8 +668,10 @@ def _find_assignments(text: str, lowered: str, found: set[str], *, wide: bool) -
             if named is None:
                 continue
             name = named.group(1)
-            if _assignment_is_secret(name, match.group(1), literal=name.isupper()):
-                found.add(match.group(1))
+            # "token=…; Path=/", "export KEY=…;": the semicolon ends the value
+            value = match.group(1).removesuffix(";")
+            if _assignment_is_secret(name, value, literal=name.isupper()):
+                found.add(value)
 
 
 def _assignment_is_secret(name: str, value: str, *, literal: bool) -> bool:

@@ -4,8 +4,9 @@ Used by `hermes_memory_guard._redact` on every plain-text segment:
 
 * `extra_secrets` finds Google OAuth client secrets (``GOCSPX-…``), Azure SAS signatures
   (``…&sig=…``), the private lines of a PuTTY key file, session cookies in ``Cookie:`` /
-  ``Set-Cookie:`` headers, and the path of a Microsoft Teams / Office 365 incoming webhook
-  (the whole path is the credential; masking a GUID of it left a usable URL).
+  ``Set-Cookie:`` headers (also quoted, as in ``curl -H "Cookie: …"``), and the path of a
+  Microsoft Teams / Office 365 incoming webhook (the whole path is the credential; masking
+  a GUID of it left a usable URL).
 * `public_values` names found values that are not secrets: SSH host-key fingerprints
   (``SHA256:…``, colon-separated MD5), references to where a secret lives
   (``process.env.STRIPE_SECRET_KEY``, ``settings.JWT_SECRET_KEY``, ``os.environ[…]``) and
@@ -31,6 +32,10 @@ _PUTTY_RE: Final = re.compile(
 _PUTTY_MAC_RE: Final = re.compile(r"Private-MAC:[ \t]*([0-9a-fA-F]{32,128})")
 _COOKIE_LINE_RE: Final = re.compile(
     r"(?im)^[ \t>*-]{0,8}(?:set-)?cookie[ \t]*:[ \t]*([^\n]{1,4096})"
+)
+#: A cookie header inside quotes: ``curl -H "Cookie: sid=…"``, ``{"Cookie": "sid=…"}``.
+_COOKIE_QUOTED_RE: Final = re.compile(
+    r"(?i)[\"'](?:set-)?cookie(?:[\"'][ \t]{0,8})?:[ \t]{0,8}[\"']?([^\n\"']{1,4096})"
 )
 _COOKIE_PAIR_RE: Final = re.compile(r"(?:^|;)\s*([A-Za-z0-9_.-]{1,64})=([^;\s]{8,1024})")
 _SESSION_NAME_RE: Final = re.compile(r"(?i)sess|sid|token|auth|jwt|remember|login|csrf|xsrf")
@@ -66,10 +71,11 @@ def extra_secrets(text: str) -> set[str]:
         found.update(m.group(1) for m in _PUTTY_MAC_RE.finditer(text))
     lowered = text.lower()
     if "cookie" in lowered:
-        for line in _COOKIE_LINE_RE.finditer(text):
-            for pair in _COOKIE_PAIR_RE.finditer(line.group(1)):
-                if _SESSION_NAME_RE.search(pair.group(1)):
-                    found.add(pair.group(2))
+        for regex in (_COOKIE_LINE_RE, _COOKIE_QUOTED_RE):
+            for line in regex.finditer(text):
+                for pair in _COOKIE_PAIR_RE.finditer(line.group(1)):
+                    if _SESSION_NAME_RE.search(pair.group(1)):
+                        found.add(pair.group(2))
     if "webhook" in lowered:
         found.update(m.group(1) for m in _WEBHOOK_RE.finditer(text))
     return found

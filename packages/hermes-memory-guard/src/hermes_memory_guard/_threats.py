@@ -35,6 +35,7 @@ from hermes_memory_guard import _regex_facts
 from hermes_memory_guard._literals import Keywords, LiteralIndex
 from hermes_memory_guard._normalize import (
     TAG_PAYLOAD_RE,
+    VARIATION_PAYLOAD_RE,
     Reading,
     cached_readings,
     fold_keyword,
@@ -556,6 +557,8 @@ _RECORDS: Final[tuple[_Record, ...]] = (
     _Record("exfil_url_template", "all", _URL_TEMPLATE, "plan"),
     # A payload written in invisible tag characters; matched on the raw text (see _RAW_IDS).
     _Record("invisible_tag_text", "all", TAG_PAYLOAD_RE.pattern, "raw"),
+    # Bytes written as variation selectors after an emoji (raw text, see _RAW_IDS).
+    _Record("variation_selector_payload", "all", VARIATION_PAYLOAD_RE.pattern, "raw"),
     # A Hangul filler (drawn as a blank) glued to a letter of another script: Korean text
     # never does that; an obfuscated payload does (raw text, see _RAW_IDS).
     _Record("hangul_filler_in_text", "all", _FILLER_GLUE, "raw"),
@@ -2012,6 +2015,7 @@ STRUCTURAL_THREATS: Final[frozenset[str]] = frozenset(
         "fake_tool_result",
         "fake_memory_header",
         "invisible_tag_text",
+        "variation_selector_payload",
         "hangul_filler_in_text",
         "hidden_div",
         "html_comment_injection",
@@ -2085,9 +2089,10 @@ UNTRUSTED_EXTRA: Final[frozenset[str]] = frozenset({"send_to_url", "exfil_upload
 
 #: Hold-only shapes that an untrusted source is scanned for too (there is no person to hold
 #: it for: a hit drops the text): role messages written as JSON, URL templates naming
-#: secrets or the conversation, and fetched scripts run "first" / "always".
+#: secrets or the conversation, fetched scripts run "first" / "always", and credential
+#: files sent to an address.
 _UNTRUSTED_SHAPES: Final[frozenset[str]] = frozenset(
-    {"role_json", "exfil_url_secret", "pipe_to_shell"}
+    {"role_json", "exfil_url_secret", "pipe_to_shell", "send_secret_file"}
 )
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import functools
 import re
 from typing import Final, NamedTuple
@@ -355,6 +356,106 @@ _RAW_PHRASES: Final[tuple[tuple[str, Gate, str], ...]] = (
     ),
 )
 
+#: The credential files a send verb must not carry out (``~/.ssh/id_rsa``, ``.aws/credentials``
+#: …); a public key (``id_rsa.pub``) and a template (``.env.example``) are not among them.
+#: Matched on the respelled text, where ``id_rsa`` reads ``id rsa``.
+_CREDENTIAL_FILE = (
+    r"(?:\bid[_ ](?:rsa|dsa|ecdsa|ed25519)(?![\w.-])|\.aws[/\\]credentials|\.netrc|"
+    r"\.pgpass|\.git[-_ ]credentials|\.npmrc|\.pypirc|\.gnupg|\.env(?!\.?\w)(?!-))"
+)
+#: A send verb ("never e-mail your .env to …" is advice: a negation just before it is
+#: checked apart, see `_NEGATED`). No leading ``\b``: a regex that starts with a literal
+#: alternation is searched fast; the character before is checked in Python.
+_SEND_VERB_RE: Final = re.compile(
+    r"(?:send|e-?mail|mail|upload|post|forward|transmit|exfiltrate|leak|paste|share|scp|"
+    r"rsync|attach)\b"
+)
+_NEGATED: Final = ("not ", "never ", "n't ", "no ")
+#: The same in Chinese ("把 ~/.ssh/id_rsa 发送到 …"): the verb before or after the file.
+_ZH_SEND_VERB_RE: Final = re.compile(r"发送|发到|发给|上传|转发|粘贴|贴到|寄给|邮寄")
+_CREDENTIAL_FILE_RE: Final = re.compile(_CREDENTIAL_FILE)
+#: An address after "to / at / into / via" (English), and any address (Chinese; for an
+#: e-mail address its ``@``, so the window after the file is wider by a local part).
+_TO_ADDRESS_RE: Final = re.compile(
+    r"(?:to|at|into|via)\s{1,4}(?:[\w.+-]{1,64}@[\w-]{1,63}\.|(?:https?|ftps?)://)"
+)
+_ADDRESS_RE: Final = re.compile(r"@[\w-]{1,63}\.|(?:https?|ftps?)://")
+_LOCAL_PART_WIDTH: Final = 64
+#: How far before a credential file its send verb may stand, and how far after it the
+#: address may start (a Chinese verb may also follow the file, within `_ZH_VERB_AFTER`).
+_VERB_BEFORE: Final = 80
+_ADDRESS_AFTER: Final = 120
+_ZH_VERB_AFTER: Final = 40
+
+
+def _verb_ends(folded: str) -> list[int]:
+    """Where each English send verb ends (a whole word, not negated just before)."""
+    ends = []
+    for match in _SEND_VERB_RE.finditer(folded):
+        start = match.start()
+        if start and (folded[start - 1].isalnum() or folded[start - 1] == "_"):
+            continue
+        before = folded[max(0, start - 6) : start]
+        if not any(before.endswith(word) for word in _NEGATED):
+            ends.append(match.end())
+    return ends
+
+
+def _whole_word_starts(regex: re.Pattern[str], folded: str) -> list[int]:
+    """Where matches of ``regex`` start that are not inside a longer word."""
+    return [
+        m.start()
+        for m in regex.finditer(folded)
+        if not (m.start() and (folded[m.start() - 1].isalnum() or folded[m.start() - 1] == "_"))
+    ]
+
+
+def _any_addresses(folded: str) -> list[int]:
+    """Where each URL starts and each e-mail address's ``@`` stands (a local part before)."""
+    return [
+        m.start()
+        for m in _ADDRESS_RE.finditer(folded)
+        if folded[m.start()] != "@" or (m.start() and folded[m.start() - 1] not in " \n")
+    ]
+
+
+def _secret_file_out(folded: str) -> bool:
+    """Whether ``folded`` sends a credential file to an e-mail address or URL
+    (``send_secret_file``): a send verb (not negated) at most `_VERB_BEFORE` characters
+    before the file, and "to / at / into / via" plus the address at most `_ADDRESS_AFTER`
+    after it; in Chinese the verb may follow the file and no "to" is needed. Each regex
+    runs once over the text; the nearness checks are bisections (linear cost)."""
+    if "@" not in folded and "://" not in folded:
+        return False
+    files = [(m.start(), m.end()) for m in _CREDENTIAL_FILE_RE.finditer(folded)]
+    if not files:
+        return False
+    english = _verb_ends(folded)
+    if english and _near(files, english, _whole_word_starts(_TO_ADDRESS_RE, folded), 0, 0):
+        return True
+    chinese = [m.end() for m in _ZH_SEND_VERB_RE.finditer(folded)]
+    return bool(chinese) and _near(
+        files, chinese, _any_addresses(folded), _ZH_VERB_AFTER, _LOCAL_PART_WIDTH
+    )
+
+
+def _near(
+    files: list[tuple[int, int]], verbs: list[int], addresses: list[int], after: int, wider: int
+) -> bool:
+    """Whether a file has a verb ending at most `_VERB_BEFORE` before it (or ``after``
+    past it) and an address starting at most `_ADDRESS_AFTER` (plus ``wider``) after it."""
+    if not addresses:
+        return False
+    for start, end in files:
+        verb = bisect.bisect_left(verbs, start - _VERB_BEFORE)
+        if verb == len(verbs) or verbs[verb] > end + after:
+            continue
+        address = bisect.bisect_left(addresses, end)
+        if address < len(addresses) and addresses[address] <= end + _ADDRESS_AFTER + wider:
+            return True
+    return False
+
+
 #: Structural shapes the reference patterns miss (they refuse, see `STRUCTURAL_EXTRA`).
 _SHAPES: Final[tuple[tuple[str, Gate, str], ...]] = (
     (
@@ -408,12 +509,15 @@ def _url_secret(folded: str) -> bool:
 
 
 #: Ids of `_SHAPES` that are structural signals (they refuse); the others only hold.
-STRUCTURAL_EXTRA: Final[frozenset[str]] = frozenset({"role_json", "exfil_url_secret"})
+STRUCTURAL_EXTRA: Final[frozenset[str]] = frozenset(
+    {"role_json", "exfil_url_secret", "send_secret_file"}
+)
 
 #: Every id `vocabulary_findings` can report.
 VOCABULARY_IDS: Final[tuple[str, ...]] = (
     *dict.fromkeys(pid for pid, _gate, _src in _SHAPES),
     "exfil_url_secret",
+    "send_secret_file",
     *dict.fromkeys(pid for pid, _gate, _src in _PHRASES),
     "encoded_instruction",
 )
@@ -619,6 +723,8 @@ def vocabulary_findings(text: str) -> list[str]:
                 found.append(pid)
         if "exfil_url_secret" not in found and _url_secret(folded):
             found.append("exfil_url_secret")
+        if "send_secret_file" not in found and _secret_file_out(folded):
+            found.append("send_secret_file")
     if not text.isascii():
         for pid in _phrase_ids(" ".join(text.lower().split()), raw=True):
             if pid not in found:

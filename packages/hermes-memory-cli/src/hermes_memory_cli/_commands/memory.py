@@ -202,7 +202,13 @@ def _supports_approval(method: Any) -> bool:
 
 
 def _call(ctx: Context, method: Any, *args: str) -> dict[str, Any]:
-    """Call a store write; with ``--allow-flagged`` as a human-approved write."""
+    """Call a store write; with ``--allow-flagged`` as a human-approved write.
+
+    A write the threat scan only *holds* (vocabulary or the learned signal, never a
+    structural signal) is kept as approved by the person running the command: a hold waits
+    for a person, and the person at the command line is the most trusted source (the trust
+    table of docs/reference/security.md). What matched is said on stderr.
+    """
     if getattr(ctx.args, "allow_flagged", False):
         if not _supports_approval(method):
             raise CLIError(
@@ -212,9 +218,33 @@ def _call(ctx: Context, method: Any, *args: str) -> dict[str, Any]:
                 )
             )
         result: dict[str, Any] = method(*args, approved_by_human=True)
-    else:
-        result = method(*args)
-    return result
+        return result
+    result = method(*args)
+    if result.get("threat_verdict") != "hold" or not _supports_approval(method):
+        return result
+    kept: dict[str, Any] = method(*args, approved_by_human=True)
+    if kept.get("success"):
+        target, content = args[0], args[-1]
+        entries: list[str] = method.__self__.entries(target)
+        handle = handle_for(content, entries) if content in entries else "text"
+        _say_kept(ctx, content, _cmd(ctx, target, "remove", handle))
+    return kept
+
+
+def _say_kept(ctx: Context, content: str, command: str) -> None:
+    """Tell the person which findings their kept text had (stderr), and how to undo it."""
+    from hermes_memory_guard import threat_verdict
+
+    matched = ", ".join(threat_verdict(content).ids)
+    if not matched:  # flagged only when read together with the entry next to it
+        matched = _("only read together with the entry next to it")
+    ctx.note(
+        _(
+            "Note: the threat scan's word lists matched this text ({matched}). An agent's "
+            "write of it would wait for a person's approval; you wrote it, so it is kept and "
+            "recorded as approved by you. If it is not your text, remove it with `{command}`."
+        ).format(matched=matched, command=command)
+    )
 
 
 def _emit_json(ctx: Context, result: dict[str, Any]) -> None:
@@ -351,7 +381,7 @@ def add(ctx: Context) -> int:
         else:
             added = (
                 _("Added to {name} (flagged by the threat scan; kept as approved by you): {entry}")
-                if getattr(ctx.args, "allow_flagged", False)
+                if result.get("human_approved")
                 else _("Added to {name}: {entry}")
             )
             ctx.say(added.format(name=name, entry=content))

@@ -9,7 +9,7 @@ backup of the previous file, as ``hermes-memory memory replace|remove`` do.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -199,8 +199,10 @@ def add(
         return problem
     name = _FILES[target]
     before = len(store.entries(target))
-    approved = form.get("allow_flagged") == "1"
-    result = store.add(target, content, origin=ORIGIN, approved_by_human=approved)
+    result, kept = _as_the_person(
+        lambda approved: store.add(target, content, origin=ORIGIN, approved_by_human=approved),
+        form.get("allow_flagged") == "1",
+    )
     if not result.get("success"):
         return Redirect("/memory", [_refused(name, result, content, store.limit(target))])
     if len(store.entries(target)) == before:
@@ -210,7 +212,40 @@ def add(
             "Added to %(file)s; it now uses %(usage)s. The agent sees it from its next session on."
         )
     usage = result.get("usage")
-    return Redirect("/memory", [Flash("ok", text, {"file": name, "usage": usage}, _answer(result))])
+    flashes = [Flash("ok", text, {"file": name, "usage": usage}, _answer(result))]
+    return Redirect("/memory", flashes + _kept_note(kept, content))
+
+
+def _as_the_person(write: Callable[[bool], dict[str, Any]], approved: bool) -> tuple[Any, bool]:
+    """Run ``write(approved)``; a write the threat scan only *holds* (vocabulary, never a
+    structural signal) is written again as approved: a hold waits for a person, and the
+    person is here (docs/reference/security.md, the trust table). Also says if it was."""
+    result = write(approved)
+    if approved or result.get("threat_verdict") != "hold":
+        return result, False
+    kept = write(True)
+    return kept, bool(kept.get("success"))
+
+
+def _kept_note(kept: bool, content: str) -> list[Flash]:
+    """What the scan matched in a hold kept for the person (empty when nothing was kept)."""
+    if not kept:
+        return []
+    from hermes_memory_guard import threat_verdict
+
+    text = N_(
+        "The threat scan's word lists matched this text (%(matched)s). An agent's write of it "
+        "would wait for your approval; you wrote it, so it is kept and recorded as approved by "
+        "you. Remove it below if it is not your text."
+    )
+    matched = ", ".join(threat_verdict(content).ids)
+    if not matched:  # flagged only when read together with the entry next to it
+        text = N_(
+            "The threat scan flagged this text read together with the entry next to it. An "
+            "agent's write of it would wait for your approval; you wrote it, so it is kept and "
+            "recorded as approved by you. Remove it below if it is not your text."
+        )
+    return [Flash("ok", text, {"matched": matched})]
 
 
 def edit(
@@ -233,12 +268,17 @@ def edit(
     if entry == content:
         return Redirect("/memory", [Flash("ok", N_("No change to save."), {})])
     before = _file_bytes(store.path(target))
-    approved = form.get("allow_flagged") == "1"
-    result = store.replace(target, entry, content, origin=ORIGIN, approved_by_human=approved)
+    result, kept = _as_the_person(
+        lambda approved: store.replace(
+            target, entry, content, origin=ORIGIN, approved_by_human=approved
+        ),
+        form.get("allow_flagged") == "1",
+    )
     if not result.get("success"):
         return Redirect("/memory", [_refused(name, result, content, store.limit(target))])
     result["backup"] = _backup(store.path(target), before)
-    return Redirect("/memory", [_saved(N_("Saved; %(file)s now uses %(usage)s."), name, result)])
+    saved = _saved(N_("Saved; %(file)s now uses %(usage)s."), name, result)
+    return Redirect("/memory", [saved, *_kept_note(kept, content)])
 
 
 def remove(
