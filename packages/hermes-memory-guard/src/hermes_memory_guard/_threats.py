@@ -408,8 +408,9 @@ _CURL_UPLOAD_FLAG = (
     r"|\s(?:-d|--data(?:-binary|-raw|-urlencode|-ascii)?|--json)[\s=]{0,4}[\"']?@\S"
     r"|\s(?:-t|--upload-file)[\s=]{1,4}[\"']?[^\s\"'-]"
 )
-#: What follows the ``|`` of "… | nc host port".
-_PIPE_TO_NETCAT = r"\s{0,4}(?:nc|ncat|netcat)\s"
+#: What follows the ``|`` of "… | nc host port": netcat and, on its line, a port (a table
+#: row "| NC | 42 |", NC for "not classified", pipes into no command).
+_PIPE_TO_NETCAT = r"\s{0,4}(?:nc|ncat|netcat)\s[^\n|]{0,256}?(?<=\s)\d{1,5}(?![^\s;&)])"
 #: Sending a local file somewhere: curl form/data/upload flags, wget's post/body file,
 #: netcat fed from a file (a port, then ``< file``: "Raleigh, NC <jane@example.com>" or
 #: "NC 27601 < 5 miles" in an e-mail is no command) or a pipe, PowerShell -InFile. Each
