@@ -41,8 +41,6 @@ MAX_CHARS: Final = 20_000
 START: Final = "^"
 
 _WORD_RE: Final = re.compile(r"\w+")
-#: A word and the gap before it (what tells whether a sentence starts there).
-_PIECE_RE: Final = re.compile(r"(\W*)(\w+)")
 #: What ends a sentence or a line in the gap before a word.
 _BREAK_RE: Final = re.compile("[.!?;:\n\u2026\u3002\uff01\uff1f\uff1b\uff1a]")
 _CJK_RE: Final = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
@@ -79,16 +77,15 @@ def tokens_and_starts(text: str) -> tuple[list[str], list[bool]]:
     cjk = _CJK_RE.search(text) is not None
     words: list[str] = []
     starts: list[bool] = []
-    for gap, word in _PIECE_RE.findall(text):
-        start = not words or (gap != " " and _BREAK_RE.search(gap) is not None)
-        if cjk and _CJK_RE.search(word):
-            parts = _split_cjk(word)
-            words.extend(parts)
-            starts.append(start)
-            starts.extend([False] * (len(parts) - 1))
-        else:
-            words.append(word)
-            starts.append(start)
+    # One regex pass per sentence, not a check per word: only sentence heads are marked.
+    for sentence in _BREAK_RE.split(text):
+        found: list[str] = _WORD_RE.findall(sentence)
+        if cjk:
+            found = [p for w in found for p in (_split_cjk(w) if _CJK_RE.search(w) else [w])]
+        if found:
+            words += found
+            starts.append(True)
+            starts += [False] * (len(found) - 1)
     return words, starts
 
 
@@ -138,24 +135,18 @@ class HoldModel:
         get = self.weights.get
         uni = [get(w, 0.0) for w in words]
         bi = [get(f"{a} {b}", 0.0) for a, b in itertools.pairwise(words)]
-        ps = [0]  # sentence starts so far: each is one more feature of its window
-        if starts:
-            for i, start in enumerate(starts):
-                if start:
-                    uni[i] += get(START + words[i], 0.0)
-                ps.append(ps[-1] + start)
-        # Prefix sums make every window O(1): the whole text costs one pass.
-        pu = [0.0]
-        for value in uni:
-            pu.append(pu[-1] + value)
-        pb = [0.0]
-        for value in bi:
-            pb.append(pb[-1] + value)
+        for i in itertools.compress(range(len(words)), starts):
+            uni[i] += get(START + words[i], 0.0)
+        # Prefix sums make every window O(1): the whole text costs one pass. ``ps`` counts
+        # sentence starts: each is one more feature of its window.
+        pu = list(itertools.accumulate(uni, initial=0.0))
+        pb = list(itertools.accumulate(bi, initial=0.0))
+        ps = list(itertools.accumulate(map(int, starts), initial=0))
         best = -math.inf
         for start, end in windows(len(words), self.window, self.stride):
             n_bi = max(0, end - start - 1)
             total = pu[end] - pu[start] + pb[start + n_bi] - pb[start]
-            n_st = ps[end] - ps[start] if starts else 0
+            n_st = ps[end] - ps[start] if starts else 0  # ps is [0] without starts
             best = max(best, self.bias + total / math.sqrt(end - start + n_bi + n_st))
         return best
 
