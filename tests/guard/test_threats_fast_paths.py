@@ -304,9 +304,12 @@ def test_gaps_of_every_spaced_plan_with_near_literals() -> None:
 
 def test_the_widths_of_the_upload_flags() -> None:
     # The curl flag reads at most 86 characters from the newline ending its command line
-    # (" --form-string " and a 64-character field name, "=", a quote and "@"): 85 past it.
+    # (" --form-string " and a 64-character field name, "=", a quote and "@"). The pipe into
+    # netcat reads further: 4 newlines, "netcat", a space, 256 arguments, the port's space
+    # and 5 digits, and the character after (272): 271 past the line of the "|".
     assert _regex_facts.width(_regex_facts.parse(threats._CURL_UPLOAD_FLAG)) == 86
-    assert threats._upload_past_line() == 85
+    assert _regex_facts.width(_regex_facts.parse(threats._PIPE_TO_NETCAT)) == 272
+    assert threats._upload_past_line() == 271
 
 
 def test_a_split_payload_many_words_before_the_insertion_is_found() -> None:

@@ -409,12 +409,14 @@ _CURL_UPLOAD_FLAG = (
     r"|\s(?:-d|--data(?:-binary|-raw|-urlencode|-ascii)?|--json)[\s=]{0,4}[\"']?@\S"
     r"|\s(?:-t|--upload-file)[\s=]{1,4}[\"']?[^\s\"'-]"
 )
-#: What follows the ``|`` of "… | nc host port".
-_PIPE_TO_NETCAT = r"\s{0,4}(?:nc|ncat|netcat)\s"
+#: What follows the ``|`` of "… | nc host port": netcat and, on its line, a port (a table
+#: row "| NC | 42 |", NC for "not classified", pipes into no command).
+_PIPE_TO_NETCAT = r"\s{0,4}(?:nc|ncat|netcat)\s[^\n|]{0,256}?(?<=\s)\d{1,5}(?![^\s;&)])"
 #: Sending a local file somewhere: curl form/data/upload flags, wget's post/body file,
-#: netcat fed from a file or a pipe, PowerShell -InFile. Each branch starts at a line start
-#: and takes the *first* command word of the line atomically, so a line with many "curl"
-#: words is scanned once, not once per word.
+#: netcat fed from a file (a port, then ``< file``: "Raleigh, NC <jane@example.com>" or
+#: "NC 27601 < 5 miles" in an e-mail is no command) or a pipe, PowerShell -InFile. Each
+#: branch starts at a line start and takes the *first* command word of the line
+#: atomically, so a line with many "curl" words is scanned once, not once per word.
 _UPLOAD = (
     r"(?m:^)(?>[^\n]*?(?<![a-z0-9])curl(?![a-z0-9]))"
     + _COMMAND_REST
@@ -422,8 +424,8 @@ _UPLOAD = (
     + r"|(?m:^)(?>[^\n]*?(?<![a-z0-9])wget(?![a-z0-9]))"
     + _COMMAND_REST
     + r"--(?:post-file|body-file)"
-    + r"|(?m:^)(?>[^\n]*?(?<![a-z0-9])(?:nc|ncat|netcat|socat)(?![a-z0-9]))[^\n<|]{1,256}<"
-    + r"\s{0,4}[^\s<]"
+    + r"|(?m:^)(?>[^\n]*?(?<![a-z0-9])(?:nc|ncat|netcat|socat)(?![a-z0-9]))"
+    + r"[^\n<|]{0,256}?[\s:]\d{1,5}[ \t]{0,4}<\s{0,4}(?![\d<>])(?>[^\s<>]{1,256})(?!>)"
     + f"|(?m:^)(?>[^\\n]*?\\|{_PIPE_TO_NETCAT})"
     + r"|(?m:^)(?>[^\n]*?(?<![a-z0-9])(?:invoke-webrequest|invoke-restmethod|iwr|irm)"
     + r"(?![a-z0-9]))[^\n]*?-infile(?![a-z0-9])"
