@@ -354,7 +354,14 @@ def _dense_side(
     index: Any, query: str, count: int, filters: dict[str, Any]
 ) -> tuple[Any, list[Any]]:
     """``(query vector, dense hits)``; ``(None, [])`` when the query could not be embedded,
-    ``(vector, [])`` when the search failed (fail open: a broken index never breaks search)."""
+    ``(vector, [])`` when the search failed (fail open: a broken index never breaks search).
+    For a tiered index the "vector" is the `TieredDense` of both tiers."""
+    tiers = getattr(index, "tiers", None)
+    if tiers:
+        from hermes_memory_sessions.search._tiered import tiered_dense
+
+        merged = tiered_dense(tuple(tiers), query, count, filters)
+        return (None, []) if merged is None else (merged, merged.hits)
     vector = index.query_vector(query)
     if vector is None:
         return None, []
@@ -433,7 +440,12 @@ def discover(
         match[mid] = "and" if i < len(and_rows) else "any_terms"
         score[mid] = (1.0 - DENSE_WEIGHT) * s
     normalised = _minmax([h.score for h in dense_hits])
-    cosine = {int(h.row["id"]): float(h.score) for h in dense_hits}
+    tiered = getattr(vector, "parts", None)
+    cosine: dict[int, float] = (
+        getattr(vector, "cosine", {})
+        if tiered is not None
+        else {int(h.row["id"]): float(h.score) for h in dense_hits}
+    )
     for hit, s in zip(dense_hits, normalised, strict=True):
         mid = int(hit.row["id"])
         row_of.setdefault(mid, hit.row)
@@ -446,8 +458,14 @@ def discover(
             + FUSED_SMOOTHING * max((score.get(n, 0.0) for n in near.get(mid, ())), default=0.0)
             for mid, value in score.items()
         }
-    floor = dense_floor(index, [h.score for h in dense_hits])
-    floors = _row_floors(store, index, vector, dense_hits, match, floor)
+    if tiered is not None:  # each tier's floor, from its own candidates, in its own model
+        floors: dict[int, float] = {}
+        for part in tiered:
+            own = dense_floor(part.index, [h.score for h in part.hits])
+            floors.update(_row_floors(store, part.index, part.vector, part.hits, match, own))
+    else:
+        floor = dense_floor(index, [h.score for h in dense_hits])
+        floors = _row_floors(store, index, vector, dense_hits, match, floor)
     ranked = [
         mid
         for mid in sorted(score, key=lambda mid: (-score[mid], mid))

@@ -15,6 +15,7 @@ from hermes_memory_sessions.vectors._coverage import coverage_counts
 
 if TYPE_CHECKING:
     from hermes_memory_sessions.vectors._index import VectorIndex
+    from hermes_memory_sessions.vectors._tiers import TieredIndex
 
 __all__ = ["ArchiveVectors"]
 
@@ -24,36 +25,34 @@ logger = logging.getLogger(__name__)
 class ArchiveVectors:
     """`SessionStore`'s vector methods; ``vector_index`` is None without an embedder."""
 
-    vector_index: VectorIndex | None = None
+    vector_index: VectorIndex | TieredIndex | None = None
+    #: Why recall is not what was configured although it is hybrid (the quality model
+    #: cannot run here: the fast tier alone answers); "" otherwise.
+    recall_note: str = ""
 
-    def _attach_embedder(self, embedder: Any, *, background: bool) -> None:
-        """Build the vector index for ``embedder`` (called by ``SessionStore.__init__``).
+    def _attach_embedder(self, embedder: Any, *, background: bool, fast: Any = None) -> None:
+        """Build the vector index for ``embedder`` (called by ``SessionStore.__init__``);
+        with ``fast`` too, the two tiers (`hermes_memory_sessions.vectors._tiers`).
 
-        :raises TypeError: ``embedder`` lacks ``name``, ``dim``, ``embed_documents`` or
+        :raises TypeError: an embedder lacks ``name``, ``dim``, ``embed_documents`` or
             ``embed_query``.
         :raises ImportError: numpy is not installed (``pip install
             'hermes-memory-sessions[vectors]'``).
         """
-        missing = [
-            attr
-            for attr in ("name", "dim", "embed_documents", "embed_query")
-            if not hasattr(embedder, attr)
-        ]
-        if missing:
-            raise TypeError(
-                f"embedder {type(embedder).__name__} lacks {', '.join(missing)}"
-                " (see hermes_memory_vectors.Embedder)"
-            )
-        try:
-            from hermes_memory_sessions.vectors._index import VectorIndex
-        except ImportError as exc:  # numpy missing
-            from hermes_memory_core.installer import install_command
+        for one in (embedder, fast):
+            _check_embedder(one)
+        index_type = _index_type(self)
+        if fast is None or str(fast.name) == str(embedder.name):
+            self.vector_index = index_type(self, embedder, background=background)
+            return
+        from hermes_memory_sessions.vectors._tiers import TieredIndex
 
-            raise ImportError(
-                "an embedder needs the vector index's dependencies: "
-                + install_command("hermes-memory-sessions[vectors]")
-            ) from exc
-        self.vector_index = VectorIndex(self, embedder, background=background)  # type: ignore[arg-type]
+        quality = index_type(self, embedder, background=background)
+        fast_index = index_type(self, fast, background=False, above=quality.model)
+        fast_index.backfill_on_start = True
+        if background:
+            fast_index.worker.start()
+        self.vector_index = TieredIndex(quality, fast_index)
 
     def _notify_vectors(self, ids: Sequence[int]) -> None:
         """Hand new message ids to the background embedder (no-op without one)."""
@@ -86,39 +85,64 @@ class ArchiveVectors:
             return 0
         return index.embed_pending(limit, batch_size=batch_size, progress=progress)
 
-    def _embed_before_close(self, budget_s: float, *, batch_size: int = 8) -> dict[str, int]:
+    def _embed_before_close(self, budget_s: float, *, batch_size: int = 8) -> dict[str, Any]:
         """Embed pending messages for about ``budget_s`` seconds (a short-lived process
-        closing); returns ``{"embedded": n, "left": m}`` (``m`` still without a vector of
-        the current model, counted after). Never raises: an embedder failure stops early."""
+        closing), the fast tier first; returns ``{"embedded": n, "left": m}`` (``m`` still
+        without a vector of the configured (quality) model, counted after) and with two
+        tiers ``"tiers"``: per tier ``{"tier", "embedded", "left"}`` (the fast tier's
+        ``left``: messages without any vector). Never raises: an embedder failure stops
+        that tier early."""
         index = self.vector_index
-        done = 0
-        if index is not None:
-            deadline = time.monotonic() + max(0.0, budget_s)
+        deadline = time.monotonic() + max(0.0, budget_s)
+        tiers = list(getattr(index, "tiers", ()))[::-1] or ([index] if index else [])
+        done: list[int] = []
+        for tier in tiers:  # the fast tier first: whatever time is left goes to quality
+            done.append(0)
+            batch = 256 if getattr(tier, "above", None) else batch_size
             while time.monotonic() < deadline:
                 try:
-                    n = index.embed_pending(batch_size, batch_size=batch_size)
+                    n = tier.embed_pending(batch, batch_size=batch)
                 except Exception as exc:  # the embedder failed: report what is left
                     logger.warning("session archive: embedding at close failed (%s)", exc)
                     break
                 if n == 0:
                     break
-                done += n
+                done[-1] += n
+        report: dict[str, Any] = {"embedded": sum(done), "left": -1}
         try:
             cov = self.vector_coverage()
-            left = max(0, int(cov.get("total") or 0) - int(cov.get("embedded") or 0))
+            total = int(cov.get("total") or 0)
+            report["left"] = max(0, total - int(cov.get("embedded") or 0))
         except Exception:
-            left = -1  # unknown (the file went away): reported as such
-        return {"embedded": done, "left": left}
+            return report  # unknown (the file went away): reported as such
+        per_tier = cov.get("tiers")
+        if per_tier:
+            n_of = dict(zip(("fast", "quality"), done, strict=False))
+            report["tiers"] = [
+                {
+                    "tier": t["tier"],
+                    "embedded": n_of.get(t["tier"], 0),
+                    "left": max(0, total - int(t["searched"])),
+                }
+                for t in per_tier
+            ]
+        return report
 
     def vector_coverage(self) -> dict[str, Any]:
         """``{"model", "embedded", "total", "other_models", ...}`` of the vector index.
 
         ``total`` counts the messages that get vectors (user/assistant with content). Without
         an embedder attached, ``model`` is None and ``embedded`` counts every stored vector.
+        With two tiers, ``model``/``embedded`` are the quality tier's and ``tiers`` lists
+        both (`hermes_memory_sessions.vectors._tiers.tier_coverage`); ``note`` says why
+        recall uses the fast model only, when it does.
         """
         index = self.vector_index
         if index is not None:
-            return index.coverage()
+            found = index.coverage()
+            if self.recall_note:
+                found["note"] = self.recall_note
+            return found
         read_with: Callable[..., dict[str, Any]] = getattr(self, "read_with")  # noqa: B009
         return read_with(coverage_counts, None)
 
@@ -143,3 +167,36 @@ class ArchiveVectors:
             self, query, limit=limit, role_filter=role_filter, exclude_sources=exclude_sources
         )
         return found.rows if found is not None else []
+
+
+def _check_embedder(embedder: Any) -> None:
+    if embedder is None:
+        return
+    missing = [
+        attr
+        for attr in ("name", "dim", "embed_documents", "embed_query")
+        if not hasattr(embedder, attr)
+    ]
+    if missing:
+        raise TypeError(
+            f"embedder {type(embedder).__name__} lacks {', '.join(missing)}"
+            " (see hermes_memory_vectors.Embedder)"
+        )
+
+
+def _index_type(archive: Any) -> Any:
+    """The backend's `VectorIndex` class (``_vector_index_type`` of the archive, else
+    SQLite's); raises ImportError with the install command when numpy is missing."""
+    own = getattr(archive, "_vector_index_type", None)
+    try:
+        if own is not None:
+            return own()
+        from hermes_memory_sessions.vectors._index import VectorIndex
+    except ImportError as exc:  # numpy missing
+        from hermes_memory_core.installer import install_command
+
+        raise ImportError(
+            "an embedder needs the vector index's dependencies: "
+            + install_command("hermes-memory-sessions[vectors]")
+        ) from exc
+    return VectorIndex
