@@ -3,7 +3,8 @@
 Same layout and rules as the SQLite archive's (`hermes_memory_sessions.vectors`): one int8
 vector per embeddable message (user/assistant with text) and model (schema 7: the fast and
 the quality tier) in the blob format of ``hermes_memory_vectors.quantize_int8``, each
-embedded with the two conversational messages before it in its session; ``model`` is the embedder's name plus the context window.
+embedded with the two conversational messages before it in its session; ``model`` is the
+embedder's name plus the context window.
 """
 
 from __future__ import annotations
