@@ -34,9 +34,10 @@ def _build(ctx: Context) -> tuple[Any, Any, str]:
     """``(quality, fast, note)``: the embedders to run (either may be None) and a note
     when the quality model cannot run here and the fast one stands in for it."""
     from hermes_memory_core.config import ConfigError
-    from hermes_memory_sessions.vectors import build_embedder, configured_embedder_section
-    from hermes_memory_sessions.vectors._embedding_config import (
+    from hermes_memory_sessions.vectors import (
+        build_embedder,
         build_fast_embedder,
+        configured_embedder_section,
         configured_fast_section,
     )
 

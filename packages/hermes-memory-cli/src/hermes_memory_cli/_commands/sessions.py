@@ -278,9 +278,10 @@ def _attach_search_embedder(ctx: Context, store: Any) -> bool:
     """Attach the configured embedder for one search; False (with a note on stderr saying
     why) when search stays lexical. Nothing is written: an archive without stored vectors
     is searched lexically (``sessions embed`` makes them)."""
-    from hermes_memory_sessions.vectors import build_embedder, configured_embedder_section
-    from hermes_memory_sessions.vectors._embedding_config import (
+    from hermes_memory_sessions.vectors import (
+        build_embedder,
         build_fast_embedder,
+        configured_embedder_section,
         configured_fast_section,
     )
 

@@ -43,8 +43,8 @@ from hermes_memory_sessions.vectors import (
     VectorIndex,
     index_model,
     unit_rows,
+    upgraded,
 )
-from hermes_memory_sessions.vectors._binary_codes import upgraded
 
 __all__ = ["PgCodeCache", "PgVectorIndex"]
 

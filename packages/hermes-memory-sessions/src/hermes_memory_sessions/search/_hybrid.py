@@ -39,6 +39,7 @@ from hermes_memory_sessions.search._lexical import (
     search_items,
 )
 from hermes_memory_sessions.search._query import ParsedQuery, parse_query
+from hermes_memory_sessions.search._reference_rows import reference_digest, stored_reference_rows
 
 __all__ = [
     "DENSE_POOL",
@@ -220,46 +221,6 @@ def dense_floor(index: Any, cosines: Sequence[float] = ()) -> float | None:
     return floor
 
 
-def reference_digest() -> str:
-    """SHA-256 of the reference texts (what `_reference_vectors` was built from)."""
-    import hashlib
-    import json
-
-    from hermes_memory_sessions.search._reference_texts import REFERENCE_TEXTS
-
-    return hashlib.sha256(json.dumps(REFERENCE_TEXTS, ensure_ascii=False).encode()).hexdigest()
-
-
-_REFERENCE_ROWS: dict[str, dict[str, Any]] = {}
-
-
-def _reference_rows(name: str) -> dict[str, Any] | None:
-    """Unit rows of the reference texts per script for embedder ``name`` (None: none)."""
-    if name in _REFERENCE_ROWS:
-        return _REFERENCE_ROWS[name]
-    import base64
-
-    from hermes_memory_sessions.search import _reference_vectors as ref
-    from hermes_memory_sessions.vectors._binary_codes import unit_rows
-
-    stored = ref.VECTORS.get(name)
-    if stored is None or reference_digest() != ref.DIGEST:
-        return None
-    rows: dict[str, Any] = {}
-    for script, b64 in stored.items():
-        raw = base64.b64decode(b64)
-        width = len(raw) // len(_reference_texts(script))
-        rows[script] = unit_rows([raw[i : i + width] for i in range(0, len(raw), width)])
-    _REFERENCE_ROWS[name] = rows
-    return rows
-
-
-def _reference_texts(script: str) -> tuple[str, ...]:
-    from hermes_memory_sessions.search._reference_texts import REFERENCE_TEXTS
-
-    return REFERENCE_TEXTS[script]
-
-
 def small_pool_floors(index: Any, vector: Any) -> dict[str, float] | None:
     """``{"latin": floor, "cjk": floor}`` of semantic-only hits for a query with fewer than
     `MARGIN_MIN_POOL` dense candidates: the `REFERENCE_QUANTILE` of the cosines of the query
@@ -272,7 +233,7 @@ def small_pool_floors(index: Any, vector: Any) -> dict[str, float] | None:
     margin = getattr(embedder, "similarity_margin", None)
     if not isinstance(margin, (int, float)):
         margin = DENSE_MARGINS.get(name)
-    rows = _reference_rows(name) if margin is not None else None
+    rows = stored_reference_rows(name) if margin is not None else None
     if margin is None or not rows:
         return None
     out: dict[str, float] = {}

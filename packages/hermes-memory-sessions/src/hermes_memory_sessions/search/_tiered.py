@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hermes_memory_sessions.search._cjk import has_cjk
+from hermes_memory_sessions.search._reference_rows import stored_reference_rows
 
 __all__ = ["TierPart", "TieredDense", "calibration", "reference_rows", "tiered_dense"]
 
@@ -59,10 +60,8 @@ class TieredDense:
 def reference_rows(index: Any) -> dict[str, npt.NDArray[np.float32]] | None:
     """Unit rows of the reference texts per script for ``index``'s embedder: the stored
     ones (the default model), else embedded once per process; None when impossible."""
-    from hermes_memory_sessions.search._hybrid import _reference_rows
-
     name = str(getattr(index.embedder, "name", ""))
-    stored = _reference_rows(name)
+    stored = stored_reference_rows(name)
     if stored:
         return stored
     if name not in _RUNTIME:
