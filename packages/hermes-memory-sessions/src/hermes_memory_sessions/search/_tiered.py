@@ -3,12 +3,11 @@
 Each tier searches the messages it holds (each message is in one tier) with the query
 embedded by its own model. Cosines of two models are not comparable: the default model
 scores unrelated text around 0.8, the static one far lower. Each tier's cosines are put on
-the scale of *that model's background for this query*: the query's similarities to the
-reference texts (`hermes_memory_sessions.search._reference_texts`, everyday messages on
-unrelated topics) of the query's script give a mean and a spread, and a candidate's score
-is how many spreads it stands above that mean. The two lists are merged by that score into
-one dense list for the usual fusion. The transform is affine per tier, and the fusion
-min-max-normalises the dense scores, so with one tier holding every message the ranking
+one scale: a candidate's score is how many spreads it stands above the mean of its own
+tier's candidates for this query (`CALIBRATION`; the query's similarities to the reference
+texts were measured as the background too, and ranked worse). The two lists are merged by
+that score into one dense list for the usual fusion. The transform is affine per tier, and
+the fusion min-max-normalises the dense scores, so with one tier holding every message the ranking
 is that tier's alone (tests/sessions/test_tiers.py checks both ends; a tier alone with
 candidates keeps its raw cosines, so the ends are exact).
 """
@@ -25,10 +24,27 @@ import numpy.typing as npt
 from hermes_memory_sessions.search._cjk import has_cjk
 from hermes_memory_sessions.search._reference_rows import stored_reference_rows
 
-__all__ = ["TierPart", "TieredDense", "calibration", "reference_rows", "tiered_dense"]
+__all__ = [
+    "CALIBRATION",
+    "TierPart",
+    "TieredDense",
+    "calibration",
+    "reference_rows",
+    "tiered_dense",
+]
 
 logger = logging.getLogger(__name__)
 
+#: How a tier's cosines are put on the common scale: ``"pool"`` (mean and spread of the
+#: tier's own dense candidates, shipped), ``"reference"`` (mean and spread of the query's
+#: similarities to the reference texts) or ``"minmax"`` (each tier's candidates min-max
+#: normalised on their own). Chosen on two LoCoMo dev conversations (bench_tiers.py
+#: --calibration, hybrid R@5 / R@10 with 25 % / 50 % of the messages in the quality tier):
+#: pool 59.8 / 70.8, 62.6 / 72.4; reference 49.2 / 64.9, 55.7 / 69.2 (worse than the fast
+#: tier alone, 61.1 / 70.3: the default model's candidates stand many more reference
+#: spreads above the background than the static model's, so they crowd the static tier
+#: out); minmax 59.0 / 68.6, 62.4 / 71.4 (docs/benchmarks.md).
+CALIBRATION = "pool"
 #: Reference rows embedded at run time (embedder name -> script -> unit rows; None when
 #: the embedder failed): for models without stored reference vectors (the static model
 #: embeds the reference texts in milliseconds).
@@ -92,6 +108,17 @@ def calibration(index: Any, vector: npt.NDArray[np.float32], script: str) -> tup
     return float(cos.mean()), max(float(cos.std()), 1e-6)
 
 
+def _scale(index: Any, vector: Any, script: str, hits: list[Any]) -> tuple[float, float]:
+    if CALIBRATION == "reference":
+        return calibration(index, vector, script)
+    cos = np.asarray([float(h.score) for h in hits], dtype=np.float64)
+    if cos.size == 0:
+        return 0.0, 1.0
+    if CALIBRATION == "minmax":
+        return float(cos.min()), max(float(cos.max() - cos.min()), 1e-6)
+    return float(cos.mean()), max(float(cos.std()), 1e-6)
+
+
 def tiered_dense(
     tiers: tuple[Any, ...], query: str, count: int, filters: dict[str, Any]
 ) -> TieredDense | None:
@@ -109,7 +136,7 @@ def tiered_dense(
         except Exception as exc:
             logger.warning("session archive: dense search of %s failed (%s)", index.model, exc)
             hits = []
-        parts.append(TierPart(index, vector, hits, calibration(index, vector, script)))
+        parts.append(TierPart(index, vector, hits, _scale(index, vector, script, hits)))
     if not parts:
         return None
     merged: dict[int, Any] = {}
