@@ -513,7 +513,16 @@ def _finish_embedding(store: Any, budget_s: float) -> dict[str, Any] | None:
     remaining = max(0.0, budget_s - (time.monotonic() - started))
     report: dict[str, Any] = dict(finish(remaining))
     report["seconds"] = round(time.monotonic() - started, 3)
-    if report["left"]:
+    for tier in report.get("tiers") or ():  # two tiers: what each one left, said plainly
+        if tier["left"]:
+            logger.warning(
+                "session archive: %d message(s) left without a vector of the %s tier at"
+                " shutdown (embedded %d); hermes-memory sessions embed finishes them",
+                tier["left"],
+                tier["tier"],
+                tier["embedded"],
+            )
+    if report["left"] and not report.get("tiers"):
         logger.warning(
             "session archive: %s message(s) left without vectors at shutdown (embedded %d"
             " in %.1f s); they are embedded next time, or now with: hermes-memory sessions embed",
