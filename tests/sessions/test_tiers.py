@@ -69,6 +69,11 @@ def fast() -> Salted:
     return Salted("fast:v1", 48)
 
 
+def tiered(path: Path) -> SessionStore:
+    """An archive with both tiers, embedding only when asked."""
+    return SessionStore(path, embedder=quality(), fast_embedder=fast(), embed_in_background=False)
+
+
 def fill(store: SessionStore, n: int = 48) -> None:
     for s in range(n // 8):
         sid = f"s{s}"
@@ -101,7 +106,7 @@ QUERIES = ["garden weekend plans", "violin", "how do I file my taxes", "cats and
 
 def test_fast_tier_everywhere_then_quality_replaces_it(tmp_path: Path) -> None:
     path = tmp_path / "a.db"
-    store = SessionStore(path, embedder=quality(), fast_embedder=fast(), embed_in_background=False)
+    store = tiered(path)
     fill(store)
     index: Any = store.vector_index
     assert index.fast.embed_pending() == 48
@@ -158,7 +163,7 @@ def test_old_one_vector_per_message_table_is_migrated(tmp_path: Path) -> None:
             " message_id INTEGER NOT NULL UNIQUE, model TEXT NOT NULL, vec BLOB NOT NULL);"
         )
         conn.executemany("INSERT INTO hm_vectors VALUES (?, ?, ?, ?)", rows)
-    store = SessionStore(path, embedder=quality(), fast_embedder=fast(), embed_in_background=False)
+    store = tiered(path)
     assert sorted(models(path)) == sorted((int(r[1]), str(r[2])) for r in rows)
     with sqlite3.connect(path) as conn:
         sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'hm_vectors'").fetchone()[0]
@@ -170,9 +175,7 @@ def test_old_one_vector_per_message_table_is_migrated(tmp_path: Path) -> None:
 
 
 def test_upgraded_message_leaves_the_fast_codes(tmp_path: Path) -> None:
-    store = SessionStore(
-        tmp_path / "a.db", embedder=quality(), fast_embedder=fast(), embed_in_background=False
-    )
+    store = tiered(tmp_path / "a.db")
     fill(store)
     index: Any = store.vector_index
     index.fast.embed_pending()
@@ -209,40 +212,30 @@ def test_binary_codes_drop_filters_then_compacts() -> None:
 
 
 @pytest.mark.parametrize("query", QUERIES)
-def test_all_fast_equals_fast_only_hybrid(tmp_path: Path, query: str) -> None:
-    tiered = SessionStore(
-        tmp_path / "t.db", embedder=quality(), fast_embedder=fast(), embed_in_background=False
+@pytest.mark.parametrize("end", ["fast", "quality"])
+def test_either_end_equals_that_model_alone(tmp_path: Path, query: str, end: str) -> None:
+    """Nothing caught up: the fast model's hybrid; all caught up: the quality model's."""
+    both = tiered(tmp_path / "t.db")
+    single = SessionStore(
+        tmp_path / "s.db",
+        embedder=fast() if end == "fast" else quality(),
+        embed_in_background=False,
     )
-    single = SessionStore(tmp_path / "s.db", embedder=fast(), embed_in_background=False)
-    for store in (tiered, single):
+    for store in (both, single):
         fill(store)
-    tiered.vector_index.fast.embed_pending()  # type: ignore[union-attr]
+    if end == "fast":
+        both.vector_index.fast.embed_pending()  # type: ignore[union-attr]
+    else:
+        both.embed_pending()  # fast everywhere, then quality everywhere (replacing it)
+        assert {m for _, m in models(tmp_path / "t.db")} == {"quality:v1+ctx2"}
     single.embed_pending()
-    assert ranking(tiered, query) == ranking(single, query)
-    tiered.close()
-    single.close()
-
-
-@pytest.mark.parametrize("query", QUERIES)
-def test_all_quality_equals_quality_only_hybrid(tmp_path: Path, query: str) -> None:
-    tiered = SessionStore(
-        tmp_path / "t.db", embedder=quality(), fast_embedder=fast(), embed_in_background=False
-    )
-    single = SessionStore(tmp_path / "s.db", embedder=quality(), embed_in_background=False)
-    for store in (tiered, single):
-        fill(store)
-    tiered.embed_pending()  # fast everywhere, then quality everywhere (replacing it)
-    single.embed_pending()
-    assert {m for _, m in models(tmp_path / "t.db")} == {"quality:v1+ctx2"}
-    assert ranking(tiered, query) == ranking(single, query)
-    tiered.close()
+    assert ranking(both, query) == ranking(single, query)
+    both.close()
     single.close()
 
 
 def test_half_caught_up_merges_both_tiers(tmp_path: Path) -> None:
-    store = SessionStore(
-        tmp_path / "t.db", embedder=quality(), fast_embedder=fast(), embed_in_background=False
-    )
+    store = tiered(tmp_path / "t.db")
     fill(store)
     index: Any = store.vector_index
     index.fast.embed_pending()
@@ -303,9 +296,7 @@ def test_broken_quality_model_leaves_fast_tier_working(tmp_path: Path) -> None:
 
 
 def test_shutdown_reports_pending_per_tier(tmp_path: Path) -> None:
-    store = SessionStore(
-        tmp_path / "a.db", embedder=quality(), fast_embedder=fast(), embed_in_background=False
-    )
+    store = tiered(tmp_path / "a.db")
     fill(store)
     report = store._embed_before_close(0.0)
     tiers = {t["tier"]: t for t in report["tiers"]}
