@@ -1,18 +1,22 @@
-"""The archive's vector index: one int8 vector per message, beside the messages.
+"""The archive's vector index: one int8 vector per message and model, beside the messages.
 
 Storage (same SQLite file as the messages, created on first use by an archive with an
 embedder attached)::
 
     hm_vectors(seq INTEGER PRIMARY KEY AUTOINCREMENT,   -- insertion order (incremental loads)
-               message_id INTEGER NOT NULL UNIQUE,      -- messages.id
+               message_id INTEGER NOT NULL,             -- messages.id
                model TEXT NOT NULL,                     -- Embedder.name + context window
-               vec BLOB NOT NULL)                       -- hermes_memory_vectors.quantize_int8
+               vec BLOB NOT NULL,                       -- hermes_memory_vectors.quantize_int8
+               UNIQUE (message_id, model))
 
 Triggers keep it in sync with the messages whatever code deletes them (``delete_session``,
 ``prune``, another program): a deleted message loses its vector, an edited message (and the
 two messages after it, whose context it is) is embedded again. Vectors of another model are
 ignored by search and replaced as messages are embedded again (``sessions embed --reset``
-drops them at once). Without an embedder the table is never read: search is lexical.
+drops them at once). Without an embedder the table is never read: search is lexical. With
+two tiers (`hermes_memory_sessions.vectors._tiers`) the fast tier's index has ``above`` set
+to the quality model: it never embeds a message the quality tier holds, and a quality vector
+replaces the message's fast one, so a message keeps one vector.
 
 What is embedded: messages with role ``user`` or ``assistant`` and non-empty content (the
 roles `session_search` searches by default), each *together with the two conversational
