@@ -334,3 +334,31 @@ def test_configured_tiers_attach_from_config(
     tiers = {t["tier"]: t for t in store.vector_coverage()["tiers"]}
     assert tiers["fast"]["searched"] == 48
     store.close()
+
+
+def test_first_query_waits_for_the_quality_model_only(tmp_path: Path) -> None:
+    import threading
+
+    store = SessionStore(tmp_path / "a.db")
+    fill(store)
+    release = threading.Event()
+
+    def slow_fast() -> Salted:
+        release.wait(10)  # the static model takes seconds to load
+        return fast()
+
+    thread = start_loading(store, quality, slow_fast)
+    deadline = 50
+    while store.vector_index is None and deadline:
+        thread.join(0.1)
+        deadline -= 1
+    index: Any = store.vector_index
+    assert index is not None and not hasattr(index, "tiers")  # hybrid already, one tier
+    assert ranking(store, "violin")
+    release.set()
+    thread.join(10)
+    index = store.vector_index
+    assert [t.model for t in index.tiers] == ["quality:v1+ctx2", "fast:v1+ctx2"]
+    assert index.fast.wait_idle(10)
+    assert {t["tier"]: t["searched"] for t in store.vector_coverage()["tiers"]}["fast"] == 48
+    store.close()

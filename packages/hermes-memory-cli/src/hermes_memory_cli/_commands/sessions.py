@@ -296,7 +296,10 @@ def _attach_search_embedder(ctx: Context, store: Any) -> bool:
         return False
     embedder = build_embedder(section, strict=False)
     fast_section = configured_fast_section(ctx.config)
-    fast = build_fast_embedder(fast_section, section) if fast_section else None
+    # The fast model costs seconds to load: only when some messages hold its vectors.
+    prefix = f"{fast_section['embedder']}:" if fast_section else None
+    wanted = prefix is not None and any(str(m).startswith(prefix) for m in stored)
+    fast = build_fast_embedder(fast_section, section) if wanted or embedder is None else None
     if embedder is None:
         embedder, fast = fast, None  # the quality model cannot run here: the fast one alone
     if embedder is None:

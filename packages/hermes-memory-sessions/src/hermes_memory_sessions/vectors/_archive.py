@@ -54,6 +54,24 @@ class ArchiveVectors:
             fast_index.worker.start()
         self.vector_index = TieredIndex(quality, fast_index)
 
+    def _attach_fast(self, fast: Any, *, background: bool) -> bool:
+        """Add the fast tier to an attached single-model index (the configured embedders
+        load one after the other: the quality model first, so the first query waits for
+        it alone). Returns whether the fast tier was added (not when no index is attached,
+        it already has tiers, or ``fast`` is the same model)."""
+        _check_embedder(fast)
+        index = self.vector_index
+        if index is None or hasattr(index, "tiers") or str(fast.name) == str(index.embedder.name):
+            return False
+        from hermes_memory_sessions.vectors._tiers import TieredIndex
+
+        fast_index = _index_type(self)(self, fast, background=False, above=index.model)
+        fast_index.backfill_on_start = True
+        if background:
+            fast_index.worker.start()
+        self.vector_index = TieredIndex(index, fast_index)
+        return True
+
     def _notify_vectors(self, ids: Sequence[int]) -> None:
         """Hand new message ids to the background embedder (no-op without one)."""
         index = self.vector_index

@@ -176,38 +176,53 @@ def build_fast_embedder(fast: Mapping[str, Any] | None, quality: Mapping[str, An
 
 def start_loading(store: Any, load: Any, load_fast: Any = None) -> threading.Thread:
     """Run ``load()`` (an embedder, or None when it cannot run) in a daemon thread and attach
-    the result to ``store``, with the fast tier's ``load_fast()`` when given; the thread is
-    remembered on the store for `await_embedder`. When only the fast embedder can run it
-    is attached alone and ``store.recall_note`` says so."""
+    the result to ``store``, then the fast tier's ``load_fast()`` when given (added to the
+    attached index once it has loaded); the thread is remembered on the store for
+    `await_embedder`. When only the fast embedder can run it is attached alone and
+    ``store.recall_note`` says so."""
 
     def run() -> None:
         embedder = load()
-        fast = load_fast() if load_fast is not None else None
-        if embedder is None and fast is not None:
-            embedder, fast = fast, None
-            store.recall_note = (
-                "the configured embedder cannot run here: recall uses the fast model"
-                f" ({getattr(embedder, 'name', '?')}) only, which finds fewer paraphrases"
-            )
-        if embedder is None:
-            return
-        if getattr(store, "closed", False):
-            return  # closed while the model loaded (a short session): nothing to attach
-        try:
-            background = not getattr(store, "read_only", False)
-            if fast is None:
-                store._attach_embedder(embedder, background=background)
-            else:
-                store._attach_embedder(embedder, background=background, fast=fast)
-        except sqlite3.ProgrammingError:
-            return  # closed meanwhile
-        except Exception as exc:  # a locked file, a full disk: lexical search goes on
-            logger.warning("session archive: could not attach the embedder (%s)", exc)
+        if embedder is None and load_fast is not None:
+            embedder = load_fast()
+            if embedder is not None:
+                store.recall_note = (
+                    "the configured embedder cannot run here: recall uses the fast model"
+                    f" ({getattr(embedder, 'name', '?')}) only, which finds fewer paraphrases"
+                )
+            if not _attach(store, embedder):
+                return
+        elif _attach(store, embedder) and load_fast is not None:
+            # The fast tier joins once its model has loaded: the first query waited for
+            # the quality model only.
+            fast = load_fast()
+            if fast is not None and not getattr(store, "closed", False):
+                try:
+                    store._attach_fast(fast, background=not getattr(store, "read_only", False))
+                except sqlite3.ProgrammingError:
+                    return  # closed meanwhile
+                except Exception as exc:  # the quality tier alone goes on
+                    logger.warning("session archive: could not add the fast tier (%s)", exc)
 
     thread = threading.Thread(target=run, name="hermes-memory-embedder-load", daemon=True)
     setattr(store, _LOADING, thread)  # a private mark on any store object
     thread.start()
     return thread
+
+
+def _attach(store: Any, embedder: Any) -> bool:
+    """Attach ``embedder`` to ``store`` unless it is None or the store closed meanwhile;
+    failures are logged (lexical search goes on). Returns whether it was attached."""
+    if embedder is None or getattr(store, "closed", False):
+        return False  # closed while the model loaded (a short session): nothing to attach
+    try:
+        store._attach_embedder(embedder, background=not getattr(store, "read_only", False))
+    except sqlite3.ProgrammingError:
+        return False  # closed meanwhile
+    except Exception as exc:  # a locked file, a full disk: lexical search goes on
+        logger.warning("session archive: could not attach the embedder (%s)", exc)
+        return False
+    return True
 
 
 def await_embedder(store: Any, timeout: float | None = None) -> None:
