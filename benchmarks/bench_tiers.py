@@ -25,6 +25,11 @@ question's embeddings cached (second pass), so the figure is what the merge adds
 
     .venv/bin/python benchmarks/bench_tiers.py [--data PATH ...] [--backfill 100000]
         [--quality-sample 64] [--threads 2] [--skip-locomo] [--skip-backfill]
+        [--codes 1000000]
+
+``--codes N`` times the fast tier's code set at N codes: the Hamming pass with and without
+dropped codes (messages the quality tier took over, filtered until the next compaction) and
+one compaction (a copy of every code, done once `COMPACT_AT` drops have gathered).
 """
 
 from __future__ import annotations
@@ -200,6 +205,40 @@ def print_backfill(n: int, f: dict[str, float]) -> None:
     )
 
 
+def codes_cost(n: int) -> dict[str, float]:
+    """ms of the Hamming pass over ``n`` random 384-bit codes with no dropped code and with
+    `COMPACT_AT` - 1 dropped (filtered), and of one compaction of `COMPACT_AT` codes."""
+    import numpy as np
+
+    from hermes_memory_sessions.vectors import BinaryCodes
+    from hermes_memory_sessions.vectors._binary_codes import COMPACT_AT
+
+    rng = np.random.default_rng(0)
+    codes = BinaryCodes()
+    codes.words, codes.n = 6, n
+    codes.codes = rng.integers(0, 2**63, size=(6, n), dtype=np.uint64)
+    codes.ids = np.arange(n, dtype=np.int64)
+    query = rng.normal(size=384).astype(np.float32)
+
+    def best(run: Any, repeat: int = 5) -> float:
+        times = []
+        for _ in range(repeat):
+            started = time.perf_counter()
+            run()
+            times.append((time.perf_counter() - started) * 1000)
+        return min(times)
+
+    out = {"plain_ms": best(lambda: codes.nearest(query, 1000))}
+    codes.drop(list(range(0, n, max(1, n // (COMPACT_AT - 1))))[: COMPACT_AT - 1])
+    out["filtered_ms"] = best(lambda: codes.nearest(query, 1000))
+    codes.drop([n - 1])
+    started = time.perf_counter()
+    codes.compact()
+    out["compact_ms"] = (time.perf_counter() - started) * 1000
+    out["left"] = codes.n
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, nargs="+", default=[bl.DEFAULT_DATA])
@@ -214,7 +253,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--fractions", type=float, nargs="+", default=list(FRACTIONS), help="quality shares"
     )
+    ap.add_argument(
+        "--codes", type=int, default=0, help="also time the code set's drop/compact at N codes"
+    )
     args = ap.parse_args(argv)
+    if args.codes:
+        c = codes_cost(args.codes)
+        print(
+            f"{args.codes:,} codes: Hamming pass best {c['plain_ms']:.1f} ms, with 1,023 dropped"
+            f" codes filtered {c['filtered_ms']:.1f} ms; compaction of 1,024"
+            f" {c['compact_ms']:.1f} ms ({c['left']:,.0f} left); load {os.getloadavg()}"
+        )
     if args.calibration:
         import hermes_memory_sessions.search._tiered as tiered_mod
 

@@ -68,10 +68,16 @@ class BinaryCodes:
     def compact(self) -> None:
         """Remove the dropped codes from the arrays once `COMPACT_AT` have gathered."""
         if len(self.dropped) >= COMPACT_AT:
-            keep = ~np.isin(self.ids[: self.n], np.fromiter(self.dropped, dtype=np.int64))
-            kept = int(keep.sum())
-            self.codes[:, :kept] = self.codes[:, : self.n][:, keep]
-            self.ids[:kept] = self.ids[: self.n][keep]
+            ids = self.ids[: self.n]
+            gone = np.fromiter(self.dropped, dtype=np.int64)
+            # A flag per id (ids are rowids, dense): one gather, no sort of a million ids.
+            flags = np.zeros(int(max(int(ids.max(initial=0)), int(gone.max()))) + 1, dtype=bool)
+            flags[gone] = True
+            where = np.flatnonzero(~flags[ids])
+            kept = int(where.size)
+            for w in range(self.words):
+                self.codes[w, :kept] = self.codes[w, : self.n].take(where)
+            self.ids[:kept] = ids.take(where)
             self.n = kept
             self.dropped = set()
 
