@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CONVERSATIONS", "QUESTIONS", "fill_both", "ranked"]
+__all__ = ["CONVERSATIONS", "QUESTIONS", "close_both", "fill_both", "ranked"]
 
 CONVERSATIONS = [
     ("music", ["I practised the violin for two hours yesterday", "Your bow arm must be tired!"]),
@@ -50,3 +50,11 @@ def fill_both(store: Any) -> None:
 def ranked(store: Any, query: str) -> list[tuple[str, str, str]]:
     rows = store.discover_messages(query, limit=10)
     return [(str(r["session_id"]), str(r["role"]), str(r["match"])) for r in rows]
+
+
+def close_both(lite: Any, pg: Any) -> None:
+    """Close the SQLite archive, delete the PostgreSQL owner's rows, close it."""
+    lite.close()
+    for table in ("hm_vectors", "hm_messages", "hm_sessions", "hm_term_df"):
+        pg.db.run(lambda c, t=table: c.execute(f"DELETE FROM {t} WHERE owner = %s", (pg.owner,)))
+    pg.close()

