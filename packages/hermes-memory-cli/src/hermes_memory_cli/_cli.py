@@ -488,7 +488,12 @@ def build_parser() -> argparse.ArgumentParser:
         "embed",
         "embed messages that have no vector yet (hybrid recall; needs sessions.embedder)",
     )
-    p.add_argument("--limit", type=int, help="embed at most N messages (default: all)")
+    p.add_argument(
+        "--limit",
+        type=int,
+        help="embed at most N messages with the quality model (default: all; the fast"
+        " tier always embeds every pending message)",
+    )
     p.add_argument("--batch-size", type=int, default=32, help="messages per embedder call")
     p.add_argument(
         "--reset",
@@ -496,7 +501,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="drop every stored vector first (after changing the model); without an"
         " embedder configured, only drops them",
     )
-    _handler(p, "sessions:embed")
+    _handler(p, "_embed:embed")
 
     _add_resume_undo(add, ssub)
 

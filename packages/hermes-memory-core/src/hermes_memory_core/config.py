@@ -325,6 +325,7 @@ SESSIONS_EMBEDDER_KEYS = frozenset(
         "embedder_timeout",
         "embedder_api_key_env",
         "embedder_api_key",  # refused by the embedder with a clear message (keys: env only)
+        "fast_embedder",  # the fast tier (hermes_memory_sessions.vectors._tiers)
     }
 )
 

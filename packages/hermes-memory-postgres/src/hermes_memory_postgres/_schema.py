@@ -186,6 +186,12 @@ MIGRATIONS: tuple[str, ...] = (
             OR OLD.role IS DISTINCT FROM NEW.role)
         EXECUTE FUNCTION hm_vectors_msg_au();
     """,
+    # 7: two embedding tiers (hermes_memory_sessions.vectors._tiers): a message may hold a
+    # vector per model (the fast one until the quality one replaces it)
+    """
+    ALTER TABLE hm_vectors DROP CONSTRAINT IF EXISTS hm_vectors_pkey;
+    ALTER TABLE hm_vectors ADD PRIMARY KEY (owner, message_id, model);
+    """,
 )
 #: The schema version this release reads and writes.
 SCHEMA_VERSION = len(MIGRATIONS)

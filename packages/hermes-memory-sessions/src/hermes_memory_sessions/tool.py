@@ -616,8 +616,10 @@ def _recall(store: SessionArchive, fused: bool, parsed: ParsedQuery) -> dict[str
     if state is None:
         return {}
     if state[0] == "hybrid":
-        if fused:
-            return {"recall": "hybrid"}
+        if fused:  # a note: hybrid, but with the fast model only (the quality one can't run)
+            return (
+                {"recall": "hybrid", "recall_note": state[1]} if state[1] else {"recall": "hybrid"}
+            )
         if parsed.has_syntax:
             why = "search syntax (quotes, OR, NOT, prefix*) is matched by words only"
         else:

@@ -302,19 +302,40 @@ def check_vectors(db_path: Path, config: Any) -> list[Check]:
     from hermes_memory_core.config import ConfigError
     from hermes_memory_sessions.vectors import (
         build_embedder,
+        build_fast_embedder,
         configured_embedder_section,
+        configured_fast_section,
         coverage_counts,
         index_model,
     )
 
     section = configured_embedder_section(config) if config is not None else None
     model: str | None = None
+    fast_model: str | None = None
     checks: list[Check] = []
     if section is not None:
+        fast_section = configured_fast_section(config)
+        fast = build_fast_embedder(fast_section, section) if fast_section else None
+        fast_model = index_model(str(fast.name)) if fast is not None else None
         try:
             embedder = build_embedder(section, strict=True)
         except ConfigError as exc:
-            return [Check("vectors", "fail", str(exc), N_("fix sessions.embedder* in config.yaml"))]
+            if fast_model is None:
+                hint = N_("fix sessions.embedder* in config.yaml")
+                return [Check("vectors", "fail", str(exc), hint)]
+            # The quality model cannot run here; the fast tier answers alone (said plainly).
+            checks.append(
+                Check(
+                    "vectors",
+                    "warn",
+                    N_(
+                        "{error}; recall uses the fast model ({fast}) only",
+                        error=exc,
+                        fast=fast_model,
+                    ),
+                )
+            )
+            embedder, fast_model = fast, None
         model = index_model(str(embedder.name))
     if not db_path.exists() or (config is not None and config.sessions.backend != "sqlite"):
         if model:
@@ -328,6 +349,8 @@ def check_vectors(db_path: Path, config: Any) -> list[Check]:
     except sqlite3.Error as exc:
         return [Check("vectors", "warn", N_("cannot count vectors: {error}", error=exc))]
     embedded, total, other = cov["embedded"], cov["total"], cov["other_models"]
+    fast_n = int(cov["by_model"].get(fast_model, 0)) if fast_model else 0
+    other -= fast_n
     if model is None:
         if embedded:
             checks.append(
@@ -359,6 +382,16 @@ def check_vectors(db_path: Path, config: Any) -> list[Check]:
             total=f"{total:,}",
             model=model,
             other=f"{other:,}",
+        )
+    if fast_model and embedded < total:
+        detail = N_(
+            "{embedded} / {total} messages embedded by {model}; the fast tier ({fast})"
+            " covers {more} more",
+            embedded=f"{embedded:,}",
+            total=f"{total:,}",
+            model=model,
+            fast=fast_model,
+            more=f"{fast_n:,}",
         )
     if embedded < total:
         checks.append(

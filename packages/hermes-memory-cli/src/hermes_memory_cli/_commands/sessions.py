@@ -306,22 +306,38 @@ def _attach_search_embedder(ctx: Context, store: Any) -> bool:
     """Attach the configured embedder for one search; False (with a note on stderr saying
     why) when search stays lexical. Nothing is written: an archive without stored vectors
     is searched lexically (``sessions embed`` makes them)."""
-    from hermes_memory_sessions.vectors import build_embedder, configured_embedder_section
+    from hermes_memory_sessions.vectors import (
+        build_embedder,
+        build_fast_embedder,
+        configured_embedder_section,
+        configured_fast_section,
+    )
 
     section = configured_embedder_section(ctx.config)
     if section is None or not hasattr(store, "_attach_embedder"):
         return False
-    if int(store.vector_coverage().get("embedded") or 0) == 0:
+    stored = dict(store.vector_coverage().get("by_model") or {})
+    if not any(stored.values()):
         ctx.note(
             _("no message is embedded yet (run: hermes-memory sessions embed); search is lexical")
         )
         return False
     embedder = build_embedder(section, strict=False)
+    fast_section = configured_fast_section(ctx.config)
+    # The fast model costs seconds to load: only when some messages hold its vectors.
+    prefix = f"{fast_section['embedder']}:" if fast_section else None
+    wanted = prefix is not None and any(str(m).startswith(prefix) for m in stored)
+    fast = build_fast_embedder(fast_section, section) if wanted or embedder is None else None
+    if embedder is None:
+        embedder, fast = fast, None  # the quality model cannot run here: the fast one alone
     if embedder is None:
         ctx.note(_("the configured embedder cannot run here; search is lexical"))
         return False
     try:
-        store._attach_embedder(embedder, background=False)
+        if fast is None:
+            store._attach_embedder(embedder, background=False)
+        else:
+            store._attach_embedder(embedder, background=False, fast=fast)
     except Exception as exc:  # numpy missing, a locked file: the words still answer
         ctx.note(_("could not use the embedder ({error}); search is lexical").format(error=exc))
         return False
@@ -509,6 +525,11 @@ def _coverage_line(vec: Mapping[str, Any]) -> str:
     pct = f" ({100 * embedded / total:.0f}%)" if total else ""
     models = ", ".join(f"{m} {n:,}" for m, n in sorted(by_model.items())) or _("none stored")
     configured = vec.get("embedder")
+    for tier in vec.get("tiers") or []:
+        if tier.get("tier") == "fast" and total:
+            models += _("; with the fast tier, hybrid recall covers {n} ({pct:.0f}%)").format(
+                n=f"{int(tier['searched']):,}", pct=100 * int(tier["searched"]) / total
+            )
     tail = (
         _("; embedder: {name}").format(name=configured)
         if configured
@@ -517,114 +538,6 @@ def _coverage_line(vec: Mapping[str, Any]) -> str:
     return _("{embedded} / {total} messages embedded{pct} [{models}]{tail}").format(
         embedded=f"{embedded:,}", total=f"{total:,}", pct=pct, models=models, tail=tail
     )
-
-
-def embed(ctx: Context) -> int:
-    """``sessions embed [--limit N] [--batch-size N] [--reset]``: backfill the vector index."""
-    from hermes_memory_core.config import ConfigError
-    from hermes_memory_sessions.vectors import build_embedder, configured_embedder_section
-
-    limit = ctx.args.limit
-    if limit is not None and limit < 0:
-        raise CLIError(_("--limit must be 0 or more"))
-    batch = int(ctx.args.batch_size)
-    if not 1 <= batch <= 4096:
-        raise CLIError(_("--batch-size must be between 1 and 4096"))
-    section = configured_embedder_section(ctx.config)
-    if section is None and not ctx.args.reset:
-        raise CLIError(
-            _(
-                "no embedder configured: set sessions.embedder in config.yaml (e.g. 'embedder:"
-                " default'; see docs/how-to/embeddings.md)"
-            )
-        )
-    try:
-        embedder = build_embedder(section, strict=True)
-    except ConfigError as exc:
-        raise CLIError(str(exc)) from None
-    with ctx.session_store(create=False) as opened:
-        store: Any = opened  # the SQLite archive's vector methods are not in the protocol
-        if store is None:
-            raise CLIError(
-                _("no session archive yet ({path} does not exist)").format(path=ctx.db_path)
-            )
-        if not hasattr(store, "_attach_embedder"):
-            raise CLIError(_("vectors are kept by the SQLite archive only (sessions.backend)"))
-        if getattr(store, "read_only", False):
-            raise CLIError(
-                _("the archive {path} is read-only: nothing can be embedded").format(
-                    path=ctx.db_path
-                )
-            )
-        dropped = 0
-        if ctx.args.reset:
-            dropped = _drop_vectors(store)
-            if embedder is None:
-                if ctx.json:
-                    ctx.emit_json({"dropped": dropped, "embedded": 0})
-                else:
-                    ctx.say(
-                        _("Dropped {n} stored vectors; search is lexical.").format(n=f"{dropped:,}")
-                    )
-                return 0
-        store._attach_embedder(embedder, background=False)
-        before = store.vector_coverage()
-        todo = before["total"] - before["embedded"]
-        if limit is not None:
-            todo = min(todo, limit)
-        done = 0
-        started = time.monotonic()
-        try:
-            with ctx.progress(
-                _("Embedding with {model}").format(model=before["model"]),
-                rate_unit=_("messages"),
-            ) as progress:
-                progress(0, todo)
-
-                def step(n: int) -> None:
-                    nonlocal done
-                    done += n
-                    progress(done, todo)
-
-                store.embed_pending(limit, batch_size=batch, progress=step)
-        except KeyboardInterrupt:
-            raise CLIError(
-                _("interrupted after {n} messages (kept); run it again to resume").format(
-                    n=f"{done:,}"
-                )
-            ) from None
-        except Exception as exc:  # the embedder failed: what was embedded is kept
-            raise CLIError(
-                _("embedding stopped after {n} messages ({error}); run it again to resume").format(
-                    n=f"{done:,}", error=exc
-                )
-            ) from None
-        after = store.vector_coverage()
-    seconds = time.monotonic() - started
-    if ctx.json:
-        ctx.emit_json(
-            {
-                "embedded": done,
-                "dropped": dropped,
-                "seconds": round(seconds, 3),
-                "model": after["model"],
-                "coverage": {"embedded": after["embedded"], "total": after["total"]},
-            }
-        )
-        return 0
-    if dropped:
-        ctx.say(_("Dropped {n} stored vectors.").format(n=f"{dropped:,}"))
-    rate = f" ({done / seconds:.1f}/s)" if done and seconds > 0 else ""
-    ctx.say(
-        _("Embedded {n} messages{rate} with {model}; coverage {embedded} / {total}.").format(
-            n=f"{done:,}",
-            rate=rate,
-            model=after["model"],
-            embedded=f"{after['embedded']:,}",
-            total=f"{after['total']:,}",
-        )
-    )
-    return 0
 
 
 def _drop_vectors(store: Any) -> int:

@@ -209,17 +209,29 @@ def embed(
         )
 
     def work(job: Job) -> dict[str, Any]:
+        from hermes_memory_sessions.vectors import build_fast_embedder, configured_fast_section
+
         try:
             embedder = build_embedder(section, strict=True)
         except ConfigError as exc:
             raise RuntimeError(str(exc)) from None
+        fast_section = configured_fast_section(ctx.config)
+        fast = build_fast_embedder(fast_section, section) if fast_section else None
         with dash.context().session_store(create=False) as opened:
             store: Any = opened
             if store is None or not hasattr(store, "_attach_embedder"):
                 raise RuntimeError("vectors are kept by the SQLite archive only")
-            store._attach_embedder(embedder, background=False)
+            if fast is None:
+                store._attach_embedder(embedder, background=False)
+            else:  # the fast tier over everything first, then the quality model
+                store._attach_embedder(embedder, background=False, fast=fast)
             before = store.vector_coverage()
-            job.total = int(before["total"]) - int(before["embedded"])
+            searched = {t["tier"]: int(t["searched"]) for t in before.get("tiers") or []}
+            job.total = (
+                2 * int(before["total"])
+                - int(before["embedded"])
+                - searched.get("fast", int(before["total"]))
+            )
 
             def step(n: int) -> None:
                 job.done += n

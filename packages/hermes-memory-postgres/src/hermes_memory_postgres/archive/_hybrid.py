@@ -29,38 +29,20 @@ class ArchiveHybrid(ArchiveVectors):
     owner: str
     _read: Any  # ArchiveCore's bounded read (later in the MRO)
 
-    def _attach_embedder(self, embedder: Any, *, background: bool) -> None:
-        """Build the vector index for ``embedder`` (as `SessionStore`'s ``embedder=``).
+    def _vector_index_type(self) -> Any:
+        """`PgVectorIndex` (the base class builds one per tier with it).
 
-        :raises TypeError: ``embedder`` lacks ``name``, ``dim``, ``embed_documents`` or
-            ``embed_query``.
         :raises ImportError: NumPy is not installed.
         """
-        missing = [
-            attr
-            for attr in ("name", "dim", "embed_documents", "embed_query")
-            if not hasattr(embedder, attr)
-        ]
-        if missing:
-            raise TypeError(
-                f"embedder {type(embedder).__name__} lacks {', '.join(missing)}"
-                " (see hermes_memory_vectors.Embedder)"
-            )
-        try:
-            from hermes_memory_postgres.archive._vectors import PgVectorIndex
-        except ImportError as exc:  # numpy missing
-            from hermes_memory_core.installer import install_command
+        from hermes_memory_postgres.archive._vectors import PgVectorIndex
 
-            raise ImportError(
-                "an embedder needs the vector index's dependencies: "
-                + install_command("hermes-memory-sessions[vectors]")
-            ) from exc
-        self.vector_index = PgVectorIndex(self, embedder, background=background)
+        return PgVectorIndex
 
-    def attach_embedder(self, embedder: Any, *, background: bool = True) -> None:
+    def attach_embedder(self, embedder: Any, *, background: bool = True, fast: Any = None) -> None:
         """Turn on hybrid recall with ``embedder`` (vectors stored in PostgreSQL; new
-        messages embedded in the background unless ``background`` is False)."""
-        self._attach_embedder(embedder, background=background)
+        messages embedded in the background unless ``background`` is False); with ``fast``
+        too, the two tiers (`hermes_memory_sessions.vectors._tiers`)."""
+        self._attach_embedder(embedder, background=background, fast=fast)
 
     def append_messages(self, session_id: str, messages: Iterable[Mapping[str, Any]]) -> list[int]:
         ids: list[int] = super().append_messages(session_id, messages)  # type: ignore[misc]

@@ -1,9 +1,10 @@
-"""The SQL of the PostgreSQL vector index (``hm_vectors``, schema 6), one owner at a time.
+"""The SQL of the PostgreSQL vector index (``hm_vectors``, schemas 6-7), one owner at a time.
 
 Same layout and rules as the SQLite archive's (`hermes_memory_sessions.vectors`): one int8
-vector per embeddable message (user/assistant with text) in the blob format of
-``hermes_memory_vectors.quantize_int8``, each embedded with the two conversational messages
-before it in its session; ``model`` is the embedder's name plus the context window.
+vector per embeddable message (user/assistant with text) and model (schema 7: the fast and
+the quality tier) in the blob format of ``hermes_memory_vectors.quantize_int8``, each
+embedded with the two conversational messages before it in its session; ``model`` is the
+embedder's name plus the context window.
 """
 
 from __future__ import annotations
@@ -57,31 +58,47 @@ def documents(
 
 
 def embedded_among(
-    conn: psycopg.Connection[Any], owner: str, model: str, ids: Sequence[int]
+    conn: psycopg.Connection[Any],
+    owner: str,
+    model: str,
+    ids: Sequence[int],
+    above: str | None = None,
 ) -> set[int]:
-    """The ids among ``ids`` that already have a vector of ``model``."""
+    """The ids among ``ids`` that already have a vector of ``model`` (or of ``above``, the
+    better tier's model)."""
     cur = conn.cursor(row_factory=tuple_row)
     rows = cur.execute(
-        "SELECT message_id FROM hm_vectors WHERE owner = %s AND model = %s"
+        "SELECT message_id FROM hm_vectors WHERE owner = %s AND model IN (%s, %s)"
         " AND message_id = ANY(%s)",
-        (owner, model, [int(i) for i in ids]),
+        (owner, model, above or model, [int(i) for i in ids]),
     ).fetchall()
     return {int(r[0]) for r in rows}
 
 
 def store_vectors(
-    conn: psycopg.Connection[Any], owner: str, model: str, pairs: Sequence[tuple[int, bytes]]
+    conn: psycopg.Connection[Any],
+    owner: str,
+    model: str,
+    pairs: Sequence[tuple[int, bytes]],
+    above: str | None = None,
 ) -> None:
-    """Store (replace) the vectors of messages that still exist."""
+    """Store (replace) the vectors of messages that still exist: other models' vectors of
+    them go (a model change; the fast tier's when the quality one lands), never those of
+    ``above`` (the better tier), and a message holding one gets none of ``model``."""
     if not pairs:
         return
     ids = [p[0] for p in pairs]
-    conn.execute("DELETE FROM hm_vectors WHERE owner = %s AND message_id = ANY(%s)", (owner, ids))
+    conn.execute(
+        "DELETE FROM hm_vectors WHERE owner = %s AND message_id = ANY(%s) AND model <> %s",
+        (owner, ids, above or ""),
+    )
     conn.execute(
         "INSERT INTO hm_vectors (owner, message_id, model, vec)"
         " SELECT %s, u.id, %s, u.vec FROM unnest(%s::bigint[], %s::bytea[]) AS u(id, vec)"
-        " WHERE EXISTS (SELECT 1 FROM hm_messages m WHERE m.owner = %s AND m.id = u.id)",
-        (owner, model, ids, [p[1] for p in pairs], owner),
+        " WHERE EXISTS (SELECT 1 FROM hm_messages m WHERE m.owner = %s AND m.id = u.id)"
+        " AND NOT EXISTS (SELECT 1 FROM hm_vectors a WHERE a.owner = %s"
+        " AND a.message_id = u.id AND a.model = %s)",
+        (owner, model, ids, [p[1] for p in pairs], owner, owner, above or ""),
     )
 
 
@@ -92,31 +109,35 @@ def pending_ids(
     after: int,
     limit: int,
     before: int | None = None,
+    above: str | None = None,
 ) -> list[int]:
-    """Embeddable messages without a vector of ``model``: ascending ids > ``after``, or
-    with ``before``, descending ids < ``before`` (newest first, as the SQLite archive)."""
+    """Embeddable messages without a vector of ``model`` (nor of ``above``): ascending ids
+    > ``after``, or with ``before``, descending ids < ``before`` (newest first, as the
+    SQLite archive)."""
     where, order, bound = (
         ("m.id < %s", "DESC", before) if before is not None else ("m.id > %s", "", after)
     )
     cur = conn.cursor(row_factory=tuple_row)
     rows = cur.execute(
         f"SELECT m.id FROM hm_messages m LEFT JOIN hm_vectors v ON v.owner = m.owner"  # noqa: S608
-        f" AND v.message_id = m.id AND v.model = %s WHERE m.owner = %s AND {where}"
+        f" AND v.message_id = m.id AND v.model IN (%s, %s) WHERE m.owner = %s AND {where}"
         f" AND v.message_id IS NULL AND {EMBEDDABLE} ORDER BY m.id {order} LIMIT %s",
-        (model, owner, int(bound), int(limit)),
+        (model, above or model, owner, int(bound), int(limit)),
     ).fetchall()
     return [int(r[0]) for r in rows]
 
 
-def newest_pending(conn: psycopg.Connection[Any], owner: str, model: str, newest: int) -> list[int]:
+def newest_pending(
+    conn: psycopg.Connection[Any], owner: str, model: str, newest: int, above: str | None = None
+) -> list[int]:
     """Pending messages among the ``newest`` messages of ``owner`` (ascending)."""
     cur = conn.cursor(row_factory=tuple_row)
     rows = cur.execute(
         f"SELECT m.id FROM (SELECT * FROM hm_messages WHERE owner = %s"  # noqa: S608
         f" ORDER BY id DESC LIMIT %s) m LEFT JOIN hm_vectors v ON v.owner = m.owner"
-        f" AND v.message_id = m.id AND v.model = %s WHERE v.message_id IS NULL"
+        f" AND v.message_id = m.id AND v.model IN (%s, %s) WHERE v.message_id IS NULL"
         f" AND {EMBEDDABLE} ORDER BY m.id",
-        (owner, int(newest), model),
+        (owner, int(newest), model, above or model),
     ).fetchall()
     return [int(r[0]) for r in rows]
 

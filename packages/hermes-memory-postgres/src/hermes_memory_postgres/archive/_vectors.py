@@ -43,6 +43,7 @@ from hermes_memory_sessions.vectors import (
     VectorIndex,
     index_model,
     unit_rows,
+    upgraded,
 )
 
 __all__ = ["PgCodeCache", "PgVectorIndex"]
@@ -54,9 +55,10 @@ LOAD_CHUNK = 20000
 class PgCodeCache:
     """The `BinaryCodes` of one owner's vectors of one model, refreshed incrementally."""
 
-    def __init__(self, archive: Any, model: str) -> None:
+    def __init__(self, archive: Any, model: str, drop_model: str | None = None) -> None:
         self.archive = archive
         self.model = model
+        self.drop_model = drop_model  # the tier above: a message it embeds leaves these codes
         self.codes = BinaryCodes()
         self.lock = threading.Lock()
 
@@ -121,20 +123,30 @@ class PgCodeCache:
                 break
             mine = [r for r in chunk if r[3] == model and len(r[2]) > 4]
             codes.add([r[1] for r in mine], [r[2] for r in mine])
+            codes.drop(upgraded(chunk, model, self.drop_model))
             codes.last_seq = chunk[-1][0]
+        codes.compact()
         codes.last_seq = max(codes.last_seq, top)
 
 
 class PgVectorIndex(VectorIndex):
     """`VectorIndex` over a `PostgresSessionArchive` (same API, same answers)."""
 
-    def __init__(self, archive: Any, embedder: EmbedderLike, *, background: bool = True) -> None:
+    def __init__(
+        self,
+        archive: Any,
+        embedder: EmbedderLike,
+        *,
+        background: bool = True,
+        above: str | None = None,
+    ) -> None:
         # Not VectorIndex.__init__: that one creates SQLite's table (here: schema 6).
         self.store = archive
         self.archive: Any = archive  # the PostgreSQL archive (``store`` is typed for SQLite)
         self.embedder = embedder
         self.model = index_model(str(embedder.name), vectors_mod.CONTEXT_BEFORE)
-        self._codes = PgCodeCache(archive, self.model)  # type: ignore[assignment]
+        self.above = above
+        self._codes = PgCodeCache(archive, self.model, above)  # type: ignore[assignment]
         self._embed_lock = threading.Lock()
         self.worker = EmbeddingWorker(
             embed=self._embed_ids,
@@ -155,7 +167,9 @@ class PgVectorIndex(VectorIndex):
 
     def _catch_up(self) -> None:
         ids = self.archive._read(
-            lambda conn: rows_sql.newest_pending(conn, self._owner, self.model, CATCH_UP)
+            lambda conn: rows_sql.newest_pending(
+                conn, self._owner, self.model, CATCH_UP, self.above
+            )
         )
         self.notify(ids)
 
@@ -163,7 +177,7 @@ class PgVectorIndex(VectorIndex):
         with self._embed_lock:
 
             def read(conn: psycopg.Connection[Any]) -> list[tuple[int, str]]:
-                done = rows_sql.embedded_among(conn, self._owner, self.model, ids)
+                done = rows_sql.embedded_among(conn, self._owner, self.model, ids, self.above)
                 return rows_sql.documents(conn, self._owner, [i for i in ids if i not in done])
 
             docs = self.archive._read(read)
@@ -172,7 +186,9 @@ class PgVectorIndex(VectorIndex):
             blobs = self._embed_texts([text for _, text in docs])
             pairs = [(mid, blob) for (mid, _), blob in zip(docs, blobs, strict=True)]
             self.archive._write(
-                lambda conn: rows_sql.store_vectors(conn, self._owner, self.model, pairs)
+                lambda conn: rows_sql.store_vectors(
+                    conn, self._owner, self.model, pairs, self.above
+                )
             )
             self.worker.succeeded()
             return len(docs)
@@ -183,7 +199,7 @@ class PgVectorIndex(VectorIndex):
         return list(
             self.archive._read(
                 lambda conn: rows_sql.pending_ids(
-                    conn, self._owner, self.model, after, limit, before
+                    conn, self._owner, self.model, after, limit, before, self.above
                 )
             )
         )
@@ -198,8 +214,8 @@ class PgVectorIndex(VectorIndex):
                 cur = conn.execute("DELETE FROM hm_vectors WHERE owner = %s", (self._owner,))
             else:
                 cur = conn.execute(
-                    "DELETE FROM hm_vectors WHERE owner = %s AND model <> %s",
-                    (self._owner, self.model),
+                    "DELETE FROM hm_vectors WHERE owner = %s AND model <> %s AND model <> %s",
+                    (self._owner, self.model, self.above or self.model),
                 )
             return int(cur.rowcount)
 

@@ -39,6 +39,7 @@ from hermes_memory_sessions.search._lexical import (
     search_items,
 )
 from hermes_memory_sessions.search._query import ParsedQuery, parse_query
+from hermes_memory_sessions.search._reference_rows import reference_digest, stored_reference_rows
 
 __all__ = [
     "DENSE_POOL",
@@ -234,46 +235,6 @@ def dense_floor(index: Any, cosines: Sequence[float] = ()) -> float | None:
     return floor
 
 
-def reference_digest() -> str:
-    """SHA-256 of the reference texts (what `_reference_vectors` was built from)."""
-    import hashlib
-    import json
-
-    from hermes_memory_sessions.search._reference_texts import REFERENCE_TEXTS
-
-    return hashlib.sha256(json.dumps(REFERENCE_TEXTS, ensure_ascii=False).encode()).hexdigest()
-
-
-_REFERENCE_ROWS: dict[str, dict[str, Any]] = {}
-
-
-def _reference_rows(name: str) -> dict[str, Any] | None:
-    """Unit rows of the reference texts per script for embedder ``name`` (None: none)."""
-    if name in _REFERENCE_ROWS:
-        return _REFERENCE_ROWS[name]
-    import base64
-
-    from hermes_memory_sessions.search import _reference_vectors as ref
-    from hermes_memory_sessions.vectors._binary_codes import unit_rows
-
-    stored = ref.VECTORS.get(name)
-    if stored is None or reference_digest() != ref.DIGEST:
-        return None
-    rows: dict[str, Any] = {}
-    for script, b64 in stored.items():
-        raw = base64.b64decode(b64)
-        width = len(raw) // len(_reference_texts(script))
-        rows[script] = unit_rows([raw[i : i + width] for i in range(0, len(raw), width)])
-    _REFERENCE_ROWS[name] = rows
-    return rows
-
-
-def _reference_texts(script: str) -> tuple[str, ...]:
-    from hermes_memory_sessions.search._reference_texts import REFERENCE_TEXTS
-
-    return REFERENCE_TEXTS[script]
-
-
 def small_pool_floors(
     index: Any, vector: Any, quantile: float | None = None
 ) -> dict[str, float] | None:
@@ -289,7 +250,7 @@ def small_pool_floors(
     margin = getattr(embedder, "similarity_margin", None)
     if not isinstance(margin, (int, float)):
         margin = DENSE_MARGINS.get(name)
-    rows = _reference_rows(name) if margin is not None else None
+    rows = stored_reference_rows(name) if margin is not None else None
     if margin is None or not rows:
         return None
     out: dict[str, float] = {}
@@ -428,7 +389,14 @@ def _dense_side(
     index: Any, query: str, count: int, filters: dict[str, Any]
 ) -> tuple[Any, list[Any]]:
     """``(query vector, dense hits)``; ``(None, [])`` when the query could not be embedded,
-    ``(vector, [])`` when the search failed (fail open: a broken index never breaks search)."""
+    ``(vector, [])`` when the search failed (fail open: a broken index never breaks search).
+    For a tiered index the "vector" is the `TieredDense` of both tiers."""
+    tiers = getattr(index, "tiers", None)
+    if tiers:
+        from hermes_memory_sessions.search._tiered import tiered_dense
+
+        merged = tiered_dense(tuple(tiers), query, count, filters)
+        return (None, []) if merged is None else (merged, merged.hits)
     vector = index.query_vector(query)
     if vector is None:
         return None, []
@@ -507,7 +475,12 @@ def discover(
         match[mid] = "and" if i < len(and_rows) else "any_terms"
         score[mid] = (1.0 - DENSE_WEIGHT) * s
     normalised = _minmax([h.score for h in dense_hits])
-    cosine = {int(h.row["id"]): float(h.score) for h in dense_hits}
+    tiered = getattr(vector, "parts", None)
+    cosine: dict[int, float] = (
+        getattr(vector, "cosine", {})
+        if tiered is not None
+        else {int(h.row["id"]): float(h.score) for h in dense_hits}
+    )
     for hit, s in zip(dense_hits, normalised, strict=True):
         mid = int(hit.row["id"])
         row_of.setdefault(mid, hit.row)
@@ -520,8 +493,14 @@ def discover(
             + FUSED_SMOOTHING * max((score.get(n, 0.0) for n in near.get(mid, ())), default=0.0)
             for mid, value in score.items()
         }
-    floor = dense_floor(index, [h.score for h in dense_hits])
-    floors = _row_floors(store, index, vector, dense_hits, match, floor)
+    if tiered is not None:  # each tier's floor, from its own candidates, in its own model
+        floors: dict[int, float] = {}
+        for part in tiered:
+            own = dense_floor(part.index, [h.score for h in part.hits])
+            floors.update(_row_floors(store, part.index, part.vector, part.hits, match, own))
+    else:
+        floor = dense_floor(index, [h.score for h in dense_hits])
+        floors = _row_floors(store, index, vector, dense_hits, match, floor)
     ranked = [
         mid
         for mid in sorted(score, key=lambda mid: (-score[mid], mid))

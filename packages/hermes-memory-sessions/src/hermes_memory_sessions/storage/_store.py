@@ -80,6 +80,11 @@ class SessionStore(
         ``session_search`` fuse dense similarity with the lexical ranking, and
         ``embed_pending()`` backfills (see `hermes_memory_sessions.vectors._index`). ``None``
         (default): lexical search only.
+    :param fast_embedder: a second, fast embedder (``StaticEmbedder``): it embeds the whole
+        archive at once while ``embedder`` (the quality model) catches up newest first;
+        each message is searched with the best vector it has (see
+        `hermes_memory_sessions.vectors._tiers`). Alone (no ``embedder``) it is the only
+        model.
     :param embed_in_background: with an embedder, start the background embedding thread
         (``False``: only ``embed_pending`` embeds).
     :param scrub_secrets: mask credentials (`hermes_memory_core.scrub_secrets`) in what the
@@ -106,6 +111,7 @@ class SessionStore(
         journal_mode: str = "wal",
         read_only: bool | None = None,
         embedder: Any = None,
+        fast_embedder: Any = None,
         embed_in_background: bool = True,
         scrub_secrets: bool = True,
     ) -> None:
@@ -119,9 +125,11 @@ class SessionStore(
             journal_mode=journal_mode,
             read_only=read_only,
         )
+        if embedder is None:
+            embedder, fast_embedder = fast_embedder, None
         if embedder is not None:
             try:
-                self._attach_embedder(embedder, background=embed_in_background)
+                self._attach_embedder(embedder, background=embed_in_background, fast=fast_embedder)
             except BaseException:
                 self._db.close_now()
                 raise

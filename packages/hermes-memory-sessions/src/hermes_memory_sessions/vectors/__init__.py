@@ -12,17 +12,21 @@ from hermes_memory_sessions.vectors._embedding_config import (
     attach_configured_embedder,
     await_embedder,
     build_embedder,
+    build_fast_embedder,
     configured_embedder_section,
+    configured_fast_section,
     recall_state,
 )
 from hermes_memory_sessions.vectors._embedding_worker import EmbeddingWorker
 from hermes_memory_sessions.vectors._schema import ensure_vector_schema, has_vector_table
+from hermes_memory_sessions.vectors._tiers import TIER_NAMES, TieredIndex, tier_coverage
 
 if TYPE_CHECKING:
     from hermes_memory_sessions.vectors._binary_codes import (
         CENTER_SAMPLE,
         BinaryCodes,
         unit_rows,
+        upgraded,
     )
     from hermes_memory_sessions.vectors._index import (
         CATCH_UP,
@@ -44,17 +48,21 @@ __all__ = [
     "EMBEDDABLE",
     "QUEUE_SIZE",
     "RESCORE",
+    "TIER_NAMES",
     "WORKER_BATCH",
     "ArchiveVectors",
     "BinaryCodes",
     "DenseHit",
     "EmbedderLike",
     "EmbeddingWorker",
+    "TieredIndex",
     "VectorIndex",
     "attach_configured_embedder",
     "await_embedder",
     "build_embedder",
+    "build_fast_embedder",
     "configured_embedder_section",
+    "configured_fast_section",
     "coverage_counts",
     "document_text",
     "ensure_vector_schema",
@@ -62,7 +70,9 @@ __all__ = [
     "index_model",
     "quantize",
     "recall_state",
+    "tier_coverage",
     "unit_rows",
+    "upgraded",
 ]
 
 
@@ -80,7 +90,7 @@ _INDEX_NAMES = frozenset(
         "quantize",
     }
 )
-_CODE_NAMES = frozenset({"CENTER_SAMPLE", "BinaryCodes", "unit_rows"})
+_CODE_NAMES = frozenset({"CENTER_SAMPLE", "BinaryCodes", "unit_rows", "upgraded"})
 
 
 def __getattr__(name: str) -> object:

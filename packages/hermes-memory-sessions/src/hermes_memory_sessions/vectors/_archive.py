@@ -7,7 +7,6 @@ Importing this module imports no numerical library: the vector index
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +14,7 @@ from hermes_memory_sessions.vectors._coverage import coverage_counts
 
 if TYPE_CHECKING:
     from hermes_memory_sessions.vectors._index import VectorIndex
+    from hermes_memory_sessions.vectors._tiers import TieredIndex
 
 __all__ = ["ArchiveVectors"]
 
@@ -24,36 +24,52 @@ logger = logging.getLogger(__name__)
 class ArchiveVectors:
     """`SessionStore`'s vector methods; ``vector_index`` is None without an embedder."""
 
-    vector_index: VectorIndex | None = None
+    vector_index: VectorIndex | TieredIndex | None = None
+    #: Why recall is not what was configured although it is hybrid (the quality model
+    #: cannot run here: the fast tier alone answers); "" otherwise.
+    recall_note: str = ""
 
-    def _attach_embedder(self, embedder: Any, *, background: bool) -> None:
-        """Build the vector index for ``embedder`` (called by ``SessionStore.__init__``).
+    def _attach_embedder(self, embedder: Any, *, background: bool, fast: Any = None) -> None:
+        """Build the vector index for ``embedder`` (called by ``SessionStore.__init__``);
+        with ``fast`` too, the two tiers (`hermes_memory_sessions.vectors._tiers`).
 
-        :raises TypeError: ``embedder`` lacks ``name``, ``dim``, ``embed_documents`` or
+        :raises TypeError: an embedder lacks ``name``, ``dim``, ``embed_documents`` or
             ``embed_query``.
         :raises ImportError: numpy is not installed (``pip install
             'hermes-memory-sessions[vectors]'``).
         """
-        missing = [
-            attr
-            for attr in ("name", "dim", "embed_documents", "embed_query")
-            if not hasattr(embedder, attr)
-        ]
-        if missing:
-            raise TypeError(
-                f"embedder {type(embedder).__name__} lacks {', '.join(missing)}"
-                " (see hermes_memory_vectors.Embedder)"
-            )
-        try:
-            from hermes_memory_sessions.vectors._index import VectorIndex
-        except ImportError as exc:  # numpy missing
-            from hermes_memory_core.installer import install_command
+        for one in (embedder, fast):
+            _check_embedder(one)
+        index_type = _index_type(self)
+        if fast is None or str(fast.name) == str(embedder.name):
+            self.vector_index = index_type(self, embedder, background=background)
+            return
+        from hermes_memory_sessions.vectors._tiers import TieredIndex
 
-            raise ImportError(
-                "an embedder needs the vector index's dependencies: "
-                + install_command("hermes-memory-sessions[vectors]")
-            ) from exc
-        self.vector_index = VectorIndex(self, embedder, background=background)  # type: ignore[arg-type]
+        quality = index_type(self, embedder, background=background)
+        fast_index = index_type(self, fast, background=False, above=quality.model)
+        fast_index.backfill_on_start = True
+        if background:
+            fast_index.worker.start()
+        self.vector_index = TieredIndex(quality, fast_index)
+
+    def _attach_fast(self, fast: Any, *, background: bool) -> bool:
+        """Add the fast tier to an attached single-model index (the configured embedders
+        load one after the other: the quality model first, so the first query waits for
+        it alone). Returns whether the fast tier was added (not when no index is attached,
+        it already has tiers, or ``fast`` is the same model)."""
+        _check_embedder(fast)
+        index = self.vector_index
+        if index is None or hasattr(index, "tiers") or str(fast.name) == str(index.embedder.name):
+            return False
+        from hermes_memory_sessions.vectors._tiers import TieredIndex
+
+        fast_index = _index_type(self)(self, fast, background=False, above=index.model)
+        fast_index.backfill_on_start = True
+        if background:
+            fast_index.worker.start()
+        self.vector_index = TieredIndex(index, fast_index)
+        return True
 
     def _notify_vectors(self, ids: Sequence[int]) -> None:
         """Hand new message ids to the background embedder (no-op without one)."""
@@ -86,39 +102,21 @@ class ArchiveVectors:
             return 0
         return index.embed_pending(limit, batch_size=batch_size, progress=progress)
 
-    def _embed_before_close(self, budget_s: float, *, batch_size: int = 8) -> dict[str, int]:
-        """Embed pending messages for about ``budget_s`` seconds (a short-lived process
-        closing); returns ``{"embedded": n, "left": m}`` (``m`` still without a vector of
-        the current model, counted after). Never raises: an embedder failure stops early."""
-        index = self.vector_index
-        done = 0
-        if index is not None:
-            deadline = time.monotonic() + max(0.0, budget_s)
-            while time.monotonic() < deadline:
-                try:
-                    n = index.embed_pending(batch_size, batch_size=batch_size)
-                except Exception as exc:  # the embedder failed: report what is left
-                    logger.warning("session archive: embedding at close failed (%s)", exc)
-                    break
-                if n == 0:
-                    break
-                done += n
-        try:
-            cov = self.vector_coverage()
-            left = max(0, int(cov.get("total") or 0) - int(cov.get("embedded") or 0))
-        except Exception:
-            left = -1  # unknown (the file went away): reported as such
-        return {"embedded": done, "left": left}
-
     def vector_coverage(self) -> dict[str, Any]:
         """``{"model", "embedded", "total", "other_models", ...}`` of the vector index.
 
         ``total`` counts the messages that get vectors (user/assistant with content). Without
         an embedder attached, ``model`` is None and ``embedded`` counts every stored vector.
+        With two tiers, ``model``/``embedded`` are the quality tier's and ``tiers`` lists
+        both (`hermes_memory_sessions.vectors._tiers.tier_coverage`); ``note`` says why
+        recall uses the fast model only, when it does.
         """
         index = self.vector_index
         if index is not None:
-            return index.coverage()
+            found = index.coverage()
+            if self.recall_note:
+                found["note"] = self.recall_note
+            return found
         read_with: Callable[..., dict[str, Any]] = getattr(self, "read_with")  # noqa: B009
         return read_with(coverage_counts, None)
 
@@ -143,3 +141,36 @@ class ArchiveVectors:
             self, query, limit=limit, role_filter=role_filter, exclude_sources=exclude_sources
         )
         return found.rows if found is not None else []
+
+
+def _check_embedder(embedder: Any) -> None:
+    if embedder is None:
+        return
+    missing = [
+        attr
+        for attr in ("name", "dim", "embed_documents", "embed_query")
+        if not hasattr(embedder, attr)
+    ]
+    if missing:
+        raise TypeError(
+            f"embedder {type(embedder).__name__} lacks {', '.join(missing)}"
+            " (see hermes_memory_vectors.Embedder)"
+        )
+
+
+def _index_type(archive: Any) -> Any:
+    """The backend's `VectorIndex` class (``_vector_index_type`` of the archive, else
+    SQLite's); raises ImportError with the install command when numpy is missing."""
+    own = getattr(archive, "_vector_index_type", None)
+    try:
+        if own is not None:
+            return own()
+        from hermes_memory_sessions.vectors._index import VectorIndex
+    except ImportError as exc:  # numpy missing
+        from hermes_memory_core.installer import install_command
+
+        raise ImportError(
+            "an embedder needs the vector index's dependencies: "
+            + install_command("hermes-memory-sessions[vectors]")
+        ) from exc
+    return VectorIndex

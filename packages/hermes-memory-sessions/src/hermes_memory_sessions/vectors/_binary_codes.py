@@ -20,10 +20,13 @@ from hermes_memory_sessions.vectors._schema import has_vector_table
 if TYPE_CHECKING:
     from hermes_memory_sessions.storage._store import SessionStore
 
-__all__ = ["CENTER_SAMPLE", "BinaryCodes", "CodeCache", "unit_rows"]
+__all__ = ["CENTER_SAMPLE", "COMPACT_AT", "BinaryCodes", "CodeCache", "unit_rows", "upgraded"]
 
 #: Stored vectors averaged into the center of the binary codes.
 CENTER_SAMPLE = 5000
+#: Dropped codes (messages a higher tier took over) filtered at search time before the
+#: code array is compacted (a copy of every code: done in bulk, not per message).
+COMPACT_AT = 1024
 #: Codes per chunk of the Hamming pass (the chunk's words, distances and buffers stay in
 #: the CPU cache across the words of a code).
 CHUNK = 32768
@@ -54,11 +57,35 @@ class BinaryCodes:
         self.codes: npt.NDArray[np.uint64] = np.zeros((0, 0), dtype=np.uint64)
         self.n = 0
         self.last_seq = 0
+        #: Ids whose codes no longer count (`drop`), until the next compaction.
+        self.dropped: set[int] = set()
+
+    def drop(self, ids: Sequence[int]) -> None:
+        """Stop returning the codes of ``ids`` (a message the quality tier embedded leaves
+        the fast tier's set): filtered at once, removed from the arrays by `compact`."""
+        self.dropped.update(int(i) for i in ids)
+
+    def compact(self) -> None:
+        """Remove the dropped codes from the arrays once `COMPACT_AT` have gathered."""
+        if len(self.dropped) >= COMPACT_AT:
+            ids = self.ids[: self.n]
+            gone = np.fromiter(self.dropped, dtype=np.int64)
+            # A flag per id (ids are rowids, dense): one gather, no sort of a million ids.
+            flags = np.zeros(int(max(int(ids.max(initial=0)), int(gone.max()))) + 1, dtype=bool)
+            flags[gone] = True
+            where = np.flatnonzero(~flags[ids])
+            kept = int(where.size)
+            for w in range(self.words):
+                self.codes[w, :kept] = self.codes[w, : self.n].take(where)
+            self.ids[:kept] = ids.take(where)
+            self.n = kept
+            self.dropped = set()
 
     def add(self, ids: Sequence[int], blobs: Sequence[bytes]) -> None:
         """Append the codes of the vectors ``blobs`` of messages ``ids``."""
         if not ids:
             return
+        self.dropped.difference_update(int(i) for i in ids)  # embedded again by this tier
         unit = unit_rows(blobs)
         if self.center is not None and self.center.shape[0] == unit.shape[1]:
             unit -= self.center
@@ -88,6 +115,13 @@ class BinaryCodes:
         """Ids of the ``count`` codes nearest to ``query``'s signs (all when fewer)."""
         if self.n == 0:
             return []
+        if self.dropped:
+            gone = self.dropped
+            found = self._nearest(query, count + len(gone))
+            return [i for i in found if i not in gone][:count]
+        return self._nearest(query, count)
+
+    def _nearest(self, query: npt.NDArray[np.float32], count: int) -> list[int]:
         if self.n <= count:
             return [int(i) for i in self.ids[: self.n]]
         if self.center is not None and self.center.shape == query.shape:
@@ -125,12 +159,27 @@ class BinaryCodes:
         return distance
 
 
+def upgraded(rows: Sequence[Sequence[object]], model: str, above: str | None) -> list[int]:
+    """Message ids whose last vector among ``(seq, message_id, vec, model)`` ``rows`` (seq
+    order) is of the tier ``above`` ``model``: they leave ``model``'s codes."""
+    if above is None:
+        return []
+    last: dict[int, object] = {}
+    for r in rows:
+        if r[3] == model or r[3] == above:
+            last[int(r[1])] = r[3]  # type: ignore[call-overload]
+    return [mid for mid, name in last.items() if name == above]
+
+
 class CodeCache:
     """The `BinaryCodes` of one model's vectors in ``store``, refreshed incrementally."""
 
-    def __init__(self, store: SessionStore, model: str) -> None:
+    def __init__(self, store: SessionStore, model: str, drop_model: str | None = None) -> None:
         self.store = store
         self.model = model
+        #: The tier above (`hermes_memory_sessions.vectors._tiers`): a message it embeds
+        #: leaves these codes.
+        self.drop_model = drop_model
         self.codes = BinaryCodes()
         self.lock = threading.Lock()
 
@@ -194,5 +243,7 @@ class CodeCache:
                 break
             mine = [r for r in rows if r[3] == self.model and len(r[2]) > 4]
             codes.add([int(r[1]) for r in mine], [bytes(r[2]) for r in mine])
+            codes.drop(upgraded(rows, self.model, self.drop_model))
             codes.last_seq = int(rows[-1][0])
+        codes.compact()
         codes.last_seq = max(codes.last_seq, int(top))

@@ -60,6 +60,10 @@ class EmbeddingWorker:
         thread = self._thread
         return thread is not None and thread.is_alive()
 
+    def closed(self) -> bool:
+        """Whether the worker was told to stop or the archive was closed under it."""
+        return self._stop.is_set() or self._closed()
+
     def start(self) -> None:
         """Start the daemon thread."""
         self._thread = threading.Thread(

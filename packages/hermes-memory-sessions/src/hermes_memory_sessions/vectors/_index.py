@@ -1,18 +1,22 @@
-"""The archive's vector index: one int8 vector per message, beside the messages.
+"""The archive's vector index: one int8 vector per message and model, beside the messages.
 
 Storage (same SQLite file as the messages, created on first use by an archive with an
 embedder attached)::
 
     hm_vectors(seq INTEGER PRIMARY KEY AUTOINCREMENT,   -- insertion order (incremental loads)
-               message_id INTEGER NOT NULL UNIQUE,      -- messages.id
+               message_id INTEGER NOT NULL,             -- messages.id
                model TEXT NOT NULL,                     -- Embedder.name + context window
-               vec BLOB NOT NULL)                       -- hermes_memory_vectors.quantize_int8
+               vec BLOB NOT NULL,                       -- hermes_memory_vectors.quantize_int8
+               UNIQUE (message_id, model))
 
 Triggers keep it in sync with the messages whatever code deletes them (``delete_session``,
 ``prune``, another program): a deleted message loses its vector, an edited message (and the
 two messages after it, whose context it is) is embedded again. Vectors of another model are
 ignored by search and replaced as messages are embedded again (``sessions embed --reset``
-drops them at once). Without an embedder the table is never read: search is lexical.
+drops them at once). Without an embedder the table is never read: search is lexical. With
+two tiers (`hermes_memory_sessions.vectors._tiers`) the fast tier's index has ``above`` set
+to the quality model: it never embeds a message the quality tier holds, and a quality vector
+replaces the message's fast one, so a message keeps one vector.
 
 What is embedded: messages with role ``user`` or ``assistant`` and non-empty content (the
 roles `session_search` searches by default), each *together with the two conversational
@@ -177,15 +181,28 @@ class VectorIndex:
     (``store.embed_pending()``, ``store.discover_messages()``, ``store.vector_coverage()``).
 
     :param background: start the embedding worker (``False``: only `embed_pending` embeds).
+    :param above: the ``model`` of a better tier over the same messages
+        (`hermes_memory_sessions.vectors._tiers`): a message with a vector of ``above`` is
+        not embedded by this index, and leaves its search once that vector lands.
     """
 
+    #: Embed every pending message when the worker starts (the fast tier), not only the
+    #: `CATCH_UP` newest.
+    backfill_on_start = False
+
     def __init__(
-        self, store: SessionStore, embedder: EmbedderLike, *, background: bool = True
+        self,
+        store: SessionStore,
+        embedder: EmbedderLike,
+        *,
+        background: bool = True,
+        above: str | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.model = index_model(str(embedder.name), CONTEXT_BEFORE)
-        self._codes = CodeCache(store, self.model)
+        self.above = above
+        self._codes = CodeCache(store, self.model, above)
         self._embed_lock = threading.Lock()  # one embedding pass at a time (worker, backfill)
         self.worker = EmbeddingWorker(
             embed=self._embed_ids,
@@ -217,15 +234,28 @@ class VectorIndex:
     def _warm_up(self) -> None:
         with contextlib.suppress(Exception):
             self.refresh()  # warm the in-memory codes off the agent's thread
+        if self.backfill_on_start:
+            self._backfill()
         self._catch_up()
+
+    def _backfill(self) -> None:
+        """Embed every pending message, newest first, a batch at a time (the fast tier: a
+        whole archive in minutes); stops when the archive closes; failures are logged."""
+        closed = self.worker.closed
+        try:
+            while not closed() and self.embed_pending(256, batch_size=256) > 0:
+                pass
+        except Exception as exc:  # the worker retries new messages; a backfill resumes
+            if not closed():
+                logger.warning("session archive: %s backfill stopped (%s)", self.model, exc)
 
     def _catch_up(self) -> None:
         with self.store.read() as conn:
             rows = conn.execute(
                 f"SELECT m.id FROM (SELECT * FROM messages ORDER BY id DESC LIMIT ?) m"  # noqa: S608
-                f" LEFT JOIN hm_vectors v ON v.message_id = m.id AND v.model = ?"
+                f" LEFT JOIN hm_vectors v ON v.message_id = m.id AND v.model IN (?, ?)"
                 f" WHERE v.message_id IS NULL AND {EMBEDDABLE} ORDER BY m.id DESC",
-                (CATCH_UP, self.model),
+                (CATCH_UP, self.model, self.above or self.model),
             ).fetchall()
         self.notify([int(r[0]) for r in rows])
 
@@ -237,22 +267,29 @@ class VectorIndex:
                     int(r[0])
                     for r in conn.execute(
                         "SELECT v.message_id FROM json_each(?) j CROSS JOIN hm_vectors v"
-                        " ON v.message_id = j.value WHERE v.model = ?",
-                        (json.dumps([int(i) for i in ids]), self.model),
+                        " ON v.message_id = j.value WHERE v.model IN (?, ?)",
+                        (json.dumps([int(i) for i in ids]), self.model, self.above or self.model),
                     )
                 }
                 docs = _documents(conn, [i for i in ids if i not in done])
             if not docs:
                 return 0
             blobs = self._embed_texts([text for _, text in docs])
+            above = self.above or ""
             with self.store._write() as conn:
                 for (mid, _), blob in zip(docs, blobs, strict=True):
-                    # A message deleted meanwhile gets no vector (the trigger already ran).
-                    conn.execute("DELETE FROM hm_vectors WHERE message_id = ?", (mid,))
+                    # Other models' vectors are replaced (a model change; the fast tier's
+                    # when the quality one lands), never the tier above's; a message
+                    # deleted meanwhile gets no vector (the trigger already ran).
+                    conn.execute(
+                        "DELETE FROM hm_vectors WHERE message_id = ? AND model != ?", (mid, above)
+                    )
                     conn.execute(
                         "INSERT INTO hm_vectors(message_id, model, vec)"
-                        " SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?)",
-                        (mid, self.model, blob, mid),
+                        " SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?)"
+                        " AND NOT EXISTS (SELECT 1 FROM hm_vectors WHERE message_id = ?"
+                        " AND model = ?)",
+                        (mid, self.model, blob, mid, mid, above),
                     )
             self.worker.succeeded()
             return len(docs)
@@ -291,8 +328,9 @@ class VectorIndex:
     def pending_ids(
         self, after: int = 0, limit: int = 256, *, before: int | None = None
     ) -> list[int]:
-        """Ids of embeddable messages without a vector of this model: ascending ids
-        > ``after``, or with ``before``, descending ids < ``before`` (newest first)."""
+        """Ids of embeddable messages without a vector of this model (nor of the tier
+        above): ascending ids > ``after``, or with ``before``, descending ids < ``before``
+        (newest first)."""
         if before is not None:
             where, order, bound = "m.id < ?", "DESC", int(before)
         else:
@@ -300,10 +338,10 @@ class VectorIndex:
         with self.store.read() as conn:
             rows = conn.execute(
                 f"SELECT m.id FROM messages m LEFT JOIN hm_vectors v"  # noqa: S608
-                f" ON v.message_id = m.id AND v.model = ?"
+                f" ON v.message_id = m.id AND v.model IN (?, ?)"
                 f" WHERE {where} AND v.message_id IS NULL AND {EMBEDDABLE}"
                 f" ORDER BY m.id {order} LIMIT ?",
-                (self.model, bound, int(limit)),
+                (self.model, self.above or self.model, bound, int(limit)),
             ).fetchall()
         return [int(r[0]) for r in rows]
 
@@ -345,7 +383,10 @@ class VectorIndex:
             if all_models:
                 cur = conn.execute("DELETE FROM hm_vectors")
             else:
-                cur = conn.execute("DELETE FROM hm_vectors WHERE model != ?", (self.model,))
+                cur = conn.execute(
+                    "DELETE FROM hm_vectors WHERE model NOT IN (?, ?)",
+                    (self.model, self.above or self.model),
+                )
             dropped = int(cur.rowcount)
         self._codes.clear()
         return dropped
