@@ -363,3 +363,26 @@ def test_first_query_waits_for_the_quality_model_only(tmp_path: Path) -> None:
     assert index.fast.wait_idle(10)
     assert {t["tier"]: t["searched"] for t in store.vector_coverage()["tiers"]}["fast"] == 48
     store.close()
+
+
+def test_quality_tier_catches_up_the_backlog_in_the_background(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from hermes_memory_sessions.vectors import _index
+
+    monkeypatch.setattr(_index, "CATCH_UP", 4)  # the start-up catch-up alone covers 4
+    path = tmp_path / "a.db"
+    store = tiered(path)
+    fill(store)  # 48 messages, none embedded
+    store.close()
+    store = SessionStore(path, embedder=quality(), fast_embedder=fast())
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if sum(m == "quality:v1+ctx2" for _, m in models(path)) == 48:
+            break
+        time.sleep(0.1)
+    store.close()
+    rows = models(path)
+    assert len(rows) == 48 and {m for _, m in rows} == {"quality:v1+ctx2"}

@@ -46,7 +46,10 @@ class ArchiveVectors:
             return
         from hermes_memory_sessions.vectors._tiers import TieredIndex
 
-        quality = index_type(self, embedder, background=background)
+        quality = index_type(self, embedder, background=False)
+        quality.backfill_when_idle = True
+        if background:
+            quality.worker.start()
         fast_index = index_type(self, fast, background=False, above=quality.model)
         fast_index.backfill_on_start = True
         if background:
@@ -64,6 +67,7 @@ class ArchiveVectors:
             return False
         from hermes_memory_sessions.vectors._tiers import TieredIndex
 
+        index.backfill_when_idle = True  # its worker reads the flag at each idle step
         fast_index = _index_type(self)(self, fast, background=False, above=index.model)
         fast_index.backfill_on_start = True
         if background:

@@ -3,6 +3,8 @@
 New message ids go on a bounded queue (`notify` never blocks and never raises); when it is
 full the rest stay pending for a backfill. Embedder failures never reach the writer: the
 worker records the error, waits `FAILURE_BACKOFF` seconds, and the messages stay pending.
+With an ``idle`` task (the quality tier's backfill), the worker runs it whenever the queue
+is empty: new messages always go first, and the backlog is caught up in between.
 """
 
 from __future__ import annotations
@@ -14,12 +16,16 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-__all__ = ["FAILURE_BACKOFF", "EmbeddingWorker"]
+__all__ = ["FAILURE_BACKOFF", "IDLE_RECHECK", "EmbeddingWorker"]
 
 logger = logging.getLogger(__name__)
 
 #: Seconds the worker waits after an embedder failure before it tries again.
 FAILURE_BACKOFF = 30.0
+#: Seconds before an idle task that found nothing to do is tried again (messages that
+#: arrive meanwhile come through the queue; this only picks up what a queue overflow or
+#: another process left).
+IDLE_RECHECK = 60.0
 
 
 class EmbeddingWorker:
@@ -31,6 +37,8 @@ class EmbeddingWorker:
     :param closed: whether the archive was closed under the worker (it then exits).
     :param queue_size: ids the queue holds at most.
     :param batch_size: ids handed to ``embed`` at once.
+    :param idle: run while the queue is empty; returns how much it did (0: nothing left,
+        tried again after `IDLE_RECHECK` seconds). Its errors count as embedder failures.
     """
 
     def __init__(
@@ -41,8 +49,11 @@ class EmbeddingWorker:
         closed: Callable[[], bool],
         queue_size: int,
         batch_size: int,
+        idle: Callable[[], int] | None = None,
     ) -> None:
         self._embed = embed
+        self._idle = idle
+        self._idle_after = 0.0
         self._warm_up = warm_up
         self._closed = closed
         self._batch_size = batch_size
@@ -111,10 +122,11 @@ class EmbeddingWorker:
             self._warm_up()
         while not self._stop.is_set():
             try:
-                first = self._queue.get(timeout=0.5)
+                first = self._queue.get(timeout=0.5 if self._idle_after else 0.05)
             except queue.Empty:
                 if self._closed():
                     return  # the store was closed without closing the index
+                self._run_idle()
                 continue
             if first is None:
                 return
@@ -137,6 +149,19 @@ class EmbeddingWorker:
                 if self._stop.is_set() or self._closed():
                     return  # closed under us (a short process ending): nothing failed
                 self._failed(exc)
+
+    def _run_idle(self) -> None:
+        """One step of the idle task, unless none is set, it is resting or failing."""
+        now = time.monotonic()
+        if self._idle is None or now < max(self._idle_after, self._failed_until):
+            return
+        try:
+            done = self._idle()
+        except Exception as exc:  # fail open, like a batch of new messages
+            if not (self._stop.is_set() or self._closed()):
+                self._failed(exc)
+            return
+        self._idle_after = 0.0 if done else time.monotonic() + IDLE_RECHECK
 
     def _failed(self, exc: BaseException) -> None:
         self.last_error = f"{type(exc).__name__}: {exc}"

@@ -103,6 +103,9 @@ QUERY_TIMEOUT = 5.0
 #: On start, the worker picks up pending messages among this many newest (a crash between
 #: writing a message and embedding it leaves it pending).
 CATCH_UP = 256
+#: Messages the quality tier's idle backfill embeds per call: one, so a query's embedding
+#: waits for at most one message in progress (the engine serves one call at a time).
+IDLE_BATCH = 1
 
 
 def quantize(vector: Sequence[float]) -> bytes:
@@ -189,6 +192,9 @@ class VectorIndex:
     #: Embed every pending message when the worker starts (the fast tier), not only the
     #: `CATCH_UP` newest.
     backfill_on_start = False
+    #: Embed the backlog, newest first, whenever the worker has no new messages (the
+    #: quality tier of two: full quality catches up in the background).
+    backfill_when_idle = False
 
     def __init__(
         self,
@@ -210,7 +216,9 @@ class VectorIndex:
             closed=lambda: bool(getattr(store, "closed", False)),
             queue_size=QUEUE_SIZE,
             batch_size=WORKER_BATCH,
+            idle=self._idle_backfill,
         )
+        self._idle_before = _NO_ID_ABOVE
         self._query_lock = threading.Lock()
         self._query_pool: ThreadPoolExecutor | None = None
         self._query_future: Future[list[float]] | None = None
@@ -248,6 +256,20 @@ class VectorIndex:
         except Exception as exc:  # the worker retries new messages; a backfill resumes
             if not closed():
                 logger.warning("session archive: %s backfill stopped (%s)", self.model, exc)
+
+    def _idle_backfill(self) -> int:
+        """Embed the next `IDLE_BATCH` pending messages below the last ones done (newest
+        first, resumable: the cursor only moves down); 0 when none is left (or this index
+        does not backfill when idle), and the cursor starts again from the top."""
+        if not self.backfill_when_idle:
+            return 0
+        ids = self.pending_ids(limit=IDLE_BATCH, before=self._idle_before)
+        if not ids:
+            self._idle_before = _NO_ID_ABOVE
+            return 0
+        self._embed_ids(ids)
+        self._idle_before = ids[-1]  # refused texts are passed over, not retried forever
+        return len(ids)
 
     def _catch_up(self) -> None:
         with self.store.read() as conn:
