@@ -39,6 +39,12 @@ from hermes_memory_sessions.search._lexical import (
     search_items,
 )
 from hermes_memory_sessions.search._query import ParsedQuery, parse_query
+from hermes_memory_sessions.search._rerank import (
+    background_normalised,
+    diversified,
+    minmax,
+    session_supported,
+)
 
 __all__ = [
     "DENSE_POOL",
@@ -119,6 +125,18 @@ REFERENCE_QUANTILE = 0.9
 #: A fused score also gets this share of the best fused score of its adjacent messages
 #: (measured: 0.5; an answer often sits next to the turn that matches the question).
 FUSED_SMOOTHING = 0.5
+#: How dense cosines are put on the [0, 1] scale before the weighted sum: ``"minmax"``
+#: (over the dense candidates) or ``"background"`` (0 at the candidates' median, 1 at the
+#: best: `hermes_memory_sessions.search._rerank.background_normalised`).
+DENSE_NORM = "minmax"
+#: Session evidence: each fused score also gets this weight x the mean of the best
+#: `SESSION_TOP` fused scores of its session (0: off; `_rerank.session_supported`).
+SESSION_SUPPORT = 0.0
+#: How many of a session's best fused scores make its strength.
+SESSION_TOP = 3
+#: Diversity over sessions: each pick's score is lowered by this share of the best score
+#: per message of its session already ranked above it (0: off; `_rerank.diversified`).
+SESSION_DIVERSITY = 0.0
 
 
 @dataclass
@@ -190,15 +208,6 @@ def lexical_candidates(
                 sources[mid] = row.pop("_src", ("", ""))
                 bucket.append(row)
     return kept[0][:pool], kept[1][:pool], sources, list(parsed.needles)
-
-
-def _minmax(values: Sequence[float]) -> list[float]:
-    if not values:
-        return []
-    low, high = min(values), max(values)
-    if high - low <= 1e-12:
-        return [1.0] * len(values)
-    return [(v - low) / (high - low) for v in values]
 
 
 def dense_floor(index: Any, cosines: Sequence[float] = ()) -> float | None:
@@ -417,10 +426,10 @@ def discover(
     if LEXICAL_SCORE == "rank":
         lex_scores = [1.0 - i / max(len(lexical), 1) for i in range(len(lexical))]
     elif LEXICAL_SCORE == "joint":
-        lex_scores = _minmax([-float(r.get("rank") or 0.0) for r in lexical])
+        lex_scores = minmax([-float(r.get("rank") or 0.0) for r in lexical])
     else:  # "segment": each segment min-max-normalised on its own
-        lex_scores = _minmax([-float(r.get("rank") or 0.0) for r in and_rows])
-        fallback = _minmax([-float(r.get("rank") or 0.0) for r in any_rows])
+        lex_scores = minmax([-float(r.get("rank") or 0.0) for r in and_rows])
+        fallback = minmax([-float(r.get("rank") or 0.0) for r in any_rows])
         if CJK_FALLBACK_COVERAGE and parsed.has_cjk and any_rows:
             cover = _coverage(store, [int(r["id"]) for r in any_rows], parsed.content_terms)
             fallback = [
@@ -432,7 +441,8 @@ def discover(
         row_of[mid] = r
         match[mid] = "and" if i < len(and_rows) else "any_terms"
         score[mid] = (1.0 - DENSE_WEIGHT) * s
-    normalised = _minmax([h.score for h in dense_hits])
+    cosines = [h.score for h in dense_hits]
+    normalised = background_normalised(cosines) if DENSE_NORM == "background" else minmax(cosines)
     cosine = {int(h.row["id"]): float(h.score) for h in dense_hits}
     for hit, s in zip(dense_hits, normalised, strict=True):
         mid = int(hit.row["id"])
@@ -446,13 +456,16 @@ def discover(
             + FUSED_SMOOTHING * max((score.get(n, 0.0) for n in near.get(mid, ())), default=0.0)
             for mid, value in score.items()
         }
+    session_of = {mid: str(row.get("session_id")) for mid, row in row_of.items()}
+    score = session_supported(score, session_of, SESSION_SUPPORT, SESSION_TOP)
     floor = dense_floor(index, [h.score for h in dense_hits])
     floors = _row_floors(store, index, vector, dense_hits, match, floor)
-    ranked = [
-        mid
-        for mid in sorted(score, key=lambda mid: (-score[mid], mid))
+    kept = {
+        mid: value
+        for mid, value in score.items()
         if match[mid] != "semantic" or cosine.get(mid, 0.0) >= floors.get(mid, -2.0)
-    ][:limit]
+    }
+    ranked = diversified(kept, session_of, SESSION_DIVERSITY, limit)
     rows = []
     for mid in ranked:
         row = dict(row_of[mid])
