@@ -102,7 +102,7 @@ def grid() -> list[Setting]:
         for w in (0.4, 0.5, 0.6)
         for pool in (50, 100)
         for smooth in (0.3, 0.5, 0.7)
-        for norm in ("minmax", "background")
+        for norm in ("minmax", "background", "distribution")
         for support in (0.0, 0.25, 0.5)
         for div in (0.0, 0.05, 0.15)
     ]
@@ -350,6 +350,9 @@ _ABLATIONS: dict[str, Callable[[Setting], bool]] = {
     "background norm only": lambda s: s.norm == "background" and not s.support and not s.diversity,
     "session support only": lambda s: s.norm == "minmax" and s.support > 0 and not s.diversity,
     "diversity only": lambda s: s.norm == "minmax" and not s.support and s.diversity > 0,
+    "distribution norm only": lambda s: (
+        s.norm == "distribution" and not s.support and not s.diversity
+    ),
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from hermes_memory_sessions.search._rerank import (
     background_normalised,
+    distribution_normalised,
     diversified,
     minmax,
     session_supported,
@@ -22,6 +23,15 @@ def test_background_normalisation_does_not_depend_on_how_many_candidates_were_fe
     assert background_normalised(long)[-1] == 0.0  # below the median: no dense credit
     assert background_normalised([0.5, 0.5]) == [1.0, 1.0]
     assert background_normalised([]) == []
+
+
+def test_distribution_normalisation_is_clipped_to_three_deviations() -> None:
+    values = [0.0] * 19 + [1.0, 10.0]
+    scaled = distribution_normalised(values)
+    assert scaled[-1] == 1.0  # far above mean + 3 sd: clipped
+    assert 0.0 < scaled[0] < scaled[19] < 1.0
+    assert distribution_normalised([0.3, 0.3]) == [1.0, 1.0]
+    assert distribution_normalised([]) == []
 
 
 def test_a_session_with_several_strong_hits_lifts_its_weaker_member() -> None:

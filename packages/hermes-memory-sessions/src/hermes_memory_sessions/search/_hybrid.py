@@ -41,6 +41,7 @@ from hermes_memory_sessions.search._lexical import (
 from hermes_memory_sessions.search._query import ParsedQuery, parse_query
 from hermes_memory_sessions.search._rerank import (
     background_normalised,
+    distribution_normalised,
     diversified,
     minmax,
     session_supported,
@@ -126,9 +127,14 @@ REFERENCE_QUANTILE = 0.9
 #: (measured: 0.5; an answer often sits next to the turn that matches the question).
 FUSED_SMOOTHING = 0.5
 #: How dense cosines are put on the [0, 1] scale before the weighted sum: ``"minmax"``
-#: (over the dense candidates) or ``"background"`` (0 at the candidates' median, 1 at the
-#: best: `hermes_memory_sessions.search._rerank.background_normalised`).
+#: (over the dense candidates), ``"background"`` (0 at the candidates' median, 1 at the
+#: best) or ``"distribution"`` (mean +- 3 sd); `hermes_memory_sessions.search._rerank`.
 DENSE_NORM = "minmax"
+_DENSE_SCALES = {
+    "minmax": minmax,
+    "background": background_normalised,
+    "distribution": distribution_normalised,
+}
 #: Session evidence: each fused score also gets this weight x the mean of the best
 #: `SESSION_TOP` fused scores of its session (0: off; `_rerank.session_supported`).
 SESSION_SUPPORT = 0.0
@@ -442,7 +448,7 @@ def discover(
         match[mid] = "and" if i < len(and_rows) else "any_terms"
         score[mid] = (1.0 - DENSE_WEIGHT) * s
     cosines = [h.score for h in dense_hits]
-    normalised = background_normalised(cosines) if DENSE_NORM == "background" else minmax(cosines)
+    normalised = _DENSE_SCALES.get(DENSE_NORM, minmax)(cosines)
     cosine = {int(h.row["id"]): float(h.score) for h in dense_hits}
     for hit, s in zip(dense_hits, normalised, strict=True):
         mid = int(hit.row["id"])

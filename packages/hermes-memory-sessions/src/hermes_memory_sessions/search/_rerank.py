@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-__all__ = ["background_normalised", "diversified", "minmax", "session_supported"]
+__all__ = [
+    "background_normalised",
+    "distribution_normalised",
+    "diversified",
+    "minmax",
+    "session_supported",
+]
 
 
 def minmax(values: Sequence[float]) -> list[float]:
@@ -37,6 +43,24 @@ def background_normalised(values: Sequence[float]) -> list[float]:
     if high - middle <= 1e-12:
         return [1.0] * len(values)
     return [max(0.0, (v - middle) / (high - middle)) for v in values]
+
+
+def distribution_normalised(values: Sequence[float]) -> list[float]:
+    """``values`` scaled to [0, 1] between mean - 3 sd and mean + 3 sd, clipped
+    (distribution-based score fusion; all 1.0 when the values are equal).
+
+    Like `background_normalised`, a score's place depends on the whole distribution of
+    the candidates rather than on the single weakest one.
+    """
+    if not values:
+        return []
+    n = len(values)
+    mean = sum(values) / n
+    sd = (sum((v - mean) ** 2 for v in values) / n) ** 0.5
+    if sd <= 1e-12:
+        return [1.0] * n
+    low = mean - 3 * sd
+    return [min(1.0, max(0.0, (v - low) / (6 * sd))) for v in values]
 
 
 def session_supported(
