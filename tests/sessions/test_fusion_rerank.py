@@ -64,3 +64,27 @@ def test_diversified_without_penalty_is_score_order_with_ids_breaking_ties() -> 
     score = {5: 0.5, 3: 0.5, 9: 0.9}
     assert diversified(score, {}, 0.0) == [9, 3, 5]
     assert diversified({}, {}, 0.2) == []
+
+
+def _greedy(score: dict[int, float], session: dict[int, str], penalty: float) -> list[int]:
+    """The definition: each step picks the best score lowered by the session's picks."""
+    step = penalty * max(score.values())
+    left, picked, out = dict(score), dict.fromkeys(session.values(), 0), []
+    while left:
+        mid = min(left, key=lambda m: (-(left[m] - step * picked[session[m]]), m))
+        out.append(mid)
+        picked[session[mid]] += 1
+        del left[mid]
+    return out
+
+
+def test_diversified_is_the_exact_greedy_order() -> None:
+    import random
+
+    rng = random.Random(22)
+    for _ in range(200):
+        n = rng.randint(2, 40)
+        score = {i: round(rng.random(), 2) for i in range(n)}
+        session = {i: f"s{rng.randint(0, 5)}" for i in range(n)}
+        penalty = rng.choice([0.05, 0.15, 0.5])
+        assert diversified(score, session, penalty) == _greedy(score, session, penalty)

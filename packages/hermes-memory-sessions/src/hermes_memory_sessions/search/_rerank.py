@@ -7,6 +7,7 @@ touches a database (both backends call them through `hermes_memory_sessions.sear
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping, Sequence
 
 __all__ = [
@@ -104,26 +105,19 @@ def diversified(
     if penalty <= 0 or len(order) < 2:
         return order[:wanted]
     step = penalty * max(abs(score[order[0]]), 1e-12)
-    # Each session's ids, best first; only the head of each session can be the next pick.
-    queues: dict[str, list[int]] = {}
-    for mid in order:
-        queues.setdefault(session_of.get(mid, ""), []).append(mid)
-    picked_in: dict[str, int] = dict.fromkeys(queues, 0)
-    heads: dict[str, int] = dict.fromkeys(queues, 0)
+    # Lazy greedy: a pick only lowers the scores of its own session's ids, so a popped id
+    # whose key is stale (its session gained picks since it was pushed) is pushed back
+    # with its current score; an id popped with a fresh key is the exact greedy choice.
+    picked_in: dict[str, int] = {}
+    heap = [(-score[mid], mid, 0) for mid in order]  # already a heap: sorted ascending
     out: list[int] = []
-    while len(out) < wanted:
-        best_sid = ""
-        best_key: tuple[float, int] | None = None
-        for sid, queue in queues.items():
-            at = heads[sid]
-            if at >= len(queue):
-                continue
-            mid = queue[at]
-            key = (-(score[mid] - step * picked_in[sid]), mid)
-            if best_key is None or key < best_key:
-                best_sid, best_key = sid, key
-        assert best_key is not None
-        out.append(best_key[1])
-        heads[best_sid] += 1
-        picked_in[best_sid] += 1
+    while heap and len(out) < wanted:
+        key, mid, seen = heapq.heappop(heap)
+        sid = session_of.get(mid, "")
+        now = picked_in.get(sid, 0)
+        if now != seen:
+            heapq.heappush(heap, (-(score[mid] - step * now), mid, now))
+            continue
+        out.append(mid)
+        picked_in[sid] = now + 1
     return out
