@@ -112,7 +112,7 @@ def diversified(
     heap = [(-score[mid], mid, 0) for mid in order]  # already a heap: sorted ascending
     out: list[int] = []
     while heap and len(out) < wanted:
-        key, mid, seen = heapq.heappop(heap)
+        _, mid, seen = heapq.heappop(heap)
         sid = session_of.get(mid, "")
         now = picked_in.get(sid, 0)
         if now != seen:
