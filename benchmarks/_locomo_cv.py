@@ -20,11 +20,13 @@ are scored on the same questions so the selection can be compared with "no tunin
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import hermes_memory_sessions.search._hybrid as hybrid_mod
@@ -243,6 +245,34 @@ def _ask_all(archive: Any, conv: Any, settings: Sequence[Setting], table: Table)
                         _recall(q.gold, ranked, 10),
                     )
                 )
+
+
+def save(table: Table, path: Path) -> None:
+    """``table`` as JSON (one conversation's run can be merged with others by `load`)."""
+    data = {
+        "lexical": [list(astuple(a)) for a in table.lexical],
+        "answers": [
+            [list(astuple(s)), [list(astuple(a)) for a in answers]]
+            for s, answers in table.answers.items()
+        ],
+    }
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def load(paths: Sequence[Path]) -> Table:
+    """The tables of `save` merged (settings every file has; answers in file order)."""
+    tables = []
+    for path in paths:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        table = Table(lexical=[Answer(*a) for a in data["lexical"]])
+        for fields, answers in data["answers"]:
+            table.answers[Setting(*fields)] = [Answer(*a) for a in answers]
+        tables.append(table)
+    common = [s for s in tables[0].answers if all(s in t.answers for t in tables)]
+    merged = Table(lexical=[a for t in tables for a in t.lexical])
+    for s in common:
+        merged.answers[s] = [a for t in tables for a in t.answers[s]]
+    return merged
 
 
 def _mean(answers: Sequence[Answer]) -> tuple[float, float]:

@@ -1,0 +1,104 @@
+"""The ranking after fusion in a real archive (issue 22): a question whose evidence lies in two
+sessions gets both into the top when one session would otherwise fill it, and semantic-only
+hits below the similarity floor stay out however the list is diversified."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+import hermes_memory_sessions.search._hybrid as hybrid
+from hermes_memory_sessions.search._hybrid import discover
+from hermes_memory_sessions.storage import SessionStore
+
+pytest.importorskip("numpy")
+
+
+class WordsEmbedder:
+    """Each word a fixed direction in 64 dimensions (deterministic, no model)."""
+
+    name = "test-words:v1"
+    dim = 64
+
+    def _vector(self, text: str) -> list[float]:
+        v = [0.0] * self.dim
+        for word in text.lower().replace("?", " ").replace(".", " ").split():
+            v[sum(ord(c) * (i + 1) for i, c in enumerate(word)) % self.dim] += 1.0
+        return v
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self._vector(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._vector(text)
+
+
+#: Session "trip" talks about the flights at length; the hotel is in session "stay" only.
+SESSIONS = {
+    "trip": [
+        "We booked the flights to Lisbon for May",
+        "The Lisbon flights leave early in the morning",
+        "I hope the Lisbon flights are not delayed",
+        "Lisbon flights again: window seats for both",
+    ],
+    "stay": [
+        "The hotel in Lisbon is near the river",
+        "Sounds lovely",
+    ],
+}
+for n in range(25):  # unrelated background, so the dense side has a real median
+    SESSIONS[f"bg{n}"] = [f"note {n}: groceries milk bread {n}", f"reply {n}: fine"]
+QUESTION = "Lisbon flights and hotel"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SessionStore]:
+    s = SessionStore(tmp_path / "a.db", embedder=WordsEmbedder(), embed_in_background=False)
+    for i, (sid, turns) in enumerate(SESSIONS.items()):
+        s.create_session(sid, source="cli", started_at=1_700_000_000 + i * 3600)
+        for t, text in enumerate(turns):
+            role = "user" if t % 2 == 0 else "assistant"
+            s.append_message(sid, role, text, timestamp=1_700_000_000 + i * 3600 + t)
+    s.embed_pending()
+    yield s
+    s.close()
+
+
+def _sessions(store: SessionStore, limit: int) -> list[str]:
+    found = discover(store, QUESTION, limit=limit, role_filter=["user", "assistant"])
+    assert found is not None and found.hybrid
+    return [str(r["session_id"]) for r in found.rows]
+
+
+def test_without_diversity_one_session_fills_the_top(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(hybrid, "SESSION_DIVERSITY", 0.0)
+    assert _sessions(store, 3) == ["trip", "trip", "trip"]
+
+
+def test_diversity_brings_the_second_session_of_the_evidence_into_the_top(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The hotel turn scores about half the best flights turn here: a penalty of half the
+    # best score per pick lets it in second (the pure ranking: test_fusion_rerank.py).
+    monkeypatch.setattr(hybrid, "SESSION_DIVERSITY", 0.5)
+    assert _sessions(store, 3) == ["trip", "stay", "trip"]
+    # Nothing is lost: the same messages, in another order.
+    every = _sessions(store, 200)
+    monkeypatch.setattr(hybrid, "SESSION_DIVERSITY", 0.0)
+    assert sorted(every) == sorted(_sessions(store, 200))
+
+
+def test_a_semantic_only_hit_below_the_floor_stays_out_when_diversified(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A floor no cosine reaches: only rows with a query word remain, diversified or not.
+    monkeypatch.setitem(hybrid.DENSE_FLOORS, WordsEmbedder.name, 1.01)
+    monkeypatch.setattr(hybrid, "SESSION_DIVERSITY", 0.5)
+    found = discover(store, QUESTION, limit=50, role_filter=["user", "assistant"])
+    assert found is not None
+    assert found.rows and all(r["match"] != "semantic" for r in found.rows)
+    assert {str(r["session_id"]) for r in found.rows} == {"trip", "stay"}
