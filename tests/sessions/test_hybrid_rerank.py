@@ -4,35 +4,17 @@ hits below the similarity floor stay out however the list is diversified."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sessions_helpers import WordsEmbedder
 
 import hermes_memory_sessions.search._hybrid as hybrid
 from hermes_memory_sessions.search._hybrid import discover
 from hermes_memory_sessions.storage import SessionStore
 
 pytest.importorskip("numpy")
-
-
-class WordsEmbedder:
-    """Each word a fixed direction in 64 dimensions (deterministic, no model)."""
-
-    name = "test-words:v1"
-    dim = 64
-
-    def _vector(self, text: str) -> list[float]:
-        v = [0.0] * self.dim
-        for word in text.lower().replace("?", " ").replace(".", " ").split():
-            v[sum(ord(c) * (i + 1) for i, c in enumerate(word)) % self.dim] += 1.0
-        return v
-
-    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        return [self._vector(t) for t in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        return self._vector(text)
 
 
 #: Session "trip" talks about the flights at length; the hotel is in session "stay" only.

@@ -9,6 +9,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from sessions_helpers import WordsEmbedder
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,31 +49,12 @@ def test_the_grid_holds_the_shipped_setting_and_plain_rrf(cv: ModuleType) -> Non
     assert any(s.fusion == "rrf" for s in grid)
 
 
-class _WordsEmbedder:
-    """Words hashed into 32 dimensions (deterministic, no model)."""
-
-    name = "test-words:v1"
-    dim = 32
-
-    def _vector(self, text: str) -> list[float]:
-        v = [0.0] * self.dim
-        for word in text.lower().split():
-            v[sum(map(ord, word)) % self.dim] += 1.0
-        return v
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [self._vector(t) for t in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        return self._vector(text)
-
-
 def test_memoized_sides_rank_exactly_as_the_live_search(cv: ModuleType, tmp_path: Path) -> None:
     pytest.importorskip("numpy")
     from hermes_memory_sessions.search._hybrid import discover
     from hermes_memory_sessions.storage import SessionStore
 
-    store = SessionStore(tmp_path / "a.db", embedder=_WordsEmbedder(), embed_in_background=False)
+    store = SessionStore(tmp_path / "a.db", embedder=WordsEmbedder(32), embed_in_background=False)
     try:
         for s in range(6):
             store.create_session(f"s{s}", source="cli", started_at=1_700_000_000 + s * 3600)
