@@ -13,10 +13,13 @@ fused by a weighted sum of min-max-normalised scores::
 where ``lexical`` is the message's min-max-normalised BM25 within its lexical segment (AND
 hits, then fallback hits; 0 when lexical search did not find it) and ``dense`` its
 min-max-normalised cosine within the dense pool (0 when outside it). Then each message also
-gets `FUSED_SMOOTHING` times the best fused score of its adjacent messages (same session).
-The weight, the smoothing, the pools and the fusion (this weighted sum beat
-reciprocal-rank fusion) were measured on the LoCoMo development conversations:
-``benchmarks/bench_locomo.py``, ``docs/benchmarks.md``.
+gets `FUSED_SMOOTHING` times the best fused score of its adjacent messages (same session),
+and `SESSION_SUPPORT` times the mean of its session's `SESSION_TOP` best scores (a session
+with several strong hits is the one the question is about). The weight, the smoothing, the
+pools, the session support and the fusion (this weighted sum beat reciprocal-rank fusion)
+were chosen by leave-one-conversation-out cross-validation on the LoCoMo development
+conversations and reported on held ones: ``benchmarks/bench_locomo.py --cv``,
+``docs/benchmarks.md``.
 
 Each fused row says how it matched: ``"and"`` (every term), ``"any_terms"`` (the fallback)
 or ``"semantic"`` (only the dense side found it). When no vector index is attached, when the
@@ -67,13 +70,16 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 #: Weight of the dense score in the fused score. Leave-one-conversation-out over the LoCoMo
-#: dev conversations (``bench_locomo.py --cv``) chose 0.5 in every fold; held R@5 / R@10
-#: 66.3 / 75.1 against 66.8 / 75.7 on dev (docs/benchmarks.md).
+#: dev conversations (``bench_locomo.py --cv``) chose 0.5 in every fold (docs/benchmarks.md).
 DENSE_WEIGHT = 0.5
-#: Lexical candidates ranked per segment (AND hits; fallback hits).
-LEXICAL_POOL = 50
-#: Dense candidates fused.
-DENSE_POOL = 50
+#: Lexical candidates ranked per segment (AND hits; fallback hits). 100: chosen with the
+#: rest of the fusion by leave-one-conversation-out CV on LoCoMo dev (docs/benchmarks.md,
+#: "Fusion that generalises"; 50 was within 0.2 point).
+LEXICAL_POOL = 100
+#: Lexical candidates of discovery without a vector index (the size before the CV).
+LEXICAL_ONLY_POOL = 50
+#: Dense candidates fused (same CV as `LEXICAL_POOL`).
+DENSE_POOL = 100
 #: How lexical candidates are scored before fusion: ``"segment"`` (BM25 min-max-normalised
 #: within the AND hits and within the fallback hits), ``"joint"`` (over both) or ``"rank"``
 #: (position in the lexical ranking).
@@ -124,11 +130,13 @@ SMALL_POOL_REFERENCE = True
 #: tests/sessions/test_hybrid.py's archives), the maximum dropped paraphrase answers there.
 REFERENCE_QUANTILE = 0.9
 #: A fused score also gets this share of the best fused score of its adjacent messages
-#: (measured: 0.5; an answer often sits next to the turn that matches the question).
-FUSED_SMOOTHING = 0.5
+#: (an answer often sits next to the turn that matches the question). 0.3: chosen by the
+#: dev CV together with `SESSION_SUPPORT`, which also credits nearby turns (0.5 before).
+FUSED_SMOOTHING = 0.3
 #: How dense cosines are put on the [0, 1] scale before the weighted sum: ``"minmax"``
 #: (over the dense candidates), ``"background"`` (0 at the candidates' median, 1 at the
 #: best) or ``"distribution"`` (mean +- 3 sd); `hermes_memory_sessions.search._rerank`.
+#: The dev CV kept min-max (4 of 5 folds; the others within 0.8 point on dev).
 DENSE_NORM = "minmax"
 _DENSE_SCALES = {
     "minmax": minmax,
@@ -136,12 +144,15 @@ _DENSE_SCALES = {
     "distribution": distribution_normalised,
 }
 #: Session evidence: each fused score also gets this weight x the mean of the best
-#: `SESSION_TOP` fused scores of its session (0: off; `_rerank.session_supported`).
-SESSION_SUPPORT = 0.0
+#: `SESSION_TOP` fused scores of its session (0: off; `_rerank.session_supported`). Every
+#: fold of the dev CV chose 0.5 (the largest tried): R@10 +1.1 on dev, open-domain and
+#: temporal questions gaining most (docs/benchmarks.md).
+SESSION_SUPPORT = 0.5
 #: How many of a session's best fused scores make its strength.
 SESSION_TOP = 3
 #: Diversity over sessions: each pick's score is lowered by this share of the best score
 #: per message of its session already ranked above it (0: off; `_rerank.diversified`).
+#: Measured, not shipped: no fold chose it; alone it cost 1.7 / 1.6 points on dev.
 SESSION_DIVERSITY = 0.0
 
 
@@ -404,8 +415,10 @@ def discover(
         "source_filter": list(source_filter) if source_filter else None,
         "include_inactive": include_inactive,
     }
-    pool = max(LEXICAL_POOL, limit)
     index = vector_index_of(store) if dense and not parsed.has_syntax else None
+    # Lexical only: the pool only decides when the fallback runs (the first ``limit`` rows
+    # are the same), so it keeps the previous size and cost.
+    pool = max(LEXICAL_POOL if index is not None else LEXICAL_ONLY_POOL, limit)
     and_rows, any_rows, sources, needles = _lexical(store, parsed, pool, filters)
     vector, dense_hits = (
         (None, [])
