@@ -52,6 +52,7 @@ class Setting:
     norm: str = "minmax"  # DENSE_NORM
     support: float = 0.0  # SESSION_SUPPORT
     diversity: float = 0.0  # SESSION_DIVERSITY
+    top: int = 3  # SESSION_TOP
 
     @property
     def label(self) -> str:
@@ -60,6 +61,7 @@ class Setting:
         return (
             f"w={self.weight:g} pool={self.pool} smooth={self.smoothing:g} {self.norm}"
             f" sess={self.support:g} div={self.diversity:g}"
+            + (f" top={self.top}" if self.top != 3 else "")
         )
 
 
@@ -73,6 +75,7 @@ _CONSTANTS = {
     "DENSE_NORM": "norm",
     "SESSION_SUPPORT": "support",
     "SESSION_DIVERSITY": "diversity",
+    "SESSION_TOP": "top",
 }
 
 
@@ -86,6 +89,7 @@ def shipped() -> Setting:
         hybrid_mod.DENSE_NORM,
         hybrid_mod.SESSION_SUPPORT,
         hybrid_mod.SESSION_DIVERSITY,
+        hybrid_mod.SESSION_TOP,
     )
 
 
@@ -113,6 +117,27 @@ def grid() -> list[Setting]:
         if fixed not in out:
             out.append(fixed)
     return out
+
+
+def session_grid() -> list[Setting]:
+    """The second search (``--cv-grid session``): the full grid chose session support 0.5,
+    its largest value, in every fold, with dense weight 0.5 and min-max in every fold but
+    one; so weight and scale are fixed there and the support (weight and how many of a
+    session's best hits make its strength) is searched beyond that edge."""
+    out = [
+        Setting("weighted", 0.5, pool, smooth, "minmax", support, 0.0, top)
+        for pool in (50, 100)
+        for smooth in (0.3, 0.5)
+        for support in (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)
+        for top in (2, 3, 5)
+    ]
+    for fixed in (shipped(), PREVIOUS):
+        if fixed not in out:
+            out.append(fixed)
+    return out
+
+
+GRIDS: dict[str, Callable[[], list[Setting]]] = {"full": grid, "session": session_grid}
 
 
 @contextlib.contextmanager

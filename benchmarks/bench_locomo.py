@@ -716,6 +716,7 @@ def run_cv(
     embedder: CachedEmbedder | None,
     save: Path | None = None,
     merge: Sequence[Path] = (),
+    grid: str = "full",
 ) -> int:
     """``--cv``: fusion settings chosen by leave-one-conversation-out (see _locomo_cv).
     ``save``: also write the answers table (JSON); ``merge``: report the saved tables of
@@ -731,7 +732,7 @@ def run_cv(
         return 2
     with tempfile.TemporaryDirectory(prefix="locomo-cv-") as tmp:
         table = _locomo_cv.collect(
-            convs, lambda conv: Archive(conv, Path(tmp), embedder), _locomo_cv.grid()
+            convs, lambda conv: Archive(conv, Path(tmp), embedder), _locomo_cv.GRIDS[grid]()
         )
     if save is not None:
         _locomo_cv.save(table, save)
@@ -777,6 +778,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="choose the fusion settings by leave-one-conversation-out cross-validation and"
         " report the held figures (_locomo_cv.py); nothing else is run",
+    )
+    ap.add_argument(
+        "--cv-grid", choices=["full", "session"], default="full", help="--cv: settings searched"
     )
     ap.add_argument("--cv-save", type=Path, default=None, help="--cv: write the answers table")
     ap.add_argument(
@@ -848,7 +852,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     embedder = _make_embedder(args.embedder, args.threads)
     if args.cv:
-        return run_cv(convs, embedder, save=args.cv_save)
+        return run_cv(convs, embedder, save=args.cv_save, grid=args.cv_grid)
     with_mem0 = not args.no_mem0
     if with_mem0:
         try:
