@@ -1,7 +1,8 @@
 """Cross-validated fusion settings for ``bench_locomo.py --cv``.
 
-Only five LoCoMo conversations are available here (``locomo-dev.json``; no held split), so
-the fusion settings cannot be chosen on one set and reported on another. Instead:
+The fusion settings are chosen on the five LoCoMo dev conversations (``locomo-dev.json``)
+only; the held conversations (a separate file, ``--data``) are for reporting, a few times,
+never for choosing. The choice and its honest estimate:
 
 1. every conversation is built once (with the embedder) and every question is asked under
    every setting of `grid` (dense weight, candidate pools, neighbour smoothing, weighted
