@@ -72,14 +72,15 @@ logger = logging.getLogger(__name__)
 #: Weight of the dense score in the fused score. Leave-one-conversation-out over the LoCoMo
 #: dev conversations (``bench_locomo.py --cv``) chose 0.5 in every fold (docs/benchmarks.md).
 DENSE_WEIGHT = 0.5
-#: Lexical candidates ranked per segment (AND hits; fallback hits). 100: chosen with the
-#: rest of the fusion by leave-one-conversation-out CV on LoCoMo dev (docs/benchmarks.md,
-#: "Fusion that generalises"; 50 was within 0.2 point).
-LEXICAL_POOL = 100
-#: Lexical candidates of discovery without a vector index (the size before the CV).
+#: Lexical candidates ranked per segment (AND hits; fallback hits). The dev CV chose 100 on
+#: all five conversations by 0.2 / 0.1 point over 50 (noise), while 100 made hybrid
+#: discovery 8-14 % slower at 100k messages (docs/benchmarks.md, "Fusion that
+#: generalises", with both held figures): 50.
+LEXICAL_POOL = 50
+#: Lexical candidates of discovery without a vector index.
 LEXICAL_ONLY_POOL = 50
-#: Dense candidates fused (same CV as `LEXICAL_POOL`).
-DENSE_POOL = 100
+#: Dense candidates fused (as `LEXICAL_POOL`).
+DENSE_POOL = 50
 #: How lexical candidates are scored before fusion: ``"segment"`` (BM25 min-max-normalised
 #: within the AND hits and within the fallback hits), ``"joint"`` (over both) or ``"rank"``
 #: (position in the lexical ranking).
