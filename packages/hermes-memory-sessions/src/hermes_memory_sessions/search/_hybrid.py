@@ -146,8 +146,8 @@ _DENSE_SCALES = {
 }
 #: Session evidence: each fused score also gets this weight x the mean of the best
 #: `SESSION_TOP` fused scores of its session (0: off; `_rerank.session_supported`). Every
-#: fold of the dev CV chose 0.5 (the largest tried): R@10 +1.1 on dev, open-domain and
-#: temporal questions gaining most (docs/benchmarks.md).
+#: fold of the dev CV chose 0.5 (larger values were no better): dev R@5 / R@10 +0.5 / +1.0,
+#: temporal and open-domain questions gaining most (docs/benchmarks.md).
 SESSION_SUPPORT = 0.5
 #: How many of a session's best fused scores make its strength.
 SESSION_TOP = 3
