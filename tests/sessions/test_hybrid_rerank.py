@@ -35,15 +35,21 @@ for n in range(25):  # unrelated background, so the dense side has a real median
 QUESTION = "Lisbon flights and hotel"
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SessionStore]:
-    s = SessionStore(tmp_path / "a.db", embedder=WordsEmbedder(), embed_in_background=False)
-    for i, (sid, turns) in enumerate(SESSIONS.items()):
+def _archive(path: Path, sessions: dict[str, list[str]]) -> SessionStore:
+    """A real archive of ``sessions`` (an hour apart; user and assistant alternating)."""
+    s = SessionStore(path, embedder=WordsEmbedder(), embed_in_background=False)
+    for i, (sid, turns) in enumerate(sessions.items()):
         s.create_session(sid, source="cli", started_at=1_700_000_000 + i * 3600)
         for t, text in enumerate(turns):
             role = "user" if t % 2 == 0 else "assistant"
             s.append_message(sid, role, text, timestamp=1_700_000_000 + i * 3600 + t)
     s.embed_pending()
+    return s
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SessionStore]:
+    s = _archive(tmp_path / "a.db", SESSIONS)
     yield s
     s.close()
 
@@ -103,15 +109,9 @@ PARTY = {
 def test_session_support_ranks_the_planning_session_above_a_passing_mention(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    s = SessionStore(tmp_path / "p.db", embedder=WordsEmbedder(), embed_in_background=False)
+    background = {k: v for k, v in SESSIONS.items() if k.startswith("bg")}
+    s = _archive(tmp_path / "p.db", {**PARTY, **background})
     try:
-        sessions = {**PARTY, **{k: v for k, v in SESSIONS.items() if k.startswith("bg")}}
-        for i, (sid, turns) in enumerate(sessions.items()):
-            s.create_session(sid, source="cli", started_at=1_700_000_000 + i * 3600)
-            for t, text in enumerate(turns):
-                role = "user" if t % 2 == 0 else "assistant"
-                s.append_message(sid, role, text, timestamp=1_700_000_000 + i * 3600 + t)
-        s.embed_pending()
 
         def top_four() -> list[str]:
             found = discover(
