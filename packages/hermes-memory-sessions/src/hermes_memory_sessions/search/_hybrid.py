@@ -72,8 +72,8 @@ logger = logging.getLogger(__name__)
 #: Weight of the dense score in the fused score. Leave-one-conversation-out over the LoCoMo
 #: dev conversations (``bench_locomo.py --cv``) chose 0.5 in every fold (docs/benchmarks.md).
 DENSE_WEIGHT = 0.5
-#: Lexical candidates ranked per segment (AND hits; fallback hits). The dev CV chose 100 on
-#: all five conversations by 0.2 / 0.1 point over 50 (noise), while 100 made hybrid
+#: Lexical candidates ranked per segment (AND hits; fallback hits). The dev CV chose 100
+#: (4 of 5 folds) by 0.2 / 0.1 point over 50 on dev (noise), while 100 made hybrid
 #: discovery 8-14 % slower at 100k messages (docs/benchmarks.md, "Fusion that
 #: generalises", with both held figures): 50.
 LEXICAL_POOL = 50
