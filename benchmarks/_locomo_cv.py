@@ -1,7 +1,8 @@
 """Cross-validated fusion settings for ``bench_locomo.py --cv``.
 
-Only five LoCoMo conversations are available here (``locomo-dev.json``; no held split), so
-the fusion settings cannot be chosen on one set and reported on another. Instead:
+The fusion settings are chosen on the five LoCoMo dev conversations (``locomo-dev.json``)
+only; the held conversations (a separate file, ``--data``) are for reporting, a few times,
+never for choosing. The choice and its honest estimate:
 
 1. every conversation is built once (with the embedder) and every question is asked under
    every setting of `grid` (dense weight, candidate pools, neighbour smoothing, weighted
@@ -20,11 +21,13 @@ are scored on the same questions so the selection can be compared with "no tunin
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import hermes_memory_sessions.search._hybrid as hybrid_mod
@@ -41,18 +44,40 @@ CATEGORY_NAMES = {
 
 @dataclass(frozen=True)
 class Setting:
-    """One fusion setting: the module constants of `hermes_memory_sessions.hybrid`."""
+    """One fusion setting: the module constants of `hermes_memory_sessions.search._hybrid`."""
 
     fusion: str  # "weighted" | "rrf"
     weight: float
     pool: int  # LEXICAL_POOL and DENSE_POOL
     smoothing: float
+    norm: str = "minmax"  # DENSE_NORM
+    support: float = 0.0  # SESSION_SUPPORT
+    diversity: float = 0.0  # SESSION_DIVERSITY
+    top: int = 3  # SESSION_TOP
 
     @property
     def label(self) -> str:
         if self.fusion == "rrf":
             return f"rrf pool={self.pool}"
-        return f"w={self.weight:g} pool={self.pool} smooth={self.smoothing:g}"
+        return (
+            f"w={self.weight:g} pool={self.pool} smooth={self.smoothing:g} {self.norm}"
+            f" sess={self.support:g} div={self.diversity:g}"
+            + (f" top={self.top}" if self.top != 3 else "")
+        )
+
+
+#: Module constants of `_hybrid` each `Setting` field sets (pool sets both pools).
+_CONSTANTS = {
+    "FUSION": "fusion",
+    "DENSE_WEIGHT": "weight",
+    "LEXICAL_POOL": "pool",
+    "DENSE_POOL": "pool",
+    "FUSED_SMOOTHING": "smoothing",
+    "DENSE_NORM": "norm",
+    "SESSION_SUPPORT": "support",
+    "SESSION_DIVERSITY": "diversity",
+    "SESSION_TOP": "top",
+}
 
 
 def shipped() -> Setting:
@@ -62,33 +87,109 @@ def shipped() -> Setting:
         hybrid_mod.DENSE_WEIGHT,
         hybrid_mod.DENSE_POOL,
         hybrid_mod.FUSED_SMOOTHING,
+        hybrid_mod.DENSE_NORM,
+        hybrid_mod.SESSION_SUPPORT,
+        hybrid_mod.SESSION_DIVERSITY,
+        hybrid_mod.SESSION_TOP,
     )
 
 
+#: The settings before issue 22's fusion work (b778032), scored beside the choice.
+PREVIOUS = Setting("weighted", 0.5, 50, 0.5)
+
+
 def grid() -> list[Setting]:
-    """The settings tried: weighted sums over dense weight x candidate pool (neighbour
-    smoothing 0.5: 0.3 and 0.7 were within 0.3 points on dev, docs/benchmarks.md), and
-    plain RRF. Twelve settings: every one asks all 1,018 questions (about 17 minutes on
-    two loaded cores); pool 30 ranked below 50 and 100 on dev before."""
+    """The settings tried: weighted sums over dense weight x candidate pool x neighbour
+    smoothing x dense normalisation x session support x session diversity, and plain RRF.
+    Weights outside 0.4-0.6 and pool 30 ranked well below on dev before (docs/benchmarks.md);
+    the lexical and dense sides of each question are computed once per pool
+    (`memoized_sides`), so a setting costs only the fusion."""
     out = [
-        Setting("weighted", w, pool, 0.5) for w in (0.3, 0.4, 0.5, 0.6, 0.7) for pool in (50, 100)
+        Setting("weighted", w, pool, smooth, norm, support, div)
+        for w in (0.4, 0.5, 0.6)
+        for pool in (50, 100)
+        for smooth in (0.3, 0.5, 0.7)
+        for norm in ("minmax", "background", "distribution")
+        for support in (0.0, 0.25, 0.5)
+        for div in (0.0, 0.05, 0.15)
     ]
     out += [Setting("rrf", 0.5, pool, 0.0) for pool in (50, 100)]
-    if shipped() not in out:
-        out.append(shipped())
+    for fixed in (shipped(), PREVIOUS):
+        if fixed not in out:
+            out.append(fixed)
     return out
+
+
+def session_grid() -> list[Setting]:
+    """The second search (``--cv-grid session``): the full grid chose session support 0.5,
+    its largest value, in every fold, with dense weight 0.5 and min-max in every fold but
+    one; so weight and scale are fixed there and the support (weight and how many of a
+    session's best hits make its strength) is searched beyond that edge."""
+    out = [
+        Setting("weighted", 0.5, pool, smooth, "minmax", support, 0.0, top)
+        for pool in (50, 100)
+        for smooth in (0.3, 0.5)
+        for support in (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)
+        for top in (2, 3, 5)
+    ]
+    for fixed in (shipped(), PREVIOUS):
+        if fixed not in out:
+            out.append(fixed)
+    return out
+
+
+GRIDS: dict[str, Callable[[], list[Setting]]] = {"full": grid, "session": session_grid}
 
 
 @contextlib.contextmanager
 def applied(setting: Setting) -> Iterator[None]:
     """The hybrid module's constants set to ``setting`` for the duration."""
-    names = ("FUSION", "DENSE_WEIGHT", "LEXICAL_POOL", "DENSE_POOL", "FUSED_SMOOTHING")
+    saved = {n: getattr(hybrid_mod, n) for n in _CONSTANTS}
+    for name, attr in _CONSTANTS.items():
+        setattr(hybrid_mod, name, getattr(setting, attr))
+    try:
+        yield
+    finally:
+        for n, v in saved.items():
+            setattr(hybrid_mod, n, v)
+
+
+@contextlib.contextmanager
+def memoized_sides() -> Iterator[None]:
+    """`_hybrid`'s lexical side, dense side and neighbour lookup answered from a cache for
+    the duration: every setting of one pool sees exactly the same candidates, computed
+    once (they do not depend on the fusion constants; rows are copied, never shared)."""
+    names = ("_lexical", "_dense_side", "_neighbours")
     saved = {n: getattr(hybrid_mod, n) for n in names}
-    hybrid_mod.FUSION = setting.fusion
-    hybrid_mod.DENSE_WEIGHT = setting.weight
-    hybrid_mod.LEXICAL_POOL = setting.pool
-    hybrid_mod.DENSE_POOL = setting.pool
-    hybrid_mod.FUSED_SMOOTHING = setting.smoothing
+    lexical: dict[tuple[Any, ...], Any] = {}
+    dense: dict[tuple[Any, ...], Any] = {}
+    near: dict[tuple[int, int], tuple[int, ...]] = {}
+
+    def lexical_side(store: Any, parsed: Any, pool: int, filters: dict[str, Any]) -> Any:
+        key = (id(store), parsed.text, pool, repr(sorted(filters.items())))
+        if key not in lexical:
+            lexical[key] = saved["_lexical"](store, parsed, pool, filters)
+        first, second, sources, needles = lexical[key]
+        return [dict(r) for r in first], [dict(r) for r in second], dict(sources), list(needles)
+
+    def dense_side(index: Any, query: str, count: int, filters: dict[str, Any]) -> Any:
+        key = (id(index), query, count, repr(sorted(filters.items())))
+        if key not in dense:
+            dense[key] = saved["_dense_side"](index, query, count, filters)
+        vector, hits = dense[key]
+        return vector, [type(h)(dict(h.row), h.score) for h in hits]
+
+    def neighbours(store: Any, ids: list[int]) -> dict[int, tuple[int, ...]]:
+        missing = [i for i in ids if (id(store), i) not in near]
+        if missing:
+            found = saved["_neighbours"](store, missing)
+            for i in missing:
+                near[(id(store), i)] = tuple(found.get(i, ()))
+        return {i: near[(id(store), i)] for i in ids}
+
+    hybrid_mod._lexical = lexical_side  # type: ignore[assignment]
+    hybrid_mod._dense_side = dense_side  # type: ignore[assignment]
+    hybrid_mod._neighbours = neighbours  # type: ignore[assignment]
     try:
         yield
     finally:
@@ -149,21 +250,55 @@ def collect(
                         _recall(q.gold, ranked, 10),
                     )
                 )
-            for setting in settings:
-                with applied(setting):
-                    for q in conv.questions:
-                        ranked = archive.hybrid(q.text, 10)
-                        table.answers[setting].append(
-                            Answer(
-                                conv.sample_id,
-                                q.category,
-                                _recall(q.gold, ranked, 5),
-                                _recall(q.gold, ranked, 10),
-                            )
-                        )
+            with memoized_sides():
+                _ask_all(archive, conv, settings, table)
         finally:
             archive.close()
     return table
+
+
+def _ask_all(archive: Any, conv: Any, settings: Sequence[Setting], table: Table) -> None:
+    """Every question of ``conv`` under every setting (sides memoized by the caller)."""
+    for setting in settings:
+        with applied(setting):
+            for q in conv.questions:
+                ranked = archive.hybrid(q.text, 10)
+                table.answers[setting].append(
+                    Answer(
+                        conv.sample_id,
+                        q.category,
+                        _recall(q.gold, ranked, 5),
+                        _recall(q.gold, ranked, 10),
+                    )
+                )
+
+
+def save(table: Table, path: Path) -> None:
+    """``table`` as JSON (one conversation's run can be merged with others by `load`)."""
+    data = {
+        "lexical": [list(astuple(a)) for a in table.lexical],
+        "answers": [
+            [list(astuple(s)), [list(astuple(a)) for a in answers]]
+            for s, answers in table.answers.items()
+        ],
+    }
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def load(paths: Sequence[Path]) -> Table:
+    """The tables of `save` merged (settings every file has; answers in file order)."""
+    tables = []
+    for path in paths:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        table = Table(lexical=[Answer(*a) for a in data["lexical"]])
+        for fields, answers in data["answers"]:
+            table.answers[Setting(*fields)] = [Answer(*a) for a in answers]
+        tables.append(table)
+    common = [s for s in tables[0].answers if all(s in t.answers for t in tables)]
+    merged = Table(lexical=[a for t in tables for a in t.lexical])
+    for s in common:
+        merged.answers[s] = [a for t in tables for a in t.answers[s]]
+    return merged
 
 
 def _mean(answers: Sequence[Answer]) -> tuple[float, float]:
@@ -236,18 +371,50 @@ def report(table: Table, names: Sequence[str]) -> None:
     print("\nFixed settings on the same questions (no selection), R@5 / R@10:")
     lex = _mean(table.lexical)
     print(f"  {'lexical policy':<34}{lex[0]:8.1f}{lex[1]:8.1f}")
-    fixed = [shipped(), *(s for s in table.answers if s.fusion == "rrf")]
+    fixed = [shipped(), PREVIOUS, *(s for s in table.answers if s.fusion == "rrf")]
     for s in dict.fromkeys(fixed):
         r5, r10 = _mean(table.answers[s])
-        tag = " (shipped)" if s == shipped() else ""
-        print(f"  {s.label + tag:<34}{r5:8.1f}{r10:8.1f}")
+        tag = " (shipped)" if s == shipped() else " (previous)" if s == PREVIOUS else ""
+        print(f"  {s.label + tag:<58}{r5:8.1f}{r10:8.1f}")
     print("\nBy category, R@5 / R@10:")
     print(f"  held (CV):   {_by_category(pooled)}")
     print(f"  dev setting: {_by_category(table.answers[dev])}")
     print(f"  shipped:     {_by_category(table.answers[shipped()])}")
     print(f"  lexical:     {_by_category(table.lexical)}")
     ranked = sorted(table.answers, key=lambda s: -_objective(table.answers[s]))
-    print("\nAll settings on all five conversations (dev), best first, R@5 / R@10:")
-    for s in ranked:
+    print(f"\nBest {TOP_SHOWN} of {len(ranked)} settings on all conversations (dev), R@5 / R@10:")
+    for s in ranked[:TOP_SHOWN]:
         r5, r10 = _mean(table.answers[s])
-        print(f"  {s.label:<34}{r5:8.1f}{r10:8.1f}")
+        print(f"  {s.label:<58}{r5:8.1f}{r10:8.1f}")
+    print("\nEach new element alone (dev, best setting with only that element switched on):")
+    for name, keep in _ABLATIONS.items():
+        subset = [s for s in ranked if s.fusion == "weighted" and keep(s)]
+        if subset:
+            r5, r10 = _mean(table.answers[subset[0]])
+            print(f"  {name:<24}{subset[0].label:<58}{r5:8.1f}{r10:8.1f}")
+        held = leave_one_out(_restricted(table, subset), names) if subset else []
+        if held:
+            h5, h10 = _mean([a for f in held for a in f.answers])
+            print(f"  {'':<24}{'held (CV over this subset), pooled':<58}{h5:8.1f}{h10:8.1f}")
+
+
+#: Settings shown in the dev ranking.
+TOP_SHOWN = 25
+#: Subsets of the grid: none of the new elements, and each alone.
+_ABLATIONS: dict[str, Callable[[Setting], bool]] = {
+    "none (weights, pools)": lambda s: s.norm == "minmax" and not s.support and not s.diversity,
+    "background norm only": lambda s: s.norm == "background" and not s.support and not s.diversity,
+    "session support only": lambda s: s.norm == "minmax" and s.support > 0 and not s.diversity,
+    "diversity only": lambda s: s.norm == "minmax" and not s.support and s.diversity > 0,
+    "distribution norm only": lambda s: (
+        s.norm == "distribution" and not s.support and not s.diversity
+    ),
+}
+
+
+def _restricted(table: Table, settings: Sequence[Setting]) -> Table:
+    """``table`` with only ``settings`` (the CV of a subset of the grid)."""
+    out = Table(lexical=table.lexical)
+    for s in settings:
+        out.answers[s] = table.answers[s]
+    return out

@@ -21,10 +21,12 @@ same kind of synthetic vectors in ``hm_vectors``, and timed the same way.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -65,6 +67,31 @@ class _Slow(bs.SyntheticEmbedder):
         if self.ms:
             time.sleep(self.ms / 1000)
         return super().embed_query(text)
+
+
+PREVIOUS_LABEL = "hybrid, previous fusion"
+#: `_hybrid`'s fusion constants before the dev CV of issue 22 chose the shipped ones.
+PREVIOUS_FUSION = {
+    "LEXICAL_POOL": 50,
+    "DENSE_POOL": 50,
+    "FUSED_SMOOTHING": 0.5,
+    "SESSION_SUPPORT": 0.0,
+}
+
+
+@contextlib.contextmanager
+def _fusion(constants: dict[str, float]) -> Iterator[None]:
+    """`_hybrid`'s constants set to ``constants`` for the duration."""
+    import hermes_memory_sessions.search._hybrid as hybrid_mod
+
+    saved = {n: getattr(hybrid_mod, n) for n in constants}
+    for n, v in constants.items():
+        setattr(hybrid_mod, n, v)
+    try:
+        yield
+    finally:
+        for n, v in saved.items():
+            setattr(hybrid_mod, n, v)
 
 
 def _time(store: object, queries: list[str]) -> float:
@@ -156,6 +183,12 @@ def main() -> int:
         " default model took about 21 ms at load 1 (docs/benchmarks.md)",
     )
     ap.add_argument("--dsn", default=None, help="also PostgreSQL (see the module doc)")
+    ap.add_argument(
+        "--previous-fusion",
+        action="store_true",
+        help="also hybrid with the fusion settings before issue 22's dev CV (pools 50,"
+        " smoothing 0.5, no session support), interleaved with the shipped ones",
+    )
     args = ap.parse_args()
     path = bs.DATA / f"sessions_{args.messages}.db"
     if not path.exists():
@@ -168,6 +201,8 @@ def main() -> int:
     assert hyb.vector_index is not None
     hyb.vector_index.refresh()  # load the codes once (as the worker does at start)
     methods: list[tuple[str, object]] = [("lexical", lexical), ("hybrid", hyb)]
+    if args.previous_fusion:
+        methods.append((PREVIOUS_LABEL, hyb))
     if args.dsn:
         pg_lexical, pg_hybrid = _pg_archives(args.dsn, args.messages, args.query_ms)
         methods += [
@@ -181,13 +216,17 @@ def main() -> int:
             order = queries[:]
             rng.shuffle(order)
             for q in order:
-                for name, store in methods:
-                    times.setdefault(label, {}).setdefault(name, []).append(_time(store, [q]))
+                # Methods in a fresh order per query: whichever runs second reads pages
+                # the first one warmed.
+                for name, store in rng.sample(methods, len(methods)):
+                    with _fusion(PREVIOUS_FUSION if name == PREVIOUS_LABEL else {}):
+                        took = _time(store, [q])
+                    times.setdefault(label, {}).setdefault(name, []).append(took)
     print(f"{'query set':<14}{'method':<30}{'p50 ms':>9}{'p95 ms':>9}")
     for label, per in times.items():
         for name, ts in per.items():
             print(f"{label:<14}{name:<30}{_pct(ts, 0.5):9.1f}{_pct(ts, 0.95):9.1f}")
-    for _, store in methods:
+    for store in {id(s): s for _, s in methods}.values():
         store.close()  # type: ignore[attr-defined]
     return 0
 

@@ -711,17 +711,31 @@ def print_catch_up(scores: dict[str, dict[str, Score]], ks: Sequence[int]) -> No
             )
 
 
-def run_cv(convs: list[Conversation], embedder: CachedEmbedder | None) -> int:
-    """``--cv``: fusion settings chosen by leave-one-conversation-out (see _locomo_cv)."""
+def run_cv(
+    convs: list[Conversation],
+    embedder: CachedEmbedder | None,
+    save: Path | None = None,
+    merge: Sequence[Path] = (),
+    grid: str = "full",
+) -> int:
+    """``--cv``: fusion settings chosen by leave-one-conversation-out (see _locomo_cv).
+    ``save``: also write the answers table (JSON); ``merge``: report the saved tables of
+    several runs (e.g. one per conversation) instead of asking anything."""
     import _locomo_cv
 
+    if merge:
+        table = _locomo_cv.load(merge)
+        _locomo_cv.report(table, list(dict.fromkeys(a.conv for a in table.lexical)))
+        return 0
     if embedder is None:
         print("--cv needs the embedder (hybrid settings are what it chooses)", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="locomo-cv-") as tmp:
         table = _locomo_cv.collect(
-            convs, lambda conv: Archive(conv, Path(tmp), embedder), _locomo_cv.grid()
+            convs, lambda conv: Archive(conv, Path(tmp), embedder), _locomo_cv.GRIDS[grid]()
         )
+    if save is not None:
+        _locomo_cv.save(table, save)
     _locomo_cv.report(table, [c.sample_id for c in convs])
     if embedder.query_failures:
         print(f"WARNING: {embedder.query_failures} query embeddings failed", file=sys.stderr)
@@ -765,6 +779,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="choose the fusion settings by leave-one-conversation-out cross-validation and"
         " report the held figures (_locomo_cv.py); nothing else is run",
     )
+    ap.add_argument(
+        "--cv-grid", choices=["full", "session"], default="full", help="--cv: settings searched"
+    )
+    ap.add_argument("--cv-save", type=Path, default=None, help="--cv: write the answers table")
+    ap.add_argument(
+        "--cv-merge",
+        type=Path,
+        nargs="+",
+        default=[],
+        help="report the leave-one-out CV of tables written by --cv-save (nothing is asked)",
+    )
+    ap.add_argument(
+        "--conversations",
+        nargs="+",
+        default=[],
+        help="only these conversations (sample ids) of the data file",
+    )
     ap.add_argument("--no-mem0", action="store_true", help="skip the mem0 OSS comparison")
     ap.add_argument("--baselines", action="store_true", help="also plain FTS5 BM25 baselines")
     ap.add_argument(
@@ -793,6 +824,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="--catch-up on the first N conversations only (a slow host)",
     )
     args = ap.parse_args(argv)
+    if args.cv_merge:
+        return run_cv([], None, merge=args.cv_merge)
     if args.backend == "postgres" and not args.dsn:
         print("--backend postgres needs --dsn (or HERMES_MEMORY_PG_DSN)", file=sys.stderr)
         return 2
@@ -801,6 +834,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     vectors_mod.CONTEXT_BEFORE = args.context
     convs = load(args.data)
+    if args.conversations:
+        convs = [c for c in convs if c.sample_id in set(args.conversations)]
     ks = sorted(set(args.k) | {5, 10})
     n_turns = sum(len(s.turns) for c in convs for s in c.sessions)
     n_sessions = sum(len(c.sessions) for c in convs)
@@ -817,7 +852,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     embedder = _make_embedder(args.embedder, args.threads)
     if args.cv:
-        return run_cv(convs, embedder)
+        return run_cv(convs, embedder, save=args.cv_save, grid=args.cv_grid)
     with_mem0 = not args.no_mem0
     if with_mem0:
         try:

@@ -6,9 +6,10 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["SCRIPT", "run_cli"]
+__all__ = ["SCRIPT", "WordsEmbedder", "run_cli"]
 
 #: The installed console script of this environment.
 SCRIPT = shutil.which("hermes-memory", path=str(Path(sys.executable).parent))
@@ -28,3 +29,24 @@ def run_cli(home: Path, *args: str, timeout: float = 300) -> subprocess.Complete
     return subprocess.run(
         [SCRIPT, *args], env=env, capture_output=True, text=True, timeout=timeout, check=False
     )
+
+
+class WordsEmbedder:
+    """Each word a fixed direction in ``dim`` dimensions: deterministic, no model."""
+
+    name = "test-words:v1"
+
+    def __init__(self, dim: int = 64) -> None:
+        self.dim = dim
+
+    def _vector(self, text: str) -> list[float]:
+        v = [0.0] * self.dim
+        for word in text.lower().replace("?", " ").replace(".", " ").split():
+            v[sum(ord(c) * (i + 1) for i, c in enumerate(word)) % self.dim] += 1.0
+        return v
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self._vector(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._vector(text)

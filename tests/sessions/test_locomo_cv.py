@@ -9,6 +9,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from sessions_helpers import WordsEmbedder
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,3 +47,40 @@ def test_the_grid_holds_the_shipped_setting_and_plain_rrf(cv: ModuleType) -> Non
     grid = cv.grid()
     assert cv.shipped() in grid
     assert any(s.fusion == "rrf" for s in grid)
+
+
+def test_memoized_sides_rank_exactly_as_the_live_search(cv: ModuleType, tmp_path: Path) -> None:
+    pytest.importorskip("numpy")
+    from hermes_memory_sessions.search._hybrid import discover
+    from hermes_memory_sessions.storage import SessionStore
+
+    store = SessionStore(tmp_path / "a.db", embedder=WordsEmbedder(32), embed_in_background=False)
+    try:
+        for s in range(6):
+            store.create_session(f"s{s}", source="cli", started_at=1_700_000_000 + s * 3600)
+            for t in range(8):
+                store.append_message(
+                    f"s{s}",
+                    "user" if t % 2 == 0 else "assistant",
+                    f"turn {t} of session {s} about garden roses {s * t} and painting",
+                    timestamp=1_700_000_000 + s * 3600 + t,
+                )
+        store.embed_pending()
+        setting = cv.Setting("weighted", 0.5, 50, 0.5, "background", 0.5, 0.15)
+        queries = ["garden roses painting", "what about painting in session 3?", "turn 5"]
+
+        def ranked() -> list[list[int]]:
+            out = []
+            for q in queries:
+                found = discover(store, q, limit=10, role_filter=["user", "assistant"])
+                out.append([int(r["id"]) for r in found.rows] if found else [])
+            return out
+
+        with cv.applied(setting):
+            live = ranked()
+            with cv.memoized_sides():
+                first, again = ranked(), ranked()
+        assert live == first == again
+        assert any(live)
+    finally:
+        store.close()

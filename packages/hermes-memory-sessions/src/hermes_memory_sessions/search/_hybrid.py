@@ -13,10 +13,13 @@ fused by a weighted sum of min-max-normalised scores::
 where ``lexical`` is the message's min-max-normalised BM25 within its lexical segment (AND
 hits, then fallback hits; 0 when lexical search did not find it) and ``dense`` its
 min-max-normalised cosine within the dense pool (0 when outside it). Then each message also
-gets `FUSED_SMOOTHING` times the best fused score of its adjacent messages (same session).
-The weight, the smoothing, the pools and the fusion (this weighted sum beat
-reciprocal-rank fusion) were measured on the LoCoMo development conversations:
-``benchmarks/bench_locomo.py``, ``docs/benchmarks.md``.
+gets `FUSED_SMOOTHING` times the best fused score of its adjacent messages (same session),
+and `SESSION_SUPPORT` times the mean of its session's `SESSION_TOP` best scores (a session
+with several strong hits is the one the question is about). The weight, the smoothing, the
+pools, the session support and the fusion (this weighted sum beat reciprocal-rank fusion)
+were chosen by leave-one-conversation-out cross-validation on the LoCoMo development
+conversations and reported on held ones: ``benchmarks/bench_locomo.py --cv``,
+``docs/benchmarks.md``.
 
 Each fused row says how it matched: ``"and"`` (every term), ``"any_terms"`` (the fallback)
 or ``"semantic"`` (only the dense side found it). When no vector index is attached, when the
@@ -40,6 +43,13 @@ from hermes_memory_sessions.search._lexical import (
 )
 from hermes_memory_sessions.search._query import ParsedQuery, parse_query
 from hermes_memory_sessions.search._reference_rows import reference_digest, stored_reference_rows
+from hermes_memory_sessions.search._rerank import (
+    background_normalised,
+    distribution_normalised,
+    diversified,
+    minmax,
+    session_supported,
+)
 
 __all__ = [
     "DENSE_POOL",
@@ -61,12 +71,16 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 #: Weight of the dense score in the fused score. Leave-one-conversation-out over the LoCoMo
-#: dev conversations (``bench_locomo.py --cv``) chose 0.5 in every fold; held R@5 / R@10
-#: 66.3 / 75.1 against 66.8 / 75.7 on dev (docs/benchmarks.md).
+#: dev conversations (``bench_locomo.py --cv``) chose 0.5 in every fold (docs/benchmarks.md).
 DENSE_WEIGHT = 0.5
-#: Lexical candidates ranked per segment (AND hits; fallback hits).
+#: Lexical candidates ranked per segment (AND hits; fallback hits). The dev CV chose 100
+#: (4 of 5 folds) by 0.2 / 0.1 point over 50 on dev (noise), while 100 made hybrid
+#: discovery 8-14 % slower at 100k messages (docs/benchmarks.md, "Fusion that
+#: generalises", with both held figures): 50.
 LEXICAL_POOL = 50
-#: Dense candidates fused.
+#: Lexical candidates of discovery without a vector index.
+LEXICAL_ONLY_POOL = 50
+#: Dense candidates fused (as `LEXICAL_POOL`).
 DENSE_POOL = 50
 #: How lexical candidates are scored before fusion: ``"segment"`` (BM25 min-max-normalised
 #: within the AND hits and within the fallback hits), ``"joint"`` (over both) or ``"rank"``
@@ -132,8 +146,30 @@ ECHO_QUANTILE = 1.0
 #: Characters of a message embedded alone for that check (as `document_text` keeps).
 _OWN_TEXT_CHARS = 1500
 #: A fused score also gets this share of the best fused score of its adjacent messages
-#: (measured: 0.5; an answer often sits next to the turn that matches the question).
-FUSED_SMOOTHING = 0.5
+#: (an answer often sits next to the turn that matches the question). 0.3: chosen by the
+#: dev CV together with `SESSION_SUPPORT`, which also credits nearby turns (0.5 before).
+FUSED_SMOOTHING = 0.3
+#: How dense cosines are put on the [0, 1] scale before the weighted sum: ``"minmax"``
+#: (over the dense candidates), ``"background"`` (0 at the candidates' median, 1 at the
+#: best) or ``"distribution"`` (mean +- 3 sd); `hermes_memory_sessions.search._rerank`.
+#: The dev CV kept min-max (4 of 5 folds; the others within 0.8 point on dev).
+DENSE_NORM = "minmax"
+_DENSE_SCALES = {
+    "minmax": minmax,
+    "background": background_normalised,
+    "distribution": distribution_normalised,
+}
+#: Session evidence: each fused score also gets this weight x the mean of the best
+#: `SESSION_TOP` fused scores of its session (0: off; `_rerank.session_supported`). Every
+#: fold of the dev CV chose 0.5 (larger values were no better): dev R@5 / R@10 +0.5 / +1.0,
+#: temporal and open-domain questions gaining most (docs/benchmarks.md).
+SESSION_SUPPORT = 0.5
+#: How many of a session's best fused scores make its strength.
+SESSION_TOP = 3
+#: Diversity over sessions: each pick's score is lowered by this share of the best score
+#: per message of its session already ranked above it (0: off; `_rerank.diversified`).
+#: Measured, not shipped: no fold chose it; alone it cost 1.7 / 1.6 points on dev.
+SESSION_DIVERSITY = 0.0
 
 
 @dataclass
@@ -205,15 +241,6 @@ def lexical_candidates(
                 sources[mid] = row.pop("_src", ("", ""))
                 bucket.append(row)
     return kept[0][:pool], kept[1][:pool], sources, list(parsed.needles)
-
-
-def _minmax(values: Sequence[float]) -> list[float]:
-    if not values:
-        return []
-    low, high = min(values), max(values)
-    if high - low <= 1e-12:
-        return [1.0] * len(values)
-    return [(v - low) / (high - low) for v in values]
 
 
 def dense_floor(index: Any, cosines: Sequence[float] = ()) -> float | None:
@@ -431,8 +458,10 @@ def discover(
         "source_filter": list(source_filter) if source_filter else None,
         "include_inactive": include_inactive,
     }
-    pool = max(LEXICAL_POOL, limit)
     index = vector_index_of(store) if dense and not parsed.has_syntax else None
+    # Lexical only: the pool only decides when the fallback runs (the first ``limit`` rows
+    # are the same), so it keeps the previous size and cost.
+    pool = max(LEXICAL_POOL if index is not None else LEXICAL_ONLY_POOL, limit)
     and_rows, any_rows, sources, needles = _lexical(store, parsed, pool, filters)
     vector, dense_hits = (
         (None, [])
@@ -459,10 +488,10 @@ def discover(
     if LEXICAL_SCORE == "rank":
         lex_scores = [1.0 - i / max(len(lexical), 1) for i in range(len(lexical))]
     elif LEXICAL_SCORE == "joint":
-        lex_scores = _minmax([-float(r.get("rank") or 0.0) for r in lexical])
+        lex_scores = minmax([-float(r.get("rank") or 0.0) for r in lexical])
     else:  # "segment": each segment min-max-normalised on its own
-        lex_scores = _minmax([-float(r.get("rank") or 0.0) for r in and_rows])
-        fallback = _minmax([-float(r.get("rank") or 0.0) for r in any_rows])
+        lex_scores = minmax([-float(r.get("rank") or 0.0) for r in and_rows])
+        fallback = minmax([-float(r.get("rank") or 0.0) for r in any_rows])
         if CJK_FALLBACK_COVERAGE and parsed.has_cjk and any_rows:
             cover = _coverage(store, [int(r["id"]) for r in any_rows], parsed.content_terms)
             fallback = [
@@ -474,7 +503,8 @@ def discover(
         row_of[mid] = r
         match[mid] = "and" if i < len(and_rows) else "any_terms"
         score[mid] = (1.0 - DENSE_WEIGHT) * s
-    normalised = _minmax([h.score for h in dense_hits])
+    cosines = [h.score for h in dense_hits]
+    normalised = _DENSE_SCALES.get(DENSE_NORM, minmax)(cosines)
     tiered = getattr(vector, "parts", None)
     cosine: dict[int, float] = (
         getattr(vector, "cosine", {})
@@ -493,6 +523,8 @@ def discover(
             + FUSED_SMOOTHING * max((score.get(n, 0.0) for n in near.get(mid, ())), default=0.0)
             for mid, value in score.items()
         }
+    session_of = {mid: str(row.get("session_id")) for mid, row in row_of.items()}
+    score = session_supported(score, session_of, SESSION_SUPPORT, SESSION_TOP)
     if tiered is not None:  # each tier's floor, from its own candidates, in its own model
         floors: dict[int, float] = {}
         for part in tiered:
@@ -501,11 +533,12 @@ def discover(
     else:
         floor = dense_floor(index, [h.score for h in dense_hits])
         floors = _row_floors(store, index, vector, dense_hits, match, floor)
-    ranked = [
-        mid
-        for mid in sorted(score, key=lambda mid: (-score[mid], mid))
+    kept = {
+        mid: value
+        for mid, value in score.items()
         if match[mid] != "semantic" or cosine.get(mid, 0.0) >= floors.get(mid, -2.0)
-    ][:limit]
+    }
+    ranked = diversified(kept, session_of, SESSION_DIVERSITY, limit)
     rows = []
     for mid in ranked:
         row = dict(row_of[mid])
