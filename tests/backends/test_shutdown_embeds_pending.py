@@ -42,7 +42,8 @@ def _home(tmp_path: Path, backend: str, request) -> tuple[Path, dict[str, str]]:
     home.mkdir(mode=0o700)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "MEM0_"))}
     env.update(HERMES_HOME=str(home), PYTHONIOENCODING="utf-8")
-    config = "sessions:\n  embedder: default\n  embedder_threads: 1\n"
+    # One model: the exact single-tier report (two tiers: tests/sessions/test_tiers.py).
+    config = "sessions:\n  embedder: default\n  fast_embedder: none\n  embedder_threads: 1\n"
     if backend == "postgres":
         owner = request.getfixturevalue("owner")
         env["HERMES_MEMORY_PG_DSN"] = request.getfixturevalue("pg_dsn")

@@ -54,7 +54,10 @@ def test_first_query_of_a_fresh_server_is_hybrid(home: Path, run_session) -> Non
 
 
 def test_first_query_says_when_recall_is_lexical_only(home: Path, run_session) -> None:
-    (home / "config.yaml").write_text("sessions:\n  embedder: no-such-embedder\n")
+    # No fast tier either (with one, the static model answers alone and says so).
+    (home / "config.yaml").write_text(
+        "sessions:\n  embedder: no-such-embedder\n  fast_embedder: none\n"
+    )
     _seed_plain = SessionStore(sessions_db_path(home))
     try:
         _seed_plain.create_session("vat", source="cli")

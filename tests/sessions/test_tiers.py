@@ -386,3 +386,15 @@ def test_quality_tier_catches_up_the_backlog_in_the_background(
     store.close()
     rows = models(path)
     assert len(rows) == 48 and {m for _, m in rows} == {"quality:v1+ctx2"}
+
+
+def test_fast_embedder_key_reaches_the_provider_settings() -> None:
+    # The provider reads ``sessions:`` through SessionsSettings; the key was once dropped
+    # there as unknown, so `fast_embedder: none` still gave two tiers.
+    from hermes_memory_sessions import SessionsSettings
+
+    off = SessionsSettings.load({"embedder": "default", "fast_embedder": "none"})
+    assert configured_fast_section(off) is None
+    on = SessionsSettings.load({"embedder": "default"})
+    assert configured_fast_section(on) == {"embedder": "static"}
+    assert "fast_embedder" in {f["key"] for f in SessionsSettings.schema()}

@@ -59,12 +59,15 @@ def check_edit(
     filename: str,
     approved: set[str] | None = None,
     allow_flagged: bool = False,
+    person_wrote: bool = True,
 ) -> EditCheck:
     """Validate edited file text for a memory file of budget ``limit`` characters.
 
     ``approved`` holds entries a human approved earlier (kept as they are even when the
     threat scan flags them); with ``allow_flagged`` every flagged entry is accepted and
-    returned in ``EditCheck.approved``.
+    returned in ``EditCheck.approved``. ``person_wrote``: the person typed the text (an
+    edit), so an entry only the word lists hold is kept as theirs; False for text read from
+    a file on disk (an import), the least trusted source, where it is refused like the rest.
     """
     problems: list[str] = []
     notes: list[str] = []
@@ -92,7 +95,7 @@ def check_edit(
         if not threat:
             continue
         flagged.append(entry)
-        if verdict.tier == "hold" and not (entry in already or allow_flagged):
+        if verdict.tier == "hold" and person_wrote and not (entry in already or allow_flagged):
             # A hold waits for a person: the person editing the file keeps it.
             keep.add(entry)
             notes.append(

@@ -3,7 +3,8 @@
 Core validates it when it creates the provider and hands the result over as
 ``SessionArchiveProvider.settings`` (the path every adapter takes). The ``embedder*`` keys
 belong to the embedder (``hermes_memory_vectors.embedder_from_config`` checks them, and a
-third-party embedder may read keys of its own), so they are kept as written in `embedder`.
+third-party embedder may read keys of its own), so they are kept as written in `embedder`,
+with ``fast_embedder`` (the fast tier, `hermes_memory_sessions.vectors._tiers`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ EMBEDDER_KEYS: dict[str, str] = {
     "embedder_threads": "CPU threads of a local model.",
     "embedder_timeout": "openai: seconds one request may take.",
     "embedder_api_key_env": "openai: environment variable holding the key.",
+    "fast_embedder": "The fast tier beside the embedder: static (the default whenever"
+    " embedder is another model) embeds the whole archive at once; none turns it off.",
 }
 _EMBEDDER_TYPES = {
     "embedder_batch_size": "integer",
@@ -69,7 +72,9 @@ class SessionsSettings(Settings):
         """`Settings.load`, with the ``embedder*`` keys set aside as written."""
         raw = dict(section or {})
         embedder = {
-            k: raw.pop(k) for k in list(raw) if isinstance(k, str) and k.startswith("embedder")
+            k: raw.pop(k)
+            for k in list(raw)
+            if isinstance(k, str) and (k.startswith("embedder") or k == "fast_embedder")
         }
         loaded = super().load(raw, environ=environ)
         return dataclasses.replace(loaded, embedder=embedder)

@@ -127,7 +127,13 @@ def import_(ctx: Context) -> int:
             )
             continue
         approved = approved_entries(parse_entries(raw.text), load_sidecar(path))
-        check = check_edit(raw.text, limit=store.limit(target), filename=name, approved=approved)
+        check = check_edit(
+            raw.text,
+            limit=store.limit(target),
+            filename=name,
+            approved=approved,
+            person_wrote=False,  # a file found on disk: its holds are not the person's words
+        )
         if not check.ok:
             problems.extend(f"{name}: {p}" for p in check.problems)
         else:
