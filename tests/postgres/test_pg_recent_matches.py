@@ -1,0 +1,93 @@
+"""Discovery on PostgreSQL at scale: the newest matches are looked for among the newest ids
+first (same answers), and no query is left to a generic plan (no prepared statements)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+import hermes_memory_postgres.archive._natural as natural_mod
+import hermes_memory_postgres.archive._recent as recent_mod
+import hermes_memory_postgres.archive._search as search_mod
+from hermes_memory_postgres import PostgresSessionArchive
+
+
+@pytest.fixture
+def archive(pg_dsn: str, owner: str) -> Iterator[PostgresSessionArchive]:
+    store = PostgresSessionArchive(pg_dsn, owner=owner)
+    yield store
+    store.close()
+
+
+def _fill(archive: PostgresSessionArchive) -> None:
+    archive.create_session("s")
+    messages = []
+    for i in range(200):  # "alpha" in every other message; "omega" in three old ones
+        text = f"alpha note {i}" if i % 2 == 0 else f"beta item {i}"
+        messages.append({"role": "user", "content": text + (" omega" if i in (1, 3, 5) else "")})
+    archive.append_messages("s", messages)
+
+
+def _answers(archive: PostgresSessionArchive, queries: list[str]) -> list[list[int]]:
+    out = []
+    for q in queries:
+        for fallback in (False, True):
+            hits = archive.find_hits(q, any_terms=fallback, limit=20)
+            out.append([int(r["id"]) for r in hits.rows] if hits else [])
+    return out
+
+
+def test_the_newest_ids_first_give_the_same_answers(
+    archive: PostgresSessionArchive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Windows of 10 matches: the newest 40 ids hold 20 "alpha" messages, enough.
+    monkeypatch.setattr(search_mod, "RANK_WINDOW", 10)
+    monkeypatch.setattr(search_mod, "NATURAL_WINDOW", 10)
+    monkeypatch.setattr(natural_mod, "NATURAL_WINDOW", 10)
+    _fill(archive)
+    bounded: list[bool] = []
+    real = recent_mod.newest_matches
+
+    def spy(conn: Any, owner: str, query: Callable[..., Any], window: int) -> Any:
+        def recorded(extra: str, params: list[Any]) -> Any:
+            bounded.append(bool(extra))
+            return query(extra, params)
+
+        return real(conn, owner, recorded, window)
+
+    monkeypatch.setattr(search_mod, "newest_matches", spy)
+    monkeypatch.setattr(natural_mod, "newest_matches", spy)
+    queries = ["alpha", "alpha note", "omega", "beta item", "where are the alpha and omega notes"]
+    monkeypatch.setattr(recent_mod, "RECENT_IDS", (40, 80))
+    with_bound = _answers(archive, queries)
+    assert True in bounded and False in bounded  # some answered in the range, some not
+    bounded.clear()
+    monkeypatch.setattr(recent_mod, "RECENT_IDS", ())
+    assert _answers(archive, queries) == with_bound
+    assert True not in bounded
+    # A frequent word is answered from the newest ids alone: one bounded query.
+    monkeypatch.setattr(recent_mod, "RECENT_IDS", (40, 80))
+    bounded.clear()
+    assert archive.find_hits("alpha", limit=5) is not None
+    assert bounded == [True]
+    # A rare one widens the range, then searches everything.
+    bounded.clear()
+    hits = archive.find_hits("omega", limit=5)
+    assert hits is not None and len(hits.rows) == 3
+    assert bounded == [True, True, False]
+
+
+def test_queries_are_never_prepared_for_a_generic_plan(archive: PostgresSessionArchive) -> None:
+    _fill(archive)
+    for _ in range(8):  # psycopg prepares a statement from its fifth run by default
+        assert archive.find_hits("alpha note", limit=5) is not None
+
+    def prepared(conn: Any) -> int:
+        for _ in range(8):
+            conn.execute("SELECT count(*) FROM hm_messages WHERE owner = %s", (archive.owner,))
+        row = conn.execute("SELECT count(*) AS n FROM pg_prepared_statements").fetchone()
+        return int(row["n"])
+
+    assert archive.db.run(prepared) == 0
