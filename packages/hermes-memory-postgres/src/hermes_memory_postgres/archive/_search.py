@@ -17,6 +17,7 @@ import psycopg
 from hermes_memory_postgres._text import render_tsquery
 from hermes_memory_postgres.archive._filters import HIT_SELECT, Filters
 from hermes_memory_postgres.archive._natural import NaturalRanking
+from hermes_memory_postgres.archive._recent import newest_matches
 from hermes_memory_sessions.search import (
     NATURAL_POOL,
     NATURAL_WINDOW,
@@ -152,14 +153,29 @@ class ArchiveSearch(NaturalRanking):
                 [*params, expr, want],
             ).fetchall()
             return [dict(r) for r in rows]
-        window = NATURAL_WINDOW if natural else RANK_WINDOW
+        window = max(NATURAL_WINDOW if natural else RANK_WINDOW, want)
         pool = max(NATURAL_POOL, want) if natural else want
-        rows = conn.execute(
-            f"SELECT * FROM (SELECT {HIT_SELECT}, ts_rank(m.{column}, %s::tsquery, 1) AS rank"  # noqa: S608
-            f" {base} ORDER BY m.id DESC LIMIT %s) w ORDER BY rank DESC, id LIMIT %s",
-            [expr, *params, expr, max(window, want), pool],
-        ).fetchall()
-        out = [dict(r) for r in rows]
+
+        def ranked(extra: str, extra_params: list[Any]) -> tuple[list[dict[str, Any]], int]:
+            # _matched: how many matches the id-ordered window held (newest_matches).
+            rows = conn.execute(
+                f"SELECT *, COUNT(*) OVER () AS _matched FROM (SELECT {HIT_SELECT},"  # noqa: S608
+                f" ts_rank(m.{column}, %s::tsquery, 1) AS rank {base}{extra}"
+                " ORDER BY m.id DESC LIMIT %s) w ORDER BY rank DESC, id LIMIT %s",
+                [expr, *params, expr, *extra_params, window, pool],
+            ).fetchall()
+            out = [dict(r) for r in rows]
+            matched = int(out[0]["_matched"]) if out else 0
+            for row in out:
+                del row["_matched"]
+            return out, matched
+
+        # The CJK index matches far fewer messages (and has its own partial index of
+        # them): bounding its ids first cost more than it saved (docs/benchmarks.md).
+        if column == "words":
+            out = newest_matches(conn, self.owner, ranked, window)
+        else:
+            out = ranked("", [])[0]
         if natural:
             out = self._smooth(conn, out, filt)[:want]
         return out
