@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         EmbedderLike,
         VectorIndex,
         document_text,
+        hit_chunks,
         quantize,
     )
 
@@ -59,6 +60,7 @@ __all__ = [
     "document_text",
     "ensure_vector_schema",
     "has_vector_table",
+    "hit_chunks",
     "index_model",
     "quantize",
     "recall_state",
@@ -77,6 +79,7 @@ _INDEX_NAMES = frozenset(
         "DenseHit",
         "EmbedderLike",
         "document_text",
+        "hit_chunks",
         "quantize",
     }
 )

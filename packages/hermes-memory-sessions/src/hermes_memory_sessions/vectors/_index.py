@@ -73,6 +73,7 @@ __all__ = [
     "document_text",
     "ensure_vector_schema",
     "has_vector_table",
+    "hit_chunks",
     "index_model",
 ]
 
