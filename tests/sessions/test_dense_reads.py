@@ -8,40 +8,18 @@ replaced since its code was loaded is not used (real SQLite, a small hashed-word
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
 import re
 import sqlite3
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
+from sessions_helpers import WordsEmbedder
 
 from hermes_memory_sessions.storage import SessionStore
 from hermes_memory_sessions.vectors import _binary_codes as codes_mod
 from hermes_memory_sessions.vectors import _index as vectors
-
-
-class WordsEmbedder:
-    """Words hashed into 64 dimensions (deterministic, no model)."""
-
-    name = "test-words:v1"
-    dim = 64
-
-    def _vector(self, text: str) -> list[float]:
-        v = [0.0] * self.dim
-        for word in text.lower().split():
-            v[int(hashlib.sha256(word.encode()).hexdigest(), 16) % self.dim] += 1.0
-        norm = math.sqrt(sum(x * x for x in v)) or 1.0
-        return [x / norm for x in v]
-
-    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        return [self._vector(t) for t in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        return self._vector(text)
 
 
 def _query(store: SessionStore, text: str) -> np.typing.NDArray[np.float32]:
