@@ -58,7 +58,6 @@ def test_the_newest_ids_first_give_the_same_answers(
         return real(conn, owner, recorded, window)
 
     monkeypatch.setattr(search_mod, "newest_matches", spy)
-    monkeypatch.setattr(natural_mod, "newest_matches", spy)
     queries = ["alpha", "alpha note", "omega", "beta item", "where are the alpha and omega notes"]
     monkeypatch.setattr(recent_mod, "RECENT_IDS", (40, 80))
     with_bound = _answers(archive, queries)

@@ -19,7 +19,6 @@ import psycopg
 from hermes_memory_postgres._text import render_tsquery, word_tokens
 from hermes_memory_postgres.archive._core import ArchiveCore
 from hermes_memory_postgres.archive._filters import HIT_SELECT, Filters
-from hermes_memory_postgres.archive._recent import newest_matches
 from hermes_memory_postgres.archive._termstats import frequencies
 from hermes_memory_sessions.search import (
     COMMON_TERM_CAP,
@@ -55,16 +54,11 @@ class NaturalRanking(ArchiveCore):
         any_expr = " | ".join(e for _, e in rare)
         score = " + ".join(f"{w:.6f} * ts_rank(m.words, %s::tsquery, 1)" for w in weights)
         cond, params = filt.where(self.owner)
-
-        def newest(extra: str, extra_params: list[Any]) -> tuple[list[Any], int]:
-            found = conn.execute(
-                f"SELECT {HIT_SELECT}, ({score}) AS rank {_JOIN}"
-                f" WHERE {cond} AND m.words @@ %s::tsquery{extra} ORDER BY m.id DESC LIMIT %s",
-                [*(e for _, e in rare), *params, any_expr, *extra_params, NATURAL_WINDOW],
-            ).fetchall()
-            return found, len(found)
-
-        rows = newest_matches(conn, self.owner, newest, NATURAL_WINDOW)
+        rows = conn.execute(
+            f"SELECT {HIT_SELECT}, ({score}) AS rank {_JOIN}"
+            f" WHERE {cond} AND m.words @@ %s::tsquery ORDER BY m.id DESC LIMIT %s",
+            [*(e for _, e in rare), *params, any_expr, NATURAL_WINDOW],
+        ).fetchall()
         pool = max(NATURAL_POOL, want)
         ranked = sorted((dict(r) for r in rows), key=lambda r: (-r["rank"], r["id"]))[:pool]
         return self._smooth(conn, ranked, filt)[:want]
