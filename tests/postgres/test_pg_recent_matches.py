@@ -24,8 +24,10 @@ def archive(pg_dsn: str, owner: str) -> Iterator[PostgresSessionArchive]:
 def _fill(archive: PostgresSessionArchive) -> None:
     archive.create_session("s")
     messages = []
-    for i in range(200):  # "alpha" in every other message; "omega" in three old ones
+    # "alpha" in every other message; "gamma" in the 30 oldest; "omega" in three old ones.
+    for i in range(200):
         text = f"alpha note {i}" if i % 2 == 0 else f"beta item {i}"
+        text += " gamma" if i < 30 else ""
         messages.append({"role": "user", "content": text + (" omega" if i in (1, 3, 5) else "")})
     archive.append_messages("s", messages)
 
@@ -58,7 +60,7 @@ def test_the_newest_ids_first_give_the_same_answers(
         return real(conn, owner, recorded, window)
 
     monkeypatch.setattr(search_mod, "newest_matches", spy)
-    queries = ["alpha", "alpha note", "omega", "beta item", "where are the alpha and omega notes"]
+    queries = ["alpha", "alpha note", "gamma", "omega", "beta item", "where are alpha and omega"]
     monkeypatch.setattr(recent_mod, "RECENT_IDS", (40, 80))
     with_bound = _answers(archive, queries)
     assert True in bounded and False in bounded  # some answered in the range, some not
@@ -71,11 +73,16 @@ def test_the_newest_ids_first_give_the_same_answers(
     bounded.clear()
     assert archive.find_hits("alpha", limit=5) is not None
     assert bounded == [True]
-    # A rare one widens the range, then searches everything.
+    # An old one widens the range, then searches everything.
+    bounded.clear()
+    hits = archive.find_hits("gamma", limit=5)
+    assert hits is not None and len(hits.rows) == 5
+    assert bounded == [True, True, False]
+    # A word the statistics call rarer than the window: the whole archive at once.
     bounded.clear()
     hits = archive.find_hits("omega", limit=5)
     assert hits is not None and len(hits.rows) == 3
-    assert bounded == [True, True, False]
+    assert bounded == []
 
 
 def test_queries_are_never_prepared_for_a_generic_plan(archive: PostgresSessionArchive) -> None:

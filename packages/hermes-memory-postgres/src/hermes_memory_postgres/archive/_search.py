@@ -14,10 +14,11 @@ from typing import Any
 
 import psycopg
 
-from hermes_memory_postgres._text import render_tsquery
+from hermes_memory_postgres._text import render_tsquery, word_tokens
 from hermes_memory_postgres.archive._filters import HIT_SELECT, Filters
 from hermes_memory_postgres.archive._natural import NaturalRanking
 from hermes_memory_postgres.archive._recent import newest_matches
+from hermes_memory_postgres.archive._termstats import frequencies
 from hermes_memory_sessions.search import (
     NATURAL_POOL,
     NATURAL_WINDOW,
@@ -113,7 +114,7 @@ class ArchiveSearch(NaturalRanking):
                 if natural and column == "words" and not has_cjk:
                     rows = self._ranked_natural(conn, natural, want, filt)
                 else:
-                    rows = self._run(conn, column, expr, want, filt, bool(natural))
+                    rows = self._run(conn, column, expr, want, filt, bool(natural), items)
                 for row in rows:
                     row["_src"] = (column, expr)
                 if rows:
@@ -139,6 +140,7 @@ class ArchiveSearch(NaturalRanking):
         want: int,
         filt: Filters,
         natural: bool,
+        items: Sequence[Term | str] = (),
     ) -> list[dict[str, Any]]:
         cond, params = filt.where(self.owner)
         base = (
@@ -172,13 +174,33 @@ class ArchiveSearch(NaturalRanking):
 
         # The CJK index matches far fewer messages (and has its own partial index of
         # them): bounding its ids first cost more than it saved (docs/benchmarks.md).
-        if column == "words":
+        if column == "words" and not self._rarer_than(conn, items, window):
             out = newest_matches(conn, self.owner, ranked, window)
         else:
             out = ranked("", [])[0]
         if natural:
             out = self._smooth(conn, out, filt)[:want]
         return out
+
+    def _rarer_than(
+        self, conn: psycopg.Connection[Any], items: Sequence[Term | str], window: int
+    ) -> bool:
+        """Whether an implicit AND of ``items`` surely matches fewer than ``window``
+        messages: one of its plain words is that rare (the owner's term statistics). Then
+        no range of the newest ids can hold the window: the whole archive is searched at
+        once (a word no message holds costs one query, not three)."""
+        if not items or any(isinstance(i, str) for i in items):
+            return False  # OR / NOT / no terms: no bound from one word
+        words = []
+        for item in items:
+            assert isinstance(item, Term)
+            tokens = word_tokens(item.text)
+            if not item.prefix and len(tokens) == 1:
+                words.append(tokens[0])
+        if not words:
+            return False
+        df, _ = frequencies(conn, self.owner, words)
+        return min(df.values()) < window
 
     def hit_snippet(self, hits: Hits, message_id: int) -> str:
         """The ``>>>term<<<`` snippet of one row of ``hits`` (around the first match; a
