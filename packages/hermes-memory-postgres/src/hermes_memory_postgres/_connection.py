@@ -135,13 +135,6 @@ class Database:
                 "connect_timeout": max(1, int(connect_timeout)),
                 "options": _options(dsn, f"-c statement_timeout={int(statement_timeout_ms)}"),
                 "application_name": "hermes-memory",
-                # No server-side prepared statements: psycopg prepares a query run five
-                # times, and PostgreSQL then may switch it to a generic plan, blind to the
-                # parameters. For a text search that plan can be catastrophic: the fifth
-                # CJK discovery at 1M messages ran a GIN scan per session (9,115 of them,
-                # 30 s) instead of once (tens of ms). Planning each query costs well under
-                # a millisecond (docs/benchmarks.md).
-                "prepare_threshold": None,
             },
             check=ConnectionPool.check_connection,
             name="hermes-memory",

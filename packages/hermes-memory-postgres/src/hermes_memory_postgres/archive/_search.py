@@ -39,6 +39,14 @@ from hermes_memory_sessions.search import any_terms as content_terms
 
 __all__ = ["ArchiveSearch"]
 
+# Why text searches are never prepared (``prepare=False``): psycopg prepares a statement
+# from its fifth run, and PostgreSQL may then switch it to a generic plan, blind to the
+# parameters. For a text search that plan can be catastrophic: at 1M messages the CJK
+# discovery's generic plan ran the GIN scan once per session (9,115 times, 30 s) instead of
+# once (tens of ms). Planning a search costs about a millisecond; the id lookups
+# (``= ANY(array)``) stay prepared, where a generic plan is right and planning a
+# thousand-element array each time is not free.
+
 
 class ArchiveSearch(NaturalRanking):
     """``find_hits``, ``hit_snippet`` and ``search_messages`` of one owner."""
@@ -153,6 +161,7 @@ class ArchiveSearch(NaturalRanking):
                 f"SELECT {HIT_SELECT}, 0.0 AS rank {base}"
                 f" ORDER BY m.timestamp {direction}, m.id {direction} LIMIT %s",
                 [*params, expr, want],
+                prepare=False,  # never a generic plan (top of module)
             ).fetchall()
             return [dict(r) for r in rows]
         window = max(NATURAL_WINDOW if natural else RANK_WINDOW, want)
@@ -165,6 +174,7 @@ class ArchiveSearch(NaturalRanking):
                 f" ts_rank(m.{column}, %s::tsquery, 1) AS rank {base}{extra}"
                 " ORDER BY m.id DESC LIMIT %s) w ORDER BY rank DESC, id LIMIT %s",
                 [expr, *params, expr, *extra_params, window, pool],
+                prepare=False,  # never a generic plan (top of module)
             ).fetchall()
             out = [dict(r) for r in rows]
             matched = int(out[0]["_matched"]) if out else 0
