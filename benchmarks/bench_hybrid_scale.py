@@ -15,18 +15,25 @@ consistent gain, since the SQLite archive serialises its reads on one connection
 
 ``--dsn``: the same corpus is also bulk-loaded into a PostgreSQL archive (schema
 ``bench_hybrid_<N>`` of that database, created on first use and kept for reruns), given the
-same kind of synthetic vectors in ``hm_vectors``, and timed the same way.
+same kind of synthetic vectors in ``hm_vectors``, analysed, and timed the same way.
+
+``--baseline REV``: the same timings for the packages of git revision ``REV`` too (exported
+with ``git archive`` to a temporary directory and put first on that worker's path), query by
+query alternating with the working tree's, so that the machine's load hits both alike. Each
+version runs in its own worker process (its archives opened, codes loaded and every query
+run once before timing); the figures are the workers' own ``session_search`` times.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
+import os
 import random
+import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -67,31 +74,6 @@ class _Slow(bs.SyntheticEmbedder):
         if self.ms:
             time.sleep(self.ms / 1000)
         return super().embed_query(text)
-
-
-PREVIOUS_LABEL = "hybrid, previous fusion"
-#: `_hybrid`'s fusion constants before the dev CV of issue 22 chose the shipped ones.
-PREVIOUS_FUSION = {
-    "LEXICAL_POOL": 50,
-    "DENSE_POOL": 50,
-    "FUSED_SMOOTHING": 0.5,
-    "SESSION_SUPPORT": 0.0,
-}
-
-
-@contextlib.contextmanager
-def _fusion(constants: dict[str, float]) -> Iterator[None]:
-    """`_hybrid`'s constants set to ``constants`` for the duration."""
-    import hermes_memory_sessions.search._hybrid as hybrid_mod
-
-    saved = {n: getattr(hybrid_mod, n) for n in constants}
-    for n, v in constants.items():
-        setattr(hybrid_mod, n, v)
-    try:
-        yield
-    finally:
-        for n, v in saved.items():
-            setattr(hybrid_mod, n, v)
 
 
 def _time(store: object, queries: list[str]) -> float:
@@ -171,6 +153,79 @@ def _pg_archives(dsn: str, messages: int, query_ms: float) -> tuple[object, obje
     return lexical, hyb
 
 
+def _open(messages: int, dsn: str | None, query_ms: float) -> list[tuple[str, object]]:
+    """The archives timed: SQLite lexical and hybrid (and PostgreSQL's with ``dsn``)."""
+    path = bs.DATA / f"sessions_{messages}.db"
+    lexical = SessionStore(path)
+    hyb = SessionStore(path, embedder=_Slow(query_ms), embed_in_background=False)
+    assert hyb.vector_index is not None
+    hyb.vector_index.refresh()  # load the codes once (as the worker does at start)
+    methods: list[tuple[str, object]] = [("lexical", lexical), ("hybrid", hyb)]
+    if dsn:
+        pg_lexical, pg_hybrid = _pg_archives(dsn, messages, query_ms)
+        methods += [("PostgreSQL lexical", pg_lexical), ("PostgreSQL hybrid", pg_hybrid)]
+    return methods
+
+
+def _worker(args: argparse.Namespace) -> int:
+    """Serve timings: one JSON request per line (method, query), one time (ms) per line."""
+    methods = dict(_open(args.messages, args.dsn, args.query_ms))
+    for store in methods.values():
+        for queries in QUERIES.values():
+            _time(store, queries)  # warm: every query once
+    print(json.dumps({"ready": sorted(methods)}), flush=True)
+    for line in sys.stdin:
+        ask = json.loads(line)
+        print(json.dumps(_time(methods[ask["method"]], [ask["query"]])), flush=True)
+    for store in methods.values():
+        store.close()  # type: ignore[attr-defined]
+    return 0
+
+
+class _Version:
+    """A worker process timing one version of the packages."""
+
+    def __init__(self, args: argparse.Namespace, source: Path | None) -> None:
+        env = dict(os.environ)
+        if source is not None:
+            paths = [str(p) for p in sorted((source / "packages").glob("*/src"))]
+            env["PYTHONPATH"] = os.pathsep.join([*paths, env.get("PYTHONPATH", "")])
+        cmd = [sys.executable, __file__, "--worker", "--messages", str(args.messages)]
+        cmd += ["--query-ms", str(args.query_ms)] + (["--dsn", args.dsn] if args.dsn else [])
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+        )
+        assert self.proc.stdout is not None
+        ready = self.proc.stdout.readline()
+        if not ready:
+            raise SystemExit(f"worker for {source or 'the working tree'} failed to start")
+        self.methods: list[str] = json.loads(ready)["ready"]
+
+    def time(self, method: str, query: str) -> float:
+        assert self.proc.stdin is not None
+        assert self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps({"method": method, "query": query}) + "\n")
+        self.proc.stdin.flush()
+        return float(json.loads(self.proc.stdout.readline()))
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=120)
+
+
+def _export(rev: str, into: Path) -> Path:
+    """The ``packages/`` of git revision ``rev`` of this repository, under ``into``."""
+    root = Path(__file__).resolve().parent.parent
+    tar = subprocess.run(
+        ["git", "-C", str(root), "archive", rev, "packages"],
+        check=True,
+        capture_output=True,
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=tar, check=True)
+    return into
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--messages", type=int, default=1_000_000)
@@ -183,51 +238,41 @@ def main() -> int:
         " default model took about 21 ms at load 1 (docs/benchmarks.md)",
     )
     ap.add_argument("--dsn", default=None, help="also PostgreSQL (see the module doc)")
-    ap.add_argument(
-        "--previous-fusion",
-        action="store_true",
-        help="also hybrid with the fusion settings before issue 22's dev CV (pools 50,"
-        " smoothing 0.5, no session support), interleaved with the shipped ones",
-    )
+    ap.add_argument("--baseline", default=None, help="also git revision REV (module doc)")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     path = bs.DATA / f"sessions_{args.messages}.db"
     if not path.exists():
         print(f"{path} missing: run bench_sessions.py --messages {args.messages} --build-only")
         return 2
+    if args.worker:
+        return _worker(args)
     count, secs = bs.add_synthetic_vectors(path)
     print(f"{args.messages:,}-message archive, {count:,} synthetic vectors ({secs:.1f} s to write)")
-    lexical = SessionStore(path)
-    hyb = SessionStore(path, embedder=_Slow(args.query_ms), embed_in_background=False)
-    assert hyb.vector_index is not None
-    hyb.vector_index.refresh()  # load the codes once (as the worker does at start)
-    methods: list[tuple[str, object]] = [("lexical", lexical), ("hybrid", hyb)]
-    if args.previous_fusion:
-        methods.append((PREVIOUS_LABEL, hyb))
-    if args.dsn:
-        pg_lexical, pg_hybrid = _pg_archives(args.dsn, args.messages, args.query_ms)
-        methods += [
-            ("PostgreSQL lexical", pg_lexical),
-            ("PostgreSQL hybrid", pg_hybrid),
-        ]
-    rng = random.Random(bs.SEED)
-    times: dict[str, dict[str, list[float]]] = {}
-    for _ in range(args.rounds):
-        for label, queries in QUERIES.items():
-            order = queries[:]
-            rng.shuffle(order)
-            for q in order:
-                # Methods in a fresh order per query: whichever runs second reads pages
-                # the first one warmed.
-                for name, store in rng.sample(methods, len(methods)):
-                    with _fusion(PREVIOUS_FUSION if name == PREVIOUS_LABEL else {}):
-                        took = _time(store, [q])
-                    times.setdefault(label, {}).setdefault(name, []).append(took)
-    print(f"{'query set':<14}{'method':<30}{'p50 ms':>9}{'p95 ms':>9}")
+    if args.dsn:  # load (first run) and analyse before any worker opens it
+        for store in _pg_archives(args.dsn, args.messages, args.query_ms):
+            store.close()  # type: ignore[attr-defined]
+    with tempfile.TemporaryDirectory() as tmp:
+        versions = [("current", _Version(args, None))]
+        if args.baseline:
+            versions.append((args.baseline, _Version(args, _export(args.baseline, Path(tmp)))))
+        rng = random.Random(bs.SEED)
+        times: dict[str, dict[tuple[str, str], list[float]]] = {}
+        for _ in range(args.rounds):
+            for label, queries in QUERIES.items():
+                order = queries[:]
+                rng.shuffle(order)
+                for q in order:
+                    for method in versions[0][1].methods:
+                        for name, version in versions:
+                            per = times.setdefault(label, {}).setdefault((method, name), [])
+                            per.append(version.time(method, q))
+        for _, version in versions:
+            version.close()
+    print(f"{'query set':<14}{'method':<22}{'version':<12}{'p50 ms':>9}{'p95 ms':>9}")
     for label, per in times.items():
-        for name, ts in per.items():
-            print(f"{label:<14}{name:<30}{_pct(ts, 0.5):9.1f}{_pct(ts, 0.95):9.1f}")
-    for store in {id(s): s for _, s in methods}.values():
-        store.close()  # type: ignore[attr-defined]
+        for (method, name), ts in per.items():
+            print(f"{label:<14}{method:<22}{name:<12}{_pct(ts, 0.5):9.1f}{_pct(ts, 0.95):9.1f}")
     return 0
 
 

@@ -604,8 +604,8 @@ def measure_vectors(path: Path, queries: dict[str, list[dict]]) -> None:
     index.refresh()
     load = time.perf_counter() - t
     rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    codes = index._codes
-    code_bytes = codes.codes.nbytes + codes.ids.nbytes
+    codes = index._codes.codes  # the BinaryCodes of the CodeCache
+    code_bytes = codes.codes.nbytes + codes.ids.nbytes + codes.seqs.nbytes
     with store.read() as conn:
         try:
             vec_bytes = conn.execute(
@@ -622,7 +622,7 @@ def measure_vectors(path: Path, queries: dict[str, list[dict]]) -> None:
         f"  ({vec_bytes / max(st['text_bytes'], 1):.2f}x text)"
     )
     print(
-        f"in-memory binary codes + ids            {code_bytes / mb:8.1f} MiB"
+        f"in-memory binary codes + ids + seqs     {code_bytes / mb:8.1f} MiB"
         f"  (process max RSS grew {(rss1 - rss0) / 1024:,.0f} MiB while loading)"
     )
     print(f"first dense query loads the codes: {load:.2f} s (once per process; then incremental)")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import math
 import os
 import shutil
 import subprocess
@@ -9,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["SCRIPT", "WordsEmbedder", "run_cli"]
+__all__ = ["SCRIPT", "HashedWordsEmbedder", "WordsEmbedder", "run_cli"]
 
 #: The installed console script of this environment.
 SCRIPT = shutil.which("hermes-memory", path=str(Path(sys.executable).parent))
@@ -44,6 +46,27 @@ class WordsEmbedder:
         for word in text.lower().replace("?", " ").replace(".", " ").split():
             v[sum(ord(c) * (i + 1) for i, c in enumerate(word)) % self.dim] += 1.0
         return v
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self._vector(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._vector(text)
+
+
+class HashedWordsEmbedder:
+    """Words hashed into ``dim`` dimensions, unit length: a deterministic embedder, no model."""
+
+    def __init__(self, dim: int = 64, name: str = "test-words:v1") -> None:
+        self.dim = dim
+        self.name = name
+
+    def _vector(self, text: str) -> list[float]:
+        v = [0.0] * self.dim
+        for word in text.lower().split():
+            v[int(hashlib.sha256(word.encode()).hexdigest(), 16) % self.dim] += 1.0
+        norm = math.sqrt(sum(x * x for x in v)) or 1.0
+        return [x / norm for x in v]
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         return [self._vector(t) for t in texts]

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
-import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sessions_helpers import WordsEmbedder
 
 from hermes_memory_sessions import SessionStore, session_search
 from hermes_memory_sessions.search import (
@@ -44,26 +43,6 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> _CountingPattern:
     return counter
 
 
-class _WordsEmbedder:
-    """Words hashed into 32 dimensions: deterministic, no model."""
-
-    name = "test-words:v1"
-    dim = 32
-
-    def _vector(self, text: str) -> list[float]:
-        v = [0.0] * self.dim
-        for word in text.lower().split():
-            v[int(hashlib.sha256(word.encode()).hexdigest(), 16) % self.dim] += 1.0
-        norm = math.sqrt(sum(x * x for x in v)) or 1.0
-        return [x / norm for x in v]
-
-    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        return [self._vector(t) for t in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        return self._vector(text)
-
-
 def _fill(store: SessionStore) -> None:
     store.create_session("s1", source="cli")
     store.append_message("s1", "user", "my sister plays the violin every sunday")
@@ -88,7 +67,7 @@ def test_lexical_discovery_with_the_fallback_parses_once(
 
 def test_hybrid_discovery_parses_once(tmp_path: Path, parses: _CountingPattern) -> None:
     with SessionStore(
-        tmp_path / "a.db", embedder=_WordsEmbedder(), embed_in_background=False
+        tmp_path / "a.db", embedder=WordsEmbedder(dim=32), embed_in_background=False
     ) as store:
         _fill(store)
         store.embed_pending()
@@ -124,7 +103,7 @@ def test_fused_ranking_returns_ranked_rows_and_no_ranking_without_vectors(
         _fill(store)
         assert fused_ranking(store, parse_query("deploy thursday")) is None
     with SessionStore(
-        tmp_path / "vec.db", embedder=_WordsEmbedder(), embed_in_background=False
+        tmp_path / "vec.db", embedder=WordsEmbedder(dim=32), embed_in_background=False
     ) as store:
         _fill(store)
         store.embed_pending()

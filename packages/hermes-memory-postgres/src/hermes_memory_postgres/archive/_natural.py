@@ -58,6 +58,7 @@ class NaturalRanking(ArchiveCore):
             f"SELECT {HIT_SELECT}, ({score}) AS rank {_JOIN}"
             f" WHERE {cond} AND m.words @@ %s::tsquery ORDER BY m.id DESC LIMIT %s",
             [*(e for _, e in rare), *params, any_expr, NATURAL_WINDOW],
+            prepare=False,  # a text search: never a generic plan (see archive/_search.py)
         ).fetchall()
         pool = max(NATURAL_POOL, want)
         ranked = sorted((dict(r) for r in rows), key=lambda r: (-r["rank"], r["id"]))[:pool]
@@ -86,6 +87,7 @@ class NaturalRanking(ArchiveCore):
                 "SELECT COUNT(*) AS n FROM (SELECT 1 FROM hm_messages WHERE owner = %s"
                 " AND words @@ %s::tsquery LIMIT %s) x",
                 (self.owner, expr, COMMON_TERM_CAP),
+                prepare=False,
             ).fetchone()
             counts[expr] = int(row["n"])
         return counts, total

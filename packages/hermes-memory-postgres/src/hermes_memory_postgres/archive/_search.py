@@ -14,9 +14,11 @@ from typing import Any
 
 import psycopg
 
-from hermes_memory_postgres._text import render_tsquery
+from hermes_memory_postgres._text import render_tsquery, word_tokens
 from hermes_memory_postgres.archive._filters import HIT_SELECT, Filters
 from hermes_memory_postgres.archive._natural import NaturalRanking
+from hermes_memory_postgres.archive._recent import newest_matches
+from hermes_memory_postgres.archive._termstats import frequencies
 from hermes_memory_sessions.search import (
     NATURAL_POOL,
     NATURAL_WINDOW,
@@ -36,6 +38,14 @@ from hermes_memory_sessions.search import (
 from hermes_memory_sessions.search import any_terms as content_terms
 
 __all__ = ["ArchiveSearch"]
+
+# Why text searches are never prepared (``prepare=False``): psycopg prepares a statement
+# from its fifth run, and PostgreSQL may then switch it to a generic plan, blind to the
+# parameters. For a text search that plan can be catastrophic: at 1M messages the CJK
+# discovery's generic plan ran the GIN scan once per session (9,115 times, 30 s) instead of
+# once (tens of ms). Planning a search costs about a millisecond; the id lookups
+# (``= ANY(array)``) stay prepared, where a generic plan is right and planning a
+# thousand-element array each time is not free.
 
 
 class ArchiveSearch(NaturalRanking):
@@ -112,7 +122,7 @@ class ArchiveSearch(NaturalRanking):
                 if natural and column == "words" and not has_cjk:
                     rows = self._ranked_natural(conn, natural, want, filt)
                 else:
-                    rows = self._run(conn, column, expr, want, filt, bool(natural))
+                    rows = self._run(conn, column, expr, want, filt, bool(natural), items)
                 for row in rows:
                     row["_src"] = (column, expr)
                 if rows:
@@ -138,6 +148,7 @@ class ArchiveSearch(NaturalRanking):
         want: int,
         filt: Filters,
         natural: bool,
+        items: Sequence[Term | str] = (),
     ) -> list[dict[str, Any]]:
         cond, params = filt.where(self.owner)
         base = (
@@ -150,19 +161,56 @@ class ArchiveSearch(NaturalRanking):
                 f"SELECT {HIT_SELECT}, 0.0 AS rank {base}"
                 f" ORDER BY m.timestamp {direction}, m.id {direction} LIMIT %s",
                 [*params, expr, want],
+                prepare=False,  # never a generic plan (top of module)
             ).fetchall()
             return [dict(r) for r in rows]
-        window = NATURAL_WINDOW if natural else RANK_WINDOW
+        window = max(NATURAL_WINDOW if natural else RANK_WINDOW, want)
         pool = max(NATURAL_POOL, want) if natural else want
-        rows = conn.execute(
-            f"SELECT * FROM (SELECT {HIT_SELECT}, ts_rank(m.{column}, %s::tsquery, 1) AS rank"  # noqa: S608
-            f" {base} ORDER BY m.id DESC LIMIT %s) w ORDER BY rank DESC, id LIMIT %s",
-            [expr, *params, expr, max(window, want), pool],
-        ).fetchall()
-        out = [dict(r) for r in rows]
+
+        def ranked(extra: str, extra_params: list[Any]) -> tuple[list[dict[str, Any]], int]:
+            # _matched: how many matches the id-ordered window held (newest_matches).
+            rows = conn.execute(
+                f"SELECT *, COUNT(*) OVER () AS _matched FROM (SELECT {HIT_SELECT},"  # noqa: S608
+                f" ts_rank(m.{column}, %s::tsquery, 1) AS rank {base}{extra}"
+                " ORDER BY m.id DESC LIMIT %s) w ORDER BY rank DESC, id LIMIT %s",
+                [expr, *params, expr, *extra_params, window, pool],
+                prepare=False,  # never a generic plan (top of module)
+            ).fetchall()
+            out = [dict(r) for r in rows]
+            matched = int(out[0]["_matched"]) if out else 0
+            for row in out:
+                del row["_matched"]
+            return out, matched
+
+        # The CJK index matches far fewer messages (and has its own partial index of
+        # them): bounding its ids first cost more than it saved (docs/benchmarks.md).
+        if column == "words" and not self._rarer_than(conn, items, window):
+            out = newest_matches(conn, self.owner, ranked, window)
+        else:
+            out = ranked("", [])[0]
         if natural:
             out = self._smooth(conn, out, filt)[:want]
         return out
+
+    def _rarer_than(
+        self, conn: psycopg.Connection[Any], items: Sequence[Term | str], window: int
+    ) -> bool:
+        """Whether an implicit AND of ``items`` surely matches fewer than ``window``
+        messages: one of its plain words is that rare (the owner's term statistics). Then
+        no range of the newest ids can hold the window: the whole archive is searched at
+        once (a word no message holds costs one query, not three)."""
+        if not items or any(isinstance(i, str) for i in items):
+            return False  # OR / NOT / no terms: no bound from one word
+        words = []
+        for item in items:
+            assert isinstance(item, Term)
+            tokens = word_tokens(item.text)
+            if not item.prefix and len(tokens) == 1:
+                words.append(tokens[0])
+        if not words:
+            return False
+        df, _ = frequencies(conn, self.owner, words)
+        return min(df.values()) < window
 
     def hit_snippet(self, hits: Hits, message_id: int) -> str:
         """The ``>>>term<<<`` snippet of one row of ``hits`` (around the first match; a

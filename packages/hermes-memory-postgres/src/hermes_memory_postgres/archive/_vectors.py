@@ -41,6 +41,7 @@ from hermes_memory_sessions.vectors import (
     EmbedderLike,
     EmbeddingWorker,
     VectorIndex,
+    hit_chunks,
     index_model,
     unit_rows,
     upgraded,
@@ -264,9 +265,10 @@ class PgVectorIndex(VectorIndex):
             scores = (matrix @ query) / np.where(norms > 0, norms, 1.0)
             order = [int(i) for i in np.argsort(-scores, kind="stable")]
             out: list[DenseHit] = []
-            step = max(4 * limit, 64)
-            for start in range(0, len(order), step):
-                chunk = order[start : start + step]
+            start = 0
+            for size in hit_chunks(limit, len(order)):  # as many rows as the filters need
+                chunk = order[start : start + size]
+                start += size
                 found = {
                     int(r["id"]): dict(r)
                     for r in conn.execute(

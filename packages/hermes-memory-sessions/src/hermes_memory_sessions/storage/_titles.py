@@ -141,8 +141,11 @@ def session_by_title(conn: sqlite3.Connection, title: str) -> str | None:
     pattern = like_prefix(f"{title} #")
     row = None
     if pattern is not None:  # a query too long to be a title names no session
+        # ``title IS NOT NULL`` (implied by LIKE) lets SQLite walk the partial title index
+        # (titled sessions only, no table read for a title that does not match) instead of
+        # every session in start order: 7 ms at 9,000 sessions, on every search.
         row = conn.execute(
-            "SELECT id FROM sessions WHERE title LIKE ? ESCAPE '\\' "
+            "SELECT id FROM sessions WHERE title IS NOT NULL AND title LIKE ? ESCAPE '\\' "
             "ORDER BY started_at DESC LIMIT 1",
             (pattern,),
         ).fetchone()

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         EmbedderLike,
         VectorIndex,
         document_text,
+        hit_chunks,
         quantize,
     )
 
@@ -67,6 +68,7 @@ __all__ = [
     "document_text",
     "ensure_vector_schema",
     "has_vector_table",
+    "hit_chunks",
     "index_model",
     "quantize",
     "recall_state",
@@ -87,6 +89,7 @@ _INDEX_NAMES = frozenset(
         "DenseHit",
         "EmbedderLike",
         "document_text",
+        "hit_chunks",
         "quantize",
     }
 )

@@ -54,6 +54,9 @@ class BinaryCodes:
         self.center_n = center_n  # vectors the center was computed from
         self.words = 0
         self.ids: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        #: The stored row (``hm_vectors.seq``) of each code, 0 when not given: the exact
+        #: pass reads candidates by row (one primary-key lookup each, in storage order).
+        self.seqs: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self.codes: npt.NDArray[np.uint64] = np.zeros((0, 0), dtype=np.uint64)
         self.n = 0
         self.last_seq = 0
@@ -78,11 +81,15 @@ class BinaryCodes:
             for w in range(self.words):
                 self.codes[w, :kept] = self.codes[w, : self.n].take(where)
             self.ids[:kept] = ids.take(where)
+            self.seqs[:kept] = self.seqs[: self.n].take(where)
             self.n = kept
             self.dropped = set()
 
-    def add(self, ids: Sequence[int], blobs: Sequence[bytes]) -> None:
-        """Append the codes of the vectors ``blobs`` of messages ``ids``."""
+    def add(
+        self, ids: Sequence[int], blobs: Sequence[bytes], seqs: Sequence[int] | None = None
+    ) -> None:
+        """Append the codes of the vectors ``blobs`` of messages ``ids`` (stored in rows
+        ``seqs``, when known)."""
         if not ids:
             return
         self.dropped.difference_update(int(i) for i in ids)  # embedded again by this tier
@@ -98,64 +105,66 @@ class BinaryCodes:
             self.words = words.shape[0]
             self.codes = np.zeros((self.words, max(1024, len(ids))), dtype=np.uint64)
             self.ids = np.zeros(self.codes.shape[1], dtype=np.int64)
+            self.seqs = np.zeros(self.codes.shape[1], dtype=np.int64)
             self.n = 0
         need = self.n + len(ids)
         if need > self.codes.shape[1]:
             cap = max(need, self.codes.shape[1] * 2)
             codes = np.zeros((self.words, cap), dtype=np.uint64)
             codes[:, : self.n] = self.codes[:, : self.n]
-            grown = np.zeros(cap, dtype=np.int64)
+            grown, grown_seqs = np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64)
             grown[: self.n] = self.ids[: self.n]
-            self.codes, self.ids = codes, grown
+            grown_seqs[: self.n] = self.seqs[: self.n]
+            self.codes, self.ids, self.seqs = codes, grown, grown_seqs
         self.codes[:, self.n : need] = words
         self.ids[self.n : need] = np.asarray(ids, dtype=np.int64)
+        if seqs is not None:
+            self.seqs[self.n : need] = np.asarray(seqs, dtype=np.int64)
         self.n = need
 
     def nearest(self, query: npt.NDArray[np.float32], count: int) -> list[int]:
         """Ids of the ``count`` codes nearest to ``query``'s signs (all when fewer)."""
-        if self.n == 0:
-            return []
-        if self.dropped:
-            gone = self.dropped
-            found = self._nearest(query, count + len(gone))
-            return [i for i in found if i not in gone][:count]
-        return self._nearest(query, count)
+        return [int(i) for i in self.ids[self.nearest_positions(query, count)]]
 
-    def _nearest(self, query: npt.NDArray[np.float32], count: int) -> list[int]:
+    def nearest_positions(self, query: npt.NDArray[np.float32], count: int) -> npt.NDArray[np.intp]:
+        """Positions (ascending, as in ``ids`` and ``seqs``) of the ``count`` codes nearest
+        to ``query``'s signs (all when fewer), dropped codes left out; ties at the cut-off
+        in insertion order."""
+        if not self.dropped:
+            return self._nearest_positions(query, count)
+        found = self._nearest_positions(query, count + len(self.dropped))
+        gone = np.fromiter(self.dropped, dtype=np.int64)
+        return found[~np.isin(self.ids[found], gone)][:count]
+
+    def _nearest_positions(
+        self, query: npt.NDArray[np.float32], count: int
+    ) -> npt.NDArray[np.intp]:
         if self.n <= count:
-            return [int(i) for i in self.ids[: self.n]]
+            return np.arange(self.n, dtype=np.intp)
         if self.center is not None and self.center.shape == query.shape:
             query = query - self.center
         bits = np.packbits(query > 0)
         pad = (-bits.size) % 8
         if pad:
             bits = np.pad(bits, (0, pad))
-        qwords = bits.view(np.uint64)
-        distance = self._distances(qwords)
-        # The count nearest without sorting: distances are small integers, so a histogram
-        # gives the cut-off distance; ties at the cut-off are taken in insertion order.
-        # (argpartition over a million distances cost more than the Hamming pass itself.)
-        cumulative = np.cumsum(np.bincount(distance, minlength=self.words * 64 + 1))
-        cut = int(np.searchsorted(cumulative, count))
-        top = np.flatnonzero(distance < cut)
-        if top.size < count:
-            top = np.concatenate([top, np.flatnonzero(distance == cut)[: count - top.size]])
-        return [int(i) for i in self.ids[top]]
+        distance = self._distances(bits.view(np.uint64))
+        return _nearest_of(distance, count, self.words * 64)
 
     def _distances(self, qwords: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint16]:
         """Hamming distance of every code to ``qwords``, computed in cache-sized chunks
-        with reused buffers (no temporary array per word of the whole index)."""
-        n = self.n
-        distance = np.zeros(n, dtype=np.uint16)
-        xor = np.empty(min(n, CHUNK), dtype=np.uint64)
-        ones = np.empty(min(n, CHUNK), dtype=np.uint8)
+        with reused buffers: per chunk one XOR and one popcount over all its words, and one
+        sum of the words' counts (three NumPy calls, no temporary array per word)."""
+        n, width = self.n, min(self.n, CHUNK)
+        distance = np.empty(n, dtype=np.uint16)
+        xor = np.empty((self.words, width), dtype=np.uint64)
+        ones = np.empty((self.words, width), dtype=np.uint8)
+        column = qwords.reshape(-1, 1)
         for start in range(0, n, CHUNK):
             end = min(n, start + CHUNK)
-            part, x, c = distance[start:end], xor[: end - start], ones[: end - start]
-            for w in range(self.words):
-                np.bitwise_xor(self.codes[w, start:end], qwords[w], out=x)
-                np.bitwise_count(x, out=c)
-                np.add(part, c, out=part)
+            x, c = xor[:, : end - start], ones[:, : end - start]
+            np.bitwise_xor(self.codes[:, start:end], column, out=x)
+            np.bitwise_count(x, out=c)
+            np.add.reduce(c, axis=0, dtype=np.uint16, out=distance[start:end])
         return distance
 
 
@@ -169,6 +178,47 @@ def upgraded(rows: Sequence[Sequence[object]], model: str, above: str | None) ->
         if r[3] == model or r[3] == above:
             last[int(r[1])] = r[3]  # type: ignore[call-overload]
     return [mid for mid, name in last.items() if name == above]
+
+
+#: Distances sampled to guess the cut-off distance of the nearest codes.
+SAMPLE = 16384
+
+
+def _nearest_of(distance: npt.NDArray[np.uint16], count: int, bits: int) -> npt.NDArray[np.intp]:
+    """Positions of the ``count`` smallest ``distance``s (``count`` < its size), ascending;
+    ties at the cut-off distance are taken in position order.
+
+    The count nearest without sorting: distances are small integers, so a histogram gives
+    the cut-off distance (argpartition over a million distances cost more than the Hamming
+    pass itself). The histogram of every distance costs milliseconds at a million codes
+    (bincount widens them to 64 bits), so a histogram of an evenly spread sample first
+    guesses a distance a little above the cut-off; only the codes within it are counted.
+    When the guess holds fewer than ``count`` codes, the full histogram decides.
+    """
+    n = distance.size
+    step = max(1, n // SAMPLE)
+    if step > 1:
+        sample = np.cumsum(np.bincount(distance[::step], minlength=bits + 1))
+        # Twice the expected share of the sample, plus a few codes for small shares.
+        want = min(sample[-1], 2 * count * sample[-1] // n + 8)
+        guess = int(np.searchsorted(sample, want))
+        within = np.flatnonzero(distance <= guess)
+        if within.size >= count:
+            return _cut(within, distance[within], count, bits)
+    return _cut(np.arange(n, dtype=np.intp), distance, count, bits)
+
+
+def _cut(
+    positions: npt.NDArray[np.intp], distance: npt.NDArray[np.uint16], count: int, bits: int
+) -> npt.NDArray[np.intp]:
+    """The ``count`` of ``positions`` (ascending) with the smallest ``distance``."""
+    cumulative = np.cumsum(np.bincount(distance, minlength=bits + 1))
+    cut = int(np.searchsorted(cumulative, count))
+    top = positions[distance < cut]
+    if top.size < count:
+        ties = positions[distance == cut][: count - top.size]
+        top = np.sort(np.concatenate([top, ties]))
+    return top
 
 
 class CodeCache:
@@ -202,6 +252,22 @@ class CodeCache:
         try:
             self.refresh_locked()
             return self.codes.nearest(query, count)
+        finally:
+            self.lock.release()
+
+    def nearest_rows(
+        self, query: npt.NDArray[np.float32], count: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """``(message ids, hm_vectors seqs)`` of the ``count`` codes nearest to ``query``
+        after a refresh, in storage order; empty at once while another thread holds the
+        codes (as `nearest`)."""
+        if not self.lock.acquire(timeout=0.05):
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        try:
+            self.refresh_locked()
+            codes = self.codes
+            top = codes.nearest_positions(query, count)
+            return codes.ids[top], codes.seqs[top]
         finally:
             self.lock.release()
 
@@ -242,7 +308,9 @@ class CodeCache:
             if not rows:
                 break
             mine = [r for r in rows if r[3] == self.model and len(r[2]) > 4]
-            codes.add([int(r[1]) for r in mine], [bytes(r[2]) for r in mine])
+            codes.add(
+                [int(r[1]) for r in mine], [bytes(r[2]) for r in mine], [int(r[0]) for r in mine]
+            )
             codes.drop(upgraded(rows, self.model, self.drop_model))
             codes.last_seq = int(rows[-1][0])
         codes.compact()

@@ -27,7 +27,9 @@ something only next to the question it answers.
 Search (`VectorIndex.search`): a binary code (one sign bit per dimension) of every vector is
 kept in memory (48 bytes per message for 384 dimensions); a query ranks all codes by Hamming
 distance, and the best `RESCORE` candidates are scored exactly (cosine over the stored int8
-vectors, read from SQLite). An archive with fewer than `RESCORE` vectors is scored exactly.
+vectors, read from SQLite by stored row, ``seq``); the hit rows (message and session) are
+read only for the best of them, as many as the filters need. An archive with fewer than
+`RESCORE` vectors is scored exactly.
 
 Embedding runs off the caller's thread: `VectorIndex.notify` puts new message ids on a
 bounded queue read by one daemon worker; when the queue is full the ids are left pending
@@ -75,6 +77,7 @@ __all__ = [
     "document_text",
     "ensure_vector_schema",
     "has_vector_table",
+    "hit_chunks",
     "index_model",
 ]
 
@@ -167,6 +170,21 @@ def _documents(conn: sqlite3.Connection, ids: Sequence[int]) -> list[tuple[int, 
             before = [str(p[0]) for p in reversed(prev)]
         out.append((int(mid), document_text(str(content), before)))
     return out
+
+
+def hit_chunks(limit: int, total: int) -> list[int]:
+    """Sizes of the successive reads of hit rows for ``limit`` hits among ``total`` scored
+    candidates, best first: ``limit`` and a quarter more (the filters drop few of them:
+    every candidate is a user or assistant message), then doubling until all are read.
+    Reading a row costs a lookup of the message and of its session: only what the
+    filters leave to fill ``limit`` is read, not the whole candidate list."""
+    sizes: list[int] = []
+    size, left = max(1, limit + max(8, limit // 4)), total
+    while left > 0:
+        sizes.append(min(size, left))
+        left -= sizes[-1]
+        size *= 2
+    return sizes
 
 
 @dataclass(frozen=True)
@@ -479,17 +497,19 @@ class VectorIndex:
         Rows carry the lexical rows' keys (``id, session_id, role, timestamp, tool_name,
         source, model, session_started``).
         """
-        candidates = self._codes.nearest(query, RESCORE)
-        if not candidates:
+        _, seqs = self._codes.nearest_rows(query, RESCORE)
+        if not seqs.size:
             return []
         width = int(query.size)
         with self.store.read() as conn:
             cursor = conn.cursor()
-            cursor.row_factory = None  # plain tuples: thousands of rows
+            cursor.row_factory = None  # plain tuples: a thousand rows
+            # By stored row (the primary key), in storage order: one lookup per candidate.
+            # A vector replaced or deleted since its code was loaded has no row any more.
             pairs = cursor.execute(
                 "SELECT v.message_id, v.vec FROM json_each(?) j CROSS JOIN hm_vectors v"
-                " ON v.message_id = j.value WHERE v.model = ?",
-                (json.dumps(candidates), self.model),
+                " ON v.seq = j.value WHERE v.model = ?",
+                (json.dumps(seqs.tolist()), self.model),
             ).fetchall()
         pairs = [p for p in pairs if len(p[1]) == width + 4]
         if not pairs:
@@ -512,14 +532,16 @@ class VectorIndex:
             + (" WHERE " + " AND ".join(where) if where else "")
         )
         out: list[DenseHit] = []
-        step = max(4 * limit, 64)
-        for start in range(0, len(order), step):
-            chunk = order[start : start + step]
+        start = 0
+        for size in hit_chunks(limit, len(order)):
+            chunk = order[start : start + size]
+            start += size
             with self.store.read() as conn:
-                rows = {
-                    int(r["id"]): dict(r)
-                    for r in conn.execute(sql, [json.dumps([ids[i] for i in chunk]), *params])
-                }
+                cursor = conn.cursor()
+                cursor.row_factory = None
+                found = cursor.execute(sql, [json.dumps([ids[i] for i in chunk]), *params])
+                names = [d[0] for d in found.description]
+                rows = {int(r[0]): dict(zip(names, r, strict=True)) for r in found}
             for i in chunk:  # score order; rows the filters dropped are skipped
                 row = rows.get(ids[i])
                 if row is not None:

@@ -1,0 +1,155 @@
+"""The dense side's reads: candidates by stored row, hit rows only for what is returned.
+
+A search ranks every binary code in memory, reads the best candidates' int8 vectors back
+from SQLite by their stored row (``hm_vectors.seq``) and then the message rows of only as
+many of the best as the filters need. These tests check what is read and that a vector
+replaced since its code was loaded is not used (real SQLite, a small hashed-words embedder).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sessions_helpers import HashedWordsEmbedder as WordsEmbedder
+
+from hermes_memory_sessions.storage import SessionStore
+from hermes_memory_sessions.vectors import _binary_codes as codes_mod
+from hermes_memory_sessions.vectors import _index as vectors
+
+
+def _query(store: SessionStore, text: str) -> np.typing.NDArray[np.float32]:
+    index = store.vector_index
+    assert index is not None
+    vector = index.query_vector(text)
+    assert vector is not None
+    return vector
+
+
+def test_a_message_embedded_again_is_scored_once_with_its_new_vector(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vectors, "CONTEXT_BEFORE", 0)  # each vector is its message alone
+    path = tmp_path / "a.db"
+    # Enough vectors for a settled center: later vectors are added to the loaded codes.
+    texts = [f"note {i} about topic{i}" for i in range(20)] + ["kyoto hotel booking"]
+    with SessionStore(path, embedder=WordsEmbedder(), embed_in_background=False) as store:
+        store.create_session("s")
+        ids = store.append_messages("s", [{"role": "user", "content": t} for t in texts])
+        store.embed_pending()
+        index = store.vector_index
+        assert index is not None
+        hits = index.search(_query(store, "kyoto hotel booking"), limit=5)
+        assert hits[0].row["id"] == ids[-1]  # the codes are loaded now
+        # Another program edits the message: its vector is dropped and embedded again.
+        with sqlite3.connect(path) as conn:
+            conn.execute(
+                "UPDATE messages SET content = 'sourdough starter' WHERE id = ?", (ids[-1],)
+            )
+        assert store.embed_pending() == 1
+        hits = index.search(_query(store, "sourdough starter"), limit=30)
+        found = [int(h.row["id"]) for h in hits]
+        assert len(found) == len(set(found)) == 21  # the old code's row is gone: once each
+        assert found[0] == ids[-1] and hits[0].score > 0.99
+
+
+def test_a_deleted_message_is_not_found_by_its_loaded_code(tmp_path: Path) -> None:
+    path = tmp_path / "a.db"
+    with SessionStore(path, embedder=WordsEmbedder(), embed_in_background=False) as store:
+        for sid, text in (("a", "kyoto hotel booking"), ("b", "kyoto hotel booking again")):
+            store.create_session(sid)
+            store.append_message(sid, "user", text)
+        store.embed_pending()
+        index = store.vector_index
+        assert index is not None
+        assert len(index.search(_query(store, "kyoto hotel"), limit=5)) == 2
+        store.delete_session("a")
+        hits = index.search(_query(store, "kyoto hotel"), limit=5)
+        assert [h.row["session_id"] for h in hits] == ["b"]
+
+
+def _hit_reads(statements: list[str]) -> list[int]:
+    """How many message ids each hit-row read asked for (the traced statements)."""
+    out = []
+    for sql in statements:
+        if "JOIN sessions s ON s.id = m.session_id" in sql and "json_each('" in sql:
+            found = re.search(r"json_each\('(\[[^']*\])'\)", sql)
+            assert found is not None
+            out.append(len(json.loads(found.group(1))))
+    return out
+
+
+def test_hit_rows_are_read_only_for_the_hits_returned(tmp_path: Path) -> None:
+    path = tmp_path / "a.db"
+    with SessionStore(path, embedder=WordsEmbedder(), embed_in_background=False) as store:
+        store.create_session("s")
+        store.create_session("hidden", source="tool")  # filtered out by exclude_sources
+        # The hidden session holds the 40 best matches of the query; "s" none of its words.
+        words = [f"w{i}" for i in range(10, 40)]
+        store.append_messages(
+            "s",
+            [
+                {"role": "user", "content": f"{words[i % 30]} {words[i * 7 % 30]}"}
+                for i in range(300)
+            ],
+        )
+        store.append_messages(
+            "hidden", [{"role": "user", "content": f"w1 w7 h{i}"} for i in range(40)]
+        )
+        store.embed_pending()
+        index = store.vector_index
+        assert index is not None
+        statements: list[str] = []
+        with store.read() as conn:
+            conn.set_trace_callback(statements.append)
+        try:
+            query = _query(store, "w1 w7")
+            hits = index.search(query, limit=10)
+            plain = _hit_reads(statements)
+            statements.clear()
+            filtered = index.search(query, limit=10, exclude_sources=["tool"])
+            dropped = _hit_reads(statements)
+        finally:
+            with store.read() as conn:
+                conn.set_trace_callback(None)
+    assert len(hits) == len(filtered) == 10
+    # One read of the 10 best and a quarter more (8 at least), not of all 340 candidates.
+    assert plain == [18]
+    assert all(h.row["session_id"] == "hidden" for h in hits)
+    # The filter drops the 40 best candidates: the reads go on, doubling, until 10 hits
+    # are found (18 + 36 rows hold the 40 hidden and 14 others); nothing beyond is read.
+    assert all(h.row["session_id"] == "s" for h in filtered)
+    assert dropped == [18, 36]
+
+
+def _reference_nearest(distance: np.typing.NDArray[np.uint16], count: int) -> list[int]:
+    """The count nearest as before the sampled cut-off: full histogram, ties in order."""
+    cumulative = np.cumsum(np.bincount(distance, minlength=385))
+    cut = int(np.searchsorted(cumulative, count))
+    top = np.flatnonzero(distance < cut)
+    if top.size < count:
+        top = np.concatenate([top, np.flatnonzero(distance == cut)[: count - top.size]])
+    return sorted(int(i) for i in top)
+
+
+@pytest.mark.parametrize("shape", ["uniform", "clustered", "ties", "far_sample"])
+def test_the_sampled_cut_off_picks_exactly_the_nearest(shape: str) -> None:
+    rng = np.random.default_rng(11)
+    n = 200_000
+    if shape == "uniform":
+        distance = rng.binomial(384, 0.5, n).astype(np.uint16)
+    elif shape == "clustered":  # a few very near codes, as a query close to some messages
+        distance = rng.binomial(384, 0.5, n).astype(np.uint16)
+        distance[rng.choice(n, 700, replace=False)] = rng.integers(10, 60, 700)
+    elif shape == "ties":  # many codes at the same distance: insertion order decides
+        distance = np.full(n, 200, dtype=np.uint16)
+        distance[rng.choice(n, 300, replace=False)] = 150
+    else:  # the sample overrates the near codes: its guess holds too few, the full count decides
+        distance = np.full(n, 300, dtype=np.uint16)
+        distance[0 : 900 * 12 : 12] = 20  # every one of them sampled (one code in 12 is)
+    got = codes_mod._nearest_of(distance, 1000, 384)
+    assert got.tolist() == _reference_nearest(distance, 1000)
