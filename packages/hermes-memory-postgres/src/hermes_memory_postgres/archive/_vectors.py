@@ -157,7 +157,6 @@ class PgVectorIndex(VectorIndex):
             batch_size=WORKER_BATCH,
             idle=self._idle_backfill,
         )
-        self._idle_before = 2**63 - 1  # above any id: the idle backfill starts at the newest
         self._query_lock = threading.Lock()
         self._query_pool = None
         self._query_future = None

@@ -40,21 +40,9 @@ class ArchiveVectors:
         """
         for one in (embedder, fast):
             _check_embedder(one)
-        index_type = _index_type(self)
-        if fast is None or str(fast.name) == str(embedder.name):
-            self.vector_index = index_type(self, embedder, background=background)
-            return
-        from hermes_memory_sessions.vectors._tiers import TieredIndex
-
-        quality = index_type(self, embedder, background=False)
-        quality.backfill_when_idle = True
-        if background:
-            quality.worker.start()
-        fast_index = index_type(self, fast, background=False, above=quality.model)
-        fast_index.backfill_on_start = True
-        if background:
-            fast_index.worker.start()
-        self.vector_index = TieredIndex(quality, fast_index)
+        self.vector_index = _index_type(self)(self, embedder, background=background)
+        if fast is not None:
+            self._attach_fast(fast, background=background)
 
     def _attach_fast(self, fast: Any, *, background: bool) -> bool:
         """Add the fast tier to an attached single-model index (the configured embedders

@@ -213,6 +213,8 @@ class VectorIndex:
     #: Embed the backlog, newest first, whenever the worker has no new messages (the
     #: quality tier of two: full quality catches up in the background).
     backfill_when_idle = False
+    #: The idle backfill's cursor: it embeds pending messages below this id.
+    _idle_before = _NO_ID_ABOVE
 
     def __init__(
         self,
@@ -236,7 +238,6 @@ class VectorIndex:
             batch_size=WORKER_BATCH,
             idle=self._idle_backfill,
         )
-        self._idle_before = _NO_ID_ABOVE
         self._query_lock = threading.Lock()
         self._query_pool: ThreadPoolExecutor | None = None
         self._query_future: Future[list[float]] | None = None
