@@ -1,9 +1,12 @@
-"""The dense side's reads: candidates by stored row, hit rows only for what is returned.
+"""The dense side's reads: candidates from memory or by stored row, hit rows only for what
+is returned.
 
-A search ranks every binary code in memory, reads the best candidates' int8 vectors back
-from SQLite by their stored row (``hm_vectors.seq``) and then the message rows of only as
-many of the best as the filters need. These tests check what is read and that a vector
-replaced since its code was loaded is not used (real SQLite, a small hashed-words embedder).
+A search ranks every binary code in memory, takes the best candidates' int8 vectors from
+memory (kept beside the codes within the index's memory budget) or reads them back from
+SQLite by their stored row (``hm_vectors.seq``), and then reads the message rows, by stored
+row, of only as many of the best as the filters need. These tests check what is read, that
+both ways rank alike, and that a vector replaced or deleted since it was loaded is not used
+(real SQLite, a small hashed-words embedder).
 """
 
 from __future__ import annotations
@@ -30,9 +33,15 @@ def _query(store: SessionStore, text: str) -> np.typing.NDArray[np.float32]:
     return vector
 
 
+#: The index's memory budget: the default (int8 vectors in memory) and 0 (read from SQLite).
+BUDGETS = [None, 0]
+
+
+@pytest.mark.parametrize("budget", BUDGETS)
 def test_a_message_embedded_again_is_scored_once_with_its_new_vector(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, budget: int | None
 ) -> None:
+    monkeypatch.setattr(vectors.VectorIndex, "memory_budget", budget)
     monkeypatch.setattr(vectors, "CONTEXT_BEFORE", 0)  # each vector is its message alone
     path = tmp_path / "a.db"
     # Enough vectors for a settled center: later vectors are added to the loaded codes.
@@ -57,7 +66,11 @@ def test_a_message_embedded_again_is_scored_once_with_its_new_vector(
         assert found[0] == ids[-1] and hits[0].score > 0.99
 
 
-def test_a_deleted_message_is_not_found_by_its_loaded_code(tmp_path: Path) -> None:
+@pytest.mark.parametrize("budget", BUDGETS)
+def test_a_deleted_message_is_not_found_by_its_loaded_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, budget: int | None
+) -> None:
+    monkeypatch.setattr(vectors.VectorIndex, "memory_budget", budget)
     path = tmp_path / "a.db"
     with SessionStore(path, embedder=WordsEmbedder(), embed_in_background=False) as store:
         for sid, text in (("a", "kyoto hotel booking"), ("b", "kyoto hotel booking again")):
@@ -70,6 +83,113 @@ def test_a_deleted_message_is_not_found_by_its_loaded_code(tmp_path: Path) -> No
         store.delete_session("a")
         hits = index.search(_query(store, "kyoto hotel"), limit=5)
         assert [h.row["session_id"] for h in hits] == ["b"]
+
+
+def _seeded_archive(path: Path, n: int = 1400) -> None:
+    """More messages than `RESCORE` (the Hamming pass chooses), words drawn with a seed."""
+    rng = np.random.default_rng(5)
+    with SessionStore(path, embedder=WordsEmbedder(), embed_in_background=False) as store:
+        for s in range(n // 100):
+            sid = f"s{s}"
+            store.create_session(sid, source="tool" if s % 5 == 0 else "cli")
+            store.append_messages(
+                sid,
+                [
+                    {
+                        "role": "user" if i % 2 else "assistant",
+                        "content": " ".join(f"w{k}" for k in rng.integers(0, 200, 6)),
+                    }
+                    for i in range(100)
+                ],
+            )
+        assert store.embed_pending() == n
+
+
+def _ranking(path: Path, budget: int | None, queries: list[str]) -> list[list[tuple[int, float]]]:
+    out = []
+    with SessionStore(path, embedder=WordsEmbedder(), embed_in_background=False) as store:
+        index = store.vector_index
+        assert isinstance(index, vectors.VectorIndex)
+        index._codes.memory_budget = 0 if budget == 0 else codes_mod.VECTOR_MEMORY_BUDGET
+        index._codes.clear()  # built with the class default: start again with this budget
+        index.refresh()
+        assert (index._codes.codes.vectors is not None) == (budget != 0)
+        for q in queries:
+            for flt in ({}, {"exclude_sources": ["tool"]}):
+                hits = index.search(_query(store, q), limit=60, **flt)
+                out.append([(int(h.row["id"]), round(h.score, 6)) for h in hits])
+    return out
+
+
+def test_vectors_in_memory_rank_exactly_as_vectors_read_from_sqlite(tmp_path: Path) -> None:
+    path = tmp_path / "a.db"
+    _seeded_archive(path)
+    queries = ["w1 w7", "w42 w43 w44", "w150", "w3 w99 w120 w7"]
+    in_memory = _ranking(path, None, queries)
+    from_sqlite = _ranking(path, 0, queries)
+    assert all(len(r) == 60 for r in in_memory)
+    assert in_memory == from_sqlite
+
+
+def test_vectors_in_memory_are_not_read_from_sqlite(tmp_path: Path) -> None:
+    path = tmp_path / "a.db"
+    _seeded_archive(path, 1200)
+    with SessionStore(path, embedder=WordsEmbedder(), embed_in_background=False) as store:
+        index = store.vector_index
+        assert index is not None
+        query = _query(store, "w1 w7")
+        index.search(query, limit=10)  # loads the codes and vectors
+        statements: list[str] = []
+        with store.read() as conn:
+            conn.set_trace_callback(statements.append)
+        try:
+            assert len(index.search(query, limit=10)) == 10
+        finally:
+            with store.read() as conn:
+                conn.set_trace_callback(None)
+    assert not [sql for sql in statements if "v.vec" in sql]
+    assert _hit_reads(statements) == [18]
+
+
+def test_vectors_over_the_memory_budget_are_released_and_read_from_sqlite(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "a.db"
+    _seeded_archive(path, 1200)
+    queries = ["w1 w7", "w9 w10 w11"]
+    expected = _ranking(path, None, queries)
+    with SessionStore(path, embedder=WordsEmbedder(), embed_in_background=False) as store:
+        index = store.vector_index
+        assert isinstance(index, vectors.VectorIndex)
+        index._codes.memory_budget = 1000 * 64  # 1,000 vectors of 64 bytes: 1,200 do not fit
+        index._codes.clear()
+        index.refresh()
+        assert index._codes.codes.vectors is None and index._codes.codes.n == 1200
+        got = [
+            [
+                (int(h.row["id"]), round(h.score, 6))
+                for h in index.search(_query(store, q), limit=60, **flt)
+            ]
+            for q in queries
+            for flt in ({}, {"exclude_sources": ["tool"]})
+        ]
+    assert got == expected
+
+
+def test_a_replaced_vector_in_memory_is_not_used_after_compaction(tmp_path: Path) -> None:
+    # Codes dropped for the tier above are compacted away together with their vectors:
+    # the vectors left stay aligned with their codes.
+    rng = np.random.default_rng(3)
+    blobs = [vectors.quantize(rng.standard_normal(16)) for _ in range(40)]
+    codes = codes_mod.BinaryCodes(keep_vectors=True)
+    codes.add(list(range(1, 41)), blobs, list(range(1, 41)))
+    codes.drop(list(range(1, 41, 2)))
+    codes.dropped.update(range(1000, 1000 + codes_mod.COMPACT_AT))  # enough to compact
+    codes.compact()
+    assert codes.n == 20 and codes.vectors is not None
+    for i in range(codes.n):
+        seq = int(codes.seqs[i])
+        assert codes.vectors[i].tobytes() == blobs[seq - 1][4:]
 
 
 def _hit_reads(statements: list[str]) -> list[int]:

@@ -26,10 +26,12 @@ something only next to the question it answers.
 
 Search (`VectorIndex.search`): a binary code (one sign bit per dimension) of every vector is
 kept in memory (48 bytes per message for 384 dimensions); a query ranks all codes by Hamming
-distance, and the best `RESCORE` candidates are scored exactly (cosine over the stored int8
-vectors, read from SQLite by stored row, ``seq``); the hit rows (message and session) are
-read only for the best of them, as many as the filters need. An archive with fewer than
-`RESCORE` vectors is scored exactly.
+distance, and the best `RESCORE` candidates are scored exactly (cosine over their int8
+vectors, kept in memory beside the codes while they fit `VectorIndex.memory_budget`, 384
+bytes a message, else read from SQLite by stored row, ``seq``); the hit rows (message and
+session) are read by stored row only for the best of them, as many as the filters need (a
+vector deleted or replaced since it was loaded has no row: never returned). An archive with
+fewer than `RESCORE` vectors is scored exactly.
 
 Embedding runs off the caller's thread: `VectorIndex.notify` puts new message ids on a
 bounded queue read by one daemon worker; when the queue is full the ids are left pending
@@ -215,6 +217,10 @@ class VectorIndex:
     backfill_when_idle = False
     #: The idle backfill's cursor: it embeds pending messages below this id.
     _idle_before = _NO_ID_ABOVE
+    #: Bytes of int8 vectors kept in memory for the exact pass (None: the default,
+    #: `hermes_memory_sessions.vectors._binary_codes.VECTOR_MEMORY_BUDGET`, 512 MiB; 0: read
+    #: them from SQLite at every search). Read when the index is built.
+    memory_budget: int | None = None
 
     def __init__(
         self,
@@ -228,7 +234,7 @@ class VectorIndex:
         self.embedder = embedder
         self.model = index_model(str(embedder.name), CONTEXT_BEFORE)
         self.above = above
-        self._codes = CodeCache(store, self.model, above)
+        self._codes = CodeCache(store, self.model, above, memory_budget=self.memory_budget)
         self._embed_lock = threading.Lock()  # one embedding pass at a time (worker, backfill)
         self.worker = EmbeddingWorker(
             embed=self._embed_ids,
@@ -498,26 +504,18 @@ class VectorIndex:
         Rows carry the lexical rows' keys (``id, session_id, role, timestamp, tool_name,
         source, model, session_started``).
         """
-        _, seqs = self._codes.nearest_rows(query, RESCORE)
+        _, seqs, kept = self._codes.nearest_rows(query, RESCORE)
         if not seqs.size:
             return []
         width = int(query.size)
-        with self.store.read() as conn:
-            cursor = conn.cursor()
-            cursor.row_factory = None  # plain tuples: a thousand rows
-            # By stored row (the primary key), in storage order: one lookup per candidate.
-            # A vector replaced or deleted since its code was loaded has no row any more.
-            pairs = cursor.execute(
-                "SELECT v.message_id, v.vec FROM json_each(?) j CROSS JOIN hm_vectors v"
-                " ON v.seq = j.value WHERE v.model = ?",
-                (json.dumps(seqs.tolist()), self.model),
-            ).fetchall()
-        pairs = [p for p in pairs if len(p[1]) == width + 4]
-        if not pairs:
+        if kept is not None and kept.shape[1] == width:
+            # The candidates' int8 vectors from memory: possibly stale (deleted or replaced
+            # since loaded); the hit rows below are read by seq, which drops those.
+            rows_of, matrix = seqs, kept.astype(np.float32)
+        else:
+            rows_of, matrix = self._read_candidates(seqs, width)
+        if not rows_of.size:
             return []
-        ids = [int(p[0]) for p in pairs]
-        packed = np.frombuffer(b"".join(p[1] for p in pairs), dtype=np.int8)
-        matrix = packed.reshape(len(pairs), width + 4)[:, 4:].astype(np.float32)
         norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
         scores = (matrix @ query) / np.where(norms > 0, norms, 1.0)
         order = [int(i) for i in np.argsort(-scores, kind="stable")]
@@ -527,11 +525,15 @@ class VectorIndex:
             exclude_sources=exclude_sources,
             include_inactive=include_inactive,
         )
+        # By stored row: a vector deleted or replaced since its code was loaded has no row
+        # (nor one of another model), so the message is not returned for it.
         sql = (
-            f"{HIT_SELECT} FROM json_each(?) j CROSS JOIN messages m ON m.id = j.value"
-            " JOIN sessions s ON s.id = m.session_id"
-            + (" WHERE " + " AND ".join(where) if where else "")
+            f"{HIT_SELECT}, v.seq AS _seq FROM json_each(?) j CROSS JOIN hm_vectors v"
+            " ON v.seq = j.value CROSS JOIN messages m ON m.id = v.message_id"
+            " JOIN sessions s ON s.id = m.session_id WHERE v.model = ?"
+            + "".join(f" AND {w}" for w in where)
         )
+        seq_list = rows_of.tolist()
         out: list[DenseHit] = []
         start = 0
         for size in hit_chunks(limit, len(order)):
@@ -540,16 +542,39 @@ class VectorIndex:
             with self.store.read() as conn:
                 cursor = conn.cursor()
                 cursor.row_factory = None
-                found = cursor.execute(sql, [json.dumps([ids[i] for i in chunk]), *params])
-                names = [d[0] for d in found.description]
-                rows = {int(r[0]): dict(zip(names, r, strict=True)) for r in found}
+                found = cursor.execute(
+                    sql, [json.dumps([seq_list[i] for i in chunk]), self.model, *params]
+                )
+                names = [d[0] for d in found.description][:-1]
+                rows = {int(r[-1]): dict(zip(names, r[:-1], strict=True)) for r in found}
             for i in chunk:  # score order; rows the filters dropped are skipped
-                row = rows.get(ids[i])
+                row = rows.get(seq_list[i])
                 if row is not None:
                     out.append(DenseHit(row, float(scores[i])))
                     if len(out) >= limit:
                         return out
         return out
+
+    def _read_candidates(
+        self, seqs: npt.NDArray[np.int64], width: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """``(seqs, float32 rows)`` of the stored int8 vectors at ``seqs`` that still exist
+        (the vectors are not kept in memory: over the cache's memory budget)."""
+        with self.store.read() as conn:
+            cursor = conn.cursor()
+            cursor.row_factory = None  # plain tuples: a thousand rows
+            # By stored row (the primary key), in storage order: one lookup per candidate.
+            pairs = cursor.execute(
+                "SELECT v.seq, v.vec FROM json_each(?) j CROSS JOIN hm_vectors v"
+                " ON v.seq = j.value WHERE v.model = ?",
+                (json.dumps(seqs.tolist()), self.model),
+            ).fetchall()
+        pairs = [p for p in pairs if len(p[1]) == width + 4]
+        if not pairs:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, width), dtype=np.float32)
+        packed = np.frombuffer(b"".join(p[1] for p in pairs), dtype=np.int8)
+        matrix = packed.reshape(len(pairs), width + 4)[:, 4:].astype(np.float32)
+        return np.asarray([int(p[0]) for p in pairs], dtype=np.int64), matrix
 
     def close(self, timeout: float = 1.0) -> None:
         """Stop the worker (what it has not embedded stays pending); safe to call twice."""
