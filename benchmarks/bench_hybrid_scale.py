@@ -17,6 +17,12 @@ consistent gain, since the SQLite archive serialises its reads on one connection
 ``bench_hybrid_<N>`` of that database, created on first use and kept for reruns), given the
 same kind of synthetic vectors in ``hm_vectors``, analysed, and timed the same way.
 
+``--tiers``: also the two-tier index (`hermes_memory_sessions.vectors._tiers`) on a copy
+of the archive (``sessions_<N>_tiers.db``, made once) whose older half of the vectors is
+relabelled as a second, fast model's: the newest half in the quality tier (it catches up
+newest first), the rest in the fast tier, each message in one tier; the query is embedded
+by both (synthetic, instant) and each tier runs its own Hamming pass over its half.
+
 ``--baseline REV``: the same timings for the packages of git revision ``REV`` too (exported
 with ``git archive`` to a temporary directory and put first on that worker's path), query by
 query alternating with the working tree's, so that the machine's load hits both alike. Each
@@ -74,6 +80,36 @@ class _Slow(bs.SyntheticEmbedder):
         if self.ms:
             time.sleep(self.ms / 1000)
         return super().embed_query(text)
+
+
+class _Fast(_Slow):
+    """The fast tier's stand-in: the same synthetic vectors under another model name."""
+
+    name = "synthetic:bench-fast-384"
+
+
+def _tiers_copy(path: Path) -> Path:
+    """``path``'s copy with its older half of vectors relabelled as the fast model's."""
+    import shutil
+    import sqlite3
+
+    from hermes_memory_sessions.vectors import index_model
+
+    tiers = path.with_name(f"{path.stem}_tiers.db")
+    if tiers.exists():
+        return tiers
+    partial = tiers.with_suffix(".partial")
+    shutil.copyfile(path, partial)
+    conn = sqlite3.connect(partial)
+    with conn:
+        ids = [int(r[0]) for r in conn.execute("SELECT message_id FROM hm_vectors ORDER BY 1")]
+        conn.execute(
+            "UPDATE hm_vectors SET model = ? WHERE message_id < ?",
+            (index_model(_Fast.name), ids[len(ids) // 2]),
+        )
+    conn.close()
+    partial.rename(tiers)
+    return tiers
 
 
 def _time(store: object, queries: list[str]) -> float:
@@ -153,14 +189,28 @@ def _pg_archives(dsn: str, messages: int, query_ms: float) -> tuple[object, obje
     return lexical, hyb
 
 
-def _open(messages: int, dsn: str | None, query_ms: float) -> list[tuple[str, object]]:
-    """The archives timed: SQLite lexical and hybrid (and PostgreSQL's with ``dsn``)."""
+def _open(
+    messages: int, dsn: str | None, query_ms: float, tiers: bool = False
+) -> list[tuple[str, object]]:
+    """The archives timed: SQLite lexical and hybrid (and PostgreSQL's with ``dsn``, the
+    two tiers with ``tiers``)."""
     path = bs.DATA / f"sessions_{messages}.db"
     lexical = SessionStore(path)
     hyb = SessionStore(path, embedder=_Slow(query_ms), embed_in_background=False)
     assert hyb.vector_index is not None
     hyb.vector_index.refresh()  # load the codes once (as the worker does at start)
     methods: list[tuple[str, object]] = [("lexical", lexical), ("hybrid", hyb)]
+    if tiers:
+        two = SessionStore(
+            _tiers_copy(path),
+            embedder=_Slow(query_ms),
+            fast_embedder=_Fast(query_ms),
+            embed_in_background=False,
+        )
+        assert two.vector_index is not None
+        assert hasattr(two.vector_index, "tiers")
+        two.vector_index.refresh()
+        methods.append(("hybrid, two tiers", two))
     if dsn:
         pg_lexical, pg_hybrid = _pg_archives(dsn, messages, query_ms)
         methods += [("PostgreSQL lexical", pg_lexical), ("PostgreSQL hybrid", pg_hybrid)]
@@ -169,7 +219,7 @@ def _open(messages: int, dsn: str | None, query_ms: float) -> list[tuple[str, ob
 
 def _worker(args: argparse.Namespace) -> int:
     """Serve timings: one JSON request per line (method, query), one time (ms) per line."""
-    methods = dict(_open(args.messages, args.dsn, args.query_ms))
+    methods = dict(_open(args.messages, args.dsn, args.query_ms, args.tiers))
     for store in methods.values():
         for queries in QUERIES.values():
             _time(store, queries)  # warm: every query once
@@ -192,6 +242,7 @@ class _Version:
             env["PYTHONPATH"] = os.pathsep.join([*paths, env.get("PYTHONPATH", "")])
         cmd = [sys.executable, __file__, "--worker", "--messages", str(args.messages)]
         cmd += ["--query-ms", str(args.query_ms)] + (["--dsn", args.dsn] if args.dsn else [])
+        cmd += ["--tiers"] if args.tiers else []
         self.proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
         )
@@ -239,6 +290,7 @@ def main() -> int:
     )
     ap.add_argument("--dsn", default=None, help="also PostgreSQL (see the module doc)")
     ap.add_argument("--baseline", default=None, help="also git revision REV (module doc)")
+    ap.add_argument("--tiers", action="store_true", help="also the two tiers (module doc)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     path = bs.DATA / f"sessions_{args.messages}.db"
@@ -249,6 +301,8 @@ def main() -> int:
         return _worker(args)
     count, secs = bs.add_synthetic_vectors(path)
     print(f"{args.messages:,}-message archive, {count:,} synthetic vectors ({secs:.1f} s to write)")
+    if args.tiers:
+        print(f"two tiers: {_tiers_copy(path).name} (older half in the fast tier)")
     if args.dsn:  # load (first run) and analyse before any worker opens it
         for store in _pg_archives(args.dsn, args.messages, args.query_ms):
             store.close()  # type: ignore[attr-defined]

@@ -119,6 +119,12 @@ def _scale(index: Any, vector: Any, script: str, hits: list[Any]) -> tuple[float
     return float(cos.mean()), max(float(cos.std()), 1e-6)
 
 
+def _start(index: Any, query: str) -> Any:
+    """``index.start_query(query)``; False for an index without it (embedded when read)."""
+    start = getattr(index, "start_query", None)
+    return False if start is None else start(query)
+
+
 def tiered_dense(
     tiers: tuple[Any, ...], query: str, count: int, filters: dict[str, Any]
 ) -> TieredDense | None:
@@ -127,8 +133,10 @@ def tiered_dense(
     whose search fails is left out (fail open)."""
     script = "cjk" if has_cjk(query) else "latin"
     parts: list[TierPart] = []
-    for index in tiers:
-        vector = index.query_vector(query)
+    # Both models embed the query at once (the fast one's time hides in the quality one's).
+    started = [(index, _start(index, query)) for index in tiers]
+    for index, future in started:
+        vector = index.query_vector(query) if future is False else index.query_result(future)
         if vector is None:
             continue
         try:

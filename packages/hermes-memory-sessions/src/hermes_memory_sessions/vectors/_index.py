@@ -465,6 +465,12 @@ class VectorIndex:
         """The query's unit vector, or None when the embedder fails, or takes longer than
         `QUERY_TIMEOUT` (the search is lexical then; a hung embedder is not waited for again
         until it returns)."""
+        return self.query_result(self.start_query(text))
+
+    def start_query(self, text: str) -> Future[list[float]] | None:
+        """Start embedding the query ``text`` off the caller's thread (`query_result` waits
+        for it): two tiers embed a query with both models at once. None while the
+        previous query's embedding is still running."""
         with self._query_lock:
             pending = self._query_future
             if pending is not None and not pending.done():
@@ -474,6 +480,12 @@ class VectorIndex:
                 self._query_pool = ThreadPoolExecutor(1, thread_name_prefix="hermes-query-embed")
             future = self._query_pool.submit(self.embedder.embed_query, text)
             self._query_future = future
+        return future
+
+    def query_result(self, future: Future[list[float]] | None) -> npt.NDArray[np.float32] | None:
+        """The unit vector `start_query` is computing (None as `query_vector`)."""
+        if future is None:
+            return None
         try:
             vector = np.asarray(future.result(timeout=QUERY_TIMEOUT), dtype=np.float32)
         except FutureTimeout:
