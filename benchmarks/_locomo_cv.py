@@ -172,10 +172,17 @@ def memoized_sides() -> Iterator[None]:
         first, second, sources, needles = lexical[key]
         return [dict(r) for r in first], [dict(r) for r in second], dict(sources), list(needles)
 
-    def dense_side(index: Any, query: str, count: int, filters: dict[str, Any]) -> Any:
+    def dense_side(
+        index: Any, query: str, count: int, filters: dict[str, Any], started: Any = None
+    ) -> Any:
         key = (id(index), query, count, repr(sorted(filters.items())))
         if key not in dense:
-            dense[key] = saved["_dense_side"](index, query, count, filters)
+            dense[key] = saved["_dense_side"](index, query, count, filters, started)
+        else:  # the embeddings discover started are waited for (its thread is free again)
+            tiers = getattr(index, "tiers", None) or (index,)
+            for one, future in zip(tiers, started or (False,) * len(tiers), strict=True):
+                if future is not False:
+                    one.query_result(future)
         vector, hits = dense[key]
         return vector, [type(h)(dict(h.row), h.score) for h in hits]
 

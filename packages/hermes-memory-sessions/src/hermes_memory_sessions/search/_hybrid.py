@@ -412,19 +412,37 @@ def _context_echoes(
     ]
 
 
+def _start_query(index: Any, query: str) -> list[Any]:
+    """Start embedding ``query`` with each model of ``index`` (each tier's) on its own
+    thread, before the lexical side runs: the embedding and the lexical reads overlap
+    instead of adding up. One entry per tier: the future, or False for an index that
+    embeds only when asked (`_dense_side` embeds then)."""
+    from hermes_memory_sessions.search._tiered import start_query
+
+    return [start_query(one, query) for one in (getattr(index, "tiers", None) or (index,))]
+
+
 def _dense_side(
-    index: Any, query: str, count: int, filters: dict[str, Any]
+    index: Any,
+    query: str,
+    count: int,
+    filters: dict[str, Any],
+    started: list[Any] | None = None,
 ) -> tuple[Any, list[Any]]:
     """``(query vector, dense hits)``; ``(None, [])`` when the query could not be embedded,
     ``(vector, [])`` when the search failed (fail open: a broken index never breaks search).
-    For a tiered index the "vector" is the `TieredDense` of both tiers."""
+    For a tiered index the "vector" is the `TieredDense` of both tiers. ``started``: the
+    query embeddings `_start_query` started (None: started now)."""
+    if started is None:
+        started = _start_query(index, query)
     tiers = getattr(index, "tiers", None)
     if tiers:
         from hermes_memory_sessions.search._tiered import tiered_dense
 
-        merged = tiered_dense(tuple(tiers), query, count, filters)
+        merged = tiered_dense(tuple(tiers), query, count, filters, started)
         return (None, []) if merged is None else (merged, merged.hits)
-    vector = index.query_vector(query)
+    future = started[0]
+    vector = index.query_vector(query) if future is False else index.query_result(future)
     if vector is None:
         return None, []
     try:
@@ -462,11 +480,12 @@ def discover(
     # Lexical only: the pool only decides when the fallback runs (the first ``limit`` rows
     # are the same), so it keeps the previous size and cost.
     pool = max(LEXICAL_POOL if index is not None else LEXICAL_ONLY_POOL, limit)
+    started = _start_query(index, parsed.text) if index is not None else []
     and_rows, any_rows, sources, needles = _lexical(store, parsed, pool, filters)
     vector, dense_hits = (
         (None, [])
         if index is None
-        else _dense_side(index, parsed.text, max(DENSE_POOL, limit), filters)
+        else _dense_side(index, parsed.text, max(DENSE_POOL, limit), filters, started)
     )
     if vector is None:
         index = None

@@ -30,6 +30,7 @@ __all__ = [
     "TieredDense",
     "calibration",
     "reference_rows",
+    "start_query",
     "tiered_dense",
 ]
 
@@ -119,23 +120,30 @@ def _scale(index: Any, vector: Any, script: str, hits: list[Any]) -> tuple[float
     return float(cos.mean()), max(float(cos.std()), 1e-6)
 
 
-def _start(index: Any, query: str) -> Any:
-    """``index.start_query(query)``; False for an index without it (embedded when read)."""
+def start_query(index: Any, query: str) -> Any:
+    """``index.start_query(query)`` (the query's embedding, started on the index's thread);
+    False for an index without it (it embeds when `tiered_dense` asks)."""
     start = getattr(index, "start_query", None)
     return False if start is None else start(query)
 
 
 def tiered_dense(
-    tiers: tuple[Any, ...], query: str, count: int, filters: dict[str, Any]
+    tiers: tuple[Any, ...],
+    query: str,
+    count: int,
+    filters: dict[str, Any],
+    started: list[Any] | None = None,
 ) -> TieredDense | None:
     """The dense candidates of ``tiers`` (best tier first) for ``query``, merged on one
     scale; None when no tier could embed the query (the search is lexical then). A tier
-    whose search fails is left out (fail open)."""
+    whose search fails is left out (fail open). ``started``: per tier, the query embedding
+    `start_query` started (else started here, every tier's before any is waited for: the
+    fast model's time hides in the quality model's)."""
     script = "cjk" if has_cjk(query) else "latin"
     parts: list[TierPart] = []
-    # Both models embed the query at once (the fast one's time hides in the quality one's).
-    started = [(index, _start(index, query)) for index in tiers]
-    for index, future in started:
+    if started is None or len(started) != len(tiers):
+        started = [start_query(index, query) for index in tiers]
+    for index, future in zip(tiers, started, strict=True):
         vector = index.query_vector(query) if future is False else index.query_result(future)
         if vector is None:
             continue
