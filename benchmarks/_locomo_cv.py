@@ -195,7 +195,7 @@ def memoized_sides() -> Iterator[None]:
         return {i: near[(id(store), i)] for i in ids}
 
     hybrid_mod._lexical = lexical_side  # type: ignore[assignment]
-    hybrid_mod._dense_side = dense_side  # type: ignore[assignment]
+    hybrid_mod._dense_side = dense_side
     hybrid_mod._neighbours = neighbours  # type: ignore[assignment]
     try:
         yield
