@@ -273,3 +273,25 @@ def test_the_sampled_cut_off_picks_exactly_the_nearest(shape: str) -> None:
         distance[0 : 900 * 12 : 12] = 20  # every one of them sampled (one code in 12 is)
     got = codes_mod._nearest_of(distance, 1000, 384)
     assert got.tolist() == _reference_nearest(distance, 1000)
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_the_hamming_pass_shared_among_threads_gives_every_distance(
+    monkeypatch: pytest.MonkeyPatch, threads: int
+) -> None:
+    monkeypatch.setattr(codes_mod, "CHUNK", 64)
+    monkeypatch.setattr(codes_mod, "THREAD_MIN", 128)
+    rng = np.random.default_rng(9)
+    codes = codes_mod.BinaryCodes()
+    codes.add(
+        list(range(1, 1001)), [vectors.quantize(rng.standard_normal(128)) for _ in range(1000)]
+    )
+    query = rng.standard_normal(128).astype(np.float32)
+    bits = np.packbits(query > 0).view(np.uint64)
+    monkeypatch.setattr(codes_mod, "HAMMING_THREADS", 1)
+    alone, nearest = codes._distances(bits), codes.nearest(query, 100)
+    monkeypatch.setattr(codes_mod, "HAMMING_THREADS", threads)
+    shared = codes._distances(bits)
+    assert shared.tolist() == alone.tolist()
+    assert codes.nearest(query, 100) == nearest
+    assert sorted(set(alone.tolist())) != [0]  # real distances, not an empty buffer
