@@ -23,6 +23,9 @@ relabelled as a second, fast model's: the newest half in the quality tier (it ca
 newest first), the rest in the fast tier, each message in one tier; the query is embedded
 by both (synthetic, instant) and each tier runs its own Hamming pass over its half.
 
+``--in-process``: afterwards, the working tree's archives opened in this one process (no
+other worker beside it) and every query timed ``--rounds`` times: p50, p95 and the slowest.
+
 ``--baseline REV``: the same timings for the packages of git revision ``REV`` too (exported
 with ``git archive`` to a temporary directory and put first on that worker's path), query by
 query alternating with the working tree's, so that the machine's load hits both alike. Each
@@ -291,6 +294,7 @@ def main() -> int:
     ap.add_argument("--dsn", default=None, help="also PostgreSQL (see the module doc)")
     ap.add_argument("--baseline", default=None, help="also git revision REV (module doc)")
     ap.add_argument("--tiers", action="store_true", help="also the two tiers (module doc)")
+    ap.add_argument("--in-process", action="store_true", help="also in one process (module doc)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     path = bs.DATA / f"sessions_{args.messages}.db"
@@ -327,7 +331,24 @@ def main() -> int:
     for label, per in times.items():
         for (method, name), ts in per.items():
             print(f"{label:<14}{method:<22}{name:<12}{_pct(ts, 0.5):9.1f}{_pct(ts, 0.95):9.1f}")
+    if args.in_process:
+        _in_process(args)
     return 0
+
+
+def _in_process(args: argparse.Namespace) -> None:
+    """Every query timed ``args.rounds`` times in this process, per method (module doc)."""
+    methods = _open(args.messages, args.dsn, args.query_ms, args.tiers)
+    queries = [q for qs in QUERIES.values() for q in qs]
+    print(f"in one process, {len(queries)} queries x {args.rounds}, after one warm-up pass:")
+    for method, store in methods:
+        _time(store, queries)
+        ts = [_time(store, [q]) for _ in range(args.rounds) for q in queries]
+        print(
+            f"  {method:<22} p50 {_pct(ts, 0.5):6.1f}  p95 {_pct(ts, 0.95):6.1f}"
+            f"  slowest {max(ts):6.1f} ms"
+        )
+        store.close()  # type: ignore[attr-defined]
 
 
 if __name__ == "__main__":
