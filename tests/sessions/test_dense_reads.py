@@ -85,6 +85,30 @@ def test_a_deleted_message_is_not_found_by_its_loaded_code(
         assert [h.row["session_id"] for h in hits] == ["b"]
 
 
+@pytest.mark.parametrize("budget", BUDGETS)
+def test_an_edited_message_waiting_for_its_new_vector_is_not_found_by_the_old_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, budget: int | None
+) -> None:
+    monkeypatch.setattr(vectors.VectorIndex, "memory_budget", budget)
+    monkeypatch.setattr(vectors, "CONTEXT_BEFORE", 0)
+    path = tmp_path / "a.db"
+    texts = [f"note {i} about topic{i}" for i in range(20)] + ["kyoto hotel booking"]
+    with SessionStore(path, embedder=WordsEmbedder(), embed_in_background=False) as store:
+        store.create_session("s")
+        ids = store.append_messages("s", [{"role": "user", "content": t} for t in texts])
+        store.embed_pending()
+        index = store.vector_index
+        assert index is not None
+        assert index.search(_query(store, "kyoto hotel booking"), limit=1)[0].row["id"] == ids[-1]
+        with sqlite3.connect(path) as conn:  # another program edits it: its vector is dropped
+            conn.execute(
+                "UPDATE messages SET content = 'sourdough starter' WHERE id = ?", (ids[-1],)
+            )
+        hits = index.search(_query(store, "kyoto hotel booking"), limit=30)
+    assert ids[-1] not in [int(h.row["id"]) for h in hits]
+    assert len(hits) == 20
+
+
 def _seeded_archive(path: Path, n: int = 1400) -> None:
     """More messages than `RESCORE` (the Hamming pass chooses), words drawn with a seed."""
     rng = np.random.default_rng(5)

@@ -11,7 +11,8 @@ gathers its candidates from memory instead of reading a thousand rows from SQLit
 takes about 0.5 ms, the reads 4.5-15 ms at a million messages). `CodeCache` keeps them while
 they fit its ``memory_budget`` (`VECTOR_MEMORY_BUDGET` by default), and reads from SQLite
 beyond it. A vector deleted or replaced since it was loaded stays in memory, as its code
-does: the search reads its hit rows by stored row (``seq``), which drops such candidates.
+does: the search reads each hit row with the seq of its message's current vector, which
+drops such candidates.
 """
 
 from __future__ import annotations

@@ -29,8 +29,9 @@ kept in memory (48 bytes per message for 384 dimensions); a query ranks all code
 distance, and the best `RESCORE` candidates are scored exactly (cosine over their int8
 vectors, kept in memory beside the codes while they fit `VectorIndex.memory_budget`, 384
 bytes a message, else read from SQLite by stored row, ``seq``); the hit rows (message and
-session) are read by stored row only for the best of them, as many as the filters need (a
-vector deleted or replaced since it was loaded has no row: never returned). An archive with
+session) are read only for the best of them, as many as the filters need, each with the
+seq of its message's current vector (a vector deleted or replaced since it was loaded has
+another seq, or none: never returned). An archive with
 fewer than `RESCORE` vectors is scored exactly.
 
 Embedding runs off the caller's thread: `VectorIndex.notify` puts new message ids on a
@@ -516,36 +517,38 @@ class VectorIndex:
         Rows carry the lexical rows' keys (``id, session_id, role, timestamp, tool_name,
         source, model, session_started``).
         """
-        _, seqs, kept = self._codes.nearest_rows(query, RESCORE)
+        ids, seqs, kept = self._codes.nearest_rows(query, RESCORE)
         if not seqs.size:
             return []
         width = int(query.size)
         if kept is not None and kept.shape[1] == width:
             # The candidates' int8 vectors from memory: possibly stale (deleted or replaced
-            # since loaded); the hit rows below are read by seq, which drops those.
-            rows_of, matrix = seqs, kept.astype(np.float32)
+            # since loaded); the hit rows below carry each message's current seq.
+            matrix = kept.astype(np.float32)
         else:
-            rows_of, matrix = self._read_candidates(seqs, width)
-        if not rows_of.size:
+            ids, seqs, matrix = self._read_candidates(seqs, width)
+        if not seqs.size:
             return []
         norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
         scores = (matrix @ query) / np.where(norms > 0, norms, 1.0)
-        order = [int(i) for i in np.argsort(-scores, kind="stable")]
+        order = np.argsort(-scores, kind="stable").tolist()
         where, params = hit_filters(
             role_filter=role_filter,
             source_filter=source_filter,
             exclude_sources=exclude_sources,
             include_inactive=include_inactive,
         )
-        # By stored row: a vector deleted or replaced since its code was loaded has no row
-        # (nor one of another model), so the message is not returned for it.
+        # Each row with the seq of its message's vector now (from the unique index on
+        # (message_id, model), no read of the vector's row): a candidate whose vector was
+        # deleted or replaced since its code was loaded has another seq (or none), and is
+        # not returned.
         sql = (
-            f"{HIT_SELECT}, v.seq AS _seq FROM json_each(?) j CROSS JOIN hm_vectors v"
-            " ON v.seq = j.value CROSS JOIN messages m ON m.id = v.message_id"
-            " JOIN sessions s ON s.id = m.session_id WHERE v.model = ?"
-            + "".join(f" AND {w}" for w in where)
+            f"{HIT_SELECT}, (SELECT v.seq FROM hm_vectors v WHERE v.message_id = m.id"  # noqa: S608
+            " AND v.model = ?) AS _seq FROM json_each(?) j CROSS JOIN messages m"
+            " ON m.id = j.value JOIN sessions s ON s.id = m.session_id"
+            + (" WHERE " + " AND ".join(where) if where else "")
         )
-        seq_list = rows_of.tolist()
+        id_list, seq_list = ids.tolist(), seqs.tolist()
         out: list[DenseHit] = []
         start = 0
         for size in hit_chunks(limit, len(order)):
@@ -555,38 +558,40 @@ class VectorIndex:
                 cursor = conn.cursor()
                 cursor.row_factory = None
                 found = cursor.execute(
-                    sql, [json.dumps([seq_list[i] for i in chunk]), self.model, *params]
+                    sql, [self.model, json.dumps([id_list[i] for i in chunk]), *params]
                 )
                 names = [d[0] for d in found.description][:-1]
-                rows = {int(r[-1]): dict(zip(names, r[:-1], strict=True)) for r in found}
+                rows = {int(r[0]): r for r in found}
             for i in chunk:  # score order; rows the filters dropped are skipped
-                row = rows.get(seq_list[i])
-                if row is not None:
-                    out.append(DenseHit(row, float(scores[i])))
+                row = rows.get(id_list[i])
+                if row is not None and row[-1] == seq_list[i]:
+                    out.append(DenseHit(dict(zip(names, row[:-1], strict=True)), float(scores[i])))
                     if len(out) >= limit:
                         return out
         return out
 
     def _read_candidates(
         self, seqs: npt.NDArray[np.int64], width: int
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        """``(seqs, float32 rows)`` of the stored int8 vectors at ``seqs`` that still exist
-        (the vectors are not kept in memory: over the cache's memory budget)."""
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """``(message ids, seqs, float32 rows)`` of the stored int8 vectors at ``seqs``
+        that still exist (the vectors are not kept in memory: over the memory budget)."""
         with self.store.read() as conn:
             cursor = conn.cursor()
             cursor.row_factory = None  # plain tuples: a thousand rows
             # By stored row (the primary key), in storage order: one lookup per candidate.
-            pairs = cursor.execute(
-                "SELECT v.seq, v.vec FROM json_each(?) j CROSS JOIN hm_vectors v"
+            found = cursor.execute(
+                "SELECT v.message_id, v.seq, v.vec FROM json_each(?) j CROSS JOIN hm_vectors v"
                 " ON v.seq = j.value WHERE v.model = ?",
                 (json.dumps(seqs.tolist()), self.model),
             ).fetchall()
-        pairs = [p for p in pairs if len(p[1]) == width + 4]
-        if not pairs:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, width), dtype=np.float32)
-        packed = np.frombuffer(b"".join(p[1] for p in pairs), dtype=np.int8)
-        matrix = packed.reshape(len(pairs), width + 4)[:, 4:].astype(np.float32)
-        return np.asarray([int(p[0]) for p in pairs], dtype=np.int64), matrix
+        found = [r for r in found if len(r[2]) == width + 4]
+        if not found:
+            none = np.zeros(0, dtype=np.int64)
+            return none, none, np.zeros((0, width), dtype=np.float32)
+        packed = np.frombuffer(b"".join(r[2] for r in found), dtype=np.int8)
+        matrix = packed.reshape(len(found), width + 4)[:, 4:].astype(np.float32)
+        ids = np.asarray([int(r[0]) for r in found], dtype=np.int64)
+        return ids, np.asarray([int(r[1]) for r in found], dtype=np.int64), matrix
 
     def close(self, timeout: float = 1.0) -> None:
         """Stop the worker (what it has not embedded stays pending); safe to call twice."""
