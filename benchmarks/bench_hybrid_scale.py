@@ -28,7 +28,7 @@ other worker beside it) and every query timed ``--rounds`` times: p50, p95 and t
 
 ``--baseline REV``: the same timings for the packages of git revision ``REV`` too (exported
 with ``git archive`` to a temporary directory and put first on that worker's path), query by
-query alternating with the working tree's, so that the machine's load hits both alike. Each
+query alternating with the working tree's (which one goes first alternates too), so that the machine's load hits both alike. Each
 version runs in its own worker process (its archives opened, codes loaded and every query
 run once before timing); the figures are the workers' own ``session_search`` times.
 """
@@ -316,13 +316,17 @@ def main() -> int:
             versions.append((args.baseline, _Version(args, _export(args.baseline, Path(tmp)))))
         rng = random.Random(bs.SEED)
         times: dict[str, dict[tuple[str, str], list[float]]] = {}
+        turn = 0
         for _ in range(args.rounds):
             for label, queries in QUERIES.items():
                 order = queries[:]
                 rng.shuffle(order)
                 for q in order:
                     for method in versions[0][1].methods:
-                        for name, version in versions:
+                        # Which version goes first alternates: the second one finds the
+                        # pages and caches the first one warmed for the same query.
+                        turn += 1
+                        for name, version in versions[:: 1 if turn % 2 else -1]:
                             per = times.setdefault(label, {}).setdefault((method, name), [])
                             per.append(version.time(method, q))
         for _, version in versions:
