@@ -28,9 +28,10 @@ other worker beside it) and every query timed ``--rounds`` times: p50, p95 and t
 
 ``--baseline REV``: the same timings for the packages of git revision ``REV`` too (exported
 with ``git archive`` to a temporary directory and put first on that worker's path), query by
-query alternating with the working tree's (which one goes first alternates too), so that the machine's load hits both alike. Each
-version runs in its own worker process (its archives opened, codes loaded and every query
-run once before timing); the figures are the workers' own ``session_search`` times.
+query alternating with the working tree's (which one goes first alternates too), so that
+the machine's load hits both alike. Each version runs in its own worker process (its
+archives opened, codes loaded and every query run once before timing); the figures are the
+workers' own ``session_search`` times.
 """
 
 from __future__ import annotations
