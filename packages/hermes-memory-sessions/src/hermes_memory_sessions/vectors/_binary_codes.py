@@ -51,8 +51,8 @@ COMPACT_AT = 1024
 CHUNK = 32768
 #: Threads sharing the Hamming pass of a large archive (NumPy releases the GIL in each
 #: chunk's XOR, popcount and sum): the caller's and ``HAMMING_THREADS - 1`` helpers. At a
-#: million messages on two cores: 6.9 -> 4.1 ms p50 on a quiet host, 21 -> 16 ms with two
-#: busy processes beside it (docs/benchmarks.md). 1: the caller's thread alone.
+#: million messages on two cores: 7 -> 4.1 ms p50 on a quiet host, 16-24 -> 13-17 ms with
+#: two busy processes beside it (docs/benchmarks.md). 1: the caller's thread alone.
 HAMMING_THREADS = max(1, min(4, os.cpu_count() or 1))
 #: Codes per thread at least (below this the pass is too short to share).
 THREAD_MIN = 4 * CHUNK
