@@ -37,6 +37,22 @@ def _query(store: SessionStore, text: str) -> np.typing.NDArray[np.float32]:
 BUDGETS = [None, 0]
 
 
+def _load_then_edit(store: SessionStore, path: Path) -> list[int]:
+    """21 messages embedded, their codes loaded (the last found first for its own words),
+    then another program edits the last one: its vector is dropped. Returns the ids."""
+    # Enough vectors for a settled center: later vectors are added to the loaded codes.
+    texts = [f"note {i} about topic{i}" for i in range(20)] + ["kyoto hotel booking"]
+    store.create_session("s")
+    ids = store.append_messages("s", [{"role": "user", "content": t} for t in texts])
+    store.embed_pending()
+    index = store.vector_index
+    assert index is not None
+    assert index.search(_query(store, "kyoto hotel booking"), limit=5)[0].row["id"] == ids[-1]
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE messages SET content = 'sourdough starter' WHERE id = ?", (ids[-1],))
+    return ids
+
+
 @pytest.mark.parametrize("budget", BUDGETS)
 def test_a_message_embedded_again_is_scored_once_with_its_new_vector(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, budget: int | None
@@ -44,22 +60,11 @@ def test_a_message_embedded_again_is_scored_once_with_its_new_vector(
     monkeypatch.setattr(vectors.VectorIndex, "memory_budget", budget)
     monkeypatch.setattr(vectors, "CONTEXT_BEFORE", 0)  # each vector is its message alone
     path = tmp_path / "a.db"
-    # Enough vectors for a settled center: later vectors are added to the loaded codes.
-    texts = [f"note {i} about topic{i}" for i in range(20)] + ["kyoto hotel booking"]
     with SessionStore(path, embedder=WordsEmbedder(), embed_in_background=False) as store:
-        store.create_session("s")
-        ids = store.append_messages("s", [{"role": "user", "content": t} for t in texts])
-        store.embed_pending()
+        ids = _load_then_edit(store, path)
+        assert store.embed_pending() == 1  # embedded again
         index = store.vector_index
         assert index is not None
-        hits = index.search(_query(store, "kyoto hotel booking"), limit=5)
-        assert hits[0].row["id"] == ids[-1]  # the codes are loaded now
-        # Another program edits the message: its vector is dropped and embedded again.
-        with sqlite3.connect(path) as conn:
-            conn.execute(
-                "UPDATE messages SET content = 'sourdough starter' WHERE id = ?", (ids[-1],)
-            )
-        assert store.embed_pending() == 1
         hits = index.search(_query(store, "sourdough starter"), limit=30)
         found = [int(h.row["id"]) for h in hits]
         assert len(found) == len(set(found)) == 21  # the old code's row is gone: once each
@@ -92,18 +97,10 @@ def test_an_edited_message_waiting_for_its_new_vector_is_not_found_by_the_old_on
     monkeypatch.setattr(vectors.VectorIndex, "memory_budget", budget)
     monkeypatch.setattr(vectors, "CONTEXT_BEFORE", 0)
     path = tmp_path / "a.db"
-    texts = [f"note {i} about topic{i}" for i in range(20)] + ["kyoto hotel booking"]
     with SessionStore(path, embedder=WordsEmbedder(), embed_in_background=False) as store:
-        store.create_session("s")
-        ids = store.append_messages("s", [{"role": "user", "content": t} for t in texts])
-        store.embed_pending()
+        ids = _load_then_edit(store, path)
         index = store.vector_index
         assert index is not None
-        assert index.search(_query(store, "kyoto hotel booking"), limit=1)[0].row["id"] == ids[-1]
-        with sqlite3.connect(path) as conn:  # another program edits it: its vector is dropped
-            conn.execute(
-                "UPDATE messages SET content = 'sourdough starter' WHERE id = ?", (ids[-1],)
-            )
         hits = index.search(_query(store, "kyoto hotel booking"), limit=30)
     assert ids[-1] not in [int(h.row["id"]) for h in hits]
     assert len(hits) == 20
