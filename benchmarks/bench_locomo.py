@@ -780,7 +780,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         " report the held figures (_locomo_cv.py); nothing else is run",
     )
     ap.add_argument(
-        "--cv-grid", choices=["full", "session"], default="full", help="--cv: settings searched"
+        "--cv-grid",
+        choices=["full", "session", "adjacency", "folding"],
+        default="full",
+        help="--cv: settings searched",
     )
     ap.add_argument("--cv-save", type=Path, default=None, help="--cv: write the answers table")
     ap.add_argument(

@@ -33,6 +33,7 @@ __all__ = [
     "any_terms",
     "latin_only",
     "parse_query",
+    "stem_prefix",
     "term_has_cjk",
 ]
 
@@ -62,6 +63,47 @@ STOP_WORDS = frozenset(
     hey yes yeah sure
     """.split()  # noqa: SIM905
 )
+
+
+#: Natural-language fallback: an English content word is searched as the prefix of its stem
+#: (``painting`` → ``paint*``: paint, paints, painted, painting, painter), so a question and
+#: its answer need not use the same form of a word. Only plain ASCII words whose stem keeps
+#: `MIN_STEM` letters; the AND pass and user syntax are untouched. Chosen by the LoCoMo dev
+#: CV with the fusion settings (docs/benchmarks.md).
+SUFFIX_FOLDING = True
+#: Shortest stem searched as a prefix (``runs`` stays ``runs``: ``run*`` would match
+#: ``runtime``); a shorter word is searched as it is.
+MIN_STEM = 4
+#: Inflectional suffixes folded, tried in this order (one is removed at most).
+_SUFFIXES = ("ies", "ing", "ed", "es", "s")
+_PLAIN_WORD = re.compile(r"[a-z]+")
+
+
+def stem_prefix(word: str) -> str | None:
+    """The stem ``word`` is searched by as a prefix, or None (searched as it is).
+
+    One inflectional suffix is removed (``-ies -ing -ed -es -s``; when that leaves fewer
+    than `MIN_STEM` letters, ``-ed``/``-es`` lose only their last letter: ``loved`` →
+    ``love``); a doubled final consonant left by ``-ing``/``-ed`` is undoubled
+    (``swimming`` → ``swim``). A word without a suffix is its own stem (``paint`` →
+    ``paint*`` also finds ``painting``). Not ASCII letters only, or shorter than
+    `MIN_STEM`: None.
+    """
+    w = word.casefold()
+    if len(w) < MIN_STEM or not _PLAIN_WORD.fullmatch(w):
+        return None
+    for suffix in _SUFFIXES:
+        if not w.endswith(suffix) or (suffix == "s" and w.endswith(("ss", "us", "is"))):
+            continue
+        stem = w[: -len(suffix)]
+        doubled = len(stem) > MIN_STEM and stem[-1] == stem[-2] and stem[-1] not in "aeiouls"
+        if suffix in ("ing", "ed") and doubled:  # swimm -> swim; "fall", "pass", "see" kept
+            stem = stem[:-1]
+        if len(stem) >= MIN_STEM:
+            return stem
+        if suffix in ("ed", "es") and len(w) - 1 >= MIN_STEM:
+            return w[:-1]
+    return w
 
 
 @dataclass(frozen=True)
@@ -275,6 +317,7 @@ def any_terms(parsed: ParsedQuery) -> list[Term]:
 
 def _content_terms(parsed: ParsedQuery) -> list[Term]:
     seen: set[str] = set()
+    stems: set[str] = set()
     out: list[Term] = []
     for term in parsed.terms:
         key = term.text.casefold()
@@ -291,5 +334,14 @@ def _content_terms(parsed: ParsedQuery) -> list[Term]:
         if len(key) < 2 and not parsed.has_cjk:
             continue
         seen.add(key)
-        out.append(Term(term.text, prefix=term.prefix, phrase=term.phrase))
+        stem = None
+        if SUFFIX_FOLDING and not term.phrase and not term.prefix and not parsed.has_syntax:
+            stem = stem_prefix(term.text)
+        if stem is not None:
+            if stem in stems:  # "paint" and "painting" in one question: one term
+                continue
+            stems.add(stem)
+            out.append(Term(stem, prefix=True))
+        else:
+            out.append(Term(term.text, prefix=term.prefix, phrase=term.phrase))
     return out
