@@ -21,7 +21,6 @@ are scored on the same questions so the selection can be compared with "no tunin
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import sys
 import time
@@ -32,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import hermes_memory_sessions.search._hybrid as hybrid_mod
-import hermes_memory_sessions.search._query as query_mod
+from hermes_memory_sessions.search._query import folded, parse_query
 
 #: Categories of LoCoMo questions (bench_locomo.CATEGORIES order).
 CATEGORY_NAMES = {
@@ -56,8 +55,7 @@ class Setting:
     support: float = 0.0  # SESSION_SUPPORT
     diversity: float = 0.0  # SESSION_DIVERSITY
     top: int = 3  # SESSION_TOP
-    seeds: int = 0  # NEIGHBOUR_SEEDS
-    fold: bool = False  # _query.SUFFIX_FOLDING
+    fold: bool = False  # SUFFIX_FOLDING
 
     @property
     def label(self) -> str:
@@ -67,7 +65,6 @@ class Setting:
             f"w={self.weight:g} pool={self.pool} smooth={self.smoothing:g} {self.norm}"
             f" sess={self.support:g} div={self.diversity:g}"
             + (f" top={self.top}" if self.top != 3 else "")
-            + (f" seeds={self.seeds}" if self.seeds else "")
             + (" fold" if self.fold else "")
         )
 
@@ -83,7 +80,7 @@ _CONSTANTS = {
     "SESSION_SUPPORT": "support",
     "SESSION_DIVERSITY": "diversity",
     "SESSION_TOP": "top",
-    "NEIGHBOUR_SEEDS": "seeds",
+    "SUFFIX_FOLDING": "fold",
 }
 
 
@@ -98,13 +95,14 @@ def shipped() -> Setting:
         hybrid_mod.SESSION_SUPPORT,
         hybrid_mod.SESSION_DIVERSITY,
         hybrid_mod.SESSION_TOP,
-        hybrid_mod.NEIGHBOUR_SEEDS,
-        query_mod.SUFFIX_FOLDING,
+        hybrid_mod.SUFFIX_FOLDING,
     )
 
 
 #: The settings before issue 22's fusion work (b778032), scored beside the choice.
 PREVIOUS = Setting("weighted", 0.5, 50, 0.5)
+#: The settings shipped before suffix folding (3a10e23: session support 0.5, no folding).
+BEFORE_FOLDING = Setting("weighted", 0.5, 50, 0.3, "minmax", 0.5)
 
 
 def grid() -> list[Setting]:
@@ -147,39 +145,20 @@ def session_grid() -> list[Setting]:
     return out
 
 
-def adjacency_grid() -> list[Setting]:
-    """The third search (``--cv-grid adjacency``): adjacent turns of the best candidates
-    join the ranking (`NEIGHBOUR_SEEDS`, 0 = off), together with the two settings that
-    credit them — the neighbour smoothing and the session support — around the shipped
-    ones (weight, scale, pools and the support's 3 best hits as shipped)."""
-    base = shipped()
-    out = [
-        Setting("weighted", base.weight, pool, smooth, base.norm, support, 0.0, base.top, seeds)
-        for pool in (50, 100)
-        for smooth in (0.3, 0.5, 0.7)
-        for support in (0.25, 0.5, 0.75)
-        for seeds in (0, 5, 10, 20, 50)
-    ]
-    for fixed in (base, PREVIOUS):
-        if fixed not in out:
-            out.append(fixed)
-    return out
-
-
 def folding_grid() -> list[Setting]:
-    """The fourth search (``--cv-grid folding``): the natural-language fallback's English
-    words searched as stem prefixes (`_query.SUFFIX_FOLDING`) or as written, with the
-    settings the fallback's scores feed (dense weight, smoothing, session support) around
-    the shipped ones."""
+    """The third search (``--cv-grid folding``): the hybrid's lexical side with its
+    natural-language fallback searched by stem prefixes (`_hybrid.SUFFIX_FOLDING`) or as
+    written, with the settings the fallback's scores feed (dense weight, smoothing,
+    session support) around the shipped ones."""
     base = shipped()
     out = [
-        Setting("weighted", w, base.pool, smooth, base.norm, support, 0.0, base.top, 0, fold)
+        Setting("weighted", w, base.pool, smooth, base.norm, support, 0.0, base.top, fold)
         for fold in (False, True)
         for w in (0.4, 0.5, 0.6)
         for smooth in (0.3, 0.5)
         for support in (0.25, 0.5, 0.75)
     ]
-    for fixed in (base, PREVIOUS):
+    for fixed in (base, PREVIOUS, BEFORE_FOLDING):
         if fixed not in out:
             out.append(fixed)
     return out
@@ -189,7 +168,6 @@ GRIDS: dict[str, Callable[[], list[Setting]]] = {
     "folding": folding_grid,
     "full": grid,
     "session": session_grid,
-    "adjacency": adjacency_grid,
 }
 
 
@@ -197,16 +175,13 @@ GRIDS: dict[str, Callable[[], list[Setting]]] = {
 def applied(setting: Setting) -> Iterator[None]:
     """The hybrid module's constants set to ``setting`` for the duration."""
     saved = {n: getattr(hybrid_mod, n) for n in _CONSTANTS}
-    saved_fold = query_mod.SUFFIX_FOLDING
     for name, attr in _CONSTANTS.items():
         setattr(hybrid_mod, name, getattr(setting, attr))
-    query_mod.SUFFIX_FOLDING = setting.fold
     try:
         yield
     finally:
         for n, v in saved.items():
             setattr(hybrid_mod, n, v)
-        query_mod.SUFFIX_FOLDING = saved_fold
 
 
 @contextlib.contextmanager
@@ -221,8 +196,7 @@ def memoized_sides() -> Iterator[None]:
     near: dict[tuple[int, int], tuple[int, ...]] = {}
 
     def lexical_side(store: Any, parsed: Any, pool: int, filters: dict[str, Any]) -> Any:
-        key = (id(store), parsed.text, pool, repr(sorted(filters.items())))
-        key += (query_mod.SUFFIX_FOLDING,)  # the fallback's terms depend on it
+        key = (id(store), parsed.text, parsed.fold, pool, repr(sorted(filters.items())))
         if key not in lexical:
             lexical[key] = saved["_lexical"](store, parsed, pool, filters)
         first, second, sources, needles = lexical[key]
@@ -269,8 +243,9 @@ class Table:
 
     answers: dict[Setting, list[Answer]] = field(default_factory=lambda: defaultdict(list))
     lexical: list[Answer] = field(default_factory=list)
-    #: The lexical policy with `_query.SUFFIX_FOLDING` off (``lexical`` has it as shipped).
-    lexical_unfolded: list[Answer] = field(default_factory=list)
+    #: The lexical policy with its fallback searched by stem prefixes (`folded`), as the
+    #: hybrid's lexical side does (the lexical-only path does not).
+    lexical_folded: list[Answer] = field(default_factory=list)
 
 
 def _recall(gold: frozenset[str], ranked: Sequence[str], k: int) -> float:
@@ -308,9 +283,8 @@ def collect(
                         _recall(q.gold, ranked, 10),
                     )
                 )
-                with applied(dataclasses.replace(shipped(), fold=False)):
-                    ranked = archive.tool_policy(q.text, 10)
-                table.lexical_unfolded.append(
+                ranked = archive.tool_policy(folded(parse_query(q.text)), 10)
+                table.lexical_folded.append(
                     Answer(
                         conv.sample_id,
                         q.category,
@@ -345,7 +319,7 @@ def save(table: Table, path: Path) -> None:
     """``table`` as JSON (one conversation's run can be merged with others by `load`)."""
     data = {
         "lexical": [list(astuple(a)) for a in table.lexical],
-        "lexical_unfolded": [list(astuple(a)) for a in table.lexical_unfolded],
+        "lexical_folded": [list(astuple(a)) for a in table.lexical_folded],
         "answers": [
             [list(astuple(s)), [list(astuple(a)) for a in answers]]
             for s, answers in table.answers.items()
@@ -361,7 +335,7 @@ def load(paths: Sequence[Path]) -> Table:
         data = json.loads(path.read_text(encoding="utf-8"))
         table = Table(
             lexical=[Answer(*a) for a in data["lexical"]],
-            lexical_unfolded=[Answer(*a) for a in data.get("lexical_unfolded", [])],
+            lexical_folded=[Answer(*a) for a in data.get("lexical_folded", [])],
         )
         for fields, answers in data["answers"]:
             table.answers[Setting(*fields)] = [Answer(*a) for a in answers]
@@ -369,7 +343,7 @@ def load(paths: Sequence[Path]) -> Table:
     common = [s for s in tables[0].answers if all(s in t.answers for t in tables)]
     merged = Table(
         lexical=[a for t in tables for a in t.lexical],
-        lexical_unfolded=[a for t in tables for a in t.lexical_unfolded],
+        lexical_folded=[a for t in tables for a in t.lexical_folded],
     )
     for s in common:
         merged.answers[s] = [a for t in tables for a in t.answers[s]]
@@ -446,21 +420,23 @@ def report(table: Table, names: Sequence[str]) -> None:
     print("\nFixed settings on the same questions (no selection), R@5 / R@10:")
     lex = _mean(table.lexical)
     print(f"  {'lexical policy':<34}{lex[0]:8.1f}{lex[1]:8.1f}")
-    if table.lexical_unfolded:
-        plain = _mean(table.lexical_unfolded)
-        print(f"  {'lexical policy, no suffix folding':<34}{plain[0]:8.1f}{plain[1]:8.1f}")
+    if table.lexical_folded:
+        plain = _mean(table.lexical_folded)
+        print(f"  {'lexical policy, suffix folding':<34}{plain[0]:8.1f}{plain[1]:8.1f}")
     fixed = [shipped(), PREVIOUS, *(s for s in table.answers if s.fusion == "rrf")]
+    fixed += [BEFORE_FOLDING] if BEFORE_FOLDING in table.answers else []
     for s in dict.fromkeys(fixed):
         r5, r10 = _mean(table.answers[s])
-        tag = " (shipped)" if s == shipped() else " (previous)" if s == PREVIOUS else ""
+        tags = {shipped(): " (shipped)", PREVIOUS: " (previous)", BEFORE_FOLDING: " (3a10e23)"}
+        tag = tags.get(s, "")
         print(f"  {s.label + tag:<58}{r5:8.1f}{r10:8.1f}")
     print("\nBy category, R@5 / R@10:")
     print(f"  held (CV):   {_by_category(pooled)}")
     print(f"  dev setting: {_by_category(table.answers[dev])}")
     print(f"  shipped:     {_by_category(table.answers[shipped()])}")
     print(f"  lexical:     {_by_category(table.lexical)}")
-    if table.lexical_unfolded:
-        print(f"  lexical, no folding: {_by_category(table.lexical_unfolded)}")
+    if table.lexical_folded:
+        print(f"  lexical, folding: {_by_category(table.lexical_folded)}")
     ranked = sorted(table.answers, key=lambda s: -_objective(table.answers[s]))
     print(f"\nBest {TOP_SHOWN} of {len(ranked)} settings on all conversations (dev), R@5 / R@10:")
     for s in ranked[:TOP_SHOWN]:
@@ -483,25 +459,22 @@ TOP_SHOWN = 25
 #: Subsets of the grid: none of the new elements, and each alone.
 _ABLATIONS: dict[str, Callable[[Setting], bool]] = {
     "none (weights, pools)": lambda s: (
-        s.norm == "minmax" and not s.support and not s.diversity and not s.seeds
+        s.norm == "minmax" and not s.support and not s.diversity and not s.fold
     ),
     "background norm only": lambda s: (
-        s.norm == "background" and not s.support and not s.diversity and not s.seeds
+        s.norm == "background" and not s.support and not s.diversity and not s.fold
     ),
     "session support only": lambda s: (
-        s.norm == "minmax" and s.support > 0 and not s.diversity and not s.seeds and not s.fold
+        s.norm == "minmax" and s.support > 0 and not s.diversity and not s.fold
     ),
     "support + suffix folding": lambda s: (
-        s.norm == "minmax" and s.support > 0 and not s.diversity and not s.seeds and s.fold
+        s.norm == "minmax" and s.support > 0 and not s.diversity and s.fold
     ),
     "diversity only": lambda s: (
-        s.norm == "minmax" and not s.support and s.diversity > 0 and not s.seeds
+        s.norm == "minmax" and not s.support and s.diversity > 0 and not s.fold
     ),
     "distribution norm only": lambda s: (
-        s.norm == "distribution" and not s.support and not s.diversity and not s.seeds
-    ),
-    "support + neighbours": lambda s: (
-        s.norm == "minmax" and s.support > 0 and not s.diversity and s.seeds > 0
+        s.norm == "distribution" and not s.support and not s.diversity and not s.fold
     ),
 }
 

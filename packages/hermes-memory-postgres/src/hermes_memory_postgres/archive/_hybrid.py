@@ -2,9 +2,9 @@
 
 The SQLite archive's API (`hermes_memory_sessions.vectors.ArchiveVectors`:
 ``vector_index``, ``embed_pending``, ``vector_coverage``, ``discover_messages``) on
-PostgreSQL, plus the four reads `hermes_memory_sessions.search.discover` asks a backend
-for (its lexical candidates, adjacent messages, hit rows by id, message texts), so the fused
-ranking is the same code on both backends. Importing this module imports no numerical library: the
+PostgreSQL, plus the three reads `hermes_memory_sessions.search.discover` asks a backend
+for (its lexical candidates, adjacent messages, message texts), so the fused ranking is
+the same code on both backends. Importing this module imports no numerical library: the
 index (`hermes_memory_postgres.archive._vectors`, NumPy) loads when an embedder is attached.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import tuple_row
 
-from hermes_memory_postgres.archive._filters import HIT_SELECT, Filters
+from hermes_memory_postgres.archive._filters import Filters
 from hermes_memory_sessions.search import ParsedQuery, lexical_candidates, parse_query
 from hermes_memory_sessions.vectors import ArchiveVectors
 
@@ -125,30 +125,6 @@ class ArchiveHybrid(ArchiveVectors):
             ).fetchall()
 
         return {int(r[0]): tuple(int(x) for x in r[1:] if x is not None) for r in self._read(run)}
-
-    def hybrid_rows(self, ids: Sequence[int], filters: dict[str, Any]) -> dict[int, dict[str, Any]]:
-        """``{id: hit row}`` of the messages among ``ids`` that pass ``filters`` (the
-        columns of a lexical or dense hit)."""
-        if not ids:
-            return {}
-        filt = Filters(
-            filters.get("role_filter"),
-            filters.get("source_filter"),
-            filters.get("exclude_sources"),
-            None,
-            bool(filters.get("include_inactive", False)),
-        )
-        cond, params = filt.where(self.owner)
-
-        def run(conn: psycopg.Connection[Any]) -> list[Any]:
-            return conn.execute(
-                f"SELECT {HIT_SELECT} FROM hm_messages m JOIN hm_sessions s"  # noqa: S608
-                " ON s.owner = m.owner AND s.id = m.session_id"
-                f" WHERE {cond} AND m.id = ANY(%s)",
-                [*params, [int(i) for i in ids]],
-            ).fetchall()
-
-        return {int(r["id"]): dict(r) for r in self._read(run)}
 
     def hybrid_contents(self, ids: Sequence[int]) -> dict[int, str]:
         """``{id: content}`` of messages (``""`` for a message without text)."""

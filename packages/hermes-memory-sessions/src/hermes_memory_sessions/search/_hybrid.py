@@ -34,7 +34,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from hermes_memory_sessions.search._hit_filters import HIT_SELECT, hit_filters
 from hermes_memory_sessions.search._lexical import (
     Hits,
     adjacent_ids,
@@ -42,7 +41,7 @@ from hermes_memory_sessions.search._lexical import (
     python_snippet,
     search_items,
 )
-from hermes_memory_sessions.search._query import ParsedQuery, parse_query
+from hermes_memory_sessions.search._query import ParsedQuery, folded, parse_query
 from hermes_memory_sessions.search._reference_rows import reference_digest, stored_reference_rows
 from hermes_memory_sessions.search._rerank import (
     background_normalised,
@@ -51,7 +50,6 @@ from hermes_memory_sessions.search._rerank import (
     minmax,
     session_supported,
 )
-from hermes_memory_sessions.search._shaping import neighbour_graph
 
 __all__ = [
     "DENSE_POOL",
@@ -151,14 +149,12 @@ _OWN_TEXT_CHARS = 1500
 #: (an answer often sits next to the turn that matches the question). 0.3: chosen by the
 #: dev CV together with `SESSION_SUPPORT`, which also credits nearby turns (0.5 before).
 FUSED_SMOOTHING = 0.3
-#: Adjacent turns of the `NEIGHBOUR_SEEDS` best fused candidates join the ranking even when
-#: neither side found them: each such turn starts at 0 and gets what any candidate gets from
-#: its neighbours (`FUSED_SMOOTHING` x the best adjacent fused score, then session support).
-#: The pools are a cut-off, not evidence: an answer worded unlike the question and outside
-#: both pools could otherwise never be ranked, though the turn it answers was (LoCoMo dev:
-#: 6 % of the evidence turns sat only next to a candidate, most of them multi-hop and
-#: open-domain). 0: off. Chosen by the dev CV (docs/benchmarks.md).
-NEIGHBOUR_SEEDS = 0
+#: Hybrid discovery's lexical side searches the natural-language fallback by stem prefixes
+#: (`ParsedQuery.fold`: ``painting`` → ``paint*``, ``paint`` → ``paint*``). Every fold of the
+#: dev CV chose it (``--cv-grid folding``): R@5 / R@10 +2.3 / +1.2 over the same settings
+#: without (docs/benchmarks.md). The lexical-only path keeps the words as written: there the
+#: prefix terms cost about a third more time on a 100k-message archive.
+SUFFIX_FOLDING = True
 #: How dense cosines are put on the [0, 1] scale before the weighted sum: ``"minmax"``
 #: (over the dense candidates), ``"background"`` (0 at the candidates' median, 1 at the
 #: best) or ``"distribution"`` (mean +- 3 sd); `hermes_memory_sessions.search._rerank`.
@@ -340,58 +336,6 @@ def _neighbours(store: Any, ids: list[int]) -> dict[int, tuple[int, ...]]:
     return near
 
 
-def _joined_neighbours(
-    store: Any,
-    score: dict[int, float],
-    near: dict[int, set[int]],
-    filters: dict[str, Any],
-    row_of: dict[int, dict[str, Any]],
-    match: dict[int, str],
-) -> dict[int, int]:
-    """The adjacent turns of the `NEIGHBOUR_SEEDS` best candidates that are no candidate
-    yet, added to ``row_of`` / ``match`` (``"semantic"``: no query word found them) when
-    they pass the filters; returns ``{joined id: the best seed next to it}``.
-    ``near`` (symmetric) is completed with the joined turns' adjacency."""
-    seeds = sorted(score, key=lambda mid: (-score[mid], mid))[:NEIGHBOUR_SEEDS]
-    wanted: dict[int, int] = {}
-    for seed in seeds:  # best first: a turn between two seeds stands on the better one
-        for n in sorted(near.get(seed, ())):
-            if n not in row_of and n not in wanted:
-                wanted[n] = seed
-    if not wanted:
-        return {}
-    rows = _rows(store, list(wanted), filters)
-    for mid, row in rows.items():
-        row_of[mid] = row
-        match[mid] = "semantic"
-    return {mid: seed for mid, seed in wanted.items() if mid in rows}
-
-
-def _rows(store: Any, ids: list[int], filters: dict[str, Any]) -> dict[int, dict[str, Any]]:
-    """``{id: hit row}`` of the messages among ``ids`` that pass ``filters`` (the columns
-    of a lexical or dense hit), from the store's backend."""
-    backend = getattr(store, "hybrid_rows", None)
-    if backend is not None:
-        found: dict[int, dict[str, Any]] = backend(ids, filters)
-        return found
-    where, params = hit_filters(
-        role_filter=filters.get("role_filter"),
-        source_filter=filters.get("source_filter"),
-        exclude_sources=filters.get("exclude_sources"),
-        include_inactive=bool(filters.get("include_inactive", False)),
-    )
-    marks = ",".join("?" * len(ids))
-    sql = (
-        f"{HIT_SELECT} FROM messages m JOIN sessions s ON s.id = m.session_id"
-        f" WHERE m.id IN ({marks})" + "".join(f" AND {w}" for w in where)
-    )
-
-    def read(conn: Any) -> list[Any]:
-        return [dict(r) for r in conn.execute(sql, [*ids, *params])]
-
-    return {int(r["id"]): r for r in store.read_with(read)}
-
-
 def _row_floors(
     store: Any,
     index: Any,
@@ -524,7 +468,8 @@ def discover(
     # Lexical only: the pool only decides when the fallback runs (the first ``limit`` rows
     # are the same), so it keeps the previous size and cost.
     pool = max(LEXICAL_POOL if index is not None else LEXICAL_ONLY_POOL, limit)
-    and_rows, any_rows, sources, needles = _lexical(store, parsed, pool, filters)
+    lexical_query = folded(parsed) if index is not None and SUFFIX_FOLDING else parsed
+    and_rows, any_rows, sources, needles = _lexical(store, lexical_query, pool, filters)
     vector, dense_hits = (
         (None, [])
         if index is None
@@ -578,15 +523,12 @@ def discover(
         row_of.setdefault(mid, hit.row)
         match.setdefault(mid, "semantic")
         score[mid] = score.get(mid, 0.0) + DENSE_WEIGHT * s
-    via: dict[int, int] = {}  # a turn joined as a neighbour -> the candidate it joined by
     if FUSED_SMOOTHING > 0 and score:
-        near = neighbour_graph(_neighbours(store, list(score)))
-        if NEIGHBOUR_SEEDS > 0:
-            via = _joined_neighbours(store, score, near, filters, row_of, match)
+        near = _neighbours(store, list(score))
         score = {
-            mid: score.get(mid, 0.0)
+            mid: value
             + FUSED_SMOOTHING * max((score.get(n, 0.0) for n in near.get(mid, ())), default=0.0)
-            for mid in row_of
+            for mid, value in score.items()
         }
     session_of = {mid: str(row.get("session_id")) for mid, row in row_of.items()}
     score = session_supported(score, session_of, SESSION_SUPPORT, SESSION_TOP)
@@ -598,13 +540,11 @@ def discover(
     else:
         floor = dense_floor(index, [h.score for h in dense_hits])
         floors = _row_floors(store, index, vector, dense_hits, match, floor)
-
-    def passes(mid: int) -> bool:
-        return match[mid] != "semantic" or cosine.get(mid, 0.0) >= floors.get(mid, -2.0)
-
-    # A joined neighbour stands on the candidate it joined by (it has no similarity of its
-    # own to judge): kept when that candidate is.
-    kept = {mid: value for mid, value in score.items() if passes(via.get(mid, mid))}
+    kept = {
+        mid: value
+        for mid, value in score.items()
+        if match[mid] != "semantic" or cosine.get(mid, 0.0) >= floors.get(mid, -2.0)
+    }
     ranked = diversified(kept, session_of, SESSION_DIVERSITY, limit)
     rows = []
     for mid in ranked:
@@ -614,7 +554,7 @@ def discover(
         rows.append(row)
     if not rows:
         return None
-    semantic = {int(r["id"]) for r in rows if r["match"] == "semantic"}  # incl. joined ones
+    semantic = {int(r["id"]) for r in rows if r["match"] == "semantic"}
     words = sorted({t.text for t in parsed.content_terms if len(t.text) > 1}, key=len, reverse=True)
     return Discovery(
         rows,

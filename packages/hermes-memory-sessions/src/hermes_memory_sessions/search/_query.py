@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from hermes_memory_sessions.search._cjk import split_cjk
@@ -31,6 +31,7 @@ __all__ = [
     "ParsedQuery",
     "Term",
     "any_terms",
+    "folded",
     "latin_only",
     "parse_query",
     "stem_prefix",
@@ -65,12 +66,6 @@ STOP_WORDS = frozenset(
 )
 
 
-#: Natural-language fallback: an English content word is searched as the prefix of its stem
-#: (``painting`` → ``paint*``: paint, paints, painted, painting, painter), so a question and
-#: its answer need not use the same form of a word. Only plain ASCII words whose stem keeps
-#: `MIN_STEM` letters; the AND pass and user syntax are untouched. Chosen by the LoCoMo dev
-#: CV with the fusion settings (docs/benchmarks.md).
-SUFFIX_FOLDING = True
 #: Shortest stem searched as a prefix (``runs`` stays ``runs``: ``run*`` would match
 #: ``runtime``); a shorter word is searched as it is.
 MIN_STEM = 4
@@ -128,6 +123,12 @@ class ParsedQuery:
 
     items: tuple[Term | str, ...] = ()
     text: str = ""
+    #: The natural-language fallback searches English content words as the prefix of their
+    #: stem (`stem_prefix`: ``painting`` → ``paint*``), so a question and its answer need
+    #: not use the same form of a word. The AND pass and user syntax are never folded.
+    #: Hybrid discovery asks for it (`folded`); the lexical-only path does not, as prefix
+    #: terms cost it about a third more time (docs/benchmarks.md).
+    fold: bool = False
 
     @cached_property
     def terms(self) -> tuple[Term, ...]:
@@ -170,6 +171,11 @@ class ParsedQuery:
     def fts(self) -> str:
         """The FTS5 expression for the word index ("" when there is nothing to search)."""
         return " ".join(i if isinstance(i, str) else i.fts() for i in self.items)
+
+
+def folded(parsed: ParsedQuery) -> ParsedQuery:
+    """``parsed`` with its natural-language fallback searched by stem prefixes (`fold`)."""
+    return parsed if parsed.fold else replace(parsed, fold=True)
 
 
 def term_has_cjk(term: Term) -> bool:
@@ -335,7 +341,7 @@ def _content_terms(parsed: ParsedQuery) -> list[Term]:
             continue
         seen.add(key)
         stem = None
-        if SUFFIX_FOLDING and not term.phrase and not term.prefix and not parsed.has_syntax:
+        if parsed.fold and not term.phrase and not term.prefix and not parsed.has_syntax:
             stem = stem_prefix(term.text)
         if stem is not None:
             if stem in stems:  # "paint" and "painting" in one question: one term
