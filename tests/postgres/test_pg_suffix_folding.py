@@ -1,6 +1,6 @@
 """Suffix folding on PostgreSQL: hybrid discovery's lexical side (``hybrid_lexical``) with
-the natural-language fallback searched by stem prefixes (``swimming`` → ``swim:*``)
-finds the other word form as SQLite's does."""
+the natural-language fallback searched by word forms (``swimming`` → ``swim | swims |
+...``) finds the other word form as SQLite's does."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def _sessions(store: Any, question: str, *, fold: bool) -> list[str]:
     return [str(r["session_id"]) for r in (*and_rows, *fallback)]
 
 
-def test_stem_prefixes_find_the_other_form_on_both_backends(both: tuple[Any, Any]) -> None:
+def test_word_forms_find_the_other_form_on_both_backends(both: tuple[Any, Any]) -> None:
     lite, pg = both
     for store in (lite, pg):
         assert _sessions(store, "who went swimming", fold=True)[:1] == ["lake"]

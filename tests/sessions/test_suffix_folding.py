@@ -1,5 +1,5 @@
 """Suffix folding in hybrid discovery's natural-language fallback: a question's English
-words are searched as the prefix of their stem ("swimming" finds "swim"); the AND pass,
+words are searched as any of their word forms ("swimming" finds "swim"); the AND pass,
 user syntax and the lexical-only path are unchanged."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from sessions_helpers import WordsEmbedder
 
 import hermes_memory_sessions.search._hybrid as hybrid_mod
 from hermes_memory_sessions.search._hybrid import discover
-from hermes_memory_sessions.search._query import Term, folded, parse_query, stem_prefix
+from hermes_memory_sessions.search._query import Term, folded, parse_query, word_forms, word_stem
 from hermes_memory_sessions.storage import SessionStore
 
 
@@ -31,24 +31,46 @@ from hermes_memory_sessions.storage import SessionStore
         ("hobbies", "hobb"),
         ("Researched", "research"),
         ("falling", "fall"),  # "ll" is not undoubled
-        ("kids", "kids"),  # "kid" is shorter than MIN_STEM: searched as written
+        ("kids", "kids"),  # "kid" is shorter than MIN_STEM: "kids" is its own stem
         ("news", "news"),
         ("run", None),  # too short
         ("café", None),  # not plain ASCII letters
         ("v2", None),
     ],
 )
-def test_stem_prefix(word: str, stem: str | None) -> None:
-    assert stem_prefix(word) == stem
+def test_word_stem(word: str, stem: str | None) -> None:
+    assert word_stem(word) == stem
 
 
-def test_content_terms_become_stem_prefixes_once_when_folded() -> None:
+@pytest.mark.parametrize(
+    ("word", "wanted"),
+    [
+        ("painting", {"paint", "paints", "painted", "painting", "painter"}),
+        ("paint", {"paint", "paints", "painted", "painting", "painter"}),
+        ("swimming", {"swim", "swims", "swimming", "swimmer"}),
+        ("loved", {"love", "loves", "loved", "loving", "lover"}),
+        ("hobbies", {"hobby", "hobbies"}),
+        ("story", {"story", "stories"}),
+        ("decide", {"decide", "decides", "decided", "deciding"}),
+    ],
+)
+def test_word_forms(word: str, wanted: set[str]) -> None:
+    forms = word_forms(word)
+    assert forms is not None and wanted <= set(forms)
+    assert forms[0] == word  # the word as written first, its stem second
+    assert word_forms("run") is None
+
+
+def test_content_terms_get_their_forms_once_when_folded() -> None:
     question = "When did Caroline go painting, and what did she paint?"
-    assert Term("painting") in parse_query(question).content_terms  # not folded by default
+    plain = parse_query(question).content_terms
+    assert Term("painting") in plain  # not folded by default
+    assert all(not t.forms for t in plain)
     terms = folded(parse_query(question)).content_terms
-    assert Term("paint", prefix=True) in terms
-    assert [t.text for t in terms].count("paint") == 1
-    assert Term("caroline", prefix=True) in terms
+    paint = [t for t in terms if "painted" in t.forms]
+    assert len(paint) == 1  # "painting" and "paint": one term
+    assert paint[0].fts().startswith('("painting" OR "paint" OR ')
+    assert not any(t.prefix for t in terms)  # exact forms, never prefix queries
 
 
 def test_syntax_and_the_and_pass_are_untouched() -> None:

@@ -149,11 +149,11 @@ _OWN_TEXT_CHARS = 1500
 #: (an answer often sits next to the turn that matches the question). 0.3: chosen by the
 #: dev CV together with `SESSION_SUPPORT`, which also credits nearby turns (0.5 before).
 FUSED_SMOOTHING = 0.3
-#: Hybrid discovery's lexical side searches the natural-language fallback by stem prefixes
-#: (`ParsedQuery.fold`: ``painting`` → ``paint*``, ``paint`` → ``paint*``). Every fold of the
-#: dev CV chose it (``--cv-grid folding``): R@5 / R@10 +2.3 / +1.2 over the same settings
-#: without (docs/benchmarks.md). The lexical-only path keeps the words as written: there the
-#: prefix terms cost about a third more time on a 100k-message archive.
+#: Hybrid discovery's lexical side searches each English content word of the
+#: natural-language fallback as any of its word forms (`ParsedQuery.fold`: ``painting`` or
+#: ``paint`` → paint, paints, painted, painting, painter, ...). Every fold of the dev CV
+#: chose it (``--cv-grid folding``; docs/benchmarks.md). The lexical-only path keeps the
+#: words as written: the extra forms cost it time it has no dense side to win back.
 SUFFIX_FOLDING = True
 #: How dense cosines are put on the [0, 1] scale before the weighted sum: ``"minmax"``
 #: (over the dense candidates), ``"background"`` (0 at the candidates' median, 1 at the

@@ -34,8 +34,9 @@ __all__ = [
     "folded",
     "latin_only",
     "parse_query",
-    "stem_prefix",
     "term_has_cjk",
+    "word_forms",
+    "word_stem",
 ]
 
 #: Longest query (in characters) that is looked at; the rest is ignored.
@@ -66,23 +67,51 @@ STOP_WORDS = frozenset(
 )
 
 
-#: Shortest stem searched as a prefix (``runs`` stays ``runs``: ``run*`` would match
-#: ``runtime``); a shorter word is searched as it is.
+#: Shortest stem folded (``runs`` stays ``runs``: from ``run`` a short word's forms would
+#: be mostly other words); a shorter word is searched as it is.
 MIN_STEM = 4
 #: Inflectional suffixes folded, tried in this order (one is removed at most).
 _SUFFIXES = ("ies", "ing", "ed", "es", "s")
 _PLAIN_WORD = re.compile(r"[a-z]+")
 
 
-def stem_prefix(word: str) -> str | None:
-    """The stem ``word`` is searched by as a prefix, or None (searched as it is).
+def word_forms(word: str) -> tuple[str, ...] | None:
+    """The exact forms ``word`` is searched as in a folded fallback, or None (searched as it
+    is): its stem (`word_stem`) with the regular inflections and agent nouns, e-dropping,
+    a doubled final consonant, y/ies — ``paint`` → paint, paints, painted, painting,
+    painter, ... A form that no message holds costs one index lookup.
+
+    Exact forms rather than the prefix ``paint*``: SQLite's full-text index has no prefix
+    index, so a prefix term merges the postings of every word it starts, once per
+    statement (about +50 ms p50 per question at 1M messages, docs/benchmarks.md).
+    """
+    stem = word_stem(word)
+    if stem is None:
+        return None
+    w = word.casefold()
+    forms = [w, stem]
+    if stem.endswith("e"):  # love: loves, loved, loving, lover
+        forms += [stem + end for end in ("s", "d", "r", "rs")] + [stem[:-1] + "ing"]
+    else:  # paint: paints, painted, painting, painter; danc (dancing): dance
+        forms += [stem + end for end in ("s", "es", "ed", "ing", "er", "ers", "e")]
+    vowels = "aeiou"
+    if stem[-1] not in vowels + "wxy" and stem[-2] in vowels and stem[-3] not in vowels:
+        forms += [stem + stem[-1] + end for end in ("ing", "ed", "er", "ers")]  # swimming
+    if stem.endswith("y"):  # story: stories, studied
+        forms += [stem[:-1] + "ies", stem[:-1] + "ied"]
+    elif w.endswith(("ies", "ied")):  # hobbies -> hobb: hobby
+        forms += [stem + "y", stem + "ies", stem + "ied"]
+    return tuple(dict.fromkeys(forms))
+
+
+def word_stem(word: str) -> str | None:
+    """The stem of ``word`` (its forms start with it), or None (searched as it is).
 
     One inflectional suffix is removed (``-ies -ing -ed -es -s``; when that leaves fewer
     than `MIN_STEM` letters, ``-ed``/``-es`` lose only their last letter: ``loved`` →
     ``love``); a doubled final consonant left by ``-ing``/``-ed`` is undoubled
-    (``swimming`` → ``swim``). A word without a suffix is its own stem (``paint`` →
-    ``paint*`` also finds ``painting``). Not ASCII letters only, or shorter than
-    `MIN_STEM`: None.
+    (``swimming`` → ``swim``). A word without a suffix is its own stem (``paint``, whose
+    forms include ``painting``). Not ASCII letters only, or shorter than `MIN_STEM`: None.
     """
     w = word.casefold()
     if len(w) < MIN_STEM or not _PLAIN_WORD.fullmatch(w):
@@ -108,9 +137,15 @@ class Term:
     text: str
     prefix: bool = False
     phrase: bool = False
+    #: Exact word forms searched instead of ``text``, any of them (`word_forms`; only the
+    #: natural-language fallback of a `ParsedQuery.fold` query has them).
+    forms: tuple[str, ...] = ()
 
     def fts(self) -> str:
-        """The term as a quoted FTS5 string (prefix ``*`` outside the quotes)."""
+        """The term as a quoted FTS5 string (prefix ``*`` outside the quotes), or its forms
+        OR-ed in parentheses."""
+        if self.forms:
+            return "(" + " OR ".join('"' + f.replace('"', '""') + '"' for f in self.forms) + ")"
         return '"' + self.text.replace('"', '""') + '"' + ("*" if self.prefix else "")
 
 
@@ -123,11 +158,11 @@ class ParsedQuery:
 
     items: tuple[Term | str, ...] = ()
     text: str = ""
-    #: The natural-language fallback searches English content words as the prefix of their
-    #: stem (`stem_prefix`: ``painting`` → ``paint*``), so a question and its answer need
-    #: not use the same form of a word. The AND pass and user syntax are never folded.
-    #: Hybrid discovery asks for it (`folded`); the lexical-only path does not, as prefix
-    #: terms cost it about a third more time (docs/benchmarks.md).
+    #: The natural-language fallback searches each English content word as any of its word
+    #: forms (`word_forms`: ``painting`` → paint, paints, painted, painting, painter, ...),
+    #: so a question and its answer need not use the same form of a word. The AND pass and
+    #: user syntax are never folded. Hybrid discovery asks for it (`folded`); the
+    #: lexical-only path does not (it costs that path time; docs/benchmarks.md).
     fold: bool = False
 
     @cached_property
@@ -174,7 +209,7 @@ class ParsedQuery:
 
 
 def folded(parsed: ParsedQuery) -> ParsedQuery:
-    """``parsed`` with its natural-language fallback searched by stem prefixes (`fold`)."""
+    """``parsed`` with its natural-language fallback searched by word forms (`fold`)."""
     return parsed if parsed.fold else replace(parsed, fold=True)
 
 
@@ -340,14 +375,15 @@ def _content_terms(parsed: ParsedQuery) -> list[Term]:
         if len(key) < 2 and not parsed.has_cjk:
             continue
         seen.add(key)
-        stem = None
+        forms = None
         if parsed.fold and not term.phrase and not term.prefix and not parsed.has_syntax:
-            stem = stem_prefix(term.text)
-        if stem is not None:
+            forms = word_forms(term.text)
+        if forms is not None:
+            stem = word_stem(term.text) or term.text
             if stem in stems:  # "paint" and "painting" in one question: one term
                 continue
             stems.add(stem)
-            out.append(Term(stem, prefix=True))
+            out.append(Term(term.text, forms=forms))
         else:
             out.append(Term(term.text, prefix=term.prefix, phrase=term.phrase))
     return out
