@@ -275,23 +275,9 @@ def collect(
         try:
             for q in conv.questions:
                 ranked = archive.tool_policy(q.text, 10)
-                table.lexical.append(
-                    Answer(
-                        conv.sample_id,
-                        q.category,
-                        _recall(q.gold, ranked, 5),
-                        _recall(q.gold, ranked, 10),
-                    )
-                )
+                table.lexical.append(_answer(conv, q, ranked))
                 ranked = archive.tool_policy(folded(parse_query(q.text)), 10)
-                table.lexical_folded.append(
-                    Answer(
-                        conv.sample_id,
-                        q.category,
-                        _recall(q.gold, ranked, 5),
-                        _recall(q.gold, ranked, 10),
-                    )
-                )
+                table.lexical_folded.append(_answer(conv, q, ranked))
             with memoized_sides():
                 _ask_all(archive, conv, settings, table)
         finally:
@@ -299,20 +285,19 @@ def collect(
     return table
 
 
+def _answer(conv: Any, q: Any, ranked: Sequence[str]) -> Answer:
+    """Question ``q`` of ``conv`` answered by ``ranked`` (dialog ids, best first)."""
+    return Answer(
+        conv.sample_id, q.category, _recall(q.gold, ranked, 5), _recall(q.gold, ranked, 10)
+    )
+
+
 def _ask_all(archive: Any, conv: Any, settings: Sequence[Setting], table: Table) -> None:
     """Every question of ``conv`` under every setting (sides memoized by the caller)."""
     for setting in settings:
         with applied(setting):
             for q in conv.questions:
-                ranked = archive.hybrid(q.text, 10)
-                table.answers[setting].append(
-                    Answer(
-                        conv.sample_id,
-                        q.category,
-                        _recall(q.gold, ranked, 5),
-                        _recall(q.gold, ranked, 10),
-                    )
-                )
+                table.answers[setting].append(_answer(conv, q, archive.hybrid(q.text, 10)))
 
 
 def save(table: Table, path: Path) -> None:

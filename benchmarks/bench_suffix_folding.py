@@ -1,5 +1,6 @@
-"""Cost of suffix folding (stem prefixes in the natural-language fallback, ``painting`` →
-``paint*``) on the archive ``bench_sessions.py`` builds.
+"""Cost of suffix folding (each English word of the natural-language fallback searched as
+any of its word forms, ``painting`` → paint, paints, painted, …) on the archive
+``bench_sessions.py`` builds.
 
 Two comparisons, each interleaved query by query in a random order so both sides see the
 same page cache and machine load:
@@ -35,16 +36,7 @@ from hermes_memory_sessions.search._query import folded, parse_query
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_sessions as bs
 
-NL_QUERIES = [
-    "what did we decide about the docker deployment last week",
-    "how did we fix the postgres deadlock problem",
-    "which hotel did we book in kyoto for the trip",
-    "remember the sourdough hydration we talked about",
-    "what was the plan for rotating the tls certificates",
-    "did we agree on the stripe subscription proration approach",
-    "what happened with the kubernetes crashloop probe",
-    "what budget did we set for the retirement savings",
-]
+NL_QUERIES = bs.NL_QUESTIONS
 INFLECTED = [
     "when were the containers deployed to staging",
     "which migrations touched the indexes",

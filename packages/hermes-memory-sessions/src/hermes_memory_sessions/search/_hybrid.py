@@ -21,6 +21,10 @@ were chosen by leave-one-conversation-out cross-validation on the LoCoMo develop
 conversations and reported on held ones: ``benchmarks/bench_locomo.py --cv``,
 ``docs/benchmarks.md``.
 
+The lexical side of a hybrid discovery searches the fallback's English content words as
+any of their regular word forms (`SUFFIX_FOLDING`: ``paint`` also finds ``painting``); the
+lexical-only path keeps them as written.
+
 Each fused row says how it matched: ``"and"`` (every term), ``"any_terms"`` (the fallback)
 or ``"semantic"`` (only the dense side found it). When no vector index is attached, when the
 query uses search syntax (``OR``, ``NOT``, quotes, ``prefix*``) or when the query embedding

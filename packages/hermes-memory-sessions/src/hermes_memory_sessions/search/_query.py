@@ -13,6 +13,11 @@ split into words (``数据库备份失败`` → ``数据库`` ``备份`` ``失�
 matched as a substring); particles and question words (``怎么``, ``的``, ``了``, ``吗``, …) are
 dropped from a run that has other words and never count as content in the fallback. A
 quoted run (``"数据库备份"``) must still occur verbatim.
+
+English word forms: a `ParsedQuery` with ``fold`` (hybrid discovery's, `folded`) searches
+each plain English content word of the natural-language fallback as any of its regular
+forms (`word_forms`: ``painting`` → paint, paints, painted, painting, painter, …), exact
+terms OR-ed.
 """
 
 from __future__ import annotations
