@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import hermes_memory_sessions.search._hybrid as hybrid_mod
+from hermes_memory_sessions.search._query import folded, parse_query
 
 #: Categories of LoCoMo questions (bench_locomo.CATEGORIES order).
 CATEGORY_NAMES = {
@@ -54,6 +55,7 @@ class Setting:
     support: float = 0.0  # SESSION_SUPPORT
     diversity: float = 0.0  # SESSION_DIVERSITY
     top: int = 3  # SESSION_TOP
+    fold: bool = False  # SUFFIX_FOLDING
 
     @property
     def label(self) -> str:
@@ -63,6 +65,7 @@ class Setting:
             f"w={self.weight:g} pool={self.pool} smooth={self.smoothing:g} {self.norm}"
             f" sess={self.support:g} div={self.diversity:g}"
             + (f" top={self.top}" if self.top != 3 else "")
+            + (" fold" if self.fold else "")
         )
 
 
@@ -77,6 +80,7 @@ _CONSTANTS = {
     "SESSION_SUPPORT": "support",
     "SESSION_DIVERSITY": "diversity",
     "SESSION_TOP": "top",
+    "SUFFIX_FOLDING": "fold",
 }
 
 
@@ -91,11 +95,14 @@ def shipped() -> Setting:
         hybrid_mod.SESSION_SUPPORT,
         hybrid_mod.SESSION_DIVERSITY,
         hybrid_mod.SESSION_TOP,
+        hybrid_mod.SUFFIX_FOLDING,
     )
 
 
 #: The settings before issue 22's fusion work (b778032), scored beside the choice.
 PREVIOUS = Setting("weighted", 0.5, 50, 0.5)
+#: The settings shipped before suffix folding (3a10e23: session support 0.5, no folding).
+BEFORE_FOLDING = Setting("weighted", 0.5, 50, 0.3, "minmax", 0.5)
 
 
 def grid() -> list[Setting]:
@@ -138,7 +145,30 @@ def session_grid() -> list[Setting]:
     return out
 
 
-GRIDS: dict[str, Callable[[], list[Setting]]] = {"full": grid, "session": session_grid}
+def folding_grid() -> list[Setting]:
+    """The third search (``--cv-grid folding``): the hybrid's lexical side with its
+    natural-language fallback searched by stem prefixes (`_hybrid.SUFFIX_FOLDING`) or as
+    written, with the settings the fallback's scores feed (dense weight, smoothing,
+    session support) around the shipped ones."""
+    base = shipped()
+    out = [
+        Setting("weighted", w, base.pool, smooth, base.norm, support, 0.0, base.top, fold)
+        for fold in (False, True)
+        for w in (0.4, 0.5, 0.6)
+        for smooth in (0.3, 0.5)
+        for support in (0.25, 0.5, 0.75)
+    ]
+    for fixed in (base, PREVIOUS, BEFORE_FOLDING):
+        if fixed not in out:
+            out.append(fixed)
+    return out
+
+
+GRIDS: dict[str, Callable[[], list[Setting]]] = {
+    "folding": folding_grid,
+    "full": grid,
+    "session": session_grid,
+}
 
 
 @contextlib.contextmanager
@@ -166,7 +196,7 @@ def memoized_sides() -> Iterator[None]:
     near: dict[tuple[int, int], tuple[int, ...]] = {}
 
     def lexical_side(store: Any, parsed: Any, pool: int, filters: dict[str, Any]) -> Any:
-        key = (id(store), parsed.text, pool, repr(sorted(filters.items())))
+        key = (id(store), parsed.text, parsed.fold, pool, repr(sorted(filters.items())))
         if key not in lexical:
             lexical[key] = saved["_lexical"](store, parsed, pool, filters)
         first, second, sources, needles = lexical[key]
@@ -220,6 +250,9 @@ class Table:
 
     answers: dict[Setting, list[Answer]] = field(default_factory=lambda: defaultdict(list))
     lexical: list[Answer] = field(default_factory=list)
+    #: The lexical policy with its fallback searched by stem prefixes (`folded`), as the
+    #: hybrid's lexical side does (the lexical-only path does not).
+    lexical_folded: list[Answer] = field(default_factory=list)
 
 
 def _recall(gold: frozenset[str], ranked: Sequence[str], k: int) -> float:
@@ -249,14 +282,9 @@ def collect(
         try:
             for q in conv.questions:
                 ranked = archive.tool_policy(q.text, 10)
-                table.lexical.append(
-                    Answer(
-                        conv.sample_id,
-                        q.category,
-                        _recall(q.gold, ranked, 5),
-                        _recall(q.gold, ranked, 10),
-                    )
-                )
+                table.lexical.append(_answer(conv, q, ranked))
+                ranked = archive.tool_policy(folded(parse_query(q.text)), 10)
+                table.lexical_folded.append(_answer(conv, q, ranked))
             with memoized_sides():
                 _ask_all(archive, conv, settings, table)
         finally:
@@ -264,26 +292,26 @@ def collect(
     return table
 
 
+def _answer(conv: Any, q: Any, ranked: Sequence[str]) -> Answer:
+    """Question ``q`` of ``conv`` answered by ``ranked`` (dialog ids, best first)."""
+    return Answer(
+        conv.sample_id, q.category, _recall(q.gold, ranked, 5), _recall(q.gold, ranked, 10)
+    )
+
+
 def _ask_all(archive: Any, conv: Any, settings: Sequence[Setting], table: Table) -> None:
     """Every question of ``conv`` under every setting (sides memoized by the caller)."""
     for setting in settings:
         with applied(setting):
             for q in conv.questions:
-                ranked = archive.hybrid(q.text, 10)
-                table.answers[setting].append(
-                    Answer(
-                        conv.sample_id,
-                        q.category,
-                        _recall(q.gold, ranked, 5),
-                        _recall(q.gold, ranked, 10),
-                    )
-                )
+                table.answers[setting].append(_answer(conv, q, archive.hybrid(q.text, 10)))
 
 
 def save(table: Table, path: Path) -> None:
     """``table`` as JSON (one conversation's run can be merged with others by `load`)."""
     data = {
         "lexical": [list(astuple(a)) for a in table.lexical],
+        "lexical_folded": [list(astuple(a)) for a in table.lexical_folded],
         "answers": [
             [list(astuple(s)), [list(astuple(a)) for a in answers]]
             for s, answers in table.answers.items()
@@ -297,12 +325,18 @@ def load(paths: Sequence[Path]) -> Table:
     tables = []
     for path in paths:
         data = json.loads(path.read_text(encoding="utf-8"))
-        table = Table(lexical=[Answer(*a) for a in data["lexical"]])
+        table = Table(
+            lexical=[Answer(*a) for a in data["lexical"]],
+            lexical_folded=[Answer(*a) for a in data.get("lexical_folded", [])],
+        )
         for fields, answers in data["answers"]:
             table.answers[Setting(*fields)] = [Answer(*a) for a in answers]
         tables.append(table)
     common = [s for s in tables[0].answers if all(s in t.answers for t in tables)]
-    merged = Table(lexical=[a for t in tables for a in t.lexical])
+    merged = Table(
+        lexical=[a for t in tables for a in t.lexical],
+        lexical_folded=[a for t in tables for a in t.lexical_folded],
+    )
     for s in common:
         merged.answers[s] = [a for t in tables for a in t.answers[s]]
     return merged
@@ -378,16 +412,23 @@ def report(table: Table, names: Sequence[str]) -> None:
     print("\nFixed settings on the same questions (no selection), R@5 / R@10:")
     lex = _mean(table.lexical)
     print(f"  {'lexical policy':<34}{lex[0]:8.1f}{lex[1]:8.1f}")
+    if table.lexical_folded:
+        plain = _mean(table.lexical_folded)
+        print(f"  {'lexical policy, suffix folding':<34}{plain[0]:8.1f}{plain[1]:8.1f}")
     fixed = [shipped(), PREVIOUS, *(s for s in table.answers if s.fusion == "rrf")]
+    fixed += [BEFORE_FOLDING] if BEFORE_FOLDING in table.answers else []
     for s in dict.fromkeys(fixed):
         r5, r10 = _mean(table.answers[s])
-        tag = " (shipped)" if s == shipped() else " (previous)" if s == PREVIOUS else ""
+        tags = {shipped(): " (shipped)", PREVIOUS: " (previous)", BEFORE_FOLDING: " (3a10e23)"}
+        tag = tags.get(s, "")
         print(f"  {s.label + tag:<58}{r5:8.1f}{r10:8.1f}")
     print("\nBy category, R@5 / R@10:")
     print(f"  held (CV):   {_by_category(pooled)}")
     print(f"  dev setting: {_by_category(table.answers[dev])}")
     print(f"  shipped:     {_by_category(table.answers[shipped()])}")
     print(f"  lexical:     {_by_category(table.lexical)}")
+    if table.lexical_folded:
+        print(f"  lexical, folding: {_by_category(table.lexical_folded)}")
     ranked = sorted(table.answers, key=lambda s: -_objective(table.answers[s]))
     print(f"\nBest {TOP_SHOWN} of {len(ranked)} settings on all conversations (dev), R@5 / R@10:")
     for s in ranked[:TOP_SHOWN]:
@@ -409,12 +450,23 @@ def report(table: Table, names: Sequence[str]) -> None:
 TOP_SHOWN = 25
 #: Subsets of the grid: none of the new elements, and each alone.
 _ABLATIONS: dict[str, Callable[[Setting], bool]] = {
-    "none (weights, pools)": lambda s: s.norm == "minmax" and not s.support and not s.diversity,
-    "background norm only": lambda s: s.norm == "background" and not s.support and not s.diversity,
-    "session support only": lambda s: s.norm == "minmax" and s.support > 0 and not s.diversity,
-    "diversity only": lambda s: s.norm == "minmax" and not s.support and s.diversity > 0,
+    "none (weights, pools)": lambda s: (
+        s.norm == "minmax" and not s.support and not s.diversity and not s.fold
+    ),
+    "background norm only": lambda s: (
+        s.norm == "background" and not s.support and not s.diversity and not s.fold
+    ),
+    "session support only": lambda s: (
+        s.norm == "minmax" and s.support > 0 and not s.diversity and not s.fold
+    ),
+    "support + suffix folding": lambda s: (
+        s.norm == "minmax" and s.support > 0 and not s.diversity and s.fold
+    ),
+    "diversity only": lambda s: (
+        s.norm == "minmax" and not s.support and s.diversity > 0 and not s.fold
+    ),
     "distribution norm only": lambda s: (
-        s.norm == "distribution" and not s.support and not s.diversity
+        s.norm == "distribution" and not s.support and not s.diversity and not s.fold
     ),
 }
 

@@ -62,7 +62,7 @@ from typing import Any
 
 import hermes_memory_sessions.search._hybrid as hybrid_mod
 import hermes_memory_sessions.vectors._index as vectors_mod
-from hermes_memory_sessions.search._query import any_terms, parse_query
+from hermes_memory_sessions.search._query import ParsedQuery, any_terms, parse_query
 from hermes_memory_sessions.storage import SessionStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -245,14 +245,15 @@ class Archive:
         hits = index.search(vector, limit=k, role_filter=["user", "assistant"])
         return [self.dia_of[int(h.row["id"])] for h in hits]
 
-    def _search(self, q: str, k: int, *, any_term: bool) -> list[int]:
+    def _search(self, q: str | ParsedQuery, k: int, *, any_term: bool) -> list[int]:
         rows = self.store.search_messages(
             q, limit=k, any_terms=any_term, with_context=False, role_filter=["user", "assistant"]
         )
         return [int(r["id"]) for r in rows]
 
-    def tool_policy(self, q: str, k: int) -> list[str]:
-        """AND first; any-term BM25 fills the rest (session_search's discovery policy)."""
+    def tool_policy(self, q: str | ParsedQuery, k: int) -> list[str]:
+        """AND first; any-term BM25 fills the rest (session_search's discovery policy);
+        ``q`` may be a `ParsedQuery` (e.g. `folded`, as the hybrid's lexical side)."""
         ids = self._search(q, k, any_term=False)
         if len(ids) < k and len(any_terms(parse_query(q))) >= 2:
             seen = set(ids)
@@ -780,7 +781,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         " report the held figures (_locomo_cv.py); nothing else is run",
     )
     ap.add_argument(
-        "--cv-grid", choices=["full", "session"], default="full", help="--cv: settings searched"
+        "--cv-grid",
+        choices=["full", "session", "folding"],
+        default="full",
+        help="--cv: settings searched",
     )
     ap.add_argument("--cv-save", type=Path, default=None, help="--cv: write the answers table")
     ap.add_argument(

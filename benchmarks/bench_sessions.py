@@ -483,6 +483,19 @@ def timed(fn: Callable[[], str], repeat: int = 1) -> tuple[float, dict]:
     return (time.perf_counter() - t) * 1000, json.loads(out)
 
 
+#: The natural-language discovery questions (also timed by bench_suffix_folding.py).
+NL_QUESTIONS = [
+    "what did we decide about the docker deployment last week",
+    "how did we fix the postgres deadlock problem",
+    "which hotel did we book in kyoto for the trip",
+    "remember the sourdough hydration we talked about",
+    "what was the plan for rotating the tls certificates",
+    "did we agree on the stripe subscription proration approach",
+    "what happened with the kubernetes crashloop probe",
+    "what budget did we set for the retirement savings",
+]
+
+
 def measure(store: SessionStore, label: str, queries: list[dict], rounds: int = 3) -> None:
     times: list[float] = []
     hits = 0
@@ -718,19 +731,7 @@ def main() -> None:
     ]
     rare = Corpus().rare
     and_queries += [{"query": f"{rng.choice(rare)} {rng.choice(list(TOPICS))}"} for _ in range(16)]
-    nl_queries = [
-        {"query": q}
-        for q in [
-            "what did we decide about the docker deployment last week",
-            "how did we fix the postgres deadlock problem",
-            "which hotel did we book in kyoto for the trip",
-            "remember the sourdough hydration we talked about",
-            "what was the plan for rotating the tls certificates",
-            "did we agree on the stripe subscription proration approach",
-            "what happened with the kubernetes crashloop probe",
-            "what budget did we set for the retirement savings",
-        ]
-    ]
+    nl_queries = [{"query": q} for q in NL_QUESTIONS]
     cjk1 = [{"query": c} for c in ["部", "库", "猫", "税", "寺", "酵", "旅", "漏"]]
     cjk2 = [{"query": c} for c in ["部署", "数据", "退款", "京都", "面包", "集群", "证书", "基金"]]
     nohit = [{"query": q} for q in ["zqxjkvw", "flurbogast", "不存在的词语", "qwpzv 锟斤拷"]]

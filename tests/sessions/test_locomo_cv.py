@@ -84,3 +84,38 @@ def test_memoized_sides_rank_exactly_as_the_live_search(cv: ModuleType, tmp_path
         assert any(live)
     finally:
         store.close()
+
+
+def test_memoized_sides_follow_the_suffix_folding(cv: ModuleType, tmp_path: Path) -> None:
+    # The lexical side differs with folding ("paint" finds "painting" only then): the
+    # memo must not answer a folded question with the unfolded candidates.
+    pytest.importorskip("numpy")
+    from hermes_memory_sessions.search._hybrid import discover
+    from hermes_memory_sessions.storage import SessionStore
+
+    store = SessionStore(tmp_path / "a.db", embedder=WordsEmbedder(32), embed_in_background=False)
+    try:
+        for s in range(4):
+            store.create_session(f"s{s}", source="cli", started_at=1_700_000_000 + s * 3600)
+            for t, text in enumerate(["we went to the lake", f"painting number {s}", "nice"]):
+                store.append_message(f"s{s}", "user", text, timestamp=1_700_000_000 + s * 3600 + t)
+        store.embed_pending()
+        query = "did we paint anything after the lake?"
+        plain = cv.Setting("weighted", 0.5, 50, 0.3, "minmax", 0.5, 0.0, 3, False)
+        folded = cv.Setting("weighted", 0.5, 50, 0.3, "minmax", 0.5, 0.0, 3, True)
+
+        def matches() -> list[str]:
+            found = discover(store, query, limit=10)
+            return [str(r["match"]) for r in found.rows] if found else []
+
+        live = {}
+        for setting in (plain, folded):
+            with cv.applied(setting):
+                live[setting] = matches()
+        assert live[plain] != live[folded]
+        with cv.memoized_sides():
+            for setting in (plain, folded, plain):
+                with cv.applied(setting):
+                    assert matches() == live[setting]
+    finally:
+        store.close()

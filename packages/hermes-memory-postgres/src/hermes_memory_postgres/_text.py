@@ -189,6 +189,9 @@ def _phrase(tokens: Sequence[str], prefix: bool) -> str:
 
 def term_tsquery(term: Term, *, cjk: bool) -> str:
     """One sanitised term as ``tsquery`` text on the word or the CJK index ("" if empty)."""
+    if not cjk and term.forms:  # any of the word's forms (a folded fallback term)
+        forms = [_quote(f) for f in term.forms if word_tokens(f) == [f]]
+        return forms[0] if len(forms) == 1 else "(" + " | ".join(forms) + ")"
     if not cjk:
         tokens = word_tokens(term.text)
         return _phrase(tokens, term.prefix) if tokens else ""

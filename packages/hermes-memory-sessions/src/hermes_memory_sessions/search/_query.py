@@ -13,13 +13,18 @@ split into words (``数据库备份失败`` → ``数据库`` ``备份`` ``失�
 matched as a substring); particles and question words (``怎么``, ``的``, ``了``, ``吗``, …) are
 dropped from a run that has other words and never count as content in the fallback. A
 quoted run (``"数据库备份"``) must still occur verbatim.
+
+English word forms: a `ParsedQuery` with ``fold`` (hybrid discovery's, `folded`) searches
+each plain English content word of the natural-language fallback as any of its regular
+forms (`word_forms`: ``painting`` → paint, paints, painted, painting, painter, …), exact
+terms OR-ed.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from hermes_memory_sessions.search._cjk import split_cjk
@@ -31,9 +36,12 @@ __all__ = [
     "ParsedQuery",
     "Term",
     "any_terms",
+    "folded",
     "latin_only",
     "parse_query",
     "term_has_cjk",
+    "word_forms",
+    "word_stem",
 ]
 
 #: Longest query (in characters) that is looked at; the rest is ignored.
@@ -64,6 +72,69 @@ STOP_WORDS = frozenset(
 )
 
 
+#: Shortest stem folded (``runs`` stays ``runs``: from ``run`` a short word's forms would
+#: be mostly other words); a shorter word is searched as it is.
+MIN_STEM = 4
+#: Inflectional suffixes folded, tried in this order (one is removed at most).
+_SUFFIXES = ("ies", "ing", "ed", "es", "s")
+_PLAIN_WORD = re.compile(r"[a-z]+")
+
+
+def word_forms(word: str) -> tuple[str, ...] | None:
+    """The exact forms ``word`` is searched as in a folded fallback, or None (searched as it
+    is): its stem (`word_stem`) with the regular inflections and agent nouns, e-dropping,
+    a doubled final consonant, y/ies — ``paint`` → paint, paints, painted, painting,
+    painter, ... A form that no message holds costs one index lookup.
+
+    Exact forms rather than the prefix ``paint*``: SQLite's full-text index has no prefix
+    index, so a prefix term merges the postings of every word it starts, once per
+    statement (about +50 ms p50 per question at 1M messages, docs/benchmarks.md).
+    """
+    stem = word_stem(word)
+    if stem is None:
+        return None
+    w = word.casefold()
+    forms = [w, stem]
+    if stem.endswith("e"):  # love: loves, loved, loving, lover
+        forms += [stem + end for end in ("s", "d", "r", "rs")] + [stem[:-1] + "ing"]
+    else:  # paint: paints, painted, painting, painter; danc (dancing): dance
+        forms += [stem + end for end in ("s", "es", "ed", "ing", "er", "ers", "e")]
+    vowels = "aeiou"
+    if stem[-1] not in vowels + "wxy" and stem[-2] in vowels and stem[-3] not in vowels:
+        forms += [stem + stem[-1] + end for end in ("ing", "ed", "er", "ers")]  # swimming
+    if stem.endswith("y"):  # story: stories, studied
+        forms += [stem[:-1] + "ies", stem[:-1] + "ied"]
+    elif w.endswith(("ies", "ied")):  # hobbies -> hobb: hobby
+        forms += [stem + "y", stem + "ies", stem + "ied"]
+    return tuple(dict.fromkeys(forms))
+
+
+def word_stem(word: str) -> str | None:
+    """The stem of ``word`` (its forms start with it), or None (searched as it is).
+
+    One inflectional suffix is removed (``-ies -ing -ed -es -s``; when that leaves fewer
+    than `MIN_STEM` letters, ``-ed``/``-es`` lose only their last letter: ``loved`` →
+    ``love``); a doubled final consonant left by ``-ing``/``-ed`` is undoubled
+    (``swimming`` → ``swim``). A word without a suffix is its own stem (``paint``, whose
+    forms include ``painting``). Not ASCII letters only, or shorter than `MIN_STEM`: None.
+    """
+    w = word.casefold()
+    if len(w) < MIN_STEM or not _PLAIN_WORD.fullmatch(w):
+        return None
+    for suffix in _SUFFIXES:
+        if not w.endswith(suffix) or (suffix == "s" and w.endswith(("ss", "us", "is"))):
+            continue
+        stem = w[: -len(suffix)]
+        doubled = len(stem) > MIN_STEM and stem[-1] == stem[-2] and stem[-1] not in "aeiouls"
+        if suffix in ("ing", "ed") and doubled:  # swimm -> swim; "fall", "pass", "see" kept
+            stem = stem[:-1]
+        if len(stem) >= MIN_STEM:
+            return stem
+        if suffix in ("ed", "es") and len(w) - 1 >= MIN_STEM:
+            return w[:-1]
+    return w
+
+
 @dataclass(frozen=True)
 class Term:
     """One search term: its text (no quotes), and whether it is a prefix term."""
@@ -71,9 +142,15 @@ class Term:
     text: str
     prefix: bool = False
     phrase: bool = False
+    #: Exact word forms searched instead of ``text``, any of them (`word_forms`; only the
+    #: natural-language fallback of a `ParsedQuery.fold` query has them).
+    forms: tuple[str, ...] = ()
 
     def fts(self) -> str:
-        """The term as a quoted FTS5 string (prefix ``*`` outside the quotes)."""
+        """The term as a quoted FTS5 string (prefix ``*`` outside the quotes), or its forms
+        OR-ed in parentheses."""
+        if self.forms:
+            return "(" + " OR ".join('"' + f.replace('"', '""') + '"' for f in self.forms) + ")"
         return '"' + self.text.replace('"', '""') + '"' + ("*" if self.prefix else "")
 
 
@@ -86,6 +163,12 @@ class ParsedQuery:
 
     items: tuple[Term | str, ...] = ()
     text: str = ""
+    #: The natural-language fallback searches each English content word as any of its word
+    #: forms (`word_forms`: ``painting`` → paint, paints, painted, painting, painter, ...),
+    #: so a question and its answer need not use the same form of a word. The AND pass and
+    #: user syntax are never folded. Hybrid discovery asks for it (`folded`); the
+    #: lexical-only path does not (it costs that path time; docs/benchmarks.md).
+    fold: bool = False
 
     @cached_property
     def terms(self) -> tuple[Term, ...]:
@@ -128,6 +211,11 @@ class ParsedQuery:
     def fts(self) -> str:
         """The FTS5 expression for the word index ("" when there is nothing to search)."""
         return " ".join(i if isinstance(i, str) else i.fts() for i in self.items)
+
+
+def folded(parsed: ParsedQuery) -> ParsedQuery:
+    """``parsed`` with its natural-language fallback searched by word forms (`fold`)."""
+    return parsed if parsed.fold else replace(parsed, fold=True)
 
 
 def term_has_cjk(term: Term) -> bool:
@@ -275,6 +363,7 @@ def any_terms(parsed: ParsedQuery) -> list[Term]:
 
 def _content_terms(parsed: ParsedQuery) -> list[Term]:
     seen: set[str] = set()
+    stems: set[str] = set()
     out: list[Term] = []
     for term in parsed.terms:
         key = term.text.casefold()
@@ -291,5 +380,15 @@ def _content_terms(parsed: ParsedQuery) -> list[Term]:
         if len(key) < 2 and not parsed.has_cjk:
             continue
         seen.add(key)
-        out.append(Term(term.text, prefix=term.prefix, phrase=term.phrase))
+        forms = None
+        if parsed.fold and not term.phrase and not term.prefix and not parsed.has_syntax:
+            forms = word_forms(term.text)
+        if forms is not None:
+            stem = word_stem(term.text) or term.text
+            if stem in stems:  # "paint" and "painting" in one question: one term
+                continue
+            stems.add(stem)
+            out.append(Term(term.text, forms=forms))
+        else:
+            out.append(Term(term.text, prefix=term.prefix, phrase=term.phrase))
     return out
