@@ -61,6 +61,26 @@ def test_word_forms(word: str, wanted: set[str]) -> None:
     assert word_forms("run") is None
 
 
+@pytest.mark.parametrize(
+    ("word", "unwanted"),
+    [
+        ("plan", {"plane"}),  # a bare word never gains an "e": plan, mat, car are words
+        ("planning", {"plane"}),  # nor a stem whose doubled consonant was undoubled
+        ("docker", {"dockere", "dockeres", "dockerring"}),  # two syllables: no doubling
+        ("paint", {"painte", "paintes"}),  # "-es" only after a sibilant or "o"
+    ],
+)
+def test_word_forms_leave_out_other_words_and_non_words(word: str, unwanted: set[str]) -> None:
+    forms = word_forms(word)
+    assert forms is not None and not unwanted & set(forms)
+
+
+def test_word_forms_keep_the_restored_e_and_sibilant_es() -> None:
+    assert "dance" in (word_forms("dancing") or ())
+    assert "certificate" in (word_forms("certificates") or ())  # "-es" took the stem's e
+    assert "classes" in (word_forms("class") or ())
+
+
 def test_content_terms_get_their_forms_once_when_folded() -> None:
     question = "When did Caroline go painting, and what did she paint?"
     plain = parse_query(question).content_terms

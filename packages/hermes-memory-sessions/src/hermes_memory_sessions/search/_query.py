@@ -82,8 +82,9 @@ _PLAIN_WORD = re.compile(r"[a-z]+")
 
 def word_forms(word: str) -> tuple[str, ...] | None:
     """The exact forms ``word`` is searched as in a folded fallback, or None (searched as it
-    is): its stem (`word_stem`) with the regular inflections and agent nouns, e-dropping,
-    a doubled final consonant, y/ies — ``paint`` → paint, paints, painted, painting,
+    is): its stem (`word_stem`) with the regular inflections and agent nouns, ``-es`` after
+    a sibilant or ``o``, a final ``e`` restored only where an ending was removed, a doubled
+    final consonant after one short syllable, y/ies — ``paint`` → paint, paints, painted, painting,
     painter, ... A form that no message holds costs one index lookup.
 
     Exact forms rather than the prefix ``paint*``: SQLite's full-text index has no prefix
@@ -97,10 +98,17 @@ def word_forms(word: str) -> tuple[str, ...] | None:
     forms = [w, stem]
     if stem.endswith("e"):  # love: loves, loved, loving, lover
         forms += [stem + end for end in ("s", "d", "r", "rs")] + [stem[:-1] + "ing"]
-    else:  # paint: paints, painted, painting, painter; danc (dancing): dance
-        forms += [stem + end for end in ("s", "es", "ed", "ing", "er", "ers", "e")]
+    else:  # paint: paints, painted, painting, painter
+        forms += [stem + end for end in ("s", "ed", "ing", "er", "ers")]
+        if stem.endswith(("s", "x", "z", "ch", "sh", "o")):  # class: classes
+            forms.append(stem + "es")
+        undoubled = w[len(stem) : len(stem) + 1] == stem[-1]  # planning -> plan
+        if w != stem and w.endswith(("ing", "ed", "es")) and not undoubled:  # dancing: dance
+            forms.append(stem + "e")  # never for a bare word: plan is not "plane"
     vowels = "aeiou"
-    if stem[-1] not in vowels + "wxy" and stem[-2] in vowels and stem[-3] not in vowels:
+    one_syllable = len(re.findall("[aeiouy]+", stem)) == 1  # not "docker": "dockerring"
+    short = stem[-1] not in vowels + "wxy" and stem[-2] in vowels and stem[-3] not in vowels
+    if one_syllable and short:
         forms += [stem + stem[-1] + end for end in ("ing", "ed", "er", "ers")]  # swimming
     if stem.endswith("y"):  # story: stories, studied
         forms += [stem[:-1] + "ies", stem[:-1] + "ied"]
