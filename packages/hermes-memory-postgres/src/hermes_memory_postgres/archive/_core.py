@@ -8,6 +8,7 @@ local spool when the server is unreachable.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import uuid
@@ -56,7 +57,15 @@ class ArchiveCore:
     def _read(self, fn: Callable[[psycopg.Connection[Any]], T]) -> T:
         if self._closed:
             raise RuntimeError("PostgresSessionArchive is closed")
-        return self.db.run(fn, budget=self._read_budget)
+        return self.db.run(fn, budget=self._read_budget, pinned_ok=True)
+
+    def pinned_reads(self) -> contextlib.AbstractContextManager[None]:
+        """A block whose reads on this thread share one pooled connection (one checkout,
+        no transaction per read; `Database.pinned`). ``session_search`` runs in one, so a
+        discovery checks one connection out instead of one per read."""
+        if self._closed:
+            raise RuntimeError("PostgresSessionArchive is closed")
+        return self.db.pinned(self._read_budget)
 
     def _write(self, fn: Callable[[psycopg.Connection[Any]], T]) -> T:
         if self._closed:
