@@ -258,13 +258,18 @@ def main() -> int:
             versions.append((args.baseline, _Version(args, _export(args.baseline, Path(tmp)))))
         rng = random.Random(bs.SEED)
         times: dict[str, dict[tuple[str, str], list[float]]] = {}
+        turn = 0
         for _ in range(args.rounds):
             for label, queries in QUERIES.items():
                 order = queries[:]
                 rng.shuffle(order)
                 for q in order:
                     for method in versions[0][1].methods:
-                        for name, version in versions:
+                        # Each version goes first every other time: the second one reads
+                        # what the first just brought into the caches (PostgreSQL's
+                        # buffers, the page cache).
+                        turn += 1
+                        for name, version in versions[:: 1 if turn % 2 else -1]:
                             per = times.setdefault(label, {}).setdefault((method, name), [])
                             per.append(version.time(method, q))
         for _, version in versions:
