@@ -168,19 +168,17 @@ class TitleOps(ArchiveCore):
         """The session a title names: its latest ``"<title> #N"``, else the exact title."""
 
         def run(conn: psycopg.Connection[Any]) -> str | None:
-            # ``title IS NOT NULL`` (implied by the LIKE) is an index condition of
-            # hm_sessions_title: an archive of untitled sessions is not scanned whole
-            # (every discovery asks: 9,115 sessions, 1-2 ms at 1M messages; 0.03 ms).
+            # One round trip for both lookups (every discovery asks). ``title IS NOT
+            # NULL`` (implied by the LIKE) is an index condition of hm_sessions_title: an
+            # archive of untitled sessions is not scanned whole (9,115 sessions at 1M
+            # messages: 1.9 ms; 0.1 ms with it).
             row = conn.execute(
-                "SELECT id FROM hm_sessions WHERE owner = %s AND title IS NOT NULL"
-                " AND title LIKE %s ORDER BY started_at DESC LIMIT 1",
-                (self.owner, escape_like(title) + " #%"),
+                "SELECT id FROM ((SELECT id, 0 AS pick FROM hm_sessions WHERE owner = %s"
+                "  AND title IS NOT NULL AND title LIKE %s ORDER BY started_at DESC LIMIT 1)"
+                " UNION ALL (SELECT id, 1 FROM hm_sessions WHERE owner = %s AND title = %s"
+                "  LIMIT 1)) t ORDER BY pick LIMIT 1",
+                (self.owner, escape_like(title) + " #%", self.owner, title),
             ).fetchone()
-            if row is None:
-                row = conn.execute(
-                    "SELECT id FROM hm_sessions WHERE owner = %s AND title = %s LIMIT 1",
-                    (self.owner, title),
-                ).fetchone()
             return str(row["id"]) if row else None
 
         return self._read(run)
