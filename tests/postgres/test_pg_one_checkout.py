@@ -135,3 +135,46 @@ def test_a_pinned_connection_that_dies_or_errs_does_not_break_later_reads(
     finally:
         _delete_owner(pg)
         pg.close()
+
+
+def test_rows_read_in_a_block_are_answered_again_until_a_write(
+    pg_dsn: str, owner: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pg = PostgresSessionArchive(pg_dsn, owner=owner)
+    statements: list[str] = []
+    real = psycopg.Cursor.execute
+
+    def counted(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        statements.append(str(query))
+        return real(self, query, *args, **kwargs)
+
+    try:
+        fill_both(pg)
+        sid = CONVERSATIONS[0][0]
+        mid = int(pg.get_messages(sid)[0]["id"])
+        hits = pg.find_hits("violin")
+        assert hits is not None
+        monkeypatch.setattr(psycopg.Cursor, "execute", counted)
+        with pg.pinned_reads():
+            assert pg.lineage_root(sid) == sid
+            statements.clear()
+            session = pg.get_session(sid)  # read with the lineage walk
+            assert session is not None and session["id"] == sid
+            view = pg.get_anchored_view(sid, mid)
+            assert view["window"][0]["id"] == mid
+            snippet = pg.hit_snippet(hits, mid)  # its text came with the view
+            assert ">>>violin<<<" in snippet
+            assert [s for s in statements if "hm_sessions" in s and "WITH" not in s] == []
+            assert len(statements) == 1  # the anchored view only
+            pg.set_title(sid, "Violin practice")  # a write: what was read is forgotten
+            again = pg.get_session(sid)
+            assert again is not None and again["title"] == "Violin practice"
+        statements.clear()
+        assert pg.get_session(sid) == again  # outside a block every read asks the server
+        assert [s for s in statements if s] == [
+            "SELECT * FROM hm_sessions WHERE owner = %s AND id = %s"
+        ]
+    finally:
+        monkeypatch.undo()
+        _delete_owner(pg)
+        pg.close()

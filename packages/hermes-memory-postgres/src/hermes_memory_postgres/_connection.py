@@ -202,6 +202,7 @@ class Database:
             yield
             return
         self._local.busy = True
+        self._local.memo = {}
         conn: psycopg.Connection[Any] | None = None
         try:
             try:
@@ -223,8 +224,16 @@ class Database:
             held = getattr(self._local, "conn", None)  # None when it broke and was unpinned
             self._local.conn = None
             self._local.busy = False
+            self._local.memo = None
             if held is not None:
                 self._release(held)
+
+    def pinned_memo(self) -> dict[tuple[Any, ...], Any] | None:
+        """A dict that lives as long as this thread's `pinned` block (None outside one):
+        where the archive keeps rows it read in the block to answer them again without a
+        round trip (a session's row, a hit's text). Cleared by every write in the block."""
+        memo: dict[tuple[Any, ...], Any] | None = getattr(self._local, "memo", None)
+        return memo
 
     def _count_checkout(self) -> None:
         with self._checkout_lock:

@@ -36,6 +36,10 @@ class ArchiveReads(ArchiveCore):
         While the server is unreachable, a session this process created is answered from
         memory (so recording turns goes on); others raise `ArchiveUnavailable`.
         """
+        memo = self._memo()
+        key = (self.owner, "session", session_id)
+        if memo is not None and key in memo:
+            return dict(memo[key])
         try:
             row = self._read(
                 lambda conn: conn.execute(
@@ -47,7 +51,11 @@ class ArchiveReads(ArchiveCore):
             if session_id in self._known:
                 return dict(self._known[session_id])
             raise
-        return session_dict(row) if row else None
+        if row is None:
+            return None
+        if memo is not None:
+            memo[key] = session_dict(row)
+        return session_dict(row)
 
     def resolve_session_id(self, id_or_prefix: str) -> str | None:
         """Full id for an exact id or a unique prefix; None when unknown or ambiguous."""
@@ -224,6 +232,9 @@ class ArchiveReads(ArchiveCore):
         base = _window(found)
         if not base["window"]:
             return {**base, "bookend_start": [], "bookend_end": []}
+        memo = self._memo()
+        if memo is not None and found.anchor is not None:  # hit_snippet asks next
+            memo[(self.owner, "content", int(anchor_id))] = found.anchor["content"]
         return anchored_result(base, anchor_id, roles, found.start, found.end_desc)
 
     def stats(self) -> dict[str, Any]:
