@@ -94,6 +94,12 @@ def test_a_discovery_checks_out_one_connection_and_answers_as_before(archive: An
         assert pinned == unpinned, query
 
 
+def test_discover_messages_checks_out_one_connection(archive: Any) -> None:
+    before = archive.db.checkouts
+    rows = archive.discover_messages("Lisbon trams", limit=5)
+    assert rows and archive.db.checkouts - before == 1
+
+
 def test_scrolling_and_reading_a_session_check_out_one_connection(archive: Any) -> None:
     for args in (
         {"session_id": "trip-2", "around_message_id": _first_id(archive, "trip-2"), "window": 3},
