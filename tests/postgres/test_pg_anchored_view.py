@@ -10,9 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from hermes_memory_postgres import PostgresSessionArchive
-from hermes_memory_sessions import SessionStore
+from postgres_helpers import filled_pair
 
 
 def _messages() -> list[dict[str, Any]]:
@@ -36,17 +34,8 @@ def _fill(store: Any) -> None:
 
 @pytest.fixture
 def both(tmp_path: Path, pg_dsn: str, owner: str) -> Iterator[tuple[Any, Any]]:
-    lite = SessionStore(tmp_path / "a.db")
-    pg = PostgresSessionArchive(pg_dsn, owner=owner)
-    _fill(lite)
-    _fill(pg)
-    try:
-        yield lite, pg
-    finally:
-        lite.close()
-        for table in ("hm_messages", "hm_sessions", "hm_term_df"):
-            pg.db.run(lambda c, t=table: c.execute(f"DELETE FROM {t} WHERE owner = %s", (owner,)))
-        pg.close()
+    with filled_pair(tmp_path / "a.db", pg_dsn, owner, _fill) as pair:
+        yield pair
 
 
 def _shape(view: dict[str, Any], ids: list[int]) -> dict[str, Any]:
