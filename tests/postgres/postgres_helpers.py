@@ -3,9 +3,15 @@ PostgreSQL archives filled alike, rankings compared)."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
-__all__ = ["CONVERSATIONS", "QUESTIONS", "close_both", "fill_both", "ranked"]
+from hermes_memory_postgres import PostgresSessionArchive
+from hermes_memory_sessions import SessionStore
+
+__all__ = ["CONVERSATIONS", "QUESTIONS", "close_both", "fill_both", "filled_pair", "ranked"]
 
 CONVERSATIONS = [
     ("music", ["I practised the violin for two hours yesterday", "Your bow arm must be tired!"]),
@@ -58,3 +64,19 @@ def close_both(lite: Any, pg: Any) -> None:
     for table in ("hm_vectors", "hm_messages", "hm_sessions", "hm_term_df"):
         pg.db.run(lambda c, t=table: c.execute(f"DELETE FROM {t} WHERE owner = %s", (pg.owner,)))
     pg.close()
+
+
+@contextlib.contextmanager
+def filled_pair(
+    path: Path, dsn: str, owner: str, fill: Callable[[Any], None]
+) -> Iterator[tuple[SessionStore, PostgresSessionArchive]]:
+    """A SQLite archive at ``path`` and a PostgreSQL one of ``owner``, both filled by
+    ``fill``; closed (the owner's rows deleted) afterwards."""
+    lite = SessionStore(path)
+    pg = PostgresSessionArchive(dsn, owner=owner)
+    try:
+        fill(lite)
+        fill(pg)
+        yield lite, pg
+    finally:
+        close_both(lite, pg)

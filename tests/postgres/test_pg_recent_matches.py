@@ -85,6 +85,44 @@ def test_the_newest_ids_first_give_the_same_answers(
     assert bounded == []
 
 
+def test_the_second_range_is_sized_from_the_first_ones_matches(
+    archive: PostgresSessionArchive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_mod, "RANK_WINDOW", 10)
+    archive.create_session("d")
+    # "delta" in every fourth message: 5 of the newest 20, 10 needs about 40 ids.
+    archive.append_messages(
+        "d",
+        [
+            {"role": "user", "content": f"note {i}" + (" delta" if i % 4 == 0 else "")}
+            for i in range(200)
+        ],
+    )
+    spans: list[int | None] = []
+    real = recent_mod.newest_matches
+
+    def spy(conn: Any, owner: str, query: Callable[..., Any], window: int) -> Any:
+        def recorded(extra: str, params: list[Any]) -> Any:
+            spans.append(params[0] if params else None)
+            return query(extra, params)
+
+        return real(conn, owner, recorded, window)
+
+    monkeypatch.setattr(search_mod, "newest_matches", spy)
+    monkeypatch.setattr(recent_mod, "RECENT_IDS", (20, 150))
+    hits = archive.find_hits("delta", limit=10)
+    assert hits is not None
+    top = max(int(m["id"]) for m in archive.get_messages("d"))
+    # 20 ids held 5 matches: the next range is 20 * 10 / 5 * 1.5 = 60 ids, not 150.
+    assert spans == [top - 20, top - 60]
+    spans.clear()
+    monkeypatch.setattr(recent_mod, "RECENT_IDS", ())
+    unbounded = archive.find_hits("delta", limit=10)
+    assert spans == [None]
+    assert unbounded is not None
+    assert [r["id"] for r in unbounded.rows] == [r["id"] for r in hits.rows]
+
+
 def test_text_searches_are_never_prepared_for_a_generic_plan(pg_dsn: str, owner: str) -> None:
     db = Database(pg_dsn, max_size=1)  # one connection: its prepared statements are ours
     archive = PostgresSessionArchive(owner=owner, database=db)

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 import re
 import threading
 import time
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
+from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
@@ -125,6 +127,12 @@ class Database:
         self._migrate = migrate
         self._schema_ready = False
         self._schema_lock = threading.Lock()
+        #: This thread's pinned connection (`pinned`), read by `run` with ``pinned_ok``.
+        self._local = threading.local()
+        #: Connections taken from the pool so far by `run` and `pinned` (each costs a
+        #: liveness round trip).
+        self.checkouts = 0
+        self._checkout_lock = threading.Lock()
         self._pool = ConnectionPool(
             dsn,
             min_size=min_size,
@@ -180,14 +188,105 @@ class Database:
                 conn.execute("RESET statement_timeout")
                 conn.autocommit = False
 
-    def run(self, fn: Callable[[psycopg.Connection[Any]], T], *, budget: float = 10.0) -> T:
+    @contextlib.contextmanager
+    def pinned(self, budget: float = 5.0) -> Iterator[None]:
+        """Within this block, this thread's reads (`run` with ``pinned_ok``) share one
+        pooled connection in autocommit: one checkout (one liveness round trip) and no
+        ``BEGIN``/``COMMIT`` per read. A discovery makes about seventeen reads; each would
+        otherwise check a connection out and run its own transaction. Under PostgreSQL's
+        default READ COMMITTED isolation every statement takes a fresh snapshot inside a
+        transaction too, so reads see what they saw before. Nested blocks reuse the
+        outer connection. When no connection can be had, or the pinned one fails, the
+        reads fall back to their own checkouts (with their retries)."""
+        if getattr(self._local, "conn", None) is not None or getattr(self._local, "busy", False):
+            yield
+            return
+        self._local.busy = True
+        self._local.memo = {}
+        conn: psycopg.Connection[Any] | None = None
+        try:
+            try:
+                self._ensure_schema(self._connect_timeout + 1.0)
+                conn = self._pool.getconn(timeout=max(0.1, min(budget, self._connect_timeout)))
+                self._count_checkout()
+                conn.autocommit = True
+                dconn: Any = conn
+                dconn.row_factory = dict_row
+                self._local.conn = conn
+            except Exception as exc:
+                if not _transient(exc):
+                    raise
+                if conn is not None:
+                    self._pool.putconn(conn)
+                    conn = None
+            yield
+        finally:
+            held = getattr(self._local, "conn", None)  # None when it broke and was unpinned
+            self._local.conn = None
+            self._local.busy = False
+            self._local.memo = None
+            if held is not None:
+                self._release(held)
+
+    def pinned_memo(self) -> dict[tuple[Any, ...], Any] | None:
+        """A dict that lives as long as this thread's `pinned` block (None outside one):
+        where the archive keeps rows it read in the block to answer them again without a
+        round trip (a session's row, a hit's text). Cleared by every write in the block."""
+        memo: dict[tuple[Any, ...], Any] | None = getattr(self._local, "memo", None)
+        return memo
+
+    def _count_checkout(self) -> None:
+        with self._checkout_lock:
+            self.checkouts += 1
+
+    def _release(self, conn: psycopg.Connection[Any]) -> None:
+        """Hand a pinned connection back to the pool as it was taken (not autocommit)."""
+        with contextlib.suppress(Exception):  # a broken one: the pool discards it
+            conn.autocommit = False
+        self._pool.putconn(conn)
+
+    def _pinned_run(self, fn: Callable[[psycopg.Connection[Any]], T]) -> tuple[bool, T | None]:
+        """``(True, fn(conn))`` on this thread's pinned connection; ``(False, None)`` when
+        there is none or it broke (then it is unpinned: later reads check out their own)."""
+        conn: psycopg.Connection[Any] | None = getattr(self._local, "conn", None)
+        if conn is None:
+            return False, None
+        try:
+            return True, fn(conn)
+        except Exception as exc:
+            if not _transient(exc):
+                if conn.info.transaction_status == TransactionStatus.IDLE:
+                    raise
+                self._unpin(conn)  # left inside a transaction: not reused
+                raise
+            self._unpin(conn)
+            logger.debug("postgres: pinned connection failed (%s)", _one_line(exc))
+            return False, None
+
+    def _unpin(self, conn: psycopg.Connection[Any]) -> None:
+        self._local.conn = None
+        self._release(conn)
+
+    def run(
+        self,
+        fn: Callable[[psycopg.Connection[Any]], T],
+        *,
+        budget: float = 10.0,
+        pinned_ok: bool = False,
+    ) -> T:
         """``fn(conn)`` in one transaction (rows as dicts), retried on a lost connection,
         a restarting server, a deadlock or a serialization failure until ``budget`` seconds
         have passed; then `ArchiveUnavailable`. Other errors propagate at once.
 
         ``fn`` must be safe to run again after a failed attempt (its transaction was rolled
-        back; a write keyed by an operation key is applied at most once).
+        back; a write keyed by an operation key is applied at most once). With
+        ``pinned_ok`` (reads only) and a `pinned` connection on this thread, ``fn`` runs
+        there, in autocommit.
         """
+        if pinned_ok:
+            done, value = self._pinned_run(fn)
+            if done:
+                return value  # type: ignore[return-value]
         deadline = time.monotonic() + max(0.0, budget)
         attempt = 0
         while True:
@@ -196,6 +295,7 @@ class Database:
             try:
                 self._ensure_schema(wait)
                 with self._pool.connection(timeout=wait) as conn:
+                    self._count_checkout()
                     dconn: Any = conn
                     dconn.row_factory = dict_row
                     with conn.transaction():

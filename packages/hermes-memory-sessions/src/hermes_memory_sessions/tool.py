@@ -24,6 +24,7 @@ With an embedder attached to the archive (``SessionStore(path, embedder=...)``,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sqlite3
@@ -188,7 +189,8 @@ def session_search(
     if not isinstance(raw, Mapping):
         return tool_error("arguments must be a JSON object", success=False)
     try:
-        return _as_record(_with_profile(raw, store, current_session_id or None, home))
+        with _pinned_reads(store):
+            return _as_record(_with_profile(raw, store, current_session_id or None, home))
     except ArchiveBusy as exc:
         logger.warning("session_search: %s", exc)
         return tool_error(
@@ -198,6 +200,13 @@ def session_search(
         )
     except Exception as exc:  # the model gets a message, never a traceback
         return tool_error(f"session_search failed: {exc}", success=False)
+
+
+def _pinned_reads(store: SessionArchive) -> contextlib.AbstractContextManager[Any]:
+    """The store's ``pinned_reads()`` block when it has one (PostgreSQL: the call's reads
+    share one pooled connection instead of checking one out each), else a no-op."""
+    pinned = getattr(store, "pinned_reads", None)
+    return pinned() if callable(pinned) else contextlib.nullcontext()
 
 
 #: Put in front of every successful answer: archived text is data, never instructions.

@@ -8,6 +8,7 @@ local spool when the server is unreachable.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import uuid
@@ -56,12 +57,30 @@ class ArchiveCore:
     def _read(self, fn: Callable[[psycopg.Connection[Any]], T]) -> T:
         if self._closed:
             raise RuntimeError("PostgresSessionArchive is closed")
-        return self.db.run(fn, budget=self._read_budget)
+        return self.db.run(fn, budget=self._read_budget, pinned_ok=True)
+
+    def pinned_reads(self) -> contextlib.AbstractContextManager[None]:
+        """A block whose reads on this thread share one pooled connection (one checkout,
+        no transaction per read; `Database.pinned`). ``session_search`` runs in one, so a
+        discovery checks one connection out instead of one per read. Within the block a
+        session row or a hit's text read once is answered again from memory (`_memo`);
+        a write through this archive forgets them. Meant for one short operation."""
+        if self._closed:
+            raise RuntimeError("PostgresSessionArchive is closed")
+        return self.db.pinned(self._read_budget)
 
     def _write(self, fn: Callable[[psycopg.Connection[Any]], T]) -> T:
         if self._closed:
             raise RuntimeError("PostgresSessionArchive is closed")
+        memo = self.db.pinned_memo()
+        if memo:
+            memo.clear()  # what a pinned block read may be what this write changes
         return self.db.run(fn, budget=self._write_budget)
+
+    def _memo(self) -> dict[tuple[Any, ...], Any] | None:
+        """Rows read in this thread's `pinned_reads` block, keyed ``(owner, kind, key)``
+        (None outside a block)."""
+        return self.db.pinned_memo()
 
     def close(self) -> None:
         """Release the pool (when this archive opened it); safe to call twice."""

@@ -6,13 +6,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["HIT_SELECT", "Filters"]
+__all__ = ["BY_ID_FROM", "HIT_SELECT", "Filters"]
 
 #: The columns of a hit (messages ``m`` joined to sessions ``s``).
 HIT_SELECT = (
     "m.id AS id, m.session_id AS session_id, m.role AS role, m.timestamp AS timestamp,"
     " m.tool_name AS tool_name, s.source AS source, s.model AS model,"
     " s.started_at AS session_started"
+)
+
+#: Messages ``m`` with their session ``s``, for a short list of message ids: each row's
+#: session looked up by primary key. With a join the planner may hash every session of
+#: the owner instead (9,115 at 1M messages: 4-9 ms to join the 100 rows that about 300
+#: buffer reads answer); ``OFFSET 0`` keeps the subquery from being flattened into one.
+BY_ID_FROM = (
+    "FROM hm_messages m CROSS JOIN LATERAL (SELECT source, model, started_at"
+    " FROM hm_sessions WHERE owner = m.owner AND id = m.session_id OFFSET 0) s"
 )
 
 

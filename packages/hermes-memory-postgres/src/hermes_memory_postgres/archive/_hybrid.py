@@ -53,6 +53,14 @@ class ArchiveHybrid(ArchiveVectors):
         self._close_vectors()
         super().close()  # type: ignore[misc]
 
+    def discover_messages(self, query: str, **options: Any) -> list[dict[str, Any]]:
+        """As `ArchiveVectors.discover_messages` (same options), its reads on one pooled
+        connection (``pinned_reads``: the dashboard's and the browser's searches)."""
+        pinned: Any = getattr(self, "pinned_reads")  # noqa: B009 - ArchiveCore's, later in the MRO
+        with pinned():
+            found: list[dict[str, Any]] = super().discover_messages(query, **options)
+            return found
+
     def drop_vectors(self) -> int:
         """Delete every stored vector of this owner (any model); returns how many."""
         index = self.vector_index

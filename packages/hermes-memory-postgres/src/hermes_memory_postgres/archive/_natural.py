@@ -18,7 +18,7 @@ import psycopg
 
 from hermes_memory_postgres._text import render_tsquery, word_tokens
 from hermes_memory_postgres.archive._core import ArchiveCore
-from hermes_memory_postgres.archive._filters import HIT_SELECT, Filters
+from hermes_memory_postgres.archive._filters import BY_ID_FROM, HIT_SELECT, Filters
 from hermes_memory_postgres.archive._termstats import frequencies
 from hermes_memory_sessions.search import (
     COMMON_TERM_CAP,
@@ -119,7 +119,7 @@ class NaturalRanking(ArchiveCore):
         if extra:
             cond, params = filt.where(self.owner)
             added = conn.execute(
-                f"SELECT {HIT_SELECT}, 0.0 AS rank {_JOIN} WHERE {cond} AND m.id = ANY(%s)",
+                f"SELECT {HIT_SELECT}, 0.0 AS rank {BY_ID_FROM} WHERE {cond} AND m.id = ANY(%s)",
                 [*params, extra],
             ).fetchall()
             by_id.update((int(r["id"]), dict(r)) for r in added)

@@ -11,6 +11,7 @@ from typing import Any
 import psycopg
 
 from hermes_memory_postgres._connection import ArchiveUnavailable
+from hermes_memory_postgres.archive._anchored import Around, read_around
 from hermes_memory_postgres.archive._core import ArchiveCore
 from hermes_memory_postgres.archive._rows import SELECT_MSG, VIEW_COLS, restore_nul, session_dict
 from hermes_memory_sessions.search import anchored_result, decode_row, escape_like
@@ -35,6 +36,10 @@ class ArchiveReads(ArchiveCore):
         While the server is unreachable, a session this process created is answered from
         memory (so recording turns goes on); others raise `ArchiveUnavailable`.
         """
+        memo = self._memo()
+        key = (self.owner, "session", session_id)
+        if memo is not None and key in memo:
+            return dict(memo[key])
         try:
             row = self._read(
                 lambda conn: conn.execute(
@@ -46,7 +51,11 @@ class ArchiveReads(ArchiveCore):
             if session_id in self._known:
                 return dict(self._known[session_id])
             raise
-        return session_dict(row) if row else None
+        if row is None:
+            return None
+        if memo is not None:
+            memo[key] = session_dict(row)
+        return session_dict(row)
 
     def resolve_session_id(self, id_or_prefix: str) -> str | None:
         """Full id for an exact id or a unique prefix; None when unknown or ambiguous."""
@@ -199,46 +208,10 @@ class ArchiveReads(ArchiveCore):
 
     def get_messages_around(self, session_id: str, anchor_id: int, window: int) -> dict[str, Any]:
         """Up to ``window`` messages before and after an anchor, ascending by id."""
-        return self._read(lambda conn: self._around(conn, session_id, int(anchor_id), window))
-
-    def _around(
-        self, conn: psycopg.Connection[Any], sid: str, anchor_id: int, window: int
-    ) -> dict[str, Any]:
-        window = max(0, int(window))
-        anchor = conn.execute(
-            f"SELECT {VIEW_COLS} FROM hm_messages WHERE owner = %s AND id = %s"  # noqa: S608
-            " AND session_id = %s",
-            (self.owner, anchor_id, sid),
-        ).fetchone()
-        if anchor is None:
-            return {"window": [], "messages_before": 0, "messages_after": 0}
-        before = self._neighbours(conn, sid, anchor_id, "<", "DESC", window)
-        after = self._neighbours(conn, sid, anchor_id, ">", "ASC", window)
-        rows = [*reversed(before), anchor, *after]
-        return {
-            "window": [decode_row(r) for r in rows],
-            "messages_before": len(before),
-            "messages_after": len(after),
-        }
-
-    def _neighbours(
-        self,
-        conn: psycopg.Connection[Any],
-        sid: str,
-        anchor_id: int,
-        op: str,
-        direction: str,
-        n: int,
-        roles: Sequence[str] | None = None,
-    ) -> list[dict[str, Any]]:
-        """Up to ``n`` messages of a session on one side of an id (``op`` ``<``/``>``),
-        nearest first for DESC; with ``roles``, only non-empty messages of those roles."""
-        extra = " AND role = ANY(%s) AND content IS NOT NULL AND content <> ''" if roles else ""
-        return conn.execute(
-            f"SELECT {VIEW_COLS} FROM hm_messages WHERE owner = %s"  # noqa: S608
-            f" AND session_id = %s AND id {op} %s{extra} ORDER BY id {direction} LIMIT %s",
-            (self.owner, sid, anchor_id, *([list(roles)] if roles else []), n),
-        ).fetchall()
+        found = self._read(
+            lambda conn: read_around(conn, self.owner, session_id, int(anchor_id), window)
+        )
+        return _window(found)
 
     def get_anchored_view(
         self,
@@ -248,22 +221,21 @@ class ArchiveReads(ArchiveCore):
         bookend: int = 3,
         keep_roles: Sequence[str] = ("user", "assistant"),
     ) -> dict[str, Any]:
-        """`get_messages_around` filtered to ``keep_roles`` (anchor kept) plus bookends."""
+        """`get_messages_around` filtered to ``keep_roles`` (anchor kept) plus bookends
+        (one round trip: `hermes_memory_postgres.archive._anchored`)."""
         roles = list(keep_roles)
-
-        def run(conn: psycopg.Connection[Any]) -> dict[str, Any]:
-            base = self._around(conn, session_id, int(anchor_id), window)
-            full = base["window"]
-            if not full:
-                return {**base, "bookend_start": [], "bookend_end": []}
-            if not roles:
-                return anchored_result(base, anchor_id, roles, [], [])
-            n = max(0, bookend)
-            start = self._neighbours(conn, session_id, full[0]["id"], "<", "ASC", n, roles)
-            end = self._neighbours(conn, session_id, full[-1]["id"], ">", "DESC", n, roles)
-            return anchored_result(base, anchor_id, roles, start, end)
-
-        return self._read(run)
+        found = self._read(
+            lambda conn: read_around(
+                conn, self.owner, session_id, int(anchor_id), window, bookend, roles
+            )
+        )
+        base = _window(found)
+        if not base["window"]:
+            return {**base, "bookend_start": [], "bookend_end": []}
+        memo = self._memo()
+        if memo is not None and found.anchor is not None:  # hit_snippet asks next
+            memo[(self.owner, "content", int(anchor_id))] = found.anchor["content"]
+        return anchored_result(base, anchor_id, roles, found.start, found.end_desc)
 
     def stats(self) -> dict[str, Any]:
         """Counts for this owner: sessions, messages, text_bytes, by_source (+ database)."""
@@ -311,6 +283,18 @@ class ArchiveReads(ArchiveCore):
             return {names[r["relname"]]: int(r["n"]) for r in rows}
 
         return self._read(run)
+
+
+def _window(found: Around) -> dict[str, Any]:
+    """The scroll window of `read_around`'s parts (empty when the anchor is not there)."""
+    if found.anchor is None:
+        return {"window": [], "messages_before": 0, "messages_after": 0}
+    rows = [*reversed(found.before), found.anchor, *found.after]
+    return {
+        "window": [decode_row(r) for r in rows],
+        "messages_before": len(found.before),
+        "messages_after": len(found.after),
+    }
 
 
 def _fetch_all(conn: psycopg.Connection[Any], *, sql: str, args: Sequence[Any]) -> list[Any]:

