@@ -9,6 +9,8 @@ import pytest
 
 import hermes_memory_postgres.archive._natural as natural
 from hermes_memory_postgres import PostgresSessionArchive
+from hermes_memory_sessions.search import Term, parse_query
+from hermes_memory_sessions.search._query import folded, word_forms
 
 
 def _stored(archive: PostgresSessionArchive) -> dict[str, int]:
@@ -101,3 +103,24 @@ def test_prefix_and_phrase_terms_are_counted_not_looked_up(archive, monkeypatch)
     keep = archive.append_message("t", "user", "delta one")
     hits = archive.find_hits("gamma* delta", any_terms=True, limit=20)
     assert hits is not None and [r["id"] for r in hits.rows] == [keep]
+
+
+def test_a_word_no_message_holds_does_not_stand_in_for_the_common_ones(archive, monkeypatch):
+    # "week" is in no message: kept as the one rare term it made the fallback find nothing.
+    monkeypatch.setattr(natural, "COMMON_TERM_CAP", 5)
+    archive.create_session("common")
+    ids = archive.append_messages(
+        "common", [{"role": "user", "content": f"docker deployment {i}"} for i in range(8)]
+    )
+    hits = archive.find_hits("docker deployment last week", any_terms=True, limit=20)
+    assert hits is not None and {r["id"] for r in hits.rows} == set(ids)
+
+
+def test_folded_terms_search_only_the_forms_some_message_holds(archive):
+    archive.create_session("s")
+    painted = archive.append_message("s", "user", "we painted the fence")
+    terms = [Term("paint", forms=word_forms("paint") or ()), Term("zzyzx", forms=("zzyzx",))]
+    held = archive.db.run(lambda c: archive._held_forms(c, terms))
+    assert held == [Term("paint", forms=("painted",))]  # the absent word is left out
+    hits = archive.find_hits(folded(parse_query("when did we paint zzyzx")), any_terms=True)
+    assert hits is not None and [r["id"] for r in hits.rows] == [painted]

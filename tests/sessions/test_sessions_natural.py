@@ -155,3 +155,18 @@ def test_fallback_runs_a_bounded_number_of_statements(tmp_path: Path) -> None:
     assert out["count"] == 1
     top_level = [st for st in statements if not st.startswith(("--", "PRAGMA"))]
     assert len(top_level) <= 40, top_level
+
+
+def test_a_word_no_message_holds_does_not_stand_in_for_the_common_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "week" is in no message: kept as the one rare term it made the fallback find nothing.
+    import hermes_memory_sessions.search._lexical as lexical
+
+    monkeypatch.setattr(lexical, "COMMON_TERM_CAP", 5)
+    store = SessionStore(tmp_path / "common.db")
+    store.create_session("common")
+    ids = [store.append_message("common", "user", f"docker deployment {i}") for i in range(8)]
+    rows = store.search_messages("docker deployment last week", any_terms=True, limit=20)
+    assert {r["id"] for r in rows} == set(ids)
+    store.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import psycopg
@@ -43,11 +44,17 @@ class NaturalRanking(ArchiveCore):
     ) -> list[dict[str, Any]]:
         """The any-term fallback on the word index: common terms dropped, IDF-weighted
         ``ts_rank`` per term over the newest `NATURAL_WINDOW` matches, then smoothing."""
-        exprs = [(t, render_tsquery([t], cjk=False)) for t in terms]
+        exprs = [(t, render_tsquery([t], cjk=False)) for t in self._held_forms(conn, terms)]
         exprs = [(t, e) for t, e in exprs if e]
         if not exprs:
             return []
         counts, total = self._term_counts(conn, exprs)
+        # A term no message holds is left out: kept as a rare term it would stand in for
+        # the common ones and find nothing (as on SQLite), and each one makes the planner
+        # expect more matches.
+        exprs = [(t, e) for t, e in exprs if counts[e] > 0]
+        if not exprs:
+            return []
         rare = [(t, e) for t, e in exprs if counts[e] < COMMON_TERM_CAP] or exprs
         total = max(total, 1, *counts.values())
         weights = [_idf(total, counts[e]) for _, e in rare]
@@ -64,24 +71,49 @@ class NaturalRanking(ArchiveCore):
         ranked = sorted((dict(r) for r in rows), key=lambda r: (-r["rank"], r["id"]))[:pool]
         return self._smooth(conn, ranked, filt)[:want]
 
+    def _held_forms(self, conn: psycopg.Connection[Any], terms: Sequence[Term]) -> list[Term]:
+        """``terms`` with each folded term's forms cut to those some message holds (the term
+        statistics are exact); a folded term none of whose forms occurs is left out.
+
+        Absent forms match nothing, but each one raises the planner's estimate of the
+        matches: with sixteen forms of two absent words it walked every id of a million
+        messages newest first (800 ms) instead of asking the word index (1 ms)."""
+        wanted = sorted({f for t in terms for f in t.forms if word_tokens(f) == [f]})
+        if not wanted:
+            return list(terms)
+        df, _ = frequencies(conn, self.owner, wanted)
+        out: list[Term] = []
+        for term in terms:
+            if not term.forms:
+                out.append(term)
+            elif held := tuple(f for f in term.forms if df.get(f, 0) > 0):
+                out.append(replace(term, forms=held))
+        return out
+
     def _term_counts(
         self, conn: psycopg.Connection[Any], exprs: Sequence[tuple[Term, str]]
     ) -> tuple[dict[str, int], int]:
         """Messages matching each term (``{tsquery: n}``) and the owner's message count.
 
-        A plain one-word term is read from the term statistics (`_termstats`); a phrase or
-        prefix term is counted, at most `COMMON_TERM_CAP`.
+        A plain one-word term is read from the term statistics (`_termstats`), and so is a
+        folded term (`Term.forms`): the sum over its forms, so that a rare word whose
+        other form is common ("book": "booking") counts as common, as SQLite's count of
+        the forms OR-ed does; a phrase or prefix term is counted, at most `COMMON_TERM_CAP`.
         """
-        single: dict[str, str] = {}
+        lexemes: dict[str, list[str]] = {}
         for term, expr in exprs:
+            if term.forms:
+                lexemes[expr] = [f for f in term.forms if word_tokens(f) == [f]]
+                continue
             tokens = word_tokens(term.text)
             if not term.prefix and len(tokens) == 1:
-                single[expr] = tokens[0]
-        df, total = frequencies(conn, self.owner, sorted(set(single.values())))
+                lexemes[expr] = tokens
+        wanted = sorted({lex for group in lexemes.values() for lex in group})
+        df, total = frequencies(conn, self.owner, wanted)
         counts: dict[str, int] = {}
         for _, expr in exprs:
-            if expr in single:
-                counts[expr] = df[single[expr]]
+            if expr in lexemes:
+                counts[expr] = sum(df[lex] for lex in lexemes[expr])
                 continue
             row: Any = conn.execute(
                 "SELECT COUNT(*) AS n FROM (SELECT 1 FROM hm_messages WHERE owner = %s"

@@ -288,14 +288,18 @@ def natural_rows(
 
 
 def _prune_common(conn: sqlite3.Connection, table: str, terms: Sequence[Term]) -> list[Term]:
-    """The terms of ``terms`` matching fewer than `COMMON_TERM_CAP` messages of ``table``.
+    """The terms of ``terms`` matching at least one and fewer than `COMMON_TERM_CAP`
+    messages of ``table``.
 
-    One query when the terms together match fewer (the usual case in a small archive).
+    One query when the terms together match fewer (the usual case in a small archive). A
+    term no message holds is not a rare term: kept, it would stand in for the common ones
+    and the fallback would find nothing ("docker deployment last week" in an archive that
+    never says "week").
     """
     expr = " OR ".join(t.fts() for t in terms)
     if _count(conn, table, expr, COMMON_TERM_CAP) < COMMON_TERM_CAP:
         return list(terms)
-    return [t for t in terms if _count(conn, table, t.fts(), COMMON_TERM_CAP) < COMMON_TERM_CAP]
+    return [t for t in terms if 0 < _count(conn, table, t.fts(), COMMON_TERM_CAP) < COMMON_TERM_CAP]
 
 
 def find_hits(
