@@ -184,3 +184,13 @@ def test_rows_read_in_a_block_are_answered_again_until_a_write(
         monkeypatch.undo()
         _delete_owner(pg)
         pg.close()
+
+
+def test_the_cli_search_checks_out_one_connection(archive: Any) -> None:
+    from hermes_memory_cli._commands.sessions import _hybrid_hits
+
+    if archive.vector_index is None:  # the lexical archive: the CLI's hybrid path skips it
+        return
+    before = archive.db.checkouts
+    hits, took_part = _hybrid_hits(archive, "Lisbon trams", 5, ["user", "assistant"])
+    assert took_part and hits and archive.db.checkouts - before == 1

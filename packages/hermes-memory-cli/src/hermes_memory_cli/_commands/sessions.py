@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
@@ -349,6 +350,14 @@ def _hybrid_hits(
 ) -> tuple[list[dict[str, Any]], bool]:
     """``(hits, True)`` ranked by words and meaning, each with a snippet and ``match``;
     ``([], False)`` when the dense side could not take part (query syntax, embedder error)."""
+    pinned = getattr(store, "pinned_reads", None)  # PostgreSQL: one pooled connection
+    with pinned() if callable(pinned) else contextlib.nullcontext():
+        return _hybrid_hits_read(store, query, limit, roles)
+
+
+def _hybrid_hits_read(
+    store: Any, query: str, limit: int, roles: list[str] | None
+) -> tuple[list[dict[str, Any]], bool]:
     from hermes_memory_sessions.search import discover
 
     found = discover(store, query, limit=limit, role_filter=roles)
