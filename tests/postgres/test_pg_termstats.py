@@ -9,6 +9,7 @@ import pytest
 
 import hermes_memory_postgres.archive._natural as natural
 from hermes_memory_postgres import PostgresSessionArchive
+from hermes_memory_postgres.archive._termstats import frequencies
 from hermes_memory_sessions.search import Term, parse_query
 from hermes_memory_sessions.search._query import folded, word_forms
 
@@ -120,7 +121,10 @@ def test_folded_terms_search_only_the_forms_some_message_holds(archive):
     archive.create_session("s")
     painted = archive.append_message("s", "user", "we painted the fence")
     terms = [Term("paint", forms=word_forms("paint") or ()), Term("zzyzx", forms=("zzyzx",))]
-    held = archive.db.run(lambda c: archive._held_forms(c, terms))
+    df, _ = archive.db.run(
+        lambda c: frequencies(c, archive.owner, natural.statistics_lexemes(terms))
+    )
+    held = natural.held_forms(terms, df)
     assert held == [Term("paint", forms=("painted",))]  # the absent word is left out
     hits = archive.find_hits(folded(parse_query("when did we paint zzyzx")), any_terms=True)
     assert hits is not None and [r["id"] for r in hits.rows] == [painted]

@@ -31,7 +31,7 @@ from hermes_memory_sessions.search import (
     smoothing_extra,
 )
 
-__all__ = ["NaturalRanking"]
+__all__ = ["NaturalRanking", "held_forms", "statistics_lexemes"]
 
 _JOIN = "FROM hm_messages m JOIN hm_sessions s ON s.owner = m.owner AND s.id = m.session_id"
 
@@ -44,11 +44,12 @@ class NaturalRanking(ArchiveCore):
     ) -> list[dict[str, Any]]:
         """The any-term fallback on the word index: common terms dropped, IDF-weighted
         ``ts_rank`` per term over the newest `NATURAL_WINDOW` matches, then smoothing."""
-        exprs = [(t, render_tsquery([t], cjk=False)) for t in self._held_forms(conn, terms)]
+        df, total = frequencies(conn, self.owner, statistics_lexemes(terms))
+        exprs = [(t, render_tsquery([t], cjk=False)) for t in held_forms(terms, df)]
         exprs = [(t, e) for t, e in exprs if e]
         if not exprs:
             return []
-        counts, total = self._term_counts(conn, exprs)
+        counts = self._term_counts(conn, exprs, df)
         # A term no message holds is left out: kept as a rare term it would stand in for
         # the common ones and find nothing (as on SQLite), and each one makes the planner
         # expect more matches.
@@ -71,49 +72,21 @@ class NaturalRanking(ArchiveCore):
         ranked = sorted((dict(r) for r in rows), key=lambda r: (-r["rank"], r["id"]))[:pool]
         return self._smooth(conn, ranked, filt)[:want]
 
-    def _held_forms(self, conn: psycopg.Connection[Any], terms: Sequence[Term]) -> list[Term]:
-        """``terms`` with each folded term's forms cut to those some message holds (the term
-        statistics are exact); a folded term none of whose forms occurs is left out.
-
-        Absent forms match nothing, but each one raises the planner's estimate of the
-        matches: with sixteen forms of two absent words it walked every id of a million
-        messages newest first (800 ms) instead of asking the word index (1 ms)."""
-        wanted = sorted({f for t in terms for f in t.forms if word_tokens(f) == [f]})
-        if not wanted:
-            return list(terms)
-        df, _ = frequencies(conn, self.owner, wanted)
-        out: list[Term] = []
-        for term in terms:
-            if not term.forms:
-                out.append(term)
-            elif held := tuple(f for f in term.forms if df.get(f, 0) > 0):
-                out.append(replace(term, forms=held))
-        return out
-
     def _term_counts(
-        self, conn: psycopg.Connection[Any], exprs: Sequence[tuple[Term, str]]
-    ) -> tuple[dict[str, int], int]:
-        """Messages matching each term (``{tsquery: n}``) and the owner's message count.
+        self, conn: psycopg.Connection[Any], exprs: Sequence[tuple[Term, str]], df: dict[str, int]
+    ) -> dict[str, int]:
+        """Messages matching each term (``{tsquery: n}``).
 
-        A plain one-word term is read from the term statistics (`_termstats`), and so is a
-        folded term (`Term.forms`): the sum over its forms, so that a rare word whose
-        other form is common ("book": "booking") counts as common, as SQLite's count of
-        the forms OR-ed does; a phrase or prefix term is counted, at most `COMMON_TERM_CAP`.
+        A plain one-word term is read from the term statistics ``df`` (`_termstats`), and so
+        is a folded term: the sum over its forms, so that a rare word whose other form is
+        common ("book": "booking") counts as common, as SQLite's count of the forms OR-ed
+        does; a phrase or prefix term is counted, at most `COMMON_TERM_CAP`.
         """
-        lexemes: dict[str, list[str]] = {}
-        for term, expr in exprs:
-            if term.forms:
-                lexemes[expr] = [f for f in term.forms if word_tokens(f) == [f]]
-                continue
-            tokens = word_tokens(term.text)
-            if not term.prefix and len(tokens) == 1:
-                lexemes[expr] = tokens
-        wanted = sorted({lex for group in lexemes.values() for lex in group})
-        df, total = frequencies(conn, self.owner, wanted)
         counts: dict[str, int] = {}
-        for _, expr in exprs:
-            if expr in lexemes:
-                counts[expr] = sum(df[lex] for lex in lexemes[expr])
+        for term, expr in exprs:
+            looked_up = _term_lexemes(term)
+            if looked_up is not None:
+                counts[expr] = sum(df.get(lex, 0) for lex in looked_up)
                 continue
             row: Any = conn.execute(
                 "SELECT COUNT(*) AS n FROM (SELECT 1 FROM hm_messages WHERE owner = %s"
@@ -122,7 +95,7 @@ class NaturalRanking(ArchiveCore):
                 prepare=False,
             ).fetchone()
             counts[expr] = int(row["n"])
-        return counts, total
+        return counts
 
     def _smooth(
         self, conn: psycopg.Connection[Any], rows: list[dict[str, Any]], filt: Filters
@@ -161,3 +134,34 @@ class NaturalRanking(ArchiveCore):
 def _idf(total: int, matching: int) -> float:
     """BM25's inverse document frequency of a term matching ``matching`` of ``total``."""
     return math.log((total - matching + 0.5) / (matching + 0.5) + 1.0)
+
+
+def _term_lexemes(term: Term) -> list[str] | None:
+    """The lexemes whose statistics count ``term``'s messages: a folded term's forms, a
+    plain one-word term's word; None for a phrase or prefix term (counted instead)."""
+    if term.forms:
+        return [f for f in term.forms if word_tokens(f) == [f]]
+    tokens = word_tokens(term.text)
+    return tokens if not term.prefix and len(tokens) == 1 else None
+
+
+def statistics_lexemes(terms: Sequence[Term]) -> list[str]:
+    """Every lexeme the fallback reads from the term statistics for ``terms`` (one read)."""
+    return sorted({lex for t in terms for lex in _term_lexemes(t) or ()})
+
+
+def held_forms(terms: Sequence[Term], df: dict[str, int]) -> list[Term]:
+    """``terms`` with each folded term's forms cut to those some message holds (``df``:
+    the term statistics, which are exact); a folded term none of whose forms occurs is
+    left out.
+
+    Absent forms match nothing, but each one raises the planner's estimate of the
+    matches: with sixteen forms of two absent words it walked every id of a million
+    messages newest first (800 ms) instead of asking the word index (1 ms)."""
+    out: list[Term] = []
+    for term in terms:
+        if not term.forms:
+            out.append(term)
+        elif held := tuple(f for f in term.forms if df.get(f, 0) > 0):
+            out.append(replace(term, forms=held))
+    return out
