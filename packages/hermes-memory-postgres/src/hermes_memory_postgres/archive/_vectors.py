@@ -5,7 +5,9 @@ pgvector is not assumed (it is not packaged everywhere). Vectors live in ``hm_ve
 (`hermes_memory_sessions.vectors`): every vector's binary code (the signs of the centred
 unit vector, 48 bytes at 384 dimensions) is held in this process's memory, loaded
 incrementally by ``seq``; a query ranks all codes by Hamming distance in NumPy, and the
-best `RESCORE` candidates are read back from PostgreSQL and scored exactly (int8 cosine).
+best `RESCORE` candidates are scored exactly (int8 cosine) over their vectors, kept in
+memory beside the codes within `VectorIndex.memory_budget` (reading them from PostgreSQL
+took 8-12 ms of a search at a million messages) and read from PostgreSQL beyond it.
 Every host of a multi-host deployment thus answers from the same stored vectors; a host
 sees another host's new vectors at its next search (one indexed range read by ``seq``).
 
@@ -34,100 +36,69 @@ from hermes_memory_postgres.archive._filters import BY_ID_FROM, HIT_SELECT, Filt
 from hermes_memory_sessions.vectors import (
     CATCH_UP,
     CENTER_SAMPLE,
+    LOAD_CHUNK,
     QUEUE_SIZE,
     WORKER_BATCH,
-    BinaryCodes,
+    CodeCache,
     DenseHit,
     EmbedderLike,
     EmbeddingWorker,
     VectorIndex,
     hit_chunks,
     index_model,
-    unit_rows,
-    upgraded,
 )
 
 __all__ = ["PgCodeCache", "PgVectorIndex"]
 
-#: Vectors read per round trip while loading the codes.
-LOAD_CHUNK = 20000
 
+class PgCodeCache(CodeCache):
+    """The `CodeCache` of one owner's vectors of one model in ``hm_vectors``: the same
+    incremental refresh, int8 vectors kept in memory within the budget, its three reads
+    made on PostgreSQL."""
 
-class PgCodeCache:
-    """The `BinaryCodes` of one owner's vectors of one model, refreshed incrementally."""
-
-    def __init__(self, archive: Any, model: str, drop_model: str | None = None) -> None:
+    def __init__(
+        self,
+        archive: Any,
+        model: str,
+        drop_model: str | None = None,
+        *,
+        memory_budget: int | None = None,
+    ) -> None:
+        super().__init__(archive, model, drop_model, memory_budget=memory_budget)
         self.archive = archive
-        self.model = model
-        self.drop_model = drop_model  # the tier above: a message it embeds leaves these codes
-        self.codes = BinaryCodes()
-        self.lock = threading.Lock()
 
-    def refresh(self) -> None:
-        with self.lock:
-            self._refresh_locked()
-
-    def clear(self) -> None:
-        with self.lock:
-            self.codes = BinaryCodes()
-
-    def nearest(self, query: npt.NDArray[np.float32], count: int) -> list[int]:
-        """As the SQLite `CodeCache.nearest` (``[]`` at once while
-        another thread loads the codes: that query is answered lexically)."""
-        if not self.lock.acquire(timeout=0.05):
-            return []
-        try:
-            self._refresh_locked()
-            return self.codes.nearest(query, count)
-        finally:
-            self.lock.release()
-
-    def _top(self) -> int:
+    def _top_seq(self) -> int | None:
         owner = self.archive.owner
 
-        def read(conn: psycopg.Connection[Any]) -> int:
+        def read(conn: psycopg.Connection[Any]) -> int | None:
             row = conn.execute(
                 "SELECT MAX(seq) AS top FROM hm_vectors WHERE owner = %s", (owner,)
             ).fetchone()
-            return int(row["top"]) if row and row["top"] is not None else 0
+            return None if not row or row["top"] is None else int(row["top"])
 
-        return int(self.archive._read(read))
+        top: int | None = self.archive._read(read)
+        return top
 
-    def _refresh_locked(self) -> None:
-        codes = self.codes
-        top = self._top()
-        if top <= codes.last_seq:
-            return
+    def _center_sample(self) -> list[bytes]:
         owner, model = self.archive.owner, self.model
-        if codes.n == 0 or (codes.n >= 4 * codes.center_n and codes.center_n < CENTER_SAMPLE):
-            # (Re)compute the center, then rebuild every code (as on SQLite).
-            sample = self.archive._read(
-                lambda conn: [
-                    bytes(r["vec"])
-                    for r in conn.execute(
-                        "SELECT vec FROM hm_vectors WHERE owner = %s AND model = %s"
-                        " ORDER BY seq LIMIT %s",
-                        (owner, model, CENTER_SAMPLE),
-                    ).fetchall()
-                    if len(r["vec"]) > 4
-                ]
-            )
-            if codes.n == 0 or len(sample) >= 4 * codes.center_n:
-                center = unit_rows(sample).mean(axis=0) if len(sample) >= 16 else None
-                codes = self.codes = BinaryCodes(center, len(sample) if center is not None else 0)
-        while True:
-            after = codes.last_seq
-            chunk = self.archive._read(
-                lambda conn, a=after: rows_sql.code_rows(conn, owner, a, top, LOAD_CHUNK)
-            )
-            if not chunk:
-                break
-            mine = [r for r in chunk if r[3] == model and len(r[2]) > 4]
-            codes.add([r[1] for r in mine], [r[2] for r in mine])
-            codes.drop(upgraded(chunk, model, self.drop_model))
-            codes.last_seq = chunk[-1][0]
-        codes.compact()
-        codes.last_seq = max(codes.last_seq, top)
+        sample: list[bytes] = self.archive._read(
+            lambda conn: [
+                bytes(r["vec"])
+                for r in conn.execute(
+                    "SELECT vec FROM hm_vectors WHERE owner = %s AND model = %s"
+                    " ORDER BY seq LIMIT %s",
+                    (owner, model, CENTER_SAMPLE),
+                ).fetchall()
+            ]
+        )
+        return sample
+
+    def _rows_after(self, after: int, top: int) -> list[tuple[int, int, bytes, str]]:
+        owner = self.archive.owner
+        rows: list[tuple[int, int, bytes, str]] = self.archive._read(
+            lambda conn: rows_sql.code_rows(conn, owner, after, top, LOAD_CHUNK)
+        )
+        return rows
 
 
 class PgVectorIndex(VectorIndex):
@@ -147,7 +118,7 @@ class PgVectorIndex(VectorIndex):
         self.embedder = embedder
         self.model = index_model(str(embedder.name), vectors_mod.CONTEXT_BEFORE)
         self.above = above
-        self._codes = PgCodeCache(archive, self.model, above)  # type: ignore[assignment]
+        self._codes = PgCodeCache(archive, self.model, above, memory_budget=self.memory_budget)
         self._embed_lock = threading.Lock()
         self.worker = EmbeddingWorker(
             embed=self._embed_ids,
@@ -240,26 +211,42 @@ class PgVectorIndex(VectorIndex):
         include_inactive: bool = False,
     ) -> list[DenseHit]:
         """As `VectorIndex.search`: binary pass in memory, exact cosine of the best
-        `RESCORE` read from PostgreSQL, filters applied in score order."""
-        candidates = self._codes.nearest(query, vectors_mod.RESCORE)
-        if not candidates:
+        `RESCORE` (their int8 vectors kept in memory within `memory_budget`, else read
+        from PostgreSQL), filters applied in score order."""
+        ids, seqs, kept = self._codes.nearest_rows(query, vectors_mod.RESCORE)
+        if not ids.size:
             return []
         width = int(query.size)
         cond, params = Filters(
             role_filter, source_filter, exclude_sources, None, include_inactive
         ).where(self._owner)
+        # A hit row carries the seq of its message's vector now (primary key lookup, no read
+        # of the vector): a vector from memory that was deleted or replaced since it was
+        # loaded has another seq (or none), and its message is not returned.
+        sql = (
+            f"SELECT {HIT_SELECT}, (SELECT v.seq FROM hm_vectors v WHERE v.owner = m.owner"  # noqa: S608
+            f" AND v.message_id = m.id AND v.model = %s) AS _seq {BY_ID_FROM}"
+            f" WHERE {cond} AND m.id = ANY(%s)"
+        )
 
         def run(conn: psycopg.Connection[Any]) -> list[DenseHit]:
-            pairs = [
-                p
-                for p in rows_sql.vector_rows(conn, self._owner, self.model, candidates)
-                if len(p[1]) == width + 4
-            ]
-            if not pairs:
-                return []
-            ids = [p[0] for p in pairs]
-            packed = np.frombuffer(b"".join(p[1] for p in pairs), dtype=np.int8)
-            matrix = packed.reshape(len(pairs), width + 4)[:, 4:].astype(np.float32)
+            id_list: list[int]
+            seq_list: list[int | None]
+            if kept is not None and kept.shape[1] == width:
+                id_list, seq_list = ids.tolist(), seqs.tolist()
+                matrix = kept.astype(np.float32)
+            else:  # over the memory budget: the candidates' current vectors
+                pairs = [
+                    p
+                    for p in rows_sql.vector_rows(conn, self._owner, self.model, ids.tolist())
+                    if len(p[1]) == width + 4
+                ]
+                if not pairs:
+                    return []
+                id_list = [p[0] for p in pairs]
+                seq_list = [None] * len(pairs)  # read now: current by construction
+                packed = np.frombuffer(b"".join(p[1] for p in pairs), dtype=np.int8)
+                matrix = packed.reshape(len(pairs), width + 4)[:, 4:].astype(np.float32)
             norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
             scores = (matrix @ query) / np.where(norms > 0, norms, 1.0)
             order = [int(i) for i in np.argsort(-scores, kind="stable")]
@@ -271,16 +258,19 @@ class PgVectorIndex(VectorIndex):
                 found = {
                     int(r["id"]): dict(r)
                     for r in conn.execute(
-                        f"SELECT {HIT_SELECT} {BY_ID_FROM} WHERE {cond} AND m.id = ANY(%s)",
-                        [*params, [ids[i] for i in chunk]],
+                        sql, [self.model, *params, [id_list[i] for i in chunk]]
                     ).fetchall()
                 }
                 for i in chunk:  # score order; rows the filters dropped are skipped
-                    row = found.get(ids[i])
-                    if row is not None:
-                        out.append(DenseHit(row, float(scores[i])))
-                        if len(out) >= limit:
-                            return out
+                    row = found.get(id_list[i])
+                    if row is None:
+                        continue
+                    current = row.pop("_seq")
+                    if seq_list[i] is not None and current != seq_list[i]:
+                        continue  # a stale vector from memory
+                    out.append(DenseHit(row, float(scores[i])))
+                    if len(out) >= limit:
+                        return out
             return out
 
         return list(self.archive._read(run))

@@ -24,7 +24,9 @@ from hermes_memory_sessions.vectors._tiers import TIER_NAMES, TieredIndex, tier_
 if TYPE_CHECKING:
     from hermes_memory_sessions.vectors._binary_codes import (
         CENTER_SAMPLE,
+        LOAD_CHUNK,
         BinaryCodes,
+        CodeCache,
         unit_rows,
         upgraded,
     )
@@ -47,12 +49,14 @@ __all__ = [
     "CENTER_SAMPLE",
     "CONTEXT_BEFORE",
     "EMBEDDABLE",
+    "LOAD_CHUNK",
     "QUEUE_SIZE",
     "RESCORE",
     "TIER_NAMES",
     "WORKER_BATCH",
     "ArchiveVectors",
     "BinaryCodes",
+    "CodeCache",
     "DenseHit",
     "EmbedderLike",
     "EmbeddingWorker",
@@ -93,7 +97,9 @@ _INDEX_NAMES = frozenset(
         "quantize",
     }
 )
-_CODE_NAMES = frozenset({"CENTER_SAMPLE", "BinaryCodes", "unit_rows", "upgraded"})
+_CODE_NAMES = frozenset(
+    {"CENTER_SAMPLE", "LOAD_CHUNK", "BinaryCodes", "CodeCache", "unit_rows", "upgraded"}
+)
 
 
 def __getattr__(name: str) -> object:

@@ -62,6 +62,8 @@ _HELPERS_LOCK = threading.Lock()
 #: Bytes of int8 vectors a `CodeCache` keeps in memory for the exact pass (384 bytes a
 #: message at 384 dimensions: 512 MiB holds about 1.4 million); 0 reads them from SQLite.
 VECTOR_MEMORY_BUDGET = 512 * 2**20
+#: Stored vectors read per round trip while loading the codes.
+LOAD_CHUNK = 20000
 
 
 def unit_rows(blobs: Sequence[bytes]) -> npt.NDArray[np.float32]:
@@ -402,45 +404,61 @@ class CodeCache:
         # Chunked reads, the store's lock released between chunks: loading a million
         # vectors (seconds) never holds up the agent's writes.
         codes = self.codes
-        with self.store.read() as conn:
-            if not has_vector_table(conn):  # a read-only archive never embedded
-                return
-            top = conn.execute("SELECT MAX(seq) FROM hm_vectors").fetchone()[0]
-        if top is None or int(top) <= codes.last_seq:
+        top = self._top_seq()
+        if top is None or top <= codes.last_seq:
             return
         if codes.n == 0 or (codes.n >= 4 * codes.center_n and codes.center_n < CENTER_SAMPLE):
             # (Re)compute the center from the stored vectors, then (re)build every code:
             # at start, and while a young archive grows (4x), until the mean is settled.
-            with self.store.read() as conn:
-                sample = [
-                    bytes(r[0])
-                    for r in conn.execute(
-                        "SELECT vec FROM hm_vectors WHERE model = ? ORDER BY seq LIMIT ?",
-                        (self.model, CENTER_SAMPLE),
-                    )
-                ]
+            sample = self._center_sample()
             if codes.n == 0 or len(sample) >= 4 * codes.center_n:
                 center = unit_rows(sample).mean(axis=0) if len(sample) >= 16 else None
                 codes = self.codes = self._new_codes(
                     center, len(sample) if center is not None else 0
                 )
         while True:
-            with self.store.read() as conn:
-                cursor = conn.cursor()
-                cursor.row_factory = None
-                rows = cursor.execute(
-                    "SELECT seq, message_id, vec, model FROM hm_vectors WHERE seq > ? AND seq <= ?"
-                    " ORDER BY seq LIMIT 20000",
-                    (codes.last_seq, int(top)),
-                ).fetchall()
+            rows = self._rows_after(codes.last_seq, top)
             if not rows:
                 break
             mine = [r for r in rows if r[3] == self.model and len(r[2]) > 4]
-            codes.add(
-                [int(r[1]) for r in mine], [bytes(r[2]) for r in mine], [int(r[0]) for r in mine]
-            )
+            codes.add([r[1] for r in mine], [r[2] for r in mine], [r[0] for r in mine])
             codes.drop(upgraded(rows, self.model, self.drop_model))
-            codes.last_seq = int(rows[-1][0])
+            codes.last_seq = rows[-1][0]
             self._check_budget(codes)
         codes.compact()
-        codes.last_seq = max(codes.last_seq, int(top))
+        codes.last_seq = max(codes.last_seq, top)
+
+    # The three reads of a refresh; `hermes_memory_postgres` overrides them for its table.
+
+    def _top_seq(self) -> int | None:
+        """The highest stored ``seq`` (None: no vector table, a read-only archive never
+        embedded)."""
+        with self.store.read() as conn:
+            if not has_vector_table(conn):
+                return None
+            top = conn.execute("SELECT MAX(seq) FROM hm_vectors").fetchone()[0]
+        return None if top is None else int(top)
+
+    def _center_sample(self) -> list[bytes]:
+        """The first `CENTER_SAMPLE` stored vectors of this model."""
+        with self.store.read() as conn:
+            return [
+                bytes(r[0])
+                for r in conn.execute(
+                    "SELECT vec FROM hm_vectors WHERE model = ? ORDER BY seq LIMIT ?",
+                    (self.model, CENTER_SAMPLE),
+                )
+            ]
+
+    def _rows_after(self, after: int, top: int) -> list[tuple[int, int, bytes, str]]:
+        """``(seq, message_id, vec, model)`` of up to `LOAD_CHUNK` vectors stored after
+        ``after`` up to ``top``, by seq (every model: `upgraded` reads the others)."""
+        with self.store.read() as conn:
+            cursor = conn.cursor()
+            cursor.row_factory = None
+            rows = cursor.execute(
+                "SELECT seq, message_id, vec, model FROM hm_vectors WHERE seq > ? AND seq <= ?"
+                " ORDER BY seq LIMIT ?",
+                (after, top, LOAD_CHUNK),
+            ).fetchall()
+        return [(int(r[0]), int(r[1]), bytes(r[2]), str(r[3])) for r in rows]
