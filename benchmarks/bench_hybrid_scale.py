@@ -7,8 +7,9 @@ embedding a million messages for real takes days here) and times ``session_searc
 discovery for the same query sets as ``bench_sessions.py``: without an embedder (lexical),
 then with the vector index attached (hybrid; the question's embedding excluded: the
 synthetic embedder is instant unless ``--query-ms`` says otherwise), alternating rounds.
-(Running the dense side beside the lexical one on a thread was measured and dropped: no
-consistent gain, since the SQLite archive serialises its reads on one connection.)
+(The Hamming pass runs beside the lexical reads, on the thread that embeds the query, when
+the vectors are in memory; running the whole dense side there, reads included, was measured
+earlier and dropped: the SQLite archive serialises its reads on one connection.)
 
     .venv/bin/python benchmarks/bench_hybrid_scale.py [--messages 1000000] [--rounds 3]
         [--dsn postgresql://...]

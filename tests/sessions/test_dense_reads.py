@@ -14,7 +14,9 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -316,3 +318,33 @@ def test_the_hamming_pass_shared_among_threads_gives_every_distance(
     assert shared.tolist() == alone.tolist()
     assert codes.nearest(query, 100) == nearest
     assert sorted(set(alone.tolist())) != [0]  # real distances, not an empty buffer
+
+
+def test_the_hamming_pass_runs_on_the_query_thread_for_its_own_vector_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the vectors in memory, the thread embedding the query also ranks the codes
+    (beside the caller's lexical reads); `search` takes those candidates only for the very
+    vector they were ranked for, and ranks alike either way."""
+    path = tmp_path / "a.db"
+    _seeded_archive(path, 1200)
+    passes: list[str] = []
+    real = codes_mod.BinaryCodes.nearest_positions
+
+    def spy(self: codes_mod.BinaryCodes, query: Any, count: int) -> Any:
+        passes.append(threading.current_thread().name)
+        return real(self, query, count)
+
+    monkeypatch.setattr(codes_mod.BinaryCodes, "nearest_positions", spy)
+    with SessionStore(path, embedder=WordsEmbedder(), embed_in_background=False) as store:
+        index = store.vector_index
+        assert isinstance(index, vectors.VectorIndex)
+        index.refresh()  # codes and vectors loaded
+        query = _query(store, "w1 w7")
+        prepared = [(int(h.row["id"]), h.score) for h in index.search(query, limit=20)]
+        assert len(passes) == 1 and passes[0].startswith("hermes-query-embed")
+        passes.clear()
+        index.query_result(index.start_query("w9 w10 w11"))  # ranked for another vector
+        own = [(int(h.row["id"]), h.score) for h in index.search(query, limit=20)]
+        assert passes[-1] == threading.current_thread().name  # its own pass, here
+    assert own == prepared and len(own) == 20

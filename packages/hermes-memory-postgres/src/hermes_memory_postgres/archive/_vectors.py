@@ -131,6 +131,7 @@ class PgVectorIndex(VectorIndex):
         self._query_lock = threading.Lock()
         self._query_pool = None
         self._query_future = None
+        self._prepared = None
         if background:
             self.worker.start()
 
@@ -213,7 +214,7 @@ class PgVectorIndex(VectorIndex):
         """As `VectorIndex.search`: binary pass in memory, exact cosine of the best
         `RESCORE` (their int8 vectors kept in memory within `memory_budget`, else read
         from PostgreSQL), filters applied in score order."""
-        ids, seqs, kept = self._codes.nearest_rows(query, vectors_mod.RESCORE)
+        ids, seqs, kept = self._take_prepared(query)
         if not ids.size:
             return []
         width = int(query.size)

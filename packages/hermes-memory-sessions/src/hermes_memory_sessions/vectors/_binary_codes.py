@@ -34,9 +34,11 @@ if TYPE_CHECKING:
 __all__ = [
     "CENTER_SAMPLE",
     "COMPACT_AT",
+    "LOAD_CHUNK",
     "VECTOR_MEMORY_BUDGET",
     "BinaryCodes",
     "CodeCache",
+    "Nearest",
     "unit_rows",
     "upgraded",
 ]
@@ -64,6 +66,9 @@ _HELPERS_LOCK = threading.Lock()
 VECTOR_MEMORY_BUDGET = 512 * 2**20
 #: Stored vectors read per round trip while loading the codes.
 LOAD_CHUNK = 20000
+
+#: ``(message ids, hm_vectors seqs, int8 vectors or None)`` of a search's nearest codes.
+Nearest = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int8] | None]
 
 
 def unit_rows(blobs: Sequence[bytes]) -> npt.NDArray[np.float32]:
@@ -381,9 +386,7 @@ class CodeCache:
         finally:
             self.lock.release()
 
-    def nearest_rows(
-        self, query: npt.NDArray[np.float32], count: int
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int8] | None]:
+    def nearest_rows(self, query: npt.NDArray[np.float32], count: int) -> Nearest:
         """``(message ids, hm_vectors seqs, int8 vectors)`` of the ``count`` codes nearest
         to ``query`` after a refresh, in storage order; the vectors (one row per code, a
         copy) are None when they are not kept in memory (read them by seq). Empty at once
@@ -392,12 +395,42 @@ class CodeCache:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), None
         try:
             self.refresh_locked()
-            codes = self.codes
-            top = codes.nearest_positions(query, count)
-            kept = codes.vectors
-            return codes.ids[top], codes.seqs[top], None if kept is None else kept[top]
+            return self._rows_nearest(query, count)
         finally:
             self.lock.release()
+
+    def refresh_now(self) -> bool:
+        """`refresh` unless another thread holds the codes (the worker loading them at
+        start): whether it refreshed."""
+        if not self.lock.acquire(timeout=0.05):
+            return False
+        try:
+            self.refresh_locked()
+            return True
+        finally:
+            self.lock.release()
+
+    def nearest_in_memory(
+        self, query: npt.NDArray[np.float32], count: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int8]] | None:
+        """`nearest_rows` over the codes as they are (no refresh, no read of the store: safe
+        off the store's thread); None unless the vectors are in memory, or while another
+        thread holds the codes."""
+        if not self.lock.acquire(timeout=0.05):
+            return None
+        try:
+            if self.codes.vectors is None:
+                return None
+            ids, seqs, kept = self._rows_nearest(query, count)
+            return None if kept is None else (ids, seqs, kept)
+        finally:
+            self.lock.release()
+
+    def _rows_nearest(self, query: npt.NDArray[np.float32], count: int) -> Nearest:
+        codes = self.codes
+        top = codes.nearest_positions(query, count)
+        kept = codes.vectors
+        return codes.ids[top], codes.seqs[top], None if kept is None else kept[top]
 
     def refresh_locked(self) -> None:
         """`refresh` with the lock already held."""

@@ -32,7 +32,9 @@ bytes a message, else read from SQLite by stored row, ``seq``); the hit rows (me
 session) are read only for the best of them, as many as the filters need, each with the
 seq of its message's current vector (a vector deleted or replaced since it was loaded has
 another seq, or none: never returned). An archive with
-fewer than `RESCORE` vectors is scored exactly.
+fewer than `RESCORE` vectors is scored exactly. With the vectors in memory, the thread that
+embeds the query (`start_query`) also runs the Hamming pass, while the caller reads the
+lexical candidates: the two overlap instead of adding up.
 
 Embedding runs off the caller's thread: `VectorIndex.notify` puts new message ids on a
 bounded queue read by one daemon worker; when the queue is full the ids are left pending
@@ -59,7 +61,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hermes_memory_sessions.search._hit_filters import HIT_SELECT, hit_filters
-from hermes_memory_sessions.vectors._binary_codes import CENTER_SAMPLE, CodeCache
+from hermes_memory_sessions.vectors._binary_codes import CENTER_SAMPLE, CodeCache, Nearest
 from hermes_memory_sessions.vectors._coverage import CONTEXT_BEFORE as _DEFAULT_CONTEXT
 from hermes_memory_sessions.vectors._coverage import EMBEDDABLE, coverage_counts, index_model
 from hermes_memory_sessions.vectors._embedding_worker import FAILURE_BACKOFF, EmbeddingWorker
@@ -175,6 +177,15 @@ def _documents(conn: sqlite3.Connection, ids: Sequence[int]) -> list[tuple[int, 
     return out
 
 
+def _unit(raw: Sequence[float]) -> npt.NDArray[np.float32] | None:
+    """An embedder's query vector scaled to unit length (None: not a finite 1-D vector)."""
+    vector = np.asarray(raw, dtype=np.float32)
+    norm = float(np.linalg.norm(vector))
+    if vector.ndim != 1 or not np.isfinite(norm) or norm == 0:
+        return None
+    return vector / norm
+
+
 def hit_chunks(limit: int, total: int) -> list[int]:
     """Sizes of the successive reads of hit rows for ``limit`` hits among ``total`` scored
     candidates, best first: ``limit`` and a quarter more (the filters drop few of them:
@@ -248,6 +259,8 @@ class VectorIndex:
         self._query_lock = threading.Lock()
         self._query_pool: ThreadPoolExecutor | None = None
         self._query_future: Future[list[float]] | None = None
+        #: ``(query vector bytes, candidates)`` of the Hamming pass `start_query` ran.
+        self._prepared: tuple[bytes, Nearest] | None = None
         if not store.read_only:
             with store._write() as conn:
                 ensure_vector_schema(conn)
@@ -470,8 +483,10 @@ class VectorIndex:
 
     def start_query(self, text: str) -> Future[list[float]] | None:
         """Start embedding the query ``text`` off the caller's thread (`query_result` waits
-        for it): two tiers embed a query with both models at once. None while the
-        previous query's embedding is still running."""
+        for it): two tiers embed a query with both models at once. With the vectors in
+        memory, that thread then also runs the Hamming pass (`search` takes its candidates),
+        so the dense side's CPU work overlaps the lexical reads. None while the previous
+        query's embedding is still running."""
         with self._query_lock:
             pending = self._query_future
             if pending is not None and not pending.done():
@@ -479,16 +494,40 @@ class VectorIndex:
                 return None
             if self._query_pool is None:
                 self._query_pool = ThreadPoolExecutor(1, thread_name_prefix="hermes-query-embed")
-            future = self._query_pool.submit(self.embedder.embed_query, text)
+            self._prepared = None
+            # The codes are brought up to date here, on the caller's thread: the other
+            # thread never reads the store.
+            rank = self._codes.refresh_now()
+            future = self._query_pool.submit(self._embed_and_rank, text, rank)
             self._query_future = future
         return future
+
+    def _embed_and_rank(self, text: str, rank: bool) -> list[float]:
+        raw = self.embedder.embed_query(text)
+        vector = _unit(raw) if rank else None
+        if vector is not None:
+            try:
+                found = self._codes.nearest_in_memory(vector, RESCORE)
+            except Exception:  # `search` runs the pass itself then
+                found = None
+            if found is not None:
+                self._prepared = (vector.tobytes(), found)
+        return raw
+
+    def _take_prepared(self, query: npt.NDArray[np.float32]) -> Nearest:
+        """The candidates `start_query` found for ``query`` (taken once), else the Hamming
+        pass now (`CodeCache.nearest_rows`)."""
+        prepared, self._prepared = self._prepared, None
+        if prepared is not None and prepared[0] == query.tobytes():
+            return prepared[1]
+        return self._codes.nearest_rows(query, RESCORE)
 
     def query_result(self, future: Future[list[float]] | None) -> npt.NDArray[np.float32] | None:
         """The unit vector `start_query` is computing (None as `query_vector`)."""
         if future is None:
             return None
         try:
-            vector = np.asarray(future.result(timeout=QUERY_TIMEOUT), dtype=np.float32)
+            raw = future.result(timeout=QUERY_TIMEOUT)
         except FutureTimeout:
             logger.warning(
                 "session archive: query embedding took over %.0f s; lexical only", QUERY_TIMEOUT
@@ -497,10 +536,7 @@ class VectorIndex:
         except Exception as exc:
             logger.warning("session archive: query embedding failed (%s); lexical only", exc)
             return None
-        norm = float(np.linalg.norm(vector))
-        if vector.ndim != 1 or not np.isfinite(norm) or norm == 0:
-            return None
-        return vector / norm
+        return _unit(raw)
 
     def search(
         self,
@@ -517,7 +553,7 @@ class VectorIndex:
         Rows carry the lexical rows' keys (``id, session_id, role, timestamp, tool_name,
         source, model, session_started``).
         """
-        ids, seqs, kept = self._codes.nearest_rows(query, RESCORE)
+        ids, seqs, kept = self._take_prepared(query)
         if not seqs.size:
             return []
         width = int(query.size)
