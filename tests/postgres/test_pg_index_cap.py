@@ -133,3 +133,30 @@ def test_a_window_full_of_long_rows_is_rewritten_in_several_transactions(
             (owner,),
         ).fetchone() == (0,)
     assert _df(schema_dsn, owner, "latecomer") == 0
+
+
+def test_a_reindex_in_another_schema_does_not_stop_this_one(
+    schema_dsn: str, pg_dsn: str, owner: str
+) -> None:
+    """The re-index lock is per schema: while a host re-indexes another schema of the same
+    database (its lock held), this schema's rows are re-indexed, not skipped; while a host
+    holds this schema's lock, they are left to that host."""
+    from hermes_memory_postgres.archive import _recap
+
+    text = "earlybird " + "x " * MESSAGE_INDEX_PREFIX + "latecomer"
+    store = PostgresSessionArchive(schema_dsn, owner=owner)
+    try:
+        store.create_session("s", source="cli")
+        ident = store.append_message("s", "user", text)
+    finally:
+        store.close()
+    _uncap(schema_dsn, owner, ident, text)
+    lock = f"SELECT pg_advisory_lock(%s, {_recap._LOCK_SCHEMA})"
+    with psycopg.connect(schema_dsn, autocommit=True) as here:
+        here.execute(lock, (_recap._LOCK_KEY,))  # this schema's work, held by "a host"
+        with psycopg.connect(schema_dsn) as conn:
+            assert recap_long_rows(conn) == 0  # left to the host holding it
+    with psycopg.connect(pg_dsn, autocommit=True) as elsewhere:
+        elsewhere.execute(lock, (_recap._LOCK_KEY,))  # another schema's re-index runs
+        with psycopg.connect(schema_dsn) as conn:
+            assert recap_long_rows(conn) == 1

@@ -14,7 +14,9 @@ every window is its own short transaction that locks only the long rows it rewri
 (``FOR UPDATE``, at most 100 of them), and saves where it stopped, so a run that is
 interrupted (a killed process, a lost server) resumes from there at the next open. One
 host does the work at a time (a session advisory lock; the others skip it and search the
-old index meanwhile).
+old index meanwhile). The lock is the schema's: deployments in other schemas of the same
+database re-index their own tables at the same time, instead of skipping the work as if
+another host were doing it.
 """
 
 from __future__ import annotations
@@ -40,7 +42,9 @@ _RESUME_KEY = "index_cap_resume"
 _WINDOW = 2000
 #: Long rows rewritten per transaction at most (each holds tens of KB of index).
 _MAX_LONG = 100
-_LOCK_KEY = 0x686D636170  # "hmcap": one host re-indexes at a time
+_LOCK_KEY = 0x686D6361  # "hmca": one host re-indexes a schema's tables at a time
+#: The second key of that lock: the schema whose tables are re-indexed.
+_LOCK_SCHEMA = "hashtext(current_schema())"
 
 
 def cap_marker() -> str:
@@ -64,7 +68,7 @@ def recap_long_rows(
     from hermes_memory_postgres._text import cjk_tsvector, words_document, words_tsvector
 
     cur = conn.cursor(row_factory=tuple_row)
-    got = cur.execute("SELECT pg_try_advisory_lock(%s)", (_LOCK_KEY,)).fetchone()
+    got = cur.execute(f"SELECT pg_try_advisory_lock(%s, {_LOCK_SCHEMA})", (_LOCK_KEY,)).fetchone()
     conn.commit()
     if not got or not got[0]:
         return 0
@@ -138,7 +142,7 @@ def recap_long_rows(
                 start = (str(end[0]), int(end[1]))
                 _set_meta(conn, _RESUME_KEY, f"{start[0]}\t{start[1]}")
     finally:
-        conn.execute("SELECT pg_advisory_unlock(%s)", (_LOCK_KEY,))
+        conn.execute(f"SELECT pg_advisory_unlock(%s, {_LOCK_SCHEMA})", (_LOCK_KEY,))
         conn.commit()
     return rewritten
 
