@@ -348,3 +348,20 @@ def test_the_hamming_pass_runs_on_the_query_thread_for_its_own_vector_only(
         own = [(int(h.row["id"]), h.score) for h in index.search(query, limit=20)]
         assert passes[-1] == threading.current_thread().name  # its own pass, here
     assert own == prepared and len(own) == 20
+
+
+def test_a_failed_read_of_the_codes_leaves_the_search_lexical(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The codes are refreshed before the query thread starts; when that read fails, the
+    search still answers (lexical only), as when the dense search itself fails."""
+    path = tmp_path / "a.db"
+    _seeded_archive(path, 200)
+
+    def broken(self: codes_mod.CodeCache) -> int | None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(codes_mod.CodeCache, "_top_seq", broken)
+    with SessionStore(path, embedder=WordsEmbedder(), embed_in_background=False) as store:
+        found = store.discover_messages("w1 w7", limit=5)
+    assert found and {r["match"] for r in found} <= {"and", "any_terms"}

@@ -496,8 +496,13 @@ class VectorIndex:
                 self._query_pool = ThreadPoolExecutor(1, thread_name_prefix="hermes-query-embed")
             self._prepared = None
             # The codes are brought up to date here, on the caller's thread: the other
-            # thread never reads the store.
-            rank = self._codes.refresh_now()
+            # thread never reads the store. A failed read leaves the pass to `search`,
+            # which fails open (lexical only), as before.
+            try:
+                rank = self._codes.refresh_now()
+            except Exception as exc:
+                logger.debug("session archive: codes not refreshed before the query (%s)", exc)
+                rank = False
             future = self._query_pool.submit(self._embed_and_rank, text, rank)
             self._query_future = future
         return future
