@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hermes_memory_sessions.search._cjk import cjk_match_expr, split_cjk
@@ -68,6 +68,8 @@ __all__ = [
 ]
 
 _WORDS = "hm_fts_words"
+#: The word index stemmed (schema 6): the natural-language fallback of a folded query.
+_STEMS = "hm_fts_stems"
 _TOOLS = "hm_fts_tools"
 _CJK = "hm_fts_cjk"
 _FIRST_SCAN = 40
@@ -201,17 +203,19 @@ def search_items(
     want: int,
     filters: dict[str, Any],
     natural: Sequence[Term] = (),
+    words: str = _WORDS,
 ) -> list[dict[str, Any]]:
     """Rows (each with ``rank`` and ``_src``) matching one boolean item list, best first.
 
     ``natural`` (the content terms of an any-term fallback) switches `_run` to the
-    natural-language ranking and lets the word indexes drop common terms (`natural_rows`).
+    natural-language ranking and lets the word indexes drop common terms (`natural_rows`);
+    ``words`` is the word index searched (the stemmed one for a folded fallback).
     """
     role_filter = filters.get("role_filter")
     sort = filters.get("sort")
     word_tables = []
     if not role_filter or any(r != "tool" for r in role_filter):
-        word_tables.append(_WORDS)
+        word_tables.append(words)
     if not role_filter or "tool" in role_filter:
         word_tables.append(_TOOLS)
     if has_cjk:
@@ -284,7 +288,26 @@ def natural_rows(
     terms = content_terms(parsed)
     if not terms:
         return []
-    return search_items(conn, or_items(terms), terms_have_cjk(terms), want, filters, natural=terms)
+    words = _WORDS
+    if parsed.fold and not terms_have_cjk(terms) and _has_stems(conn):
+        # Folded (hybrid discovery): the stemmed index, each word as written, instead of
+        # the OR of its forms on the word index; an archive without it keeps the forms.
+        terms = content_terms(replace(parsed, fold=False))
+        words = _STEMS
+    return search_items(
+        conn, or_items(terms), terms_have_cjk(terms), want, filters, natural=terms, words=words
+    )
+
+
+def _has_stems(conn: sqlite3.Connection) -> bool:
+    """Whether the archive has the stemmed word index (schema 6; a read-only open of an
+    older file has not)."""
+    return (
+        conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (_STEMS,)
+        ).fetchone()
+        is not None
+    )
 
 
 def _prune_common(conn: sqlite3.Connection, table: str, terms: Sequence[Term]) -> list[Term]:
@@ -385,7 +408,7 @@ def snippet_for(
     pasted log took seconds per search): a message longer than `SNIPPET_FTS_MAX_CHARS` gets
     the linear snippet around the first needle instead.
     """
-    if table in (_WORDS, _TOOLS) and not _long_message(conn, message_id):
+    if table in (_WORDS, _STEMS, _TOOLS) and not _long_message(conn, message_id):
         try:
             row = conn.execute(
                 f"SELECT snippet({table}, -1, '>>>', '<<<', '...', 40) FROM {table} "  # noqa: S608

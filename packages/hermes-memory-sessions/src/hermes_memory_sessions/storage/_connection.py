@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 #: The archive's FTS5 tables.
-FTS_TABLES = ("hm_fts_words", "hm_fts_tools", "hm_fts_cjk")
+FTS_TABLES = ("hm_fts_words", "hm_fts_stems", "hm_fts_tools", "hm_fts_cjk")
 #: Messages written between two incremental index merges, and the pages merged each time.
 MERGE_EVERY = 1000
 MERGE_PAGES = 500

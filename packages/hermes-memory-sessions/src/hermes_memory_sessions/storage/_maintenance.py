@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hermes_memory_sessions.storage._connection import SqliteArchiveBase
+from hermes_memory_sessions.storage._connection import FTS_TABLES, SqliteArchiveBase
 
 __all__ = ["STALE_END_REASON", "ArchiveMaintenance", "delete_session_rows"]
 
@@ -130,7 +130,7 @@ class ArchiveMaintenance(SqliteArchiveBase):
             except sqlite3.OperationalError:
                 return out
         for name, size in rows:
-            for prefix in ("hm_fts_words", "hm_fts_tools", "hm_fts_cjk", "hm_cjk_docs"):
+            for prefix in (*FTS_TABLES, "hm_cjk_docs"):
                 if str(name).startswith(prefix):
                     key = "hm_fts_cjk" if prefix == "hm_cjk_docs" else prefix
                     out[key] = out.get(key, 0) + int(size)
