@@ -695,16 +695,17 @@ def main() -> None:
     st = store.stats()
     idx = store.index_sizes()
     words, cjk = idx.get("hm_fts_words", 0), idx.get("hm_fts_cjk", 0)
-    tools = idx.get("hm_fts_tools", 0)
+    tools, stems = idx.get("hm_fts_tools", 0), idx.get("hm_fts_stems", 0)
     text = st["text_bytes"]
     mb = 1024 * 1024
     print(f"sessions {st['sessions']:,}  messages {st['messages']:,}  journal {st['journal_mode']}")
     print(f"text (content bytes) {text / mb:8.1f} MiB")
     print(f"database file        {st['db_size_bytes'] / mb:8.1f} MiB")
     print(f"word index           {words / mb:8.1f} MiB  ({words / text:.2f}x text)")
+    print(f"stemmed word index   {stems / mb:8.1f} MiB  ({stems / text:.2f}x text)")
     print(f"tool-output index    {tools / mb:8.1f} MiB  ({tools / text:.2f}x text)")
     print(f"CJK index            {cjk / mb:8.1f} MiB  ({cjk / text:.2f}x text)")
-    total = words + tools + cjk
+    total = words + stems + tools + cjk
     print(f"total FTS overhead   {total / mb:8.1f} MiB  ({total / text:.2f}x text)")
 
     rng = random.Random(SEED)
