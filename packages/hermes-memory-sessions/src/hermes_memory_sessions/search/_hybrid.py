@@ -21,9 +21,9 @@ were chosen by leave-one-conversation-out cross-validation on the LoCoMo develop
 conversations and reported on held ones: ``benchmarks/bench_locomo.py --cv``,
 ``docs/benchmarks.md``.
 
-The lexical side of a hybrid discovery searches the fallback's English content words as
-any of their regular word forms (`SUFFIX_FOLDING`: ``paint`` also finds ``painting``); the
-lexical-only path keeps them as written.
+The lexical side of a hybrid discovery searches the fallback's English content words by
+their stem (`SUFFIX_FOLDING`: ``paint`` also finds ``painting``; the stemmed word index on
+SQLite, the word forms on PostgreSQL); the lexical-only path keeps them as written.
 
 Each fused row says how it matched: ``"and"`` (every term), ``"any_terms"`` (the fallback)
 or ``"semantic"`` (only the dense side found it). When no vector index is attached, when the
@@ -154,10 +154,10 @@ _OWN_TEXT_CHARS = 1500
 #: dev CV together with `SESSION_SUPPORT`, which also credits nearby turns (0.5 before).
 FUSED_SMOOTHING = 0.3
 #: Hybrid discovery's lexical side searches each English content word of the
-#: natural-language fallback as any of its word forms (`ParsedQuery.fold`: ``painting`` or
-#: ``paint`` → paint, paints, painted, painting, painter, ...). Every fold of the dev CV
-#: chose it (``--cv-grid folding``; docs/benchmarks.md). The lexical-only path keeps the
-#: words as written: the extra forms cost it time it has no dense side to win back.
+#: natural-language fallback by its stem (`ParsedQuery.fold`): on SQLite the stemmed word
+#: index (``painting`` → paint, painted, paints as one term), on PostgreSQL its word forms
+#: OR-ed. Every fold of the dev CV chose it (``--cv-grid folding``; docs/benchmarks.md).
+#: The lexical-only path keeps the words as written, as it always did.
 SUFFIX_FOLDING = True
 #: How dense cosines are put on the [0, 1] scale before the weighted sum: ``"minmax"``
 #: (over the dense candidates), ``"background"`` (0 at the candidates' median, 1 at the

@@ -15,7 +15,9 @@ dropped from a run that has other words and never count as content in the fallba
 quoted run (``"数据库备份"``) must still occur verbatim.
 
 English word forms: a `ParsedQuery` with ``fold`` (hybrid discovery's, `folded`) searches
-each plain English content word of the natural-language fallback as any of its regular
+each plain English content word of the natural-language fallback by its stem. The SQLite
+archive searches its stemmed word index with the words as written; where there is none
+(PostgreSQL, a read-only open of an older file) each word is searched as any of its regular
 forms (`word_forms`: ``painting`` → paint, paints, painted, painting, painter, …), exact
 terms OR-ed.
 """
