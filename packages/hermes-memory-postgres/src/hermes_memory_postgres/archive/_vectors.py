@@ -56,16 +56,10 @@ class PgCodeCache(CodeCache):
     incremental refresh, int8 vectors kept in memory within the budget, its three reads
     made on PostgreSQL."""
 
-    def __init__(
-        self,
-        archive: Any,
-        model: str,
-        drop_model: str | None = None,
-        *,
-        memory_budget: int | None = None,
-    ) -> None:
-        super().__init__(archive, model, drop_model, memory_budget=memory_budget)
-        self.archive = archive
+    @property
+    def archive(self) -> Any:
+        """The `PostgresSessionArchive` (``store``, typed for SQLite in `CodeCache`)."""
+        return self.store
 
     def _top_seq(self) -> int | None:
         owner = self.archive.owner
@@ -131,7 +125,6 @@ class PgVectorIndex(VectorIndex):
         self._query_lock = threading.Lock()
         self._query_pool = None
         self._query_future = None
-        self._prepared = None
         if background:
             self.worker.start()
 

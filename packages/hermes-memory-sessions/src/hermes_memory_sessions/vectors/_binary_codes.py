@@ -443,7 +443,7 @@ class CodeCache:
         if codes.n == 0 or (codes.n >= 4 * codes.center_n and codes.center_n < CENTER_SAMPLE):
             # (Re)compute the center from the stored vectors, then (re)build every code:
             # at start, and while a young archive grows (4x), until the mean is settled.
-            sample = self._center_sample()
+            sample = [blob for blob in self._center_sample() if len(blob) > 4]
             if codes.n == 0 or len(sample) >= 4 * codes.center_n:
                 center = unit_rows(sample).mean(axis=0) if len(sample) >= 16 else None
                 codes = self.codes = self._new_codes(

@@ -233,6 +233,9 @@ class VectorIndex:
     #: `hermes_memory_sessions.vectors._binary_codes.VECTOR_MEMORY_BUDGET`, 512 MiB; 0: read
     #: them from SQLite at every search). Read when the index is built.
     memory_budget: int | None = None
+    #: ``(query vector bytes, candidates)`` of the Hamming pass `start_query` ran (taken
+    #: once by `search`).
+    _prepared: tuple[bytes, Nearest] | None = None
 
     def __init__(
         self,
@@ -259,8 +262,6 @@ class VectorIndex:
         self._query_lock = threading.Lock()
         self._query_pool: ThreadPoolExecutor | None = None
         self._query_future: Future[list[float]] | None = None
-        #: ``(query vector bytes, candidates)`` of the Hamming pass `start_query` ran.
-        self._prepared: tuple[bytes, Nearest] | None = None
         if not store.read_only:
             with store._write() as conn:
                 ensure_vector_schema(conn)
