@@ -20,6 +20,7 @@ import psycopg
 from hermes_memory_postgres._text import render_tsquery, word_tokens
 from hermes_memory_postgres.archive._core import ArchiveCore
 from hermes_memory_postgres.archive._filters import BY_ID_FROM, HIT_SELECT, Filters
+from hermes_memory_postgres.archive._recent import ranked_window
 from hermes_memory_postgres.archive._termstats import frequencies
 from hermes_memory_sessions.search import (
     COMMON_TERM_CAP,
@@ -62,15 +63,19 @@ class NaturalRanking(ArchiveCore):
         any_expr = " | ".join(e for _, e in rare)
         score = " + ".join(f"{w:.6f} * ts_rank(m.words, %s::tsquery, 1)" for w in weights)
         cond, params = filt.where(self.owner)
-        rows = conn.execute(
-            f"SELECT {HIT_SELECT}, ({score}) AS rank {_JOIN}"
-            f" WHERE {cond} AND m.words @@ %s::tsquery ORDER BY m.id DESC LIMIT %s",
-            [*(e for _, e in rare), *params, any_expr, NATURAL_WINDOW],
-            prepare=False,  # a text search: never a generic plan (see archive/_search.py)
-        ).fetchall()
         pool = max(NATURAL_POOL, want)
-        ranked = sorted((dict(r) for r in rows), key=lambda r: (-r["rank"], r["id"]))[:pool]
-        return self._smooth(conn, ranked, filt)[:want]
+        ranked = ranked_window(
+            conn,
+            f"SELECT {HIT_SELECT}, ({score}) AS rank {_JOIN}"
+            f" WHERE {cond} AND m.words @@ %s::tsquery",
+            [*(e for _, e in rare), *params, any_expr],
+            NATURAL_WINDOW,
+            pool,
+        )
+        # Not bounded by id ranges (_recent): the OR of several common words is a large
+        # bitmap, slower to build than walking the newest ids (docs/benchmarks.md).
+        top = ranked("", [])[0]
+        return self._smooth(conn, top, filt)[:want]
 
     def _term_counts(
         self, conn: psycopg.Connection[Any], exprs: Sequence[tuple[Term, str]], df: dict[str, int]

@@ -17,7 +17,7 @@ import psycopg
 from hermes_memory_postgres._text import render_tsquery, word_tokens
 from hermes_memory_postgres.archive._filters import HIT_SELECT, Filters
 from hermes_memory_postgres.archive._natural import NaturalRanking
-from hermes_memory_postgres.archive._recent import newest_matches
+from hermes_memory_postgres.archive._recent import newest_matches, ranked_window
 from hermes_memory_postgres.archive._termstats import frequencies
 from hermes_memory_sessions.search import (
     NATURAL_POOL,
@@ -167,20 +167,13 @@ class ArchiveSearch(NaturalRanking):
         window = max(NATURAL_WINDOW if natural else RANK_WINDOW, want)
         pool = max(NATURAL_POOL, want) if natural else want
 
-        def ranked(extra: str, extra_params: list[Any]) -> tuple[list[dict[str, Any]], int]:
-            # _matched: how many matches the id-ordered window held (newest_matches).
-            rows = conn.execute(
-                f"SELECT *, COUNT(*) OVER () AS _matched FROM (SELECT {HIT_SELECT},"  # noqa: S608
-                f" ts_rank(m.{column}, %s::tsquery, 1) AS rank {base}{extra}"
-                " ORDER BY m.id DESC LIMIT %s) w ORDER BY rank DESC, id LIMIT %s",
-                [expr, *params, expr, *extra_params, window, pool],
-                prepare=False,  # never a generic plan (top of module)
-            ).fetchall()
-            out = [dict(r) for r in rows]
-            matched = int(out[0]["_matched"]) if out else 0
-            for row in out:
-                del row["_matched"]
-            return out, matched
+        ranked = ranked_window(
+            conn,
+            f"SELECT {HIT_SELECT}, ts_rank(m.{column}, %s::tsquery, 1) AS rank {base}",
+            [expr, *params, expr],
+            window,
+            pool,
+        )
 
         # The CJK index matches far fewer messages (and has its own partial index of
         # them): bounding its ids first cost more than it saved (docs/benchmarks.md).
