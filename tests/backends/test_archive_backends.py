@@ -404,3 +404,15 @@ def test_nul_characters_round_trip_exactly(archive):
     assert [m["content"] for m in archive.tail_messages("n", 1)] == ["\x00"]
     assert hit_ids(archive, "zebra") == [ids[0]]
     assert "\ufffd" not in json.dumps([m["content"] for m in got])
+
+
+def test_more_matches_than_asked_keep_the_best_ranked(archive):
+    # Sixty messages of sixty words, "alpha" i times in message i: with more matches than
+    # a first read takes, the best-ranked ones (most "alpha") are kept, best first, by the
+    # AND pass and by the natural-language fallback alike.
+    ids = seed(
+        archive, "r", [" ".join(["alpha"] * i + ["filler"] * (60 - i)) for i in range(1, 61)]
+    )
+    best = list(reversed(ids))[:5]
+    assert hit_ids(archive, "alpha", limit=5) == best
+    assert hit_ids(archive, "where did alpha go", any_terms=True, limit=5) == best
