@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import psycopg
 import pytest
 
 import hermes_memory_postgres.archive._natural as natural
@@ -117,7 +118,7 @@ def test_a_word_no_message_holds_does_not_stand_in_for_the_common_ones(archive, 
     assert hits is not None and {r["id"] for r in hits.rows} == set(ids)
 
 
-def test_folded_terms_search_only_the_forms_some_message_holds(archive):
+def test_folded_terms_search_only_the_forms_some_message_holds(archive, monkeypatch):
     archive.create_session("s")
     painted = archive.append_message("s", "user", "we painted the fence")
     terms = [Term("paint", forms=word_forms("paint") or ()), Term("zzyzx", forms=("zzyzx",))]
@@ -126,5 +127,36 @@ def test_folded_terms_search_only_the_forms_some_message_holds(archive):
     )
     held = natural.held_forms(terms, df)
     assert held == [Term("paint", forms=("painted",))]  # the absent word is left out
+    sent: list[str] = []
+    execute = psycopg.Connection.execute
+
+    def spy(self: Any, query: Any, params: Any = None, **kw: Any) -> Any:
+        if "ts_rank" in str(query):
+            sent.extend(str(p) for p in params or ())
+        return execute(self, query, params, **kw)
+
+    monkeypatch.setattr(psycopg.Connection, "execute", spy)
     hits = archive.find_hits(folded(parse_query("when did we paint zzyzx")), any_terms=True)
     assert hits is not None and [r["id"] for r in hits.rows] == [painted]
+    # The ranking statement names only the held form: absent ones raise the planner's
+    # estimate of the matches (a walk of every id at a million messages).
+    assert sent and not [p for p in sent if "paints" in p or "painting" in p]
+
+
+def test_a_folded_term_is_common_by_the_sum_of_its_forms(archive, monkeypatch):
+    # "book" in three messages and "booking" in three: six together, common at a cap of 5
+    # (as SQLite's count of the forms OR-ed), so only the rare "kyoto" ranks.
+    monkeypatch.setattr(natural, "COMMON_TERM_CAP", 5)
+    archive.create_session("b")
+    archive.append_messages(
+        "b",
+        [
+            {"role": "user", "content": f"{word} note {i}"}
+            for word in ("book", "booking")
+            for i in range(3)
+        ],
+    )
+    archive.create_session("k")
+    kyoto = archive.append_message("k", "user", "kyoto only here")
+    hits = archive.find_hits(folded(parse_query("book kyoto")), any_terms=True, limit=20)
+    assert hits is not None and [r["id"] for r in hits.rows] == [kyoto]

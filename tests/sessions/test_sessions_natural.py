@@ -170,3 +170,24 @@ def test_a_word_no_message_holds_does_not_stand_in_for_the_common_ones(
     rows = store.search_messages("docker deployment last week", any_terms=True, limit=20)
     assert {r["id"] for r in rows} == set(ids)
     store.close()
+
+
+def test_the_fallback_drops_a_common_term_while_rarer_ones_are_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "alpha" in eight messages is common (cap 5): only "beta" ranks; with a cap above
+    # both, both do (the PostgreSQL archive's test_pg_termstats checks the same).
+    import hermes_memory_sessions.search._lexical as lexical
+
+    monkeypatch.setattr(lexical, "COMMON_TERM_CAP", 5)
+    store = SessionStore(tmp_path / "prune.db")
+    store.create_session("common")
+    for i in range(8):
+        store.append_message("common", "user", f"alpha note {i}")
+    store.create_session("rare")
+    rare = store.append_message("rare", "user", "beta only here")
+    rows = store.search_messages("alpha beta", any_terms=True, limit=20)
+    assert [r["id"] for r in rows] == [rare]
+    monkeypatch.setattr(lexical, "COMMON_TERM_CAP", 50)
+    assert len(store.search_messages("alpha beta", any_terms=True, limit=20)) == 9
+    store.close()
