@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote
 
@@ -34,9 +35,8 @@ def owner() -> str:
     return f"test-{uuid.uuid4().hex[:12]}"
 
 
-@pytest.fixture
-def schema_dsn(pg_dsn: str) -> Iterator[str]:
-    """A DSN whose search_path is a fresh schema (an empty ``hm_messages``), dropped after."""
+@contextmanager
+def _fresh_schema(pg_dsn: str) -> Iterator[str]:
     name = f"t_bulk_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
         conn.execute(f'CREATE SCHEMA "{name}"'.encode())
@@ -44,3 +44,17 @@ def schema_dsn(pg_dsn: str) -> Iterator[str]:
     yield f"{pg_dsn}{sep}options={quote(f'-csearch_path={name}')}"
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
         conn.execute(f'DROP SCHEMA "{name}" CASCADE'.encode())
+
+
+@pytest.fixture
+def schema_dsn(pg_dsn: str) -> Iterator[str]:
+    """A DSN whose search_path is a fresh schema (an empty ``hm_messages``), dropped after."""
+    with _fresh_schema(pg_dsn) as dsn:
+        yield dsn
+
+
+@pytest.fixture
+def other_schema_dsn(pg_dsn: str) -> Iterator[str]:
+    """As `schema_dsn`, a second fresh schema: another deployment in the same database."""
+    with _fresh_schema(pg_dsn) as dsn:
+        yield dsn

@@ -218,11 +218,13 @@ class BulkIngest(TurnWrites):
         add_frequencies(conn, self.owner, df, total)
         # Merge the pending GIN entries now, in one sorted pass: left in the pending
         # list, every later search would scan it linearly. (No index: a bulk load
-        # builds them at its end.)
+        # builds them at its end.) The names resolve through the search path, as the
+        # archive's tables do: a same-named index of another schema (another deployment,
+        # perhaps another role's, perhaps being dropped) is not this archive's.
         conn.execute(
-            "SELECT gin_clean_pending_list(c.oid) FROM pg_class c"
-            " WHERE c.relname = ANY(%s) AND c.relam = (SELECT oid FROM pg_am"
-            " WHERE amname = 'gin')",
+            "SELECT gin_clean_pending_list(c.oid) FROM unnest(%s::text[]) AS n"
+            " JOIN pg_class c ON c.oid = to_regclass(n)"
+            " WHERE c.relam = (SELECT oid FROM pg_am WHERE amname = 'gin')",
             (list(BULK_DEFERRED),),
         )
         return total

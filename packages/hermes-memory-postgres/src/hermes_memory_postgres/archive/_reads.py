@@ -272,12 +272,14 @@ class ArchiveReads(ArchiveCore):
         return self._read(run)
 
     def index_sizes(self) -> dict[str, int]:
-        """Bytes of the word and CJK indexes (the whole database: indexes are shared)."""
+        """Bytes of the word and CJK indexes (every owner's: owners share them), this
+        archive's schema only (names resolved through the search path, as its tables)."""
 
         def run(conn: psycopg.Connection[Any]) -> dict[str, int]:
             rows = conn.execute(
-                "SELECT relname, pg_relation_size(oid) AS n FROM pg_class"
-                " WHERE relname IN ('hm_messages_words', 'hm_messages_cjk')"
+                "SELECT c.relname, pg_relation_size(c.oid) AS n"
+                " FROM unnest(ARRAY['hm_messages_words', 'hm_messages_cjk']) AS name"
+                " JOIN pg_class c ON c.oid = to_regclass(name)"
             ).fetchall()
             names = {"hm_messages_words": "words", "hm_messages_cjk": "cjk"}
             return {names[r["relname"]]: int(r["n"]) for r in rows}
