@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import psycopg
+import pytest
 
 from hermes_memory_postgres import PostgresSessionArchive
 from hermes_memory_postgres import _schema as schema
@@ -15,7 +16,9 @@ def _ids(store: PostgresSessionArchive, query: str) -> list[int]:
     return [] if hits is None else [int(r["id"]) for r in hits.rows]
 
 
-def test_migrate_recomputes_cjk_documents_of_older_rules(schema_dsn, owner):
+# None: a release before folding (no version recorded); a string: older rules recorded.
+@pytest.mark.parametrize("recorded", [None, "0:older-rules"])
+def test_migrate_recomputes_cjk_documents_of_older_rules(schema_dsn, owner, recorded):
     store = PostgresSessionArchive(schema_dsn, owner=owner)
     try:
         store.create_session("s", source="cli")
@@ -27,6 +30,11 @@ def test_migrate_recomputes_cjk_documents_of_older_rules(schema_dsn, owner):
             # What an older release stored: no folding, no document for full-width text.
             conn.execute("UPDATE hm_messages SET cjk = NULL WHERE owner = %s", (owner,))
             conn.execute("DELETE FROM hm_index_meta WHERE key = %s", (CJK_FOLD_KEY,))
+            if recorded is not None:
+                conn.execute(
+                    "INSERT INTO hm_index_meta(key, value) VALUES (%s, %s)",
+                    (CJK_FOLD_KEY, recorded),
+                )
         assert _ids(store, "数据库备份") == [] and _ids(store, "ABC123") == []
         with psycopg.connect(schema_dsn) as conn:
             schema.migrate(conn)
