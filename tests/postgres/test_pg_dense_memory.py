@@ -112,3 +112,61 @@ def test_a_deleted_or_edited_message_is_not_found_by_its_loaded_vector(
         for table in ("hm_messages", "hm_sessions", "hm_term_df"):
             pg.db.run(lambda c, t=table: c.execute(f"DELETE FROM {t} WHERE owner = %s", (owner,)))
         pg.close()
+
+
+@pytest.mark.parametrize("role", ["user", "assistant"])
+def test_dense_hits_keep_to_the_role_filter(archive: Any, owner: str, role: str) -> None:
+    # Both paths above share the filter, so comparing them cannot see it ignored: the roles
+    # are checked against the stored rows, and the unfiltered hits of that role come first.
+    rows: Any = archive.db.run(
+        lambda c: c.execute(
+            "SELECT id, role FROM hm_messages WHERE owner = %s", (owner,)
+        ).fetchall()
+    )
+    role_of = {int(r["id"]): str(r["role"]) for r in rows}
+    for q in QUESTIONS:
+        kept = _dense(archive, q, role_filter=[role])
+        assert kept and all(role_of[i] == role for i, _ in kept)
+        of_role = [h for h in _dense(archive, q) if role_of[h[0]] == role]
+        assert kept[: len(of_role)] == of_role
+
+
+def test_dropping_one_owners_vectors_leaves_another_owners(
+    archive: Any, pg_dsn: str, owner: str, embedder: Any
+) -> None:
+    other = _open(pg_dsn, owner + "-b", embedder, None)
+    try:
+        fill(other)
+        assert other.embed_pending() == 2 * len(CONVERSATIONS)
+        other.drop_vectors()
+        assert other.vector_coverage()["embedded"] == 0
+        assert archive.vector_coverage()["embedded"] == 2 * len(CONVERSATIONS)
+        assert all(_dense(archive, q) for q in QUESTIONS)
+    finally:
+        other.drop_vectors()
+        for table in ("hm_messages", "hm_sessions", "hm_term_df"):
+            other.db.run(
+                lambda c, t=table: c.execute(f"DELETE FROM {t} WHERE owner = %s", (owner + "-b",))
+            )
+        other.close()
+
+
+def test_a_vector_stored_twice_for_one_model_is_replaced(archive: Any, owner: str) -> None:
+    # Two hosts embedding the same pending message: the second write replaces the first.
+    from hermes_memory_postgres.archive._vector_rows import store_vectors
+
+    model = archive.vector_index.model
+    mid: Any = archive.db.run(
+        lambda c: c.execute(
+            "SELECT message_id FROM hm_vectors WHERE owner = %s LIMIT 1", (owner,)
+        ).fetchone()
+    )
+    blob = b"\x00\x00\x80\x3f" + bytes(384)
+    archive.db.run(lambda c: store_vectors(c, owner, model, [(int(mid["message_id"]), blob)]))
+    rows: Any = archive.db.run(
+        lambda c: c.execute(
+            "SELECT vec FROM hm_vectors WHERE owner = %s AND message_id = %s",
+            (owner, int(mid["message_id"])),
+        ).fetchall()
+    )
+    assert [bytes(r["vec"]) for r in rows] == [blob]

@@ -204,6 +204,9 @@ def test_binary_codes_drop_filters_then_compacts() -> None:
     assert codes.n == 3000
     found = codes.nearest(rows[0], 3000)
     assert len(found) == 2900 and not set(found) & set(range(100))
+    # Fewer asked than there are codes: the dropped ones take no place among them.
+    near = codes.nearest(rows[0], 50)
+    assert len(near) == 50 and not set(near) & set(range(100))
     codes.drop(list(range(100, 1100)))
     codes.compact()
     assert codes.n == 1900 and not codes.dropped
