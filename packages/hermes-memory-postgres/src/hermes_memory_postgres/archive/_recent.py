@@ -15,7 +15,7 @@ words, a window of 2,000) searches the whole archive at once: a range sized from
 statistics halved one question's time and doubled another's, because the GIN bitmap of
 several common words OR-ed (150,000 entries: 36 ms at a million messages) costs more than
 walking the newest ids. So does the CJK index (fewer matches, its own partial index).
-Both rank in the server with `ranked_window`: only the best rows cross the wire.
+All three rank in the server with `ranked_window`: only the best rows cross the wire.
 """
 
 from __future__ import annotations
