@@ -134,6 +134,17 @@ def test_undo_marks_the_last_exchanges_inactive(cli, archive) -> None:
         store.close()
 
 
+def test_undo_takes_back_as_many_exchanges_as_asked(cli, archive) -> None:
+    payload = cli.ok("sessions", "undo", TIP, "2", "--json").json()
+    assert payload["exchanges"] == 2 and payload["messages"] == 6
+    assert sorted(payload["user_messages"]) == [
+        "And how long do I keep them? 保留多久？",
+        "Thanks! One more: encryption?",
+    ]
+    messages = cli.ok("sessions", "resume", TIP, "--json").json()["messages"]
+    assert messages == [{"role": "assistant", "content": SUMMARY}]
+
+
 def test_undo_errors_are_one_line(cli, archive) -> None:
     cli("sessions", "undo", "missing").assert_one_line_error("no session matches")
     result = cli("sessions", "undo", ROOT, "0")

@@ -356,3 +356,25 @@ def test_a_writer_appearing_during_an_immutable_read_restarts_safely(
     assert len(contents) == len(set(contents))  # nothing doubled by the restart
     assert "written while we read" in contents
     assert store.stats()["messages"] == len(contents)
+
+
+def test_the_check_sees_new_messages_in_a_session_imported_before(
+    tmp_path: Path, store: SessionStore
+) -> None:
+    # What the notice and follow_hermes ask: Hermes added to a session already imported.
+    from hermes_memory_sessions.importers import pending_hermes_import
+
+    path = source(tmp_path)
+    import_hermes_db(path, store)
+    before = pending_hermes_import(path.parent, store)
+    assert before is not None and before.updated == 0
+    hermes_write(
+        path,
+        "INSERT INTO messages(session_id, role, content, timestamp) VALUES (?, 'user', ?, ?)",
+        CJK,
+        "第二天的问题",
+        1_741_300_000.0,
+    )
+    after = pending_hermes_import(path.parent, store)
+    assert after is not None
+    assert (after.missing, after.updated) == (before.missing, 1) and after.behind
