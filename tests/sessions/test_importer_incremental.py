@@ -48,6 +48,18 @@ def hermes_write(path: Path, sql: str, *params: object) -> None:
     conn.close()
 
 
+def hermes_message(path: Path, sid: str, role: str, content: str, timestamp: float) -> None:
+    """Hermes records one more message in session ``sid``."""
+    hermes_write(
+        path,
+        "INSERT INTO messages(session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
+        sid,
+        role,
+        content,
+        timestamp,
+    )
+
+
 def test_rerun_imports_new_sessions_and_appended_messages_only(
     tmp_path: Path, store: SessionStore
 ) -> None:
@@ -56,20 +68,8 @@ def test_rerun_imports_new_sessions_and_appended_messages_only(
     assert first.sessions_imported == 4
     before = {sid: len(store.get_messages(sid)) for sid in (CJK, ROOT)}
     # Hermes goes on: two messages in an imported (open) session, a new session, an end
-    hermes_write(
-        path,
-        "INSERT INTO messages(session_id, role, content, timestamp) VALUES (?, 'user', ?, ?)",
-        CJK,
-        "第二天的问题",
-        1_741_300_000.0,
-    )
-    hermes_write(
-        path,
-        "INSERT INTO messages(session_id, role, content, timestamp) VALUES (?, 'assistant', ?, ?)",
-        CJK,
-        "答案",
-        1_741_300_001.0,
-    )
+    hermes_message(path, CJK, "user", "第二天的问题", 1_741_300_000.0)
+    hermes_message(path, CJK, "assistant", "答案", 1_741_300_001.0)
     hermes_write(
         path, "INSERT INTO sessions(id, source, started_at) VALUES ('new1', 'cli', 1741300100)"
     )
@@ -368,13 +368,7 @@ def test_the_check_sees_new_messages_in_a_session_imported_before(
     import_hermes_db(path, store)
     before = pending_hermes_import(path.parent, store)
     assert before is not None and before.updated == 0
-    hermes_write(
-        path,
-        "INSERT INTO messages(session_id, role, content, timestamp) VALUES (?, 'user', ?, ?)",
-        CJK,
-        "第二天的问题",
-        1_741_300_000.0,
-    )
+    hermes_message(path, CJK, "user", "第二天的问题", 1_741_300_000.0)
     after = pending_hermes_import(path.parent, store)
     assert after is not None
     assert (after.missing, after.updated) == (before.missing, 1) and after.behind
