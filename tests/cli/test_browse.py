@@ -440,8 +440,12 @@ def test_source_option_limits_the_picker(term: Any, archive: Path) -> None:
     finally:
         store.close()
     t = term("--source", "telegram")
-    screen = t.wait(lambda s: re.search(r" 1 session$", s, re.M) is not None, "one session")
-    assert "From the phone" in screen and LONG not in screen
+    # The count and the rows are drawn apart: wait for both, or the rows may not be there yet.
+    screen = t.wait(
+        lambda s: re.search(r" 1 session$", s, re.M) is not None and "From the phone" in s,
+        "one session, the phone's",
+    )
+    assert LONG not in screen
     t.type("kube")  # the cli session also mentions kubernetes: not listed
     screen = filtered(t, "kube", 1, "remind me about the kubernetes bill")
     assert LONG not in screen
