@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import hermes_memory_sessions.search._lexical as lexical
 from hermes_memory_sessions.search._query import any_terms, parse_query
 from hermes_memory_sessions.storage import SessionStore
 from hermes_memory_sessions.tool import session_search
@@ -157,37 +158,36 @@ def test_fallback_runs_a_bounded_number_of_statements(tmp_path: Path) -> None:
     assert len(top_level) <= 40, top_level
 
 
-def test_a_word_no_message_holds_does_not_stand_in_for_the_common_ones(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # "week" is in no message: kept as the one rare term it made the fallback find nothing.
-    import hermes_memory_sessions.search._lexical as lexical
-
+@pytest.fixture
+def capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SessionStore]:
+    """An archive whose fallback calls a word matching 5 messages or more common, with an
+    empty session "common"."""
     monkeypatch.setattr(lexical, "COMMON_TERM_CAP", 5)
     store = SessionStore(tmp_path / "common.db")
     store.create_session("common")
-    ids = [store.append_message("common", "user", f"docker deployment {i}") for i in range(8)]
-    rows = store.search_messages("docker deployment last week", any_terms=True, limit=20)
-    assert {r["id"] for r in rows} == set(ids)
+    yield store
     store.close()
+
+
+def test_a_word_no_message_holds_does_not_stand_in_for_the_common_ones(
+    capped: SessionStore,
+) -> None:
+    # "week" is in no message: kept as the one rare term it made the fallback find nothing.
+    ids = [capped.append_message("common", "user", f"docker deployment {i}") for i in range(8)]
+    rows = capped.search_messages("docker deployment last week", any_terms=True, limit=20)
+    assert {r["id"] for r in rows} == set(ids)
 
 
 def test_the_fallback_drops_a_common_term_while_rarer_ones_are_left(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    capped: SessionStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # "alpha" in eight messages is common (cap 5): only "beta" ranks; with a cap above
     # both, both do (the PostgreSQL archive's test_pg_termstats checks the same).
-    import hermes_memory_sessions.search._lexical as lexical
-
-    monkeypatch.setattr(lexical, "COMMON_TERM_CAP", 5)
-    store = SessionStore(tmp_path / "prune.db")
-    store.create_session("common")
     for i in range(8):
-        store.append_message("common", "user", f"alpha note {i}")
-    store.create_session("rare")
-    rare = store.append_message("rare", "user", "beta only here")
-    rows = store.search_messages("alpha beta", any_terms=True, limit=20)
+        capped.append_message("common", "user", f"alpha note {i}")
+    capped.create_session("rare")
+    rare = capped.append_message("rare", "user", "beta only here")
+    rows = capped.search_messages("alpha beta", any_terms=True, limit=20)
     assert [r["id"] for r in rows] == [rare]
     monkeypatch.setattr(lexical, "COMMON_TERM_CAP", 50)
-    assert len(store.search_messages("alpha beta", any_terms=True, limit=20)) == 9
-    store.close()
+    assert len(capped.search_messages("alpha beta", any_terms=True, limit=20)) == 9
