@@ -160,3 +160,29 @@ def test_a_folded_term_is_common_by_the_sum_of_its_forms(archive, monkeypatch):
     kyoto = archive.append_message("k", "user", "kyoto only here")
     hits = archive.find_hits(folded(parse_query("book kyoto")), any_terms=True, limit=20)
     assert hits is not None and [r["id"] for r in hits.rows] == [kyoto]
+
+
+def test_when_every_term_is_common_the_fallback_ranks_the_newest_few(archive, monkeypatch):
+    # As on SQLite (test_sessions_natural): the oldest, best match is outside the newest
+    # RANK_WINDOW (4) matches of two common words, and inside the wide window.
+    monkeypatch.setattr(natural, "COMMON_TERM_CAP", 5)
+    monkeypatch.setattr(natural, "NATURAL_POOL", 2)
+    monkeypatch.setattr(natural, "RANK_WINDOW", 4)
+    archive.create_session("old")
+    best = archive.append_message("old", "user", "alpha beta alpha beta")
+    archive.create_session("common")
+    newer = archive.append_messages(
+        "common", [{"role": "user", "content": f"alpha beta note {i}"} for i in range(10)]
+    )
+
+    def found(query: str) -> list[int]:
+        hits = archive.find_hits(query, any_terms=True, limit=2)
+        assert hits is not None
+        return [int(r["id"]) for r in hits.rows]
+
+    assert found("alpha beta") and set(found("alpha beta")) <= set(newer[-4:])
+    monkeypatch.setattr(natural, "RANK_WINDOW", natural.NATURAL_WINDOW)
+    assert found("alpha beta")[0] == best
+    monkeypatch.setattr(natural, "RANK_WINDOW", 4)
+    omega = archive.append_message("old", "user", "omega")
+    assert omega in found("alpha beta omega")

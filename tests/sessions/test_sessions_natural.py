@@ -191,3 +191,26 @@ def test_the_fallback_drops_a_common_term_while_rarer_ones_are_left(
     assert [r["id"] for r in rows] == [rare]
     monkeypatch.setattr(lexical, "COMMON_TERM_CAP", 50)
     assert len(capped.search_messages("alpha beta", any_terms=True, limit=20)) == 9
+
+
+def test_when_every_term_is_common_the_fallback_ranks_the_newest_few(
+    capped: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The best match is the oldest; ten newer messages make both words common (cap 5).
+    # With no rare word to reach old sessions, only the newest RANK_WINDOW (4) matches
+    # are ranked; with the wide window it comes first. The PostgreSQL archive's
+    # test_pg_termstats checks the same.
+    capped.create_session("old")
+    best = capped.append_message("old", "user", "alpha beta alpha beta")
+    newer = [capped.append_message("common", "user", f"alpha beta note {i}") for i in range(10)]
+    monkeypatch.setattr(lexical, "NATURAL_POOL", 2)
+    monkeypatch.setattr(lexical, "RANK_WINDOW", 4)
+    rows = capped.search_messages("alpha beta", any_terms=True, limit=2)
+    assert rows and {r["id"] for r in rows} <= set(newer[-4:])
+    monkeypatch.setattr(lexical, "RANK_WINDOW", lexical.NATURAL_WINDOW)
+    assert capped.search_messages("alpha beta", any_terms=True, limit=2)[0]["id"] == best
+    # A rare word left keeps the wide window: the old session is reached.
+    monkeypatch.setattr(lexical, "RANK_WINDOW", 4)
+    omega = capped.append_message("old", "user", "omega")
+    rows = capped.search_messages("alpha beta omega", any_terms=True, limit=2)
+    assert omega in {r["id"] for r in rows}

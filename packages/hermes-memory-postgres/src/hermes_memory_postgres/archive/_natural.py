@@ -3,7 +3,8 @@
 The content terms are OR-ed; a term matching `COMMON_TERM_CAP` messages or more is dropped
 while rarer ones are left (how many messages a word matches is read from the owner's term
 statistics, `_termstats`, not counted); matches are scored by BM25-IDF-weighted ``ts_rank``
-per term over the newest `NATURAL_WINDOW` matches, and a hit also scores `SMOOTHING` times
+per term over the newest `NATURAL_WINDOW` matches (`RANK_WINDOW` when every term is common,
+as on SQLite: `hermes_memory_sessions.search`), and a hit also scores `SMOOTHING` times
 the best score of its adjacent messages (whose turns become candidates), as in the SQLite
 archive.
 """
@@ -26,6 +27,7 @@ from hermes_memory_sessions.search import (
     COMMON_TERM_CAP,
     NATURAL_POOL,
     NATURAL_WINDOW,
+    RANK_WINDOW,
     Term,
     neighbour_graph,
     smooth_ranked,
@@ -44,7 +46,8 @@ class NaturalRanking(ArchiveCore):
         self, conn: psycopg.Connection[Any], terms: Sequence[Term], want: int, filt: Filters
     ) -> list[dict[str, Any]]:
         """The any-term fallback on the word index: common terms dropped, IDF-weighted
-        ``ts_rank`` per term over the newest `NATURAL_WINDOW` matches, then smoothing."""
+        ``ts_rank`` per term over the newest `NATURAL_WINDOW` matches (`RANK_WINDOW` when
+        every term is common), then smoothing."""
         df, total = frequencies(conn, self.owner, statistics_lexemes(terms))
         exprs = [(t, render_tsquery([t], cjk=False)) for t in held_forms(terms, df)]
         exprs = [(t, e) for t, e in exprs if e]
@@ -57,10 +60,12 @@ class NaturalRanking(ArchiveCore):
         exprs = [(t, e) for t, e in exprs if counts[e] > 0]
         if not exprs:
             return []
-        rare = [(t, e) for t, e in exprs if counts[e] < COMMON_TERM_CAP] or exprs
+        rare = [(t, e) for t, e in exprs if counts[e] < COMMON_TERM_CAP]
+        # Every term common: no rare one to reach old sessions with (as on SQLite).
+        kept, window = (rare, NATURAL_WINDOW) if rare else (exprs, RANK_WINDOW)
         total = max(total, 1, *counts.values())
-        weights = [_idf(total, counts[e]) for _, e in rare]
-        any_expr = " | ".join(e for _, e in rare)
+        weights = [_idf(total, counts[e]) for _, e in kept]
+        any_expr = " | ".join(e for _, e in kept)
         score = " + ".join(f"{w:.6f} * ts_rank(m.words, %s::tsquery, 1)" for w in weights)
         cond, params = filt.where(self.owner)
         pool = max(NATURAL_POOL, want)
@@ -68,8 +73,8 @@ class NaturalRanking(ArchiveCore):
             conn,
             f"SELECT {HIT_SELECT}, ({score}) AS rank {_JOIN}"
             f" WHERE {cond} AND m.words @@ %s::tsquery",
-            [*(e for _, e in rare), *params, any_expr],
-            NATURAL_WINDOW,
+            [*(e for _, e in kept), *params, any_expr],
+            max(window, pool),
             pool,
         )
         # Not bounded by id ranges (_recent): the OR of several common words is a large

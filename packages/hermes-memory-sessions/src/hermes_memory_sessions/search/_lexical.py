@@ -19,7 +19,8 @@ matches 50,000 messages therefore costs about as much as one that matches 1,000,
 relevance order is "best among the most recent matches" — the natural reading for a
 conversation archive. The any-term fallback drops terms matching `COMMON_TERM_CAP` messages
 or more (when rarer ones are left) and ranks the newest `NATURAL_WINDOW` matches of the rest,
-so a rare word reaches old sessions. ``sort="newest"|"oldest"`` walks matches in id order.
+so a rare word reaches old sessions (when every term is common, the newest `RANK_WINDOW`).
+``sort="newest"|"oldest"`` walks matches in id order.
 """
 
 from __future__ import annotations
@@ -234,10 +235,13 @@ def search_items(
             if not expr:
                 continue
             try:
+                window = NATURAL_WINDOW
                 if natural and table != _CJK and not has_cjk:
                     rare = _prune_common(conn, table, natural)
                     if rare:
                         expr = " OR ".join(t.fts() for t in rare)
+                    else:
+                        window = RANK_WINDOW  # every term common: nothing old to reach
                 rows = _run(
                     conn,
                     table,
@@ -245,6 +249,7 @@ def search_items(
                     limit=want,
                     offset=0,
                     natural=bool(natural),
+                    window=window,
                     **filters,
                 )
             except ArchiveBusy:
@@ -265,7 +270,11 @@ def search_items(
 COMMON_TERM_CAP = 5000
 #: Any-term fallback: BM25 ranks at most this many of the newest matches of the remaining
 #: terms (all of them when fewer match): rare terms reach old sessions, and the cost stays
-#: bounded when several mid-frequency terms match many messages together.
+#: bounded when several mid-frequency terms match many messages together. When every term
+#: is common no rare one is left to reach old sessions, and the fallback ranks the newest
+#: `RANK_WINDOW` matches, as any query does: the newest 2,000 matches of common words cost
+#: a walk over tens of thousands of messages (on PostgreSQL, half of a question's time at
+#: a million messages: docs/benchmarks.md).
 NATURAL_WINDOW = 2000
 #: Any-term fallback: how many BM25-ranked messages are re-scored by smoothing.
 NATURAL_POOL = 50
@@ -277,13 +286,13 @@ def natural_rows(
     """Natural-language fallback: any-term BM25 with neighbour smoothing, best first.
 
     The content terms (stop words dropped) are OR-ed. On the word indexes a term matching
-    `COMMON_TERM_CAP` messages or more is dropped when rarer terms are left, and the rare
-    ones are ranked over *all* their matches; when every term is common the newest
-    `RANK_WINDOW` matches are ranked. A message then also scores `SMOOTHING` times the best
-    BM25 of its adjacent messages in the same session, and the adjacent turns of the best
-    hits become candidates: a chat answer often shares no word with the question while
-    the turn before or after it does. A bounded number of SQL statements whatever the
-    question's length.
+    `COMMON_TERM_CAP` messages or more is dropped when rarer terms are left, and the newest
+    `NATURAL_WINDOW` matches of the rare ones are ranked; when every term is common, the
+    newest `RANK_WINDOW` matches of all of them. A message then also scores `SMOOTHING`
+    times the best BM25 of its adjacent messages in the same session, and the adjacent
+    turns of the best hits become candidates: a chat answer often shares no word with the
+    question while the turn before or after it does. A bounded number of SQL statements
+    whatever the question's length.
     """
     terms = content_terms(parsed)
     if not terms:
@@ -440,13 +449,14 @@ def _run(
     sort: str | None,
     include_inactive: bool,
     natural: bool = False,
+    window: int = NATURAL_WINDOW,
     since: float | None = None,
     until: float | None = None,
 ) -> list[dict[str, Any]]:
     """Rows matching ``expr`` on ``table`` that pass the filters, in the requested order.
 
-    ``natural`` ranks a larger pool among the newest `NATURAL_WINDOW` matches and smooths
-    it (`_smooth`).
+    ``natural`` ranks a larger pool among the newest ``window`` matches and smooths it
+    (`_smooth`).
     """
     where, params = hit_filters(
         role_filter=role_filter,
@@ -477,7 +487,7 @@ def _run(
             scan = scan * 8 if scan < 100_000 else -1
     if natural:
         pool = max(NATURAL_POOL, limit + offset)
-        found = _ranked(conn, table, expr, select, cond, params, pool, 0, NATURAL_WINDOW)
+        found = _ranked(conn, table, expr, select, cond, params, pool, 0, window)
         return _smooth(conn, found, select, cond, params)[offset : offset + limit]
     return _ranked(conn, table, expr, select, cond, params, limit, offset, RANK_WINDOW)
 
