@@ -41,6 +41,7 @@ import argparse
 import json
 import os
 import random
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -72,6 +73,54 @@ QUERIES = {
     "CJK 2-char": ["部署", "数据", "退款", "京都", "面包", "集群", "证书", "基金"],
     "no hit": ["zqxjkvw", "flurbogast", "不存在的词语", "qwpzv 锟斤拷"],
 }
+#: Questions of mid-frequency words (`_mid_frequency`): rare enough to be kept by the
+#: natural-language fallback, frequent enough that together they match more messages than
+#: its window, spread over the whole archive (the sets above are all-common words).
+MID_FREQUENCY = "NL mid-freq"
+
+
+def _mid_frequency(path: Path) -> list[str]:
+    """Four questions of three words each, the words chosen by a fixed rule from the word
+    indexes of ``path``, not by hand: the alphabetic words of 4+ letters that match from a
+    fifth of `COMMON_TERM_CAP` up to just under it (messages and tool output together, as
+    PostgreSQL's one word index counts them), twelve of them evenly spaced in order of
+    frequency. Cached beside the archive (reading the vocabulary takes a while)."""
+    from hermes_memory_sessions.search import COMMON_TERM_CAP
+
+    cache = path.with_name(path.name + ".midfreq.json")
+    if cache.exists():
+        return list(json.loads(cache.read_text()))
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    docs: dict[str, int] = {}
+    for table in ("hm_fts_words", "hm_fts_tools"):
+        conn.execute(f"CREATE VIRTUAL TABLE temp.v_{table} USING fts5vocab(main, {table}, row)")
+        for term, doc in conn.execute(f"SELECT term, doc FROM temp.v_{table}"):
+            docs[str(term)] = docs.get(str(term), 0) + int(doc)
+    conn.close()
+    words = sorted(
+        (
+            w
+            for w, n in docs.items()
+            if COMMON_TERM_CAP // 5 <= n < COMMON_TERM_CAP
+            and w.isascii()
+            and w.isalpha()
+            and len(w) >= 4
+        ),
+        key=lambda w: (-docs[w], w),
+    )
+    picked = [words[i * len(words) // 12] for i in range(12)] if len(words) >= 12 else []
+    questions = [
+        f"what did we say about {a}, {b} and {c}"
+        for a, b, c in zip(picked[0::3], picked[1::3], picked[2::3], strict=True)
+    ]
+    cache.write_text(json.dumps(questions))
+    return questions
+
+
+def _query_sets(path: Path) -> dict[str, list[str]]:
+    """`QUERIES` and, when the archive has such words, the mid-frequency questions."""
+    mid = _mid_frequency(path)
+    return {**QUERIES, **({MID_FREQUENCY: mid} if mid else {})}
 
 
 class _Slow(bs.SyntheticEmbedder):
@@ -226,7 +275,7 @@ def _worker(args: argparse.Namespace) -> int:
     """Serve timings: one JSON request per line (method, query), one time (ms) per line."""
     methods = dict(_open(args.messages, args.dsn, args.query_ms, args.tiers))
     for store in methods.values():
-        for queries in QUERIES.values():
+        for queries in _query_sets(bs.DATA / f"sessions_{args.messages}.db").values():
             _time(store, queries)  # warm: every query once
     print(json.dumps({"ready": sorted(methods)}), flush=True)
     for line in sys.stdin:
@@ -320,7 +369,7 @@ def main() -> int:
         times: dict[str, dict[tuple[str, str], list[float]]] = {}
         turn = 0
         for _ in range(args.rounds):
-            for label, queries in QUERIES.items():
+            for label, queries in _query_sets(path).items():
                 order = queries[:]
                 rng.shuffle(order)
                 for q in order:
@@ -345,7 +394,8 @@ def main() -> int:
 def _in_process(args: argparse.Namespace) -> None:
     """Every query timed ``args.rounds`` times in this process, per method (module doc)."""
     methods = _open(args.messages, args.dsn, args.query_ms, args.tiers)
-    queries = [q for qs in QUERIES.values() for q in qs]
+    sets = _query_sets(bs.DATA / f"sessions_{args.messages}.db")
+    queries = [q for qs in sets.values() for q in qs]
     print(f"in one process, {len(queries)} queries x {args.rounds}, after one warm-up pass:")
     for method, store in methods:
         _time(store, queries)
