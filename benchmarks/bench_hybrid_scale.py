@@ -7,6 +7,8 @@ embedding a million messages for real takes days here) and times ``session_searc
 discovery for the same query sets as ``bench_sessions.py``: without an embedder (lexical),
 then with the vector index attached (hybrid; the question's embedding excluded: the
 synthetic embedder is instant unless ``--query-ms`` says otherwise), alternating rounds.
+A fifth set, questions of mid-frequency words, is picked from the archive's own vocabulary
+by a fixed rule (`_mid_frequency`).
 (The Hamming pass runs beside the lexical reads, on the thread that embeds the query, when
 the vectors are in memory; running the whole dense side there, reads included, was measured
 earlier and dropped: the SQLite archive serialises its reads on one connection.)
@@ -368,8 +370,9 @@ def main() -> int:
         rng = random.Random(bs.SEED)
         times: dict[str, dict[tuple[str, str], list[float]]] = {}
         turn = 0
+        sets = _query_sets(path)
         for _ in range(args.rounds):
-            for label, queries in _query_sets(path).items():
+            for label, queries in sets.items():
                 order = queries[:]
                 rng.shuffle(order)
                 for q in order:
