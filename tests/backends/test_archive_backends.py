@@ -198,6 +198,20 @@ def test_roles_sources_and_inactive(archive):
     assert len(hit_ids(archive, "zeta", include_inactive=True)) == 1
 
 
+def test_tool_output_does_not_crowd_the_conversation_out(archive):
+    # Tool output is searched and ranked apart from the conversation (SQLite: its own word
+    # table; PostgreSQL: its own part of the word index). 250 newer tool results saying
+    # "alpha" fill any window of the newest matches; the older user turn, the best match,
+    # is still found.
+    (said,) = seed(archive, "t", ["alpha, alpha: alpha was the first plan"])
+    archive.append_messages(
+        "t", [{"role": "tool", "content": f"alpha log line {i}"} for i in range(250)]
+    )
+    assert said in hit_ids(archive, "alpha", limit=5)
+    assert hit_ids(archive, "alpha", role_filter=["user", "assistant"]) == [said]
+    assert said not in hit_ids(archive, "alpha", role_filter=["tool"], limit=300)
+
+
 def test_views(archive):
     ids = seed(archive, "v", [f"message number {i}" for i in range(12)])
     view = archive.get_messages_around("v", ids[5], 2)

@@ -53,10 +53,11 @@ def test_index_sizes_are_this_schemas(schema_dsn: str, other_schema_dsn: str, ow
             rows: Any = archive.db.run(
                 lambda c: c.execute(
                     "SELECT pg_relation_size(to_regclass('hm_messages_words')) AS w,"
+                    " pg_relation_size(to_regclass('hm_messages_tools')) AS t,"
                     " pg_relation_size(to_regclass('hm_messages_cjk')) AS c"
                 ).fetchone()
             )
-            return {"words": int(rows["w"]), "cjk": int(rows["c"])}
+            return {"words": int(rows["w"]), "tools": int(rows["t"]), "cjk": int(rows["c"])}
 
         assert own(other)["words"] != own(mine)["words"]
         assert mine.index_sizes() == own(mine)

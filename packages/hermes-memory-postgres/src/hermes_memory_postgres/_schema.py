@@ -106,6 +106,16 @@ _MESSAGE_COLUMNS = """
     FOREIGN KEY (owner, session_id) REFERENCES hm_sessions (owner, id)
 """
 
+#: The word index's two partial indexes (as schema 8 builds them). Their predicates are the literal
+#: conditions of `hermes_memory_postgres.archive._filters.WORD_PARTS`, which every search
+#: of the index names, so that the planner can use them whatever its parameters.
+_WORD_INDEXES = {
+    "hm_messages_words": "CREATE INDEX IF NOT EXISTS hm_messages_words ON hm_messages"
+    " USING gin (words) WHERE role <> 'tool'",
+    "hm_messages_tools": "CREATE INDEX IF NOT EXISTS hm_messages_tools ON hm_messages"
+    " USING gin (words) WHERE role = 'tool'",
+}
+
 #: Step n (1-based) brings the schema from version n-1 to n.
 MIGRATIONS: tuple[str, ...] = (
     f"""
@@ -192,6 +202,19 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE hm_vectors DROP CONSTRAINT IF EXISTS hm_vectors_pkey;
     ALTER TABLE hm_vectors ADD PRIMARY KEY (owner, message_id, model);
     """,
+    # 8: the word index in two parts, as the SQLite archive's two word tables: tool output
+    # (hm_messages_tools) apart from every other message (hm_messages_words). A search of
+    # the conversation no longer fetches and filters out the tool rows its words match,
+    # the long ones (archive/_filters.py, docs/benchmarks.md). Built before the old index
+    # is dropped: a build only keeps writers waiting, the drop locks readers out too
+    """
+    SET LOCAL maintenance_work_mem = '256MB';
+    CREATE INDEX IF NOT EXISTS hm_messages_tools ON hm_messages USING gin (words)
+        WHERE role = 'tool';
+    CREATE INDEX hm_messages_words_8 ON hm_messages USING gin (words) WHERE role <> 'tool';
+    DROP INDEX IF EXISTS hm_messages_words;
+    ALTER INDEX hm_messages_words_8 RENAME TO hm_messages_words;
+    """,
 )
 #: The schema version this release reads and writes.
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -201,8 +224,7 @@ _FK = "hm_messages_owner_session_id_fkey"
 #: ``hm_sessions``, which are checked or updated row by row otherwise. `migrate` restores
 #: any of them that an interrupted load left missing.
 BULK_DEFERRED = {
-    "hm_messages_words": "CREATE INDEX IF NOT EXISTS hm_messages_words ON hm_messages"
-    " USING gin (words)",
+    **_WORD_INDEXES,
     "hm_messages_cjk": "CREATE INDEX IF NOT EXISTS hm_messages_cjk ON hm_messages"
     " USING gin (cjk) WHERE cjk IS NOT NULL",
     "hm_messages_session": "CREATE INDEX IF NOT EXISTS hm_messages_session ON hm_messages"

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["BY_ID_FROM", "HIT_SELECT", "Filters"]
+__all__ = ["BY_ID_FROM", "HIT_SELECT", "NOT_TOOL", "TOOL", "Filters"]
 
 #: The columns of a hit (messages ``m`` joined to sessions ``s``).
 HIT_SELECT = (
@@ -25,6 +25,16 @@ BY_ID_FROM = (
 )
 
 
+#: The two parts of the word index (schema 8: one partial GIN index each), as the SQLite
+#: archive's two word tables: tool output is kept apart, so that a search of the
+#: conversation neither fetches the tool rows its words match (the long ones, often most
+#: of the matches) to filter them out nor ranks among them. A search of the word index
+#: names one of these literal conditions: a role filter passed as a parameter would not
+#: let a generic plan prove the index's predicate.
+NOT_TOOL = "m.role <> 'tool'"
+TOOL = "m.role = 'tool'"
+
+
 @dataclass(frozen=True)
 class Filters:
     """What a search keeps: roles, sources, order, and whether archived rows count."""
@@ -41,6 +51,17 @@ class Filters:
     def by_time(self) -> bool:
         """Whether hits are ordered by time (``sort="newest"|"oldest"``) instead of rank."""
         return self.sort in ("newest", "oldest")
+
+    def word_parts(self) -> list[str]:
+        """The parts of the word index this search covers (`NOT_TOOL`, `TOOL`), each
+        searched and ranked on its own, as on SQLite."""
+        roles = self.role_filter
+        parts = []
+        if not roles or any(r != "tool" for r in roles):
+            parts.append(NOT_TOOL)
+        if not roles or "tool" in roles:
+            parts.append(TOOL)
+        return parts
 
     def where(self, owner: str) -> tuple[str, list[Any]]:
         """The ``WHERE`` condition (messages ``m``, sessions ``s``) and its parameters."""

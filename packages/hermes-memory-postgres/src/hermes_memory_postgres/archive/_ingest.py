@@ -386,10 +386,10 @@ def _drop_deferred_if_empty(conn: psycopg.Connection[Any]) -> bool:
 
 #: The index builds at the end of `BulkIngest.bulk_loading`, in two groups run at once on
 #: two connections (``CREATE INDEX`` locks the table in SHARE mode, which two builds may
-#: hold together): the word GIN alone, which takes longest, and the others.
+#: hold together): the conversation's word GIN alone, which takes longest, and the others.
 PARALLEL_BUILDS: tuple[tuple[str, ...], ...] = (
     ("hm_messages_words",),
-    ("hm_messages_session", "hm_messages_cjk", "hm_messages_cjk_recent"),
+    ("hm_messages_tools", "hm_messages_session", "hm_messages_cjk", "hm_messages_cjk_recent"),
 )
 
 

@@ -43,17 +43,23 @@ class NaturalRanking(ArchiveCore):
     """Ranking of the any-term fallback, and the smoothing shared with the CJK index."""
 
     def _ranked_natural(
-        self, conn: psycopg.Connection[Any], terms: Sequence[Term], want: int, filt: Filters
+        self,
+        conn: psycopg.Connection[Any],
+        terms: Sequence[Term],
+        want: int,
+        filt: Filters,
+        part: str,
     ) -> list[dict[str, Any]]:
-        """The any-term fallback on the word index: common terms dropped, IDF-weighted
-        ``ts_rank`` per term over the newest `NATURAL_WINDOW` matches (`RANK_WINDOW` when
-        every term is common), then smoothing."""
+        """The any-term fallback on one part of the word index (``part``: `Filters.
+        word_parts`): common terms dropped, IDF-weighted ``ts_rank`` per term over the
+        newest `NATURAL_WINDOW` matches (`RANK_WINDOW` when every term is common), then
+        smoothing."""
         df, total = frequencies(conn, self.owner, statistics_lexemes(terms))
         exprs = [(t, render_tsquery([t], cjk=False)) for t in held_forms(terms, df)]
         exprs = [(t, e) for t, e in exprs if e]
         if not exprs:
             return []
-        counts = self._term_counts(conn, exprs, df)
+        counts = self._term_counts(conn, exprs, df, part)
         # A term no message holds is left out: kept as a rare term it would stand in for
         # the common ones and find nothing (as on SQLite), and each one makes the planner
         # expect more matches.
@@ -72,7 +78,7 @@ class NaturalRanking(ArchiveCore):
         ranked = ranked_window(
             conn,
             f"SELECT {HIT_SELECT}, ({score}) AS rank {_JOIN}"
-            f" WHERE {cond} AND m.words @@ %s::tsquery",
+            f" WHERE {cond} AND {part} AND m.words @@ %s::tsquery",
             [*(e for _, e in kept), *params, any_expr],
             max(window, pool),
             pool,
@@ -83,14 +89,19 @@ class NaturalRanking(ArchiveCore):
         return self._smooth(conn, top, filt)[:want]
 
     def _term_counts(
-        self, conn: psycopg.Connection[Any], exprs: Sequence[tuple[Term, str]], df: dict[str, int]
+        self,
+        conn: psycopg.Connection[Any],
+        exprs: Sequence[tuple[Term, str]],
+        df: dict[str, int],
+        part: str,
     ) -> dict[str, int]:
         """Messages matching each term (``{tsquery: n}``).
 
         A plain one-word term is read from the term statistics ``df`` (`_termstats`), and so
         is a folded term: the sum over its forms, so that a rare word whose other form is
         common ("book": "booking") counts as common, as SQLite's count of the forms OR-ed
-        does; a phrase or prefix term is counted, at most `COMMON_TERM_CAP`.
+        does; a phrase or prefix term is counted in ``part`` of the word index, at most
+        `COMMON_TERM_CAP`.
         """
         counts: dict[str, int] = {}
         for term, expr in exprs:
@@ -99,8 +110,8 @@ class NaturalRanking(ArchiveCore):
                 counts[expr] = sum(df.get(lex, 0) for lex in looked_up)
                 continue
             row: Any = conn.execute(
-                "SELECT COUNT(*) AS n FROM (SELECT 1 FROM hm_messages WHERE owner = %s"
-                " AND words @@ %s::tsquery LIMIT %s) x",
+                "SELECT COUNT(*) AS n FROM (SELECT 1 FROM hm_messages m"  # noqa: S608
+                f" WHERE m.owner = %s AND {part} AND m.words @@ %s::tsquery LIMIT %s) x",
                 (self.owner, expr, COMMON_TERM_CAP),
                 prepare=False,
             ).fetchone()

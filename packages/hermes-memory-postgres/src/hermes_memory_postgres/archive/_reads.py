@@ -25,6 +25,9 @@ _ORDERS = {
     "last_active": "COALESCE(last_activity_at, started_at) DESC, id DESC",
 }
 _PAGE = 500
+#: The full-text indexes `ArchiveReads.index_sizes` reports, by the key it uses: the word
+#: index's two parts (schema 8) as the SQLite archive's two word tables.
+_INDEX_KEYS = {"hm_messages_words": "words", "hm_messages_tools": "tools", "hm_messages_cjk": "cjk"}
 
 
 class ArchiveReads(ArchiveCore):
@@ -272,17 +275,17 @@ class ArchiveReads(ArchiveCore):
         return self._read(run)
 
     def index_sizes(self) -> dict[str, int]:
-        """Bytes of the word and CJK indexes (every owner's: owners share them), this
-        archive's schema only (names resolved through the search path, as its tables)."""
+        """Bytes of the word (conversation and tool output) and CJK indexes (every owner's:
+        owners share them), this archive's schema only (names resolved through the search
+        path, as its tables)."""
 
         def run(conn: psycopg.Connection[Any]) -> dict[str, int]:
             rows = conn.execute(
                 "SELECT c.relname, pg_relation_size(c.oid) AS n"
-                " FROM unnest(ARRAY['hm_messages_words', 'hm_messages_cjk']) AS name"
-                " JOIN pg_class c ON c.oid = to_regclass(name)"
+                " FROM unnest(%s::text[]) AS name JOIN pg_class c ON c.oid = to_regclass(name)",
+                (list(_INDEX_KEYS),),
             ).fetchall()
-            names = {"hm_messages_words": "words", "hm_messages_cjk": "cjk"}
-            return {names[r["relname"]]: int(r["n"]) for r in rows}
+            return {_INDEX_KEYS[r["relname"]]: int(r["n"]) for r in rows}
 
         return self._read(run)
 

@@ -105,24 +105,25 @@ class ArchiveSearch(NaturalRanking):
         filt: Filters,
         natural: Sequence[Term] = (),
     ) -> list[dict[str, Any]]:
+        # (column, tsquery, part of the word index: archive/_filters.py)
+        parts = filt.word_parts()
         if has_cjk:
-            plans = [
-                ("cjk", render_tsquery(items, cjk=True)),
-                ("words", render_tsquery(latin_only(items), cjk=False)),
-            ]
-            fallback: list[tuple[str, str]] = []
+            latin = render_tsquery(latin_only(items), cjk=False)
+            plans = [("cjk", render_tsquery(items, cjk=True), "")]
+            plans += [("words", latin, part) for part in parts]
+            fallback: list[tuple[str, str, str]] = []
         else:
-            plans = [("words", render_tsquery(items, cjk=False))]
-            fallback = [("cjk", render_tsquery(items, cjk=True))]
+            plans = [("words", render_tsquery(items, cjk=False), part) for part in parts]
+            fallback = [("cjk", render_tsquery(items, cjk=True), "")]
         found: list[list[dict[str, Any]]] = []
         for group in (plans, fallback):
-            for column, expr in group:
+            for column, expr, part in group:
                 if not expr:
                     continue
                 if natural and column == "words" and not has_cjk:
-                    rows = self._ranked_natural(conn, natural, want, filt)
+                    rows = self._ranked_natural(conn, natural, want, filt, part)
                 else:
-                    rows = self._run(conn, column, expr, want, filt, bool(natural), items)
+                    rows = self._run(conn, column, expr, want, filt, bool(natural), items, part)
                 for row in rows:
                     row["_src"] = (column, expr)
                 if rows:
@@ -149,8 +150,11 @@ class ArchiveSearch(NaturalRanking):
         filt: Filters,
         natural: bool,
         items: Sequence[Term | str] = (),
+        part: str = "",
     ) -> list[dict[str, Any]]:
         cond, params = filt.where(self.owner)
+        if part:
+            cond += f" AND {part}"
         base = (
             "FROM hm_messages m JOIN hm_sessions s ON s.owner = m.owner AND s.id = m.session_id"
             f" WHERE {cond} AND m.{column} @@ %s::tsquery"
