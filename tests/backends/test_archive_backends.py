@@ -193,6 +193,12 @@ def test_roles_sources_and_inactive(archive):
     assert len(hit_ids(archive, "alpha", source_filter=["subagent"])) == 1
     assert len(hit_ids(archive, "alpha", role_filter=["user"])) == 2
     assert len(hit_ids(archive, "alpha", role_filter=["tool"])) == 1
+    # Each hit carries its own session's columns, ranked, by time and in the fallback.
+    for kw in ({}, {"sort": "newest"}, {"sort": "oldest"}, {"any_terms": True}):
+        hits = archive.find_hits("alpha word", exclude_sources=["cli"], **kw)
+        assert hits is not None and [r["source"] for r in hits.rows] == ["subagent"], kw
+        hits = archive.find_hits("alpha word", source_filter=["cli"], **kw)
+        assert hits is not None and {r["source"] for r in hits.rows} == {"cli"}, kw
     archive.append_messages("a", [{"role": "user", "content": "zeta hidden", "active": 0}])
     assert hit_ids(archive, "zeta") == []
     assert len(hit_ids(archive, "zeta", include_inactive=True)) == 1

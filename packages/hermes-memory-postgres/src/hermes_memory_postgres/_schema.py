@@ -215,6 +215,10 @@ MIGRATIONS: tuple[str, ...] = (
     DROP INDEX IF EXISTS hm_messages_words;
     ALTER INDEX hm_messages_words_8 RENAME TO hm_messages_words;
     """,
+    # 9: the sessions of a source (every search excludes subagents' and tools' sessions
+    # by default): a search tests a message's source in a subquery that finds them here
+    # (archive/_filters.py) instead of joining every session of the owner
+    "CREATE INDEX IF NOT EXISTS hm_sessions_source ON hm_sessions (owner, source);",
 )
 #: The schema version this release reads and writes.
 SCHEMA_VERSION = len(MIGRATIONS)

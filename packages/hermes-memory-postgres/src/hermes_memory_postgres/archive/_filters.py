@@ -6,14 +6,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["BY_ID_FROM", "HIT_SELECT", "NOT_TOOL", "TOOL", "Filters"]
+__all__ = [
+    "BY_ID_FROM",
+    "HIT_SELECT",
+    "MESSAGE_SELECT",
+    "NOT_TOOL",
+    "SESSION_SELECT",
+    "TOOL",
+    "Filters",
+    "with_sessions",
+]
 
-#: The columns of a hit (messages ``m`` joined to sessions ``s``).
-HIT_SELECT = (
+#: The columns of a hit from its message ``m``.
+MESSAGE_SELECT = (
     "m.id AS id, m.session_id AS session_id, m.role AS role, m.timestamp AS timestamp,"
-    " m.tool_name AS tool_name, s.source AS source, s.model AS model,"
-    " s.started_at AS session_started"
+    " m.tool_name AS tool_name"
 )
+#: The columns of a hit from its session ``s``.
+SESSION_SELECT = "s.source AS source, s.model AS model, s.started_at AS session_started"
+#: The columns of a hit (messages ``m`` with their sessions ``s``).
+HIT_SELECT = f"{MESSAGE_SELECT}, {SESSION_SELECT}"
 
 #: Messages ``m`` with their session ``s``, for a short list of message ids: each row's
 #: session looked up by primary key. With a join the planner may hash every session of
@@ -24,6 +36,23 @@ BY_ID_FROM = (
     " FROM hm_sessions WHERE owner = m.owner AND id = m.session_id OFFSET 0) s"
 )
 
+
+def with_sessions(rows: str, order: str) -> str:
+    """``rows`` (a query over messages selecting `MESSAGE_SELECT`, bounded by a ``LIMIT``)
+    with their sessions' columns, ordered by ``order`` (over ``w``): one primary-key lookup
+    for each row returned. Its last parameter is the owner."""
+    return (
+        f"SELECT w.*, {SESSION_SELECT} FROM ({rows}) w CROSS JOIN LATERAL"  # noqa: S608
+        " (SELECT source, model, started_at FROM hm_sessions WHERE owner = %s"
+        f" AND id = w.session_id OFFSET 0) s ORDER BY {order}"
+    )
+
+
+#: The session of message ``m`` if its source is one of a list (the parameter).
+_SESSION_OF_SOURCE = (
+    "SELECT 1 FROM hm_sessions x WHERE x.owner = m.owner AND x.id = m.session_id"
+    " AND x.source = ANY(%s)"
+)
 
 #: The two parts of the word index (schema 8: one partial GIN index each), as the SQLite
 #: archive's two word tables: tool output is kept apart, so that a search of the
@@ -64,17 +93,24 @@ class Filters:
         return parts
 
     def where(self, owner: str) -> tuple[str, list[Any]]:
-        """The ``WHERE`` condition (messages ``m``, sessions ``s``) and its parameters."""
+        """The ``WHERE`` condition over messages ``m`` and its parameters.
+
+        A session's source is tested in a subquery, not through a join: a search then
+        looks its sessions up only for the rows it returns, and the sessions a filter
+        names are found by their index (``hm_sessions_source``). Joined, the planner
+        hashed every session of the owner for each windowed search (9,115 at a million
+        messages: 4-5 ms of a mid-frequency question's 10-16).
+        """
         where = ["m.owner = %s"]
         params: list[Any] = [owner]
         if self.role_filter:
             where.append("m.role = ANY(%s)")
             params.append(list(self.role_filter))
         if self.source_filter:
-            where.append("s.source = ANY(%s)")
+            where.append(f"EXISTS ({_SESSION_OF_SOURCE})")
             params.append(list(self.source_filter))
         if self.exclude_sources:
-            where.append("NOT (s.source = ANY(%s))")
+            where.append(f"NOT EXISTS ({_SESSION_OF_SOURCE})")
             params.append(list(self.exclude_sources))
         if self.since is not None:
             where.append("m.timestamp >= %s")

@@ -20,7 +20,7 @@ import psycopg
 
 from hermes_memory_postgres._text import render_tsquery, word_tokens
 from hermes_memory_postgres.archive._core import ArchiveCore
-from hermes_memory_postgres.archive._filters import BY_ID_FROM, HIT_SELECT, Filters
+from hermes_memory_postgres.archive._filters import BY_ID_FROM, HIT_SELECT, MESSAGE_SELECT, Filters
 from hermes_memory_postgres.archive._recent import ranked_window
 from hermes_memory_postgres.archive._termstats import frequencies
 from hermes_memory_sessions.search import (
@@ -35,8 +35,6 @@ from hermes_memory_sessions.search import (
 )
 
 __all__ = ["NaturalRanking", "held_forms", "statistics_lexemes"]
-
-_JOIN = "FROM hm_messages m JOIN hm_sessions s ON s.owner = m.owner AND s.id = m.session_id"
 
 
 class NaturalRanking(ArchiveCore):
@@ -77,7 +75,8 @@ class NaturalRanking(ArchiveCore):
         pool = max(NATURAL_POOL, want)
         ranked = ranked_window(
             conn,
-            f"SELECT {HIT_SELECT}, ({score}) AS rank {_JOIN}"
+            self.owner,
+            f"SELECT {MESSAGE_SELECT}, ({score}) AS rank FROM hm_messages m"  # noqa: S608
             f" WHERE {cond} AND {part} AND m.words @@ %s::tsquery",
             [*(e for _, e in kept), *params, any_expr],
             max(window, pool),

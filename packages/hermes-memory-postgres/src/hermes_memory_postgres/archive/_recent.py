@@ -26,6 +26,8 @@ from typing import Any, TypeVar
 
 import psycopg
 
+from hermes_memory_postgres.archive._filters import with_sessions
+
 __all__ = ["RECENT_IDS", "SPAN_MARGIN", "RangeQuery", "newest_matches", "ranked_window"]
 
 #: Ranges of the newest message ids searched in turn, before the whole archive.
@@ -44,18 +46,27 @@ RangeQuery = Callable[[str, list[Any]], tuple[list[dict[str, Any]], int]]
 
 
 def ranked_window(
-    conn: psycopg.Connection[Any], head: str, params: Sequence[Any], window: int, pool: int
+    conn: psycopg.Connection[Any],
+    owner: str,
+    head: str,
+    params: Sequence[Any],
+    window: int,
+    pool: int,
 ) -> RangeQuery:
-    """The query ranking the newest ``window`` rows of ``head`` (``SELECT …, <score> AS
-    rank FROM … WHERE …`` over messages ``m``) and returning the best ``pool`` of them,
-    ordered by rank then id, with how many rows the window held (for `newest_matches`).
-    Ranked in the server: only ``pool`` rows cross the wire, not the window."""
+    """The query ranking the newest ``window`` rows of ``head`` (``SELECT <message
+    columns>, <score> AS rank FROM hm_messages m WHERE …``) and returning the best ``pool``
+    of them with their sessions' columns, ordered by rank then id, with how many rows the
+    window held (for `newest_matches`). Ranked in the server: only ``pool`` rows cross the
+    wire, not the window, and only theirs sessions are looked up."""
 
     def run(extra: str, extra_params: list[Any]) -> tuple[list[dict[str, Any]], int]:
-        rows = conn.execute(
+        best = (
             f"SELECT *, COUNT(*) OVER () AS _matched FROM ({head}{extra}"  # noqa: S608
-            " ORDER BY m.id DESC LIMIT %s) w ORDER BY rank DESC, id LIMIT %s",
-            [*params, *extra_params, window, pool],
+            " ORDER BY m.id DESC LIMIT %s) ranked ORDER BY rank DESC, id LIMIT %s"
+        )
+        rows = conn.execute(
+            with_sessions(best, "w.rank DESC, w.id"),
+            [*params, *extra_params, window, pool, owner],
             prepare=False,  # a text search: never a generic plan (see archive/_search.py)
         ).fetchall()
         out = [dict(r) for r in rows]

@@ -15,7 +15,7 @@ from typing import Any
 import psycopg
 
 from hermes_memory_postgres._text import render_tsquery, word_tokens
-from hermes_memory_postgres.archive._filters import HIT_SELECT, Filters
+from hermes_memory_postgres.archive._filters import MESSAGE_SELECT, Filters, with_sessions
 from hermes_memory_postgres.archive._natural import NaturalRanking
 from hermes_memory_postgres.archive._recent import newest_matches, ranked_window
 from hermes_memory_postgres.archive._termstats import frequencies
@@ -155,16 +155,16 @@ class ArchiveSearch(NaturalRanking):
         cond, params = filt.where(self.owner)
         if part:
             cond += f" AND {part}"
-        base = (
-            "FROM hm_messages m JOIN hm_sessions s ON s.owner = m.owner AND s.id = m.session_id"
-            f" WHERE {cond} AND m.{column} @@ %s::tsquery"
-        )
+        where = f" WHERE {cond} AND m.{column} @@ %s::tsquery"
         if filt.by_time:
             direction = "DESC" if filt.sort == "newest" else "ASC"
+            newest = (
+                f"SELECT {MESSAGE_SELECT}, 0.0 AS rank FROM hm_messages m{where}"  # noqa: S608
+                f" ORDER BY m.timestamp {direction}, m.id {direction} LIMIT %s"
+            )
             rows = conn.execute(
-                f"SELECT {HIT_SELECT}, 0.0 AS rank {base}"
-                f" ORDER BY m.timestamp {direction}, m.id {direction} LIMIT %s",
-                [*params, expr, want],
+                with_sessions(newest, f"w.timestamp {direction}, w.id {direction}"),
+                [*params, expr, want, self.owner],
                 prepare=False,  # never a generic plan (top of module)
             ).fetchall()
             return [dict(r) for r in rows]
@@ -173,7 +173,9 @@ class ArchiveSearch(NaturalRanking):
 
         ranked = ranked_window(
             conn,
-            f"SELECT {HIT_SELECT}, ts_rank(m.{column}, %s::tsquery, 1) AS rank {base}",
+            self.owner,
+            f"SELECT {MESSAGE_SELECT}, ts_rank(m.{column}, %s::tsquery, 1) AS rank"  # noqa: S608
+            f" FROM hm_messages m{where}",
             [expr, *params, expr],
             window,
             pool,
