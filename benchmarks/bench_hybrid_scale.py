@@ -27,7 +27,9 @@ newest first), the rest in the fast tier, each message in one tier; the query is
 by both (synthetic, instant) and each tier runs its own Hamming pass over its half.
 
 ``--in-process``: afterwards, the working tree's archives opened in this one process (no
-other worker beside it) and every query timed ``--rounds`` times: p50, p95 and the slowest.
+other worker beside it) and every query timed ``--rounds`` times, one method after the other
+(as a deployment runs one backend, not four side by side): p50, p95 and the slowest, over
+all queries and per query set.
 
 ``--baseline REV``: the same timings for the packages of git revision ``REV`` too (exported
 with ``git archive`` to a temporary directory and put first on that worker's path), query by
@@ -402,11 +404,17 @@ def _in_process(args: argparse.Namespace) -> None:
     print(f"in one process, {len(queries)} queries x {args.rounds}, after one warm-up pass:")
     for method, store in methods:
         _time(store, queries)
-        ts = [_time(store, [q]) for _ in range(args.rounds) for q in queries]
+        per: dict[str, list[float]] = {label: [] for label in sets}
+        for _ in range(args.rounds):
+            for label, qs in sets.items():
+                per[label] += [_time(store, [q]) for q in qs]
+        ts = [t for values in per.values() for t in values]
         print(
             f"  {method:<22} p50 {_pct(ts, 0.5):6.1f}  p95 {_pct(ts, 0.95):6.1f}"
             f"  slowest {max(ts):6.1f} ms"
         )
+        for label, values in per.items():  # a deployment runs one backend: each set alone
+            print(f"    {label:<20} p50 {_pct(values, 0.5):6.1f}  p95 {_pct(values, 0.95):6.1f}")
         store.close()  # type: ignore[attr-defined]
 
 

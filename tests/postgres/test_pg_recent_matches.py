@@ -32,15 +32,11 @@ def _fill(archive: PostgresSessionArchive) -> None:
     archive.append_messages("s", messages)
 
 
-#: The conversation's part of the word index only (the tool part is a second search).
-TALK = ["user", "assistant"]
-
-
 def _answers(archive: PostgresSessionArchive, queries: list[str]) -> list[list[int]]:
     out = []
     for q in queries:
         for fallback in (False, True):
-            hits = archive.find_hits(q, any_terms=fallback, limit=20, role_filter=TALK)
+            hits = archive.find_hits(q, any_terms=fallback, limit=20)
             out.append([int(r["id"]) for r in hits.rows] if hits else [])
     return out
 
@@ -75,16 +71,16 @@ def test_the_newest_ids_first_give_the_same_answers(
     # A frequent word is answered from the newest ids alone: one bounded query.
     monkeypatch.setattr(recent_mod, "RECENT_IDS", (40, 80))
     bounded.clear()
-    assert archive.find_hits("alpha", limit=5, role_filter=TALK) is not None
+    assert archive.find_hits("alpha", limit=5) is not None
     assert bounded == [True]
     # An old one widens the range, then searches everything.
     bounded.clear()
-    hits = archive.find_hits("gamma", limit=5, role_filter=TALK)
+    hits = archive.find_hits("gamma", limit=5)
     assert hits is not None and len(hits.rows) == 5
     assert bounded == [True, True, False]
     # A word the statistics call rarer than the window: the whole archive at once.
     bounded.clear()
-    hits = archive.find_hits("omega", limit=5, role_filter=TALK)
+    hits = archive.find_hits("omega", limit=5)
     assert hits is not None and len(hits.rows) == 3
     assert bounded == []
 
@@ -114,14 +110,14 @@ def test_the_second_range_is_sized_from_the_first_ones_matches(
 
     monkeypatch.setattr(search_mod, "newest_matches", spy)
     monkeypatch.setattr(recent_mod, "RECENT_IDS", (20, 150))
-    hits = archive.find_hits("delta", limit=10, role_filter=TALK)
+    hits = archive.find_hits("delta", limit=10)
     assert hits is not None
     top = max(int(m["id"]) for m in archive.get_messages("d"))
     # 20 ids held 5 matches: the next range is 20 * 10 / 5 * 1.5 = 60 ids, not 150.
     assert spans == [top - 20, top - 60]
     spans.clear()
     monkeypatch.setattr(recent_mod, "RECENT_IDS", ())
-    unbounded = archive.find_hits("delta", limit=10, role_filter=TALK)
+    unbounded = archive.find_hits("delta", limit=10)
     assert spans == [None]
     assert unbounded is not None
     assert [r["id"] for r in unbounded.rows] == [r["id"] for r in hits.rows]

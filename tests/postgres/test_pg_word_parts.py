@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from hermes_memory_postgres import PostgresSessionArchive
-from hermes_memory_postgres.archive._filters import NOT_TOOL, TOOL
+from hermes_memory_postgres.archive._filters import BOTH, NOT_TOOL, TOOL
 
 TALK = ["user", "assistant"]
 
@@ -79,21 +79,22 @@ def _parts_named(
     archive: PostgresSessionArchive, monkeypatch: pytest.MonkeyPatch, roles: list[str] | None
 ) -> set[str]:
     """The parts of the word index named by the statements a range of searches sends
-    (each must name one)."""
+    (each must name one: `NOT_TOOL`, `TOOL` or `BOTH`)."""
     named: set[str] = set()
     real = psycopg.Connection.execute
 
     def spy(self: Any, query: Any, params: Any = None, **kw: Any) -> Any:
         if isinstance(query, str) and "words @@" in query:
-            parts = {p for p in (NOT_TOOL, TOOL) if p.removeprefix("m.") in query}
-            assert len(parts) == 1, query
-            named.update(parts)
+            part = next((p for p in (BOTH, NOT_TOOL, TOOL) if p in query), None)
+            assert part is not None, query
+            named.add(part)
         return real(self, query, params, **kw)
 
     monkeypatch.setattr(psycopg.Connection, "execute", spy)
     for query in ("kestrel plan", "what was the kestrel plan", '"kestrel migration"', "kest*"):
         for fallback in (False, True):
-            archive.find_hits(query, role_filter=roles, any_terms=fallback)
+            for sort in (None, "newest"):
+                archive.find_hits(query, role_filter=roles, any_terms=fallback, sort=sort)
     monkeypatch.undo()
     return named
 
@@ -106,5 +107,7 @@ def test_every_word_search_names_its_part(
     # index names its part literally, so that any plan may use that part's index.
     _fill(archive)
     assert _parts_named(archive, monkeypatch, TALK) == {NOT_TOOL}
-    assert _parts_named(archive, monkeypatch, None) == {NOT_TOOL, TOOL}
+    assert _parts_named(archive, monkeypatch, ["user"]) == {NOT_TOOL}
+    assert _parts_named(archive, monkeypatch, None) == {BOTH}
+    assert _parts_named(archive, monkeypatch, ["assistant", "tool"]) == {BOTH}
     assert _parts_named(archive, monkeypatch, ["tool"]) == {TOOL}

@@ -46,12 +46,11 @@ class NaturalRanking(ArchiveCore):
         terms: Sequence[Term],
         want: int,
         filt: Filters,
-        part: str,
     ) -> list[dict[str, Any]]:
-        """The any-term fallback on one part of the word index (``part``: `Filters.
-        word_parts`): common terms dropped, IDF-weighted ``ts_rank`` per term over the
-        newest `NATURAL_WINDOW` matches (`RANK_WINDOW` when every term is common), then
-        smoothing."""
+        """The any-term fallback on the word index: common terms dropped, IDF-weighted
+        ``ts_rank`` per term over the newest `NATURAL_WINDOW` matches (`RANK_WINDOW` when
+        every term is common), then smoothing."""
+        part = filt.word_part()
         df, total = frequencies(conn, self.owner, statistics_lexemes(terms))
         exprs = [(t, render_tsquery([t], cjk=False)) for t in held_forms(terms, df)]
         exprs = [(t, e) for t, e in exprs if e]

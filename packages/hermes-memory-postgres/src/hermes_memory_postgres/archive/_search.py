@@ -105,25 +105,24 @@ class ArchiveSearch(NaturalRanking):
         filt: Filters,
         natural: Sequence[Term] = (),
     ) -> list[dict[str, Any]]:
-        # (column, tsquery, part of the word index: archive/_filters.py)
-        parts = filt.word_parts()
         if has_cjk:
-            latin = render_tsquery(latin_only(items), cjk=False)
-            plans = [("cjk", render_tsquery(items, cjk=True), "")]
-            plans += [("words", latin, part) for part in parts]
-            fallback: list[tuple[str, str, str]] = []
+            plans = [
+                ("cjk", render_tsquery(items, cjk=True)),
+                ("words", render_tsquery(latin_only(items), cjk=False)),
+            ]
+            fallback: list[tuple[str, str]] = []
         else:
-            plans = [("words", render_tsquery(items, cjk=False), part) for part in parts]
-            fallback = [("cjk", render_tsquery(items, cjk=True), "")]
+            plans = [("words", render_tsquery(items, cjk=False))]
+            fallback = [("cjk", render_tsquery(items, cjk=True))]
         found: list[list[dict[str, Any]]] = []
         for group in (plans, fallback):
-            for column, expr, part in group:
+            for column, expr in group:
                 if not expr:
                     continue
                 if natural and column == "words" and not has_cjk:
-                    rows = self._ranked_natural(conn, natural, want, filt, part)
+                    rows = self._ranked_natural(conn, natural, want, filt)
                 else:
-                    rows = self._run(conn, column, expr, want, filt, bool(natural), items, part)
+                    rows = self._run(conn, column, expr, want, filt, bool(natural), items)
                 for row in rows:
                     row["_src"] = (column, expr)
                 if rows:
@@ -150,11 +149,10 @@ class ArchiveSearch(NaturalRanking):
         filt: Filters,
         natural: bool,
         items: Sequence[Term | str] = (),
-        part: str = "",
     ) -> list[dict[str, Any]]:
         cond, params = filt.where(self.owner)
-        if part:
-            cond += f" AND {part}"
+        if column == "words":
+            cond += f" AND {filt.word_part()}"
         where = f" WHERE {cond} AND m.{column} @@ %s::tsquery"
         if filt.by_time:
             direction = "DESC" if filt.sort == "newest" else "ASC"
