@@ -1,6 +1,7 @@
 """The word index in two parts (schema 8), as the SQLite archive's two word tables: tool
-output apart from the conversation. Every search of it can use its part's partial index,
-even under a generic plan, and a database of schema 7 is upgraded to it."""
+output apart from the conversation. Every search of it names its part literally (so that
+even a generic plan can use the part's partial index), and a database of schema 7 is
+upgraded to it."""
 
 from __future__ import annotations
 

@@ -106,9 +106,9 @@ _MESSAGE_COLUMNS = """
     FOREIGN KEY (owner, session_id) REFERENCES hm_sessions (owner, id)
 """
 
-#: The word index's two partial indexes (as schema 8 builds them). Their predicates are the literal
-#: conditions of `hermes_memory_postgres.archive._filters.WORD_PARTS`, which every search
-#: of the index names, so that the planner can use them whatever its parameters.
+#: The word index's two partial indexes (as schema 8 builds them). Their predicates are
+#: the literal conditions `NOT_TOOL` and `TOOL` of `hermes_memory_postgres.archive._filters`,
+#: which every search of the index names, so that any plan can use them.
 _WORD_INDEXES = {
     "hm_messages_words": "CREATE INDEX IF NOT EXISTS hm_messages_words ON hm_messages"
     " USING gin (words) WHERE role <> 'tool'",

@@ -12,7 +12,6 @@ __all__ = [
     "HIT_SELECT",
     "MESSAGE_SELECT",
     "NOT_TOOL",
-    "SESSION_SELECT",
     "TOOL",
     "Filters",
     "with_sessions",

@@ -41,11 +41,7 @@ class NaturalRanking(ArchiveCore):
     """Ranking of the any-term fallback, and the smoothing shared with the CJK index."""
 
     def _ranked_natural(
-        self,
-        conn: psycopg.Connection[Any],
-        terms: Sequence[Term],
-        want: int,
-        filt: Filters,
+        self, conn: psycopg.Connection[Any], terms: Sequence[Term], want: int, filt: Filters
     ) -> list[dict[str, Any]]:
         """The any-term fallback on the word index: common terms dropped, IDF-weighted
         ``ts_rank`` per term over the newest `NATURAL_WINDOW` matches (`RANK_WINDOW` when

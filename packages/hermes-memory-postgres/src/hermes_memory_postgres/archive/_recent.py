@@ -57,7 +57,7 @@ def ranked_window(
     columns>, <score> AS rank FROM hm_messages m WHERE …``) and returning the best ``pool``
     of them with their sessions' columns, ordered by rank then id, with how many rows the
     window held (for `newest_matches`). Ranked in the server: only ``pool`` rows cross the
-    wire, not the window, and only theirs sessions are looked up."""
+    wire, not the window, and only their sessions are looked up."""
 
     def run(extra: str, extra_params: list[Any]) -> tuple[list[dict[str, Any]], int]:
         best = (
