@@ -10,6 +10,7 @@ import pytest
 
 import hermes_memory_postgres.archive._natural as natural
 from hermes_memory_postgres import PostgresSessionArchive
+from hermes_memory_postgres.archive._filters import BOTH, NOT_TOOL, TOOL
 from hermes_memory_postgres.archive._termstats import frequencies
 from hermes_memory_sessions.search import Term, parse_query
 from hermes_memory_sessions.search._query import folded, word_forms
@@ -27,10 +28,12 @@ def _stored(archive: PostgresSessionArchive) -> dict[str, int]:
 def _recounted(archive: PostgresSessionArchive) -> dict[str, int]:
     rows: list[Any] = archive.db.run(
         lambda c: c.execute(
-            "SELECT lex, COUNT(*) AS n FROM hm_messages,"
+            "SELECT CASE WHEN role = 'tool' THEN 'tool ' ELSE '' END || lex AS lex,"
+            " COUNT(*) AS n FROM hm_messages,"
             " unnest(tsvector_to_array(COALESCE(words, ''::tsvector))) AS lex"
-            " WHERE owner = %s GROUP BY lex UNION ALL"
-            " SELECT '', COUNT(*) FROM hm_messages WHERE owner = %s HAVING COUNT(*) > 0",
+            " WHERE owner = %s GROUP BY 1 UNION ALL"
+            " SELECT CASE WHEN role = 'tool' THEN 'tool ' ELSE '' END, COUNT(*)"
+            " FROM hm_messages WHERE owner = %s GROUP BY 1",
             (archive.owner, archive.owner),
         ).fetchall()
     )
@@ -60,12 +63,13 @@ def test_statistics_follow_every_insert_and_delete(archive, pg_dsn, owner):
     )
     stored = _stored(archive)
     assert stored == _recounted(archive)
-    assert stored["server"] == 7 and stored["deploy"] == 1 and stored[""] == 7
+    assert stored["server"] == 6 and stored["deploy"] == 1 and stored[""] == 6
+    assert stored["tool server"] == 1 and stored["tool "] == 1  # tool output apart
     assert stored["deploye"] == 1  # diacritics folded as in the index
     other = PostgresSessionArchive(pg_dsn, owner=owner + "-other")
     other.create_session("a")
     other.append_message("a", "user", "server")
-    assert _stored(archive)["server"] == 7  # another owner's writes are not counted here
+    assert _stored(archive)["server"] == 6  # another owner's writes are not counted here
     other.close()
     assert archive.delete_session("a")
     archive.end_session("b", "done")
@@ -79,6 +83,7 @@ def test_statistics_follow_every_insert_and_delete(archive, pg_dsn, owner):
     stored = _stored(archive)
     assert stored == _recounted(archive)
     assert stored["server"] == 3 and "deploy" not in stored and stored[""] == 3
+    assert "tool server" not in stored and "tool " not in stored
 
 
 def test_natural_fallback_drops_terms_the_statistics_call_common(archive, monkeypatch):
@@ -123,7 +128,7 @@ def test_folded_terms_search_only_the_forms_some_message_holds(archive, monkeypa
     painted = archive.append_message("s", "user", "we painted the fence")
     terms = [Term("paint", forms=word_forms("paint") or ()), Term("zzyzx", forms=("zzyzx",))]
     df, _ = archive.db.run(
-        lambda c: frequencies(c, archive.owner, natural.statistics_lexemes(terms))
+        lambda c: frequencies(c, archive.owner, natural.statistics_lexemes(terms), BOTH)
     )
     held = natural.held_forms(terms, df)
     assert held == [Term("paint", forms=("painted",))]  # the absent word is left out
@@ -186,3 +191,69 @@ def test_when_every_term_is_common_the_fallback_ranks_the_newest_few(archive, mo
     monkeypatch.setattr(natural, "RANK_WINDOW", 4)
     omega = archive.append_message("old", "user", "omega")
     assert omega in found("alpha beta omega")
+
+
+def test_tool_output_is_counted_in_its_own_part(archive, monkeypatch):
+    # As on SQLite, whose two word tables count their words apart: a word that tool output
+    # repeats is common there, not in the conversation, where the fallback keeps it.
+    monkeypatch.setattr(natural, "COMMON_TERM_CAP", 5)
+    archive.create_session("s")
+    said = archive.append_message("s", "user", "the grafana dashboard broke once")
+    archive.append_message("s", "assistant", "which panel of it")
+    archive.append_messages(
+        "s", [{"role": "tool", "content": f"grafana query {i} ok"} for i in range(8)]
+    )
+
+    def counts(part: str) -> tuple[dict[str, int], int]:
+        return archive.db.run(lambda c: frequencies(c, archive.owner, ["grafana"], part))
+
+    assert counts(NOT_TOOL) == ({"grafana": 1}, 2)
+    assert counts(TOOL) == ({"grafana": 8}, 8)
+    assert counts(BOTH) == ({"grafana": 9}, 10)
+    # Rare in the conversation, "grafana" is ranked on there beside "panel" (counted over
+    # every role it was common, and dropped for the rarer word).
+    sent: list[str] = []
+    execute = psycopg.Connection.execute
+
+    def spy(self: Any, query: Any, params: Any = None, **kw: Any) -> Any:
+        if "ts_rank" in str(query):
+            sent.extend(str(p) for p in params or ())
+        return execute(self, query, params, **kw)
+
+    monkeypatch.setattr(psycopg.Connection, "execute", spy)
+    hits = archive.find_hits("grafana panel", any_terms=True, role_filter=["user", "assistant"])
+    monkeypatch.undo()
+    assert "'grafana'" in sent and "'panel'" in sent
+    assert hits is not None and said in {r["id"] for r in hits.rows}
+
+
+def test_a_schema_9_database_gets_its_statistics_recounted(schema_dsn, owner):
+    store = PostgresSessionArchive(schema_dsn, owner=owner)
+    store.create_session("s")
+    store.append_message("s", "user", "grafana alert")
+    store.append_messages("s", [{"role": "tool", "content": "grafana ok"}])
+
+    def downgrade(conn: psycopg.Connection[Any]) -> None:  # schema 9 counted every role
+        conn.execute("DELETE FROM hm_term_df")
+        conn.execute(
+            "INSERT INTO hm_term_df (owner, lexeme, df) VALUES (%s, 'grafana', 2),"
+            " (%s, 'alert', 1), (%s, 'ok', 1), (%s, '', 2)",
+            (owner, owner, owner, owner),
+        )
+        conn.execute("DELETE FROM hm_schema_version WHERE version >= 10")
+
+    store.db.run(downgrade)
+    store.close()
+    upgraded = PostgresSessionArchive(schema_dsn, owner=owner)
+    try:
+        assert _stored(upgraded) == _recounted(upgraded)
+        assert _stored(upgraded) == {
+            "grafana": 1,
+            "alert": 1,
+            "": 1,
+            "tool grafana": 1,
+            "tool ok": 1,
+            "tool ": 1,
+        }
+    finally:
+        upgraded.close()

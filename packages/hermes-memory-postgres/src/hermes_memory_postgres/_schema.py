@@ -219,6 +219,18 @@ MIGRATIONS: tuple[str, ...] = (
     # by default): a search tests a message's source in a subquery that finds them here
     # (archive/_filters.py) instead of joining every session of the owner
     "CREATE INDEX IF NOT EXISTS hm_sessions_source ON hm_sessions (owner, source);",
+    # 10: tool output's term statistics kept apart, under keys prefixed 'tool ' (a lexeme
+    # holds no space), as its part of the word index: recounted from the stored rows
+    """
+    DELETE FROM hm_term_df;
+    INSERT INTO hm_term_df (owner, lexeme, df)
+        SELECT owner, CASE WHEN role = 'tool' THEN 'tool ' ELSE '' END || lex, COUNT(*)
+        FROM hm_messages, unnest(tsvector_to_array(COALESCE(words, ''::tsvector))) AS lex
+        GROUP BY 1, 2
+    UNION ALL
+        SELECT owner, CASE WHEN role = 'tool' THEN 'tool ' ELSE '' END, COUNT(*)
+        FROM hm_messages GROUP BY 1, 2;
+    """,
 )
 #: The schema version this release reads and writes.
 SCHEMA_VERSION = len(MIGRATIONS)

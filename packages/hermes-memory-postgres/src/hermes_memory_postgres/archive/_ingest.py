@@ -215,7 +215,7 @@ class BulkIngest(TurnWrites):
                 for m in ms:
                     write(copy_row(owner, ids[pos], sid, m, df))
                     pos += 1
-        add_frequencies(conn, self.owner, df, total)
+        add_frequencies(conn, self.owner, df)
         # Merge the pending GIN entries now, in one sorted pass: left in the pending
         # list, every later search would scan it linearly. (No index: a bulk load
         # builds them at its end.) The names resolve through the search path, as the

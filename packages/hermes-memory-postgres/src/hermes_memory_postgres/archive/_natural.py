@@ -47,7 +47,7 @@ class NaturalRanking(ArchiveCore):
         ``ts_rank`` per term over the newest `NATURAL_WINDOW` matches (`RANK_WINDOW` when
         every term is common), then smoothing."""
         part = filt.word_part()
-        df, total = frequencies(conn, self.owner, statistics_lexemes(terms))
+        df, total = frequencies(conn, self.owner, statistics_lexemes(terms), part)
         exprs = [(t, render_tsquery([t], cjk=False)) for t in held_forms(terms, df)]
         exprs = [(t, e) for t, e in exprs if e]
         if not exprs:

@@ -22,12 +22,13 @@ another host were doing it.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from typing import Any
 
 import psycopg
 from psycopg.rows import tuple_row
 
-from hermes_memory_postgres.archive._termstats import add_frequencies
+from hermes_memory_postgres.archive._termstats import add_frequencies, count_message
 from hermes_memory_sessions.storage import MESSAGE_INDEX_PREFIX, TOOL_INDEX_PREFIX
 
 __all__ = ["INDEX_CAP_KEY", "cap_marker", "needs_recap", "recap_long_rows"]
@@ -107,15 +108,14 @@ def recap_long_rows(
                         max_long,
                     ),
                 ).fetchall()
-                deltas: dict[str, dict[str, int]] = {}
+                deltas: dict[str, Counter[str]] = {}
                 updates = []
                 for owner, ident, role, content, tool_name, tool_calls, old in rows:
                     new = set(words_document(role, content, tool_name, tool_calls))
-                    counts = deltas.setdefault(str(owner), {})
-                    for lex in new.difference(old or ()):
-                        counts[lex] = counts.get(lex, 0) + 1
-                    for lex in set(old or ()).difference(new):
-                        counts[lex] = counts.get(lex, 0) - 1
+                    counts = deltas.setdefault(str(owner), Counter())
+                    # the message stays: its words change, not its count
+                    count_message(counts, role, new)
+                    count_message(counts, role, old or (), -1)
                     updates.append(
                         (
                             words_tsvector(role, content, tool_name, tool_calls),
@@ -131,7 +131,7 @@ def recap_long_rows(
                         updates,
                     )
                 for owner, counts in sorted(deltas.items()):
-                    add_frequencies(conn, owner, counts, 0)
+                    add_frequencies(conn, owner, counts)
                 rewritten += len(updates)
                 if len(rows) == max_long:  # a window full of long rows: go on after the last
                     end = (rows[-1][0], rows[-1][1])

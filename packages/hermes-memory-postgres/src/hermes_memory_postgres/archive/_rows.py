@@ -15,6 +15,7 @@ from typing import Any
 import psycopg
 
 from hermes_memory_postgres._text import cjk_tsvector, tsvector_literal, words_document
+from hermes_memory_postgres.archive._termstats import count_message
 from hermes_memory_sessions.storage import (
     MESSAGE_DATA_FIELDS,
     MESSAGE_FIELDS,
@@ -75,8 +76,8 @@ def copy_row(
     owner: str, mid: int, sid: str, m: Mapping[str, Any], df: Counter[str] | None = None
 ) -> tuple[Any, ...]:
     """One ``COPY`` row of `COPY_COLUMNS`: the data, both ``tsvector`` literals made in
-    Python, and the exact text of fields holding NUL. ``df`` counts each distinct word of
-    the message once (the owner's term statistics)."""
+    Python, and the exact text of fields holding NUL. The message is counted into ``df``
+    (the owner's term statistics: `count_message`)."""
     values: list[Any] = list(map(m.get, MESSAGE_DATA_FIELDS))
     for i, default in _DEFAULT_AT:
         if values[i] is None:
@@ -95,7 +96,7 @@ def copy_row(
     role, content, tool_calls = m.get("role"), m.get("content"), m.get("tool_calls")
     tokens = words_document(role, content, m.get("tool_name"), tool_calls)
     if df is not None:
-        df.update(set(tokens))
+        count_message(df, role, set(tokens))
     words = tsvector_literal(tokens)
     cjk = cjk_tsvector(role, content, tool_calls)
     if len(exact) > 1:  # the order of the columns, whatever the order of the keys

@@ -181,7 +181,7 @@ class ArchiveSearch(NaturalRanking):
 
         # The CJK index matches far fewer messages (and has its own partial index of
         # them): bounding its ids first cost more than it saved (docs/benchmarks.md).
-        if column == "words" and not self._rarer_than(conn, items, window):
+        if column == "words" and not self._rarer_than(conn, items, window, filt):
             out = newest_matches(conn, self.owner, ranked, window)
         else:
             out = ranked("", [])[0]
@@ -190,10 +190,15 @@ class ArchiveSearch(NaturalRanking):
         return out
 
     def _rarer_than(
-        self, conn: psycopg.Connection[Any], items: Sequence[Term | str], window: int
+        self,
+        conn: psycopg.Connection[Any],
+        items: Sequence[Term | str],
+        window: int,
+        filt: Filters,
     ) -> bool:
         """Whether an implicit AND of ``items`` surely matches fewer than ``window``
-        messages: one of its plain words is that rare (the owner's term statistics). Then
+        messages of the part of the word index ``filt`` searches: one of its plain words is
+        that rare there (the owner's term statistics). Then
         no range of the newest ids can hold the window: the whole archive is searched at
         once (a word no message holds costs one query, not three)."""
         if not items or any(isinstance(i, str) for i in items):
@@ -206,7 +211,7 @@ class ArchiveSearch(NaturalRanking):
                 words.append(tokens[0])
         if not words:
             return False
-        df, _ = frequencies(conn, self.owner, words)
+        df, _ = frequencies(conn, self.owner, words, filt.word_part())
         return min(df.values()) < window
 
     def hit_snippet(self, hits: Hits, message_id: int) -> str:

@@ -142,7 +142,7 @@ class TurnWrites(TitleOps):
         )
         gone = conn.execute(
             "DELETE FROM hm_messages WHERE owner = %s AND session_id = %s"
-            " RETURNING tsvector_to_array(COALESCE(words, ''::tsvector)) AS lexemes",
+            " RETURNING role, tsvector_to_array(COALESCE(words, ''::tsvector)) AS lexemes",
             (self.owner, session_id),
         ).fetchall()
         subtract_deleted(conn, self.owner, gone)
@@ -288,7 +288,7 @@ class TurnWrites(TitleOps):
                 live += 1
                 if r["role"] == "assistant":
                     calls += count_tool_calls(r.get("tool_calls"))
-        add_frequencies(conn, self.owner, df, len(rows))
+        add_frequencies(conn, self.owner, df)
         if keep_ids:
             conn.execute(
                 "SELECT setval('hm_message_id_seq', GREATEST(%s,"
