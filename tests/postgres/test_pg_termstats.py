@@ -40,6 +40,20 @@ def _recounted(archive: PostgresSessionArchive) -> dict[str, int]:
     return {str(r["lex"]): int(r["n"]) for r in rows}
 
 
+def _ranking_parameters(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The parameters of every ranking statement sent from now on (filled as they go)."""
+    sent: list[str] = []
+    execute = psycopg.Connection.execute
+
+    def spy(self: Any, query: Any, params: Any = None, **kw: Any) -> Any:
+        if "ts_rank" in str(query):
+            sent.extend(str(p) for p in params or ())
+        return execute(self, query, params, **kw)
+
+    monkeypatch.setattr(psycopg.Connection, "execute", spy)
+    return sent
+
+
 @pytest.fixture
 def archive(pg_dsn, owner):
     store = PostgresSessionArchive(pg_dsn, owner=owner)
@@ -132,15 +146,7 @@ def test_folded_terms_search_only_the_forms_some_message_holds(archive, monkeypa
     )
     held = natural.held_forms(terms, df)
     assert held == [Term("paint", forms=("painted",))]  # the absent word is left out
-    sent: list[str] = []
-    execute = psycopg.Connection.execute
-
-    def spy(self: Any, query: Any, params: Any = None, **kw: Any) -> Any:
-        if "ts_rank" in str(query):
-            sent.extend(str(p) for p in params or ())
-        return execute(self, query, params, **kw)
-
-    monkeypatch.setattr(psycopg.Connection, "execute", spy)
+    sent = _ranking_parameters(monkeypatch)
     hits = archive.find_hits(folded(parse_query("when did we paint zzyzx")), any_terms=True)
     assert hits is not None and [r["id"] for r in hits.rows] == [painted]
     # The ranking statement names only the held form: absent ones raise the planner's
@@ -212,15 +218,7 @@ def test_tool_output_is_counted_in_its_own_part(archive, monkeypatch):
     assert counts(BOTH) == ({"grafana": 9}, 10)
     # Rare in the conversation, "grafana" is ranked on there beside "panel" (counted over
     # every role it was common, and dropped for the rarer word).
-    sent: list[str] = []
-    execute = psycopg.Connection.execute
-
-    def spy(self: Any, query: Any, params: Any = None, **kw: Any) -> Any:
-        if "ts_rank" in str(query):
-            sent.extend(str(p) for p in params or ())
-        return execute(self, query, params, **kw)
-
-    monkeypatch.setattr(psycopg.Connection, "execute", spy)
+    sent = _ranking_parameters(monkeypatch)
     hits = archive.find_hits("grafana panel", any_terms=True, role_filter=["user", "assistant"])
     monkeypatch.undo()
     assert "'grafana'" in sent and "'panel'" in sent
