@@ -106,16 +106,6 @@ _MESSAGE_COLUMNS = """
     FOREIGN KEY (owner, session_id) REFERENCES hm_sessions (owner, id)
 """
 
-#: The word index's two partial indexes (as schema 8 builds them). Their predicates are
-#: the literal conditions `NOT_TOOL` and `TOOL` of `hermes_memory_postgres.archive._filters`,
-#: which every search of the index names, so that any plan can use them.
-_WORD_INDEXES = {
-    "hm_messages_words": "CREATE INDEX IF NOT EXISTS hm_messages_words ON hm_messages"
-    " USING gin (words) WHERE role <> 'tool'",
-    "hm_messages_tools": "CREATE INDEX IF NOT EXISTS hm_messages_tools ON hm_messages"
-    " USING gin (words) WHERE role = 'tool'",
-}
-
 #: Step n (1-based) brings the schema from version n-1 to n.
 MIGRATIONS: tuple[str, ...] = (
     f"""
@@ -240,7 +230,12 @@ _FK = "hm_messages_owner_session_id_fkey"
 #: ``hm_sessions``, which are checked or updated row by row otherwise. `migrate` restores
 #: any of them that an interrupted load left missing.
 BULK_DEFERRED = {
-    **_WORD_INDEXES,
+    # The word index's two parts (schema 8): their predicates are the literal conditions
+    # `NOT_TOOL` and `TOOL` of `archive._filters`, which every search of the index names.
+    "hm_messages_words": "CREATE INDEX IF NOT EXISTS hm_messages_words ON hm_messages"
+    " USING gin (words) WHERE role <> 'tool'",
+    "hm_messages_tools": "CREATE INDEX IF NOT EXISTS hm_messages_tools ON hm_messages"
+    " USING gin (words) WHERE role = 'tool'",
     "hm_messages_cjk": "CREATE INDEX IF NOT EXISTS hm_messages_cjk ON hm_messages"
     " USING gin (cjk) WHERE cjk IS NOT NULL",
     "hm_messages_session": "CREATE INDEX IF NOT EXISTS hm_messages_session ON hm_messages"
